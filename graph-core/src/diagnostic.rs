@@ -1,0 +1,131 @@
+//! Diagnostics with abstract locations: the macro turns a [`Loc`] into a span, a run-time builder into words.
+
+use std::fmt;
+use std::ops::Range;
+
+/// What a diagnostic points at. Indices are positions in the [`crate::ir::Graph`] vectors.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum Loc {
+    /// The graph as a whole (its name).
+    Graph,
+    /// The `params { .. }` block.
+    ParamsBlock,
+    Param(usize),
+    ParamType(usize),
+    Buffer(usize),
+    BufferType(usize),
+    /// A node's name.
+    Node(usize),
+    /// The buffer named in a node's access list.
+    Access {
+        node: usize,
+        index: usize,
+    },
+    /// The access mode (`read`, `write`, `read_write`) of a node's access.
+    AccessMode {
+        node: usize,
+        index: usize,
+    },
+    /// A library kernel's argument (`alpha: params.a`).
+    KernelArg {
+        node: usize,
+        index: usize,
+    },
+    /// The kernel's source: inline body, `.wgsl` path or library path.
+    KernelSource(usize),
+    /// The `entry(..)` clause.
+    KernelEntry(usize),
+    /// The `threads(..)` / `workgroups(..)` clause.
+    Dispatch(usize),
+    /// A byte range of a kernel's own WGSL text (not the generated declarations).
+    Wgsl {
+        node: usize,
+        range: Range<usize>,
+    },
+    /// An explicit edge, whole.
+    Edge(usize),
+    EdgeFrom(usize),
+    EdgeTo(usize),
+}
+
+/// One problem found in a graph.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Diagnostic {
+    pub loc: Loc,
+    pub message: String,
+    /// What to do about it, when we know.
+    pub help: Option<String>,
+    /// Extra text to show as is, such as naga's rendering of a WGSL error in a file.
+    pub note: Option<String>,
+}
+
+impl Diagnostic {
+    pub fn new(loc: Loc, message: impl Into<String>) -> Self {
+        Diagnostic {
+            loc,
+            message: message.into(),
+            help: None,
+            note: None,
+        }
+    }
+
+    #[must_use]
+    pub fn with_help(mut self, help: impl Into<String>) -> Self {
+        self.help = Some(help.into());
+        self
+    }
+
+    #[must_use]
+    pub fn with_note(mut self, note: impl Into<String>) -> Self {
+        self.note = Some(note.into());
+        self
+    }
+
+    /// The message with its help and note, as one text for a compile error or an `Err`.
+    pub fn full_message(&self) -> String {
+        let mut text = self.message.clone();
+        if let Some(help) = &self.help {
+            text.push_str("\nhelp: ");
+            text.push_str(help);
+        }
+        if let Some(note) = &self.note {
+            text.push_str("\nnote: ");
+            text.push_str(note);
+        }
+        text
+    }
+}
+
+impl fmt::Display for Diagnostic {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.full_message())
+    }
+}
+
+/// Collects every diagnostic of a check run, so all are reported at once.
+#[derive(Debug, Default)]
+pub struct Diagnostics {
+    list: Vec<Diagnostic>,
+}
+
+impl Diagnostics {
+    pub fn push(&mut self, diagnostic: Diagnostic) {
+        self.list.push(diagnostic);
+    }
+
+    pub fn error(&mut self, loc: Loc, message: impl Into<String>) {
+        self.push(Diagnostic::new(loc, message));
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.list.is_empty()
+    }
+
+    pub fn len(&self) -> usize {
+        self.list.len()
+    }
+
+    pub fn into_vec(self) -> Vec<Diagnostic> {
+        self.list
+    }
+}

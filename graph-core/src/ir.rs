@@ -1,0 +1,207 @@
+//! The graph as the user declared it, before any check: names are still strings.
+//!
+//! The macro lowers its syntax tree to this, and a run-time builder can build it directly. Every item is
+//! addressed by its index, which is also how [`crate::Loc`] points back at it.
+
+/// How parameters reach the kernels.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum ParamsStorage {
+    /// Push constants (`var<immediate>`), the default; the block must fit the portable 128 bytes.
+    #[default]
+    Immediates,
+    /// A uniform buffer, opted in by the graph: lifts the 128-byte budget.
+    Uniform,
+}
+
+/// Whether edges are inferred from buffer access.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum EdgeMode {
+    /// Read-after-write, write-after-read and write-after-write in declaration order, plus explicit edges.
+    #[default]
+    Inferred,
+    /// Only explicit edges; two conflicting accesses with no path between them are a race.
+    ExplicitOnly,
+}
+
+/// Who provides a buffer and how the graph may use it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Role {
+    /// Bound by the caller at bake time; the graph only reads it.
+    Input,
+    /// Bound by the caller; the graph writes it.
+    Output,
+    /// Bound by the caller; the graph reads and writes it.
+    InOut,
+    /// Created by the graph at bake time, invisible to the caller.
+    Owned,
+}
+
+impl Role {
+    pub const fn is_external(self) -> bool {
+        !matches!(self, Role::Owned)
+    }
+
+    pub const fn keyword(self) -> &'static str {
+        match self {
+            Role::Input => "input",
+            Role::Output => "output",
+            Role::InOut => "inout",
+            Role::Owned => "graph-owned",
+        }
+    }
+}
+
+/// How a node touches a buffer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum AccessMode {
+    Read,
+    /// Overwrites without reading what was there.
+    Write,
+    ReadWrite,
+}
+
+impl AccessMode {
+    pub const fn reads(self) -> bool {
+        matches!(self, AccessMode::Read | AccessMode::ReadWrite)
+    }
+
+    pub const fn writes(self) -> bool {
+        matches!(self, AccessMode::Write | AccessMode::ReadWrite)
+    }
+
+    pub const fn keyword(self) -> &'static str {
+        match self {
+            AccessMode::Read => "read",
+            AccessMode::Write => "write",
+            AccessMode::ReadWrite => "read_write",
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Param {
+    pub name: String,
+    /// The WGSL type as written; checked, not trusted.
+    pub ty: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Buffer {
+    pub name: String,
+    /// The element type as written.
+    pub elem: String,
+    /// `Some(n)` for `[T; n]`, `None` for `[T]` (length known at bake time).
+    pub len: Option<u64>,
+    pub role: Role,
+}
+
+/// A buffer as one node sees it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Access {
+    /// The name the kernel's WGSL uses; for inline kernels and host tasks, the buffer's own name. For library
+    /// kernels the library fixes the mode, and `mode` here is ignored.
+    pub binding: String,
+    pub buffer: String,
+    pub mode: AccessMode,
+}
+
+/// Where a kernel's WGSL comes from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum KernelSource {
+    /// Written in the graph (as tokens) or read from a `.wgsl` file (`file` holds its path for messages).
+    Wgsl { text: String, file: Option<String> },
+    /// A kernel of the `kernels` library, by path (`scale`, `reduce::sum_partials`).
+    Library(String),
+}
+
+/// How many invocations a kernel runs; the expressions themselves stay with the front end (Rust code).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DispatchSpec {
+    /// One invocation per element of the first buffer the kernel writes.
+    Auto,
+    /// `threads(x[, y[, z]])`: invocations per dimension, rounded up to whole workgroups.
+    Threads { dims: u8 },
+    /// `workgroups(x[, y[, z]])`: workgroup counts per dimension.
+    Workgroups { dims: u8 },
+}
+
+/// A value given to a library kernel's argument, as WGSL text (`params.a`, `2.0`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KernelArg {
+    pub name: String,
+    pub wgsl: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Kernel {
+    pub accesses: Vec<Access>,
+    pub source: KernelSource,
+    /// The entry point, when the user chose one.
+    pub entry: Option<String>,
+    pub dispatch: DispatchSpec,
+    pub args: Vec<KernelArg>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum NodeKind {
+    Kernel(Kernel),
+    /// Copies all of `src` into the start of `dst`.
+    Copy {
+        src: String,
+        dst: String,
+    },
+    /// A Rust closure run on the host between GPU partitions.
+    Host {
+        accesses: Vec<Access>,
+    },
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Node {
+    pub name: String,
+    pub kind: NodeKind,
+}
+
+impl Node {
+    /// Every buffer access of the node, in declaration order; a copy reads `src` and writes `dst`.
+    pub fn accesses(&self) -> Vec<Access> {
+        match &self.kind {
+            NodeKind::Kernel(k) => k.accesses.clone(),
+            NodeKind::Host { accesses } => accesses.clone(),
+            NodeKind::Copy { src, dst } => vec![
+                Access {
+                    binding: "src".into(),
+                    buffer: src.clone(),
+                    mode: AccessMode::Read,
+                },
+                Access {
+                    binding: "dst".into(),
+                    buffer: dst.clone(),
+                    mode: AccessMode::Write,
+                },
+            ],
+        }
+    }
+
+    pub const fn is_host(&self) -> bool {
+        matches!(self.kind, NodeKind::Host { .. })
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ExplicitEdge {
+    pub from: String,
+    pub to: String,
+}
+
+/// One `graph!` block.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Graph {
+    pub name: String,
+    pub params: Vec<Param>,
+    pub buffers: Vec<Buffer>,
+    pub nodes: Vec<Node>,
+    pub edges: Vec<ExplicitEdge>,
+    pub edge_mode: EdgeMode,
+    pub params_storage: ParamsStorage,
+}

@@ -1,0 +1,31 @@
+//! The graph model shared by the `graph!` macro and the runtime.
+//!
+//! A graph is declared as an [`ir::Graph`] (the macro lowers its syntax to one; a run-time builder can build
+//! one directly), checked by [`check::check`] into a [`check::CheckedGraph`], and described for the runtime
+//! by a [`desc::GraphDesc`]. Problems are [`Diagnostic`]s that point at abstract [`Loc`]ations, which the
+//! macro renders as spans and the runtime as messages. This crate has no `syn` and no `wgpu`.
+//!
+//! What is checked:
+//! - names: unknown or duplicate nodes, buffers and parameters, with "did you mean" suggestions;
+//! - types: parameters and elements are 32-bit scalars or vectors; the parameter block fits 128 bytes of
+//!   push constants unless the graph opts into a uniform buffer;
+//! - topology: every cycle with its path; in explicit-only mode, every data race; reads of graph-owned
+//!   buffers that nothing wrote before; inputs written; outputs never written;
+//! - WGSL: each kernel composed with its declarations and validated by naga, its entry point chosen, its
+//!   declared accesses matched against what the entry point really does.
+
+pub mod check;
+pub mod cycles;
+pub mod deps;
+pub mod desc;
+pub mod diagnostic;
+pub mod ir;
+pub mod layout;
+pub mod library;
+pub mod names;
+pub mod schedule;
+pub mod types;
+pub mod wgsl;
+
+pub use check::{CheckedGraph, check};
+pub use diagnostic::{Diagnostic, Loc};

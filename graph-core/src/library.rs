@@ -1,0 +1,63 @@
+//! The shape of a library kernel, as the `kernels` crate describes its kernels and the checks consume them.
+
+use crate::ir::AccessMode;
+
+/// One storage buffer a library kernel expects.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LibraryBinding {
+    /// The name the kernel's WGSL uses and the graph binds by (`input: y`).
+    pub name: &'static str,
+    pub mode: AccessMode,
+    /// The element type the WGSL uses, such as `f32`.
+    pub elem: &'static str,
+}
+
+/// One value a library kernel takes, read in its WGSL through a function of the same name (`alpha()`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LibraryArg {
+    pub name: &'static str,
+    pub ty: &'static str,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LibraryKernel {
+    /// The path after `kernels::`, such as `scale` or `reduce::sum_partials`.
+    pub path: &'static str,
+    pub summary: &'static str,
+    pub bindings: &'static [LibraryBinding],
+    pub args: &'static [LibraryArg],
+    /// WGSL with one `@compute` entry point; the bindings and argument functions are declared for it.
+    pub source: &'static str,
+    /// Each invocation reads and writes only its own element (a candidate for fusion).
+    pub pointwise: bool,
+}
+
+/// A set of library kernels, searched by path.
+#[derive(Debug, Clone, Copy)]
+pub struct Library {
+    pub kernels: &'static [LibraryKernel],
+}
+
+impl Library {
+    pub const EMPTY: Library = Library { kernels: &[] };
+
+    pub fn get(&self, path: &str) -> Option<&'static LibraryKernel> {
+        self.kernels.iter().find(|k| k.path == path)
+    }
+
+    pub fn paths(&self) -> impl Iterator<Item = &'static str> + '_ {
+        self.kernels.iter().map(|k| k.path)
+    }
+}
+
+impl AccessMode {
+    /// Whether a buffer bound with `self` may stand where a binding expects `expected`.
+    pub const fn satisfies(self, expected: AccessMode) -> bool {
+        matches!(
+            (self, expected),
+            (AccessMode::Read, AccessMode::Read)
+                | (AccessMode::Write, AccessMode::Write)
+                | (AccessMode::ReadWrite, _)
+        )
+    }
+}

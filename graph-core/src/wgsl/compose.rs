@@ -1,0 +1,136 @@
+//! A kernel's WGSL module: generated declarations (bindings, parameter struct, argument functions), the
+//! parameter variable for the chosen storage, then the user's code, with a map of which part is which.
+
+use std::ops::Range;
+
+use crate::ir::{AccessMode, ParamsStorage};
+use crate::layout::WGSL_PARAMS_STRUCT;
+use crate::types::ValueType;
+
+/// What a byte range of the composed module came from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Segment {
+    Generated,
+    /// A library kernel argument's accessor function.
+    Arg(usize),
+    /// The user's own code, starting at this offset of the module.
+    User,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Composed {
+    pub source: String,
+    pub segments: Vec<(Range<usize>, Segment)>,
+    /// Where the user's code starts in `source`.
+    pub user_start: usize,
+}
+
+impl Composed {
+    /// Which part `range` (of the module) falls in; user ranges are made relative to the user's text.
+    pub fn locate(&self, range: &Range<usize>) -> (Segment, Range<usize>) {
+        for (seg_range, seg) in &self.segments {
+            if seg_range.contains(&range.start)
+                || (range.start == seg_range.end && *seg == Segment::User)
+            {
+                let rel =
+                    range.start - seg_range.start..range.end.min(seg_range.end) - seg_range.start;
+                return (seg.clone(), rel);
+            }
+        }
+        (Segment::Generated, range.clone())
+    }
+}
+
+/// `@group(0) @binding(i) var<storage, ..> name: array<T>;` for each binding, in order.
+pub fn binding_declarations<'a>(
+    bindings: impl IntoIterator<Item = (&'a str, ValueType, AccessMode)>,
+) -> String {
+    bindings
+        .into_iter()
+        .enumerate()
+        .map(|(i, (name, elem, mode))| {
+            // WGSL storage has no write-only access: `write` means "overwrites", which the graph uses for
+            // ordering, and the shader gets read_write.
+            let access = if mode == AccessMode::Read {
+                "read"
+            } else {
+                "read_write"
+            };
+            format!(
+                "@group(0) @binding({i}) var<storage, {access}> {name}: array<{}>;\n",
+                elem.wgsl()
+            )
+        })
+        .collect()
+}
+
+/// The `params` variable for the parameter storage; empty when there is no parameter.
+pub fn params_declaration(storage: ParamsStorage, has_params: bool) -> &'static str {
+    match (has_params, storage) {
+        (false, _) => "",
+        (true, ParamsStorage::Immediates) => "var<immediate> params: GraphParams;\n",
+        (true, ParamsStorage::Uniform) => {
+            "@group(1) @binding(0) var<uniform> params: GraphParams;\n"
+        }
+    }
+}
+
+/// Puts the module together: `declarations` (bindings and parameter struct), the parameter variable, one
+/// function per library argument (`fn alpha() -> f32 { return params.a; }`), then `user`.
+pub fn compose(
+    declarations: &str,
+    params_struct: &str,
+    storage: ParamsStorage,
+    args: &[(&str, &str, &str)],
+    user: &str,
+) -> Composed {
+    debug_assert!(params_struct.is_empty() || params_struct.contains(WGSL_PARAMS_STRUCT));
+    let mut source =
+        String::with_capacity(declarations.len() + params_struct.len() + user.len() + 128);
+    let mut segments = Vec::new();
+    source.push_str(declarations);
+    source.push_str(params_struct);
+    source.push_str(params_declaration(storage, !params_struct.is_empty()));
+    segments.push((0..source.len(), Segment::Generated));
+    for (i, (name, ty, value)) in args.iter().enumerate() {
+        let start = source.len();
+        source.push_str(&format!(
+            "fn {name}() -> {ty} {{ return {ty}({value}); }}\n"
+        ));
+        segments.push((start..source.len(), Segment::Arg(i)));
+    }
+    let user_start = source.len();
+    source.push_str(user);
+    segments.push((user_start..source.len(), Segment::User));
+    Composed {
+        source,
+        segments,
+        user_start,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn maps_ranges_back_to_their_part() {
+        let decls = binding_declarations([("x", ValueType::F32, AccessMode::Read)]);
+        let c = compose(
+            &decls,
+            "",
+            ParamsStorage::Immediates,
+            &[("alpha", "f32", "2.0")],
+            "fn main() {}",
+        );
+        assert!(
+            c.source
+                .starts_with("@group(0) @binding(0) var<storage, read> x: array<f32>;")
+        );
+        let user = c.user_start;
+        assert_eq!(c.locate(&(user + 3..user + 7)), (Segment::User, 3..7));
+        let arg_at = c.source.find("fn alpha").expect("argument function");
+        assert_eq!(c.locate(&(arg_at..arg_at + 2)).0, Segment::Arg(0));
+        assert_eq!(c.locate(&(0..3)).0, Segment::Generated);
+    }
+}

@@ -1,0 +1,10 @@
+//! WGSL: composing a kernel's module from its declarations and the user's code, validating it with naga, and
+//! reflecting on the result.
+
+mod compose;
+mod scan;
+mod validate;
+
+pub use compose::{Composed, Segment, binding_declarations, compose, params_declaration};
+pub use scan::{ParamUse, param_uses};
+pub use validate::{BindingUse, EntryPointDetail, Reflection, WgslError, validate};

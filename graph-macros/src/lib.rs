@@ -1,0 +1,5 @@
+use proc_macro::TokenStream;
+#[proc_macro]
+pub fn graph(t: TokenStream) -> TokenStream {
+    t
+}

@@ -1,0 +1,1 @@
+//! Fixtures live under `tests/`.
