@@ -1,5 +1,15 @@
-use proc_macro::TokenStream;
+//! The `graph!` procedural macro. Use it through `graph_runtime::graph!`, whose documentation describes the
+//! language; this crate only parses, checks (with `graph-core`) and generates.
+
+mod ast;
+mod expand;
+mod generate;
+mod lower;
+mod render;
+mod wgsl_tokens;
+
+/// Declares a GPU task graph, checks it at compile time and generates its typed API. See `graph_runtime`.
 #[proc_macro]
-pub fn graph(t: TokenStream) -> TokenStream {
-    t
+pub fn graph(input: proc_macro::TokenStream) -> proc_macro::TokenStream {
+    expand::expand(input.into()).into()
 }

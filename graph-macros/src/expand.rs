@@ -1,0 +1,76 @@
+//! parse -> lower -> check -> generate, with every error collected on the way.
+
+use graph_core::layout::ParamsLayout;
+use graph_core::types::ValueType;
+use proc_macro2::TokenStream;
+use quote::quote;
+
+use crate::ast::GraphDef;
+use crate::generate::{self, Names};
+use crate::lower;
+use crate::render::render;
+
+pub fn expand(input: TokenStream) -> TokenStream {
+    let def: GraphDef = match syn::parse2(input) {
+        Ok(def) => def,
+        Err(e) => return e.to_compile_error(),
+    };
+    let lowered = lower::lower(&def);
+    let names = Names::new(&def.name);
+    let mut errors: Vec<syn::Error> = def.errors.clone();
+    errors.extend(lowered.errors.iter().cloned());
+
+    let variants: Vec<syn::Ident> = lowered
+        .graph
+        .nodes
+        .iter()
+        .zip(&lowered.spans.nodes)
+        .map(|(n, span)| generate::variant_name(&n.name, *span))
+        .collect();
+    // Two node names that map to one variant would break the enum: an error, unless the names are the same
+    // (a duplicate node, which the checks report).
+    let mut stub_nodes: Vec<(syn::Ident, String)> = Vec::with_capacity(variants.len());
+    for (v, node) in variants.iter().zip(&lowered.graph.nodes) {
+        match stub_nodes.iter().find(|(w, _)| w == v) {
+            Some((_, other)) if *other != node.name => errors.push(syn::Error::new(
+                v.span(),
+                format!("node names `{other}` and `{}` both become the variant `{v}` of the node enum; rename one", node.name),
+            )),
+            Some(_) => {}
+            None => stub_nodes.push((v.clone(), node.name.clone())),
+        }
+    }
+
+    let result = graph_core::check(lowered.graph.clone(), &kernels::LIBRARY);
+    match result {
+        Ok(checked) if errors.is_empty() => {
+            let nodes: Vec<(syn::Ident, String)> = variants
+                .iter()
+                .cloned()
+                .zip(lowered.graph.nodes.iter().map(|n| n.name.clone()))
+                .collect();
+            let types = generate::types(&def, &lowered, &checked.params, &names, &nodes);
+            let description = generate::description(&checked, &lowered, &names, &variants);
+            quote!(#types #description)
+        }
+        other => {
+            if let Err(diags) = other {
+                errors.extend(diags.iter().map(|d| render(d, &lowered.spans)));
+            }
+            // A stub of the public items beside the errors, so code using the graph does not add errors of its
+            // own. Its parameter struct keeps the parameters whose types are valid.
+            let layout = ParamsLayout::new(
+                lowered
+                    .graph
+                    .params
+                    .iter()
+                    .filter_map(|p| Some((p.name.clone(), ValueType::parse(&p.ty).ok()?))),
+            );
+            // Each variant once, so a duplicate node does not also break the enum.
+            let types = generate::types(&def, &lowered, &layout, &names, &stub_nodes);
+            let stub = generate::stub_description(&names);
+            let errors = errors.iter().map(syn::Error::to_compile_error);
+            quote!(#(#errors)* #types #stub)
+        }
+    }
+}

@@ -1,0 +1,503 @@
+//! Code generation: the typed items of one graph and its static description. Runs only on a checked graph,
+//! except [`types`], which also builds the stub emitted beside errors.
+
+use graph_core::check::{CheckedDispatch, CheckedGraph, CheckedNode};
+use graph_core::ir::{AccessMode, ParamsStorage, Role};
+use graph_core::layout::ParamsLayout;
+use graph_core::schedule::Partition;
+use graph_core::types::{Scalar, ValueType};
+use proc_macro2::{Span, TokenStream};
+use quote::{format_ident, quote, quote_spanned};
+use syn::spanned::Spanned;
+use syn::{Expr, Ident};
+
+use crate::ast::GraphDef;
+use crate::lower::Lowered;
+
+/// The names of the generated items.
+pub struct Names {
+    pub graph: Ident,
+    pub params: Ident,
+    pub buffers: Ident,
+    pub node: Ident,
+}
+
+impl Names {
+    pub fn new(graph: &Ident) -> Self {
+        Names {
+            graph: graph.clone(),
+            params: format_ident!("{}Params", graph),
+            buffers: format_ident!("{}Buffers", graph),
+            node: format_ident!("{}Node", graph),
+        }
+    }
+}
+
+/// `axpy_twice` -> `AxpyTwice`.
+pub fn variant_name(node: &str, span: Span) -> Ident {
+    let mut out = String::new();
+    for part in node.split('_').filter(|p| !p.is_empty()) {
+        let mut chars = part.chars();
+        if let Some(first) = chars.next() {
+            out.extend(first.to_uppercase());
+            out.push_str(chars.as_str());
+        }
+    }
+    if out.is_empty() || out.starts_with(|c: char| c.is_ascii_digit()) {
+        out.insert(0, 'N');
+    }
+    Ident::new(&out, span)
+}
+
+fn private() -> TokenStream {
+    quote!(::graph_runtime::__private)
+}
+
+/// The graph type, the parameter struct, the buffer bindings struct and the node enum.
+/// `nodes` pairs each enum variant with the node's name, in declaration order.
+pub fn types(
+    def: &GraphDef,
+    lowered: &Lowered,
+    layout: &ParamsLayout,
+    names: &Names,
+    nodes: &[(Ident, String)],
+) -> TokenStream {
+    let p = private();
+    let Names {
+        graph,
+        params,
+        buffers,
+        node,
+    } = names;
+    let vis = &def.vis;
+    let docs = &def.docs;
+    let name_text = graph.to_string();
+
+    // Parameters: the WGSL layout, with explicit padding so the struct is `Pod` and matches byte for byte.
+    let mut fields = Vec::new();
+    let mut asserts = Vec::new();
+    let mut cursor = 0u32;
+    for (pad, f) in layout.fields.iter().enumerate() {
+        if f.offset > cursor {
+            let pad_name = format_ident!("_pad{}", pad);
+            let gap = (f.offset - cursor) as usize;
+            fields.push(quote!(#[doc(hidden)] pub #pad_name: [u8; #gap]));
+        }
+        let span = lowered
+            .graph
+            .params
+            .iter()
+            .position(|q| q.name == f.name)
+            .map_or_else(Span::call_site, |i| lowered.spans.params[i]);
+        let field = Ident::new(&f.name, span);
+        let ty = rust_type(f.ty);
+        let doc = format!(
+            "WGSL `{}` at byte {} of the parameter block.",
+            f.ty, f.offset
+        );
+        fields.push(quote!(#[doc = #doc] pub #field: #ty));
+        let offset = f.offset as usize;
+        asserts.push(quote!(::core::assert!(::core::mem::offset_of!(#params, #field) == #offset);));
+        cursor = f.offset + f.ty.size();
+    }
+    if layout.size > cursor {
+        let gap = (layout.size - cursor) as usize;
+        fields.push(quote!(#[doc(hidden)] pub _pad_end: [u8; #gap]));
+    }
+    let size = layout.size as usize;
+    let params_doc = format!(
+        "Parameters of [`{name_text}`]: the WGSL `params` block ({size} bytes), passed as push constants and \
+         updatable between replays."
+    );
+
+    // External buffers, bound by the caller.
+    let externals: Vec<TokenStream> = lowered
+        .graph
+        .buffers
+        .iter()
+        .zip(&lowered.spans.buffers)
+        .filter(|(b, _)| b.role.is_external())
+        .filter_map(|(b, span)| {
+            let elem = ValueType::parse(&b.elem).ok()?;
+            let field = Ident::new(&b.name, *span);
+            let ty = rust_type(elem);
+            let doc = format!(
+                "`{}`: {} of `{elem}`{}.",
+                b.name,
+                b.role.keyword(),
+                b.len
+                    .map(|n| format!(", exactly {n} elements"))
+                    .unwrap_or_default()
+            );
+            Some(quote!(#[doc = #doc] pub #field: &'a #p::Buffer<#ty>))
+        })
+        .collect();
+    let marker = externals
+        .is_empty()
+        .then(|| quote!(#[doc(hidden)] pub _lifetime: ::core::marker::PhantomData<&'a ()>,));
+    let buffers_doc =
+        format!("The buffers [`{name_text}`] reads and writes, bound by the caller at bake time.");
+
+    let count = nodes.len();
+    let node_variants: Vec<&Ident> = nodes.iter().map(|(v, _)| v).collect();
+    let node_names: Vec<&str> = nodes.iter().map(|(_, n)| n.as_str()).collect();
+    let node_docs: Vec<String> = node_names
+        .iter()
+        .map(|n| format!("The node `{n}`."))
+        .collect();
+    let node_doc = format!("The nodes of [`{name_text}`], in declaration order.");
+    let indices = 0..count;
+
+    quote! {
+        #(#docs)*
+        #[derive(::core::fmt::Debug, ::core::clone::Clone, ::core::marker::Copy, ::core::default::Default)]
+        #vis struct #graph;
+
+        #[doc = #params_doc]
+        #[repr(C)]
+        #[derive(::core::fmt::Debug, ::core::clone::Clone, ::core::marker::Copy, ::core::default::Default, ::core::cmp::PartialEq)]
+        #vis struct #params { #(#fields,)* }
+
+        const _: () = {
+            ::core::assert!(::core::mem::size_of::<#params>() == #size);
+            #(#asserts)*
+            // SAFETY: `#[repr(C)]`, every field is plain 32-bit data or bytes, and the explicit padding fields
+            // leave no byte uncovered (the size assertion above).
+            unsafe impl #p::bytemuck::Zeroable for #params {}
+            unsafe impl #p::bytemuck::Pod for #params {}
+        };
+
+        #[doc = #buffers_doc]
+        #[derive(::core::fmt::Debug, ::core::clone::Clone, ::core::marker::Copy)]
+        #vis struct #buffers<'a> { #marker #(#externals,)* }
+
+        #[doc = #node_doc]
+        #[derive(::core::fmt::Debug, ::core::clone::Clone, ::core::marker::Copy, ::core::cmp::PartialEq, ::core::cmp::Eq, ::core::hash::Hash)]
+        #vis enum #node { #(#[doc = #node_docs] #node_variants,)* }
+
+        impl #node {
+            /// Every node, in declaration order.
+            pub const ALL: [Self; #count] = [#(Self::#node_variants),*];
+            /// The name written in the graph.
+            pub const fn name(self) -> &'static str {
+                match self { #(Self::#node_variants => #node_names,)* }
+            }
+            /// The position in declaration order (the index in the graph's description).
+            pub const fn index(self) -> usize {
+                match self { #(Self::#node_variants => #indices,)* }
+            }
+        }
+    }
+}
+
+fn rust_type(t: ValueType) -> TokenStream {
+    let scalar = match t.scalar {
+        Scalar::F32 => quote!(f32),
+        Scalar::I32 => quote!(i32),
+        Scalar::U32 => quote!(u32),
+    };
+    match t.components {
+        1 => scalar,
+        n => {
+            let n = n as usize;
+            quote!([#scalar; #n])
+        }
+    }
+}
+
+fn value_type(t: ValueType) -> TokenStream {
+    let p = private();
+    let scalar = match t.scalar {
+        Scalar::F32 => quote!(F32),
+        Scalar::I32 => quote!(I32),
+        Scalar::U32 => quote!(U32),
+    };
+    let n = t.components;
+    quote!(#p::types::ValueType { scalar: #p::types::Scalar::#scalar, components: #n })
+}
+
+fn access_mode(m: AccessMode) -> TokenStream {
+    let p = private();
+    match m {
+        AccessMode::Read => quote!(#p::ir::AccessMode::Read),
+        AccessMode::Write => quote!(#p::ir::AccessMode::Write),
+        AccessMode::ReadWrite => quote!(#p::ir::AccessMode::ReadWrite),
+    }
+}
+
+/// The `impl TaskGraph`, the static description and the inspectable constants of a checked graph.
+pub fn description(
+    checked: &CheckedGraph,
+    lowered: &Lowered,
+    names: &Names,
+    node_variants: &[Ident],
+) -> TokenStream {
+    let p = private();
+    let Names {
+        graph,
+        params,
+        buffers,
+        node,
+    } = names;
+    let g = &checked.graph;
+    let name_text = &g.name;
+    let u = |v: usize| v as u32;
+
+    let layout = &checked.params;
+    let size = layout.size;
+    let storage = match g.params_storage {
+        ParamsStorage::Immediates => quote!(#p::ir::ParamsStorage::Immediates),
+        ParamsStorage::Uniform => quote!(#p::ir::ParamsStorage::Uniform),
+    };
+    let param_fields = layout.fields.iter().map(|f| {
+        let (name, ty, offset) = (&f.name, value_type(f.ty), f.offset);
+        quote!(#p::desc::ParamFieldDesc { name: #name, ty: #ty, offset: #offset })
+    });
+    let wgsl_struct = layout.wgsl_struct();
+
+    let buffer_descs = g.buffers.iter().zip(&checked.buffer_types).map(|(b, t)| {
+        let name = &b.name;
+        let elem = value_type(*t);
+        let len = match b.len {
+            Some(n) => {
+                let n = n as u32;
+                quote!(::core::option::Option::Some(#n))
+            }
+            None => quote!(::core::option::Option::None),
+        };
+        let role = match b.role {
+            Role::Input => quote!(Input),
+            Role::Output => quote!(Output),
+            Role::InOut => quote!(InOut),
+            Role::Owned => quote!(Owned),
+        };
+        quote!(#p::desc::BufferDesc { name: #name, elem: #elem, len: #len, role: #p::ir::Role::#role })
+    });
+
+    let mut helpers = Vec::new();
+    let node_descs: Vec<TokenStream> = checked
+        .nodes
+        .iter()
+        .enumerate()
+        .map(|(n, checked_node)| {
+            let name = &g.nodes[n].name;
+            let op = match checked_node {
+                CheckedNode::Kernel(k) => {
+                    let bindings = k.bindings.iter().map(|b| {
+                        let (buffer, mode) = (u(b.buffer), access_mode(b.mode));
+                        quote!(#p::desc::AccessDesc { buffer: #buffer, mode: #mode })
+                    });
+                    let args = k.args.iter().map(|(a, b, c)| quote!((#a, #b, #c)));
+                    let dispatch = match k.dispatch {
+                        CheckedDispatch::BufferLen(b) => {
+                            let b = u(b);
+                            quote!(#p::desc::DispatchDesc::BufferLen(#b))
+                        }
+                        CheckedDispatch::Threads { .. } | CheckedDispatch::Workgroups { .. } => {
+                            let f = format_ident!("__dispatch_{}", n);
+                            helpers.push(dispatch_fn(&f, &lowered.dispatch_exprs[n], g, params));
+                            if matches!(k.dispatch, CheckedDispatch::Threads { .. }) {
+                                quote!(#p::desc::DispatchDesc::Threads(#f))
+                            } else {
+                                quote!(#p::desc::DispatchDesc::Workgroups(#f))
+                            }
+                        }
+                    };
+                    let (decls, source, entry) = (&k.declarations, &k.source, &k.entry);
+                    let [x, y, z] = k.workgroup_size;
+                    quote!(#p::desc::OpDesc::Kernel(#p::desc::KernelDesc {
+                        declarations: #decls,
+                        args: &[#(#args),*],
+                        source: #source,
+                        entry: #entry,
+                        workgroup_size: [#x, #y, #z],
+                        bindings: &[#(#bindings),*],
+                        dispatch: #dispatch,
+                    }))
+                }
+                CheckedNode::Copy { src, dst } => {
+                    let (src, dst) = (u(*src), u(*dst));
+                    quote!(#p::desc::OpDesc::Copy { src: #src, dst: #dst })
+                }
+                CheckedNode::Host { accesses } => {
+                    let accesses = accesses.iter().map(|a| {
+                        let (buffer, mode) = (u(a.buffer), access_mode(a.mode));
+                        quote!(#p::desc::AccessDesc { buffer: #buffer, mode: #mode })
+                    });
+                    quote!(#p::desc::OpDesc::Host { accesses: &[#(#accesses),*] })
+                }
+            };
+            quote!(#p::desc::NodeDesc { name: #name, op: #op })
+        })
+        .collect();
+
+    let edges = checked.edges.iter().map(|e| {
+        let (a, b) = (u(e.from), u(e.to));
+        quote!([#a, #b])
+    });
+    let order: Vec<u32> = checked.schedule.order.iter().map(|&n| u(n)).collect();
+    let level_lists = checked.schedule.levels.iter().map(|l| {
+        let l = l.iter().map(|&n| u(n));
+        quote!(&[#(#l),*])
+    });
+    let partitions = checked.schedule.partitions.iter().map(|part| match part {
+        Partition::Gpu { levels } => {
+            let levels = levels.iter().map(|l| {
+                let l = l.iter().map(|&n| u(n));
+                quote!(&[#(#l),*])
+            });
+            quote!(#p::desc::PartitionDesc::Gpu { levels: &[#(#levels),*] })
+        }
+        Partition::Host { nodes } => {
+            let nodes = nodes.iter().map(|&n| u(n));
+            quote!(#p::desc::PartitionDesc::Host { nodes: &[#(#nodes),*] })
+        }
+    });
+
+    let externals: Vec<(u32, Ident)> = g
+        .buffers
+        .iter()
+        .enumerate()
+        .filter(|(_, b)| b.role.is_external())
+        .map(|(i, b)| (u(i), Ident::new(&b.name, lowered.spans.buffers[i])))
+        .collect();
+    let (ext_index, ext_field): (Vec<u32>, Vec<Ident>) = externals.into_iter().unzip();
+
+    let count = node_variants.len();
+    let topo = checked.schedule.order.iter().map(|&n| &node_variants[n]);
+    let levels_typed = checked.schedule.levels.iter().map(|l| {
+        let l = l.iter().map(|&n| &node_variants[n]);
+        quote!(&[#(#node::#l),*])
+    });
+    let files = lowered.files.iter().map(|f| {
+        quote!(
+            const _: &str = ::core::include_str!(#f);
+        )
+    });
+    let bake_doc = format!(
+        "Bakes [`{name_text}`] onto `gpu`: pipelines, bind groups and graph-owned buffers, created once. Fails \
+         with an error naming the buffer when a bound buffer has the wrong element type, length or usage."
+    );
+
+    quote! {
+        const _: () = {
+            #(#files)*
+            #(#helpers)*
+
+            impl #p::TaskGraph for #graph {
+                type Params = #params;
+                type Buffers<'a> = #buffers<'a>;
+                type Node = #node;
+                const DESCRIPTION: &'static #p::desc::GraphDesc = &#p::desc::GraphDesc {
+                    name: #name_text,
+                    params: #p::desc::ParamsDesc { size: #size, storage: #storage, fields: &[#(#param_fields),*], wgsl_struct: #wgsl_struct },
+                    buffers: &[#(#buffer_descs),*],
+                    nodes: &[#(#node_descs),*],
+                    edges: &[#(#edges),*],
+                    topological_order: &[#(#order),*],
+                    levels: &[#(#level_lists),*],
+                    partitions: &[#(#partitions),*],
+                };
+                fn bind<'a>(buffers: &<Self as #p::TaskGraph>::Buffers<'a>) -> ::std::vec::Vec<(u32, &'a #p::AnyBuffer)> {
+                    ::std::vec![#((#ext_index, buffers.#ext_field.as_any())),*]
+                }
+                fn node(index: usize) -> ::core::option::Option<#node> {
+                    #node::ALL.get(index).copied()
+                }
+                fn node_index(node: #node) -> usize {
+                    node.index()
+                }
+            }
+        };
+
+        impl #graph {
+            /// Number of nodes.
+            pub const NODE_COUNT: usize = #count;
+            /// Every node once, each after all nodes it depends on (ties in declaration order).
+            pub const TOPOLOGICAL_ORDER: [#node; #count] = [#(#node::#topo),*];
+            /// Topological levels: the nodes of one level have no path between them.
+            pub const LEVELS: &'static [&'static [#node]] = &[#(#levels_typed),*];
+            /// The static description the runtime bakes.
+            pub const DESCRIPTION: &'static #p::desc::GraphDesc = <Self as #p::TaskGraph>::DESCRIPTION;
+
+            #[doc = #bake_doc]
+            pub fn bake(gpu: &#p::Gpu, buffers: #buffers<'_>) -> ::core::result::Result<#p::Baked<Self>, #p::Error> {
+                #p::Baked::new(gpu, &buffers)
+            }
+        }
+    }
+}
+
+/// A function computing a kernel's dispatch size from the parameters and buffer lengths at replay. Each size
+/// expression is checked by rustc to be a `u32`, with the error on the expression.
+fn dispatch_fn(
+    name: &Ident,
+    exprs: &[Expr],
+    g: &graph_core::ir::Graph,
+    params: &Ident,
+) -> TokenStream {
+    let p = private();
+    let mentioned = |buffer: &str| exprs.iter().any(|e| mentions(quote!(#e), buffer));
+    let lens = g
+        .buffers
+        .iter()
+        .enumerate()
+        .filter(|(_, b)| mentioned(&b.name))
+        .map(|(i, b)| {
+            let ident = Ident::new(&b.name, Span::call_site());
+            quote!(let #ident = #p::Len(__lens[#i]);)
+        });
+    let dims: Vec<Ident> = (0..exprs.len())
+        .map(|i| format_ident!("__dim{}", i))
+        .collect();
+    let lets = exprs
+        .iter()
+        .zip(&dims)
+        .map(|(e, d)| quote_spanned!(e.span()=> let #d: u32 = #e;));
+    let mut sizes: Vec<TokenStream> = dims.iter().map(|d| quote!(#d)).collect();
+    sizes.resize(3, quote!(1u32));
+    quote! {
+        #[allow(unused_variables, clippy::all)]
+        fn #name(__params: &[u8], __lens: &[u32]) -> [u32; 3] {
+            let params: &#params = #p::bytemuck::from_bytes(__params);
+            #(#lens)*
+            #(#lets)*
+            [#(#sizes),*]
+        }
+    }
+}
+
+fn mentions(tokens: TokenStream, name: &str) -> bool {
+    tokens.into_iter().any(|t| match t {
+        proc_macro2::TokenTree::Ident(i) => i == name,
+        proc_macro2::TokenTree::Group(g) => mentions(g.stream(), name),
+        _ => false,
+    })
+}
+
+/// A description that bakes nothing, for the stub emitted beside errors.
+pub fn stub_description(names: &Names) -> TokenStream {
+    let p = private();
+    let Names {
+        graph,
+        params,
+        buffers,
+        node,
+    } = names;
+    quote! {
+        impl #p::TaskGraph for #graph {
+            type Params = #params;
+            type Buffers<'a> = #buffers<'a>;
+            type Node = #node;
+            const DESCRIPTION: &'static #p::desc::GraphDesc = &#p::STUB_DESCRIPTION;
+            fn bind<'a>(_: &<Self as #p::TaskGraph>::Buffers<'a>) -> ::std::vec::Vec<(u32, &'a #p::AnyBuffer)> { ::std::vec::Vec::new() }
+            fn node(_: usize) -> ::core::option::Option<#node> { ::core::option::Option::None }
+            fn node_index(_: #node) -> usize { 0 }
+        }
+        impl #graph {
+            pub fn bake(gpu: &#p::Gpu, buffers: #buffers<'_>) -> ::core::result::Result<#p::Baked<Self>, #p::Error> {
+                #p::Baked::new(gpu, &buffers)
+            }
+        }
+    }
+}

@@ -1,0 +1,109 @@
+//! The runtime's errors: values, never panics, each saying what to do.
+
+/// Everything that can go wrong at run time.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    #[error(
+        "no GPU adapter found{filter}. Install a Vulkan driver; without a GPU, Mesa's software driver works: \
+         `sudo apt-get install mesa-vulkan-drivers` (or run `cargo xtask test`, which installs it)"
+    )]
+    NoAdapter { filter: String },
+
+    #[error("the GPU adapter `{adapter}` refused a device: {reason}")]
+    RequestDevice { adapter: String, reason: String },
+
+    #[error(
+        "graph `{graph}`: buffer `{buffer}` holds `{actual}` elements, but the graph declares `{expected}`"
+    )]
+    BufferType {
+        graph: &'static str,
+        buffer: &'static str,
+        expected: String,
+        actual: String,
+    },
+
+    #[error(
+        "graph `{graph}`: buffer `{buffer}` has {actual} elements, but the graph needs {expected}"
+    )]
+    BufferLength {
+        graph: &'static str,
+        buffer: &'static str,
+        expected: String,
+        actual: u64,
+    },
+
+    #[error(
+        "graph `{graph}`: buffer `{buffer}` lacks the usage {missing}; create it with `BufferUsages::{missing}`"
+    )]
+    BufferUsage {
+        graph: &'static str,
+        buffer: &'static str,
+        missing: String,
+    },
+
+    #[error("graph `{graph}`: no buffer was bound for `{buffer}`")]
+    MissingBuffer {
+        graph: &'static str,
+        buffer: &'static str,
+    },
+
+    #[error("graph `{graph}`: baking failed: {reason}")]
+    Bake { graph: &'static str, reason: String },
+
+    #[error(
+        "graph `{graph}`: node `{node}` needs {workgroups:?} workgroups, over this device's limit of {limit} per \
+         dimension; split the work or use a 2D/3D dispatch"
+    )]
+    DispatchTooLarge {
+        graph: &'static str,
+        node: &'static str,
+        workgroups: [u32; 3],
+        limit: u32,
+    },
+
+    #[error(
+        "graph `{graph}`: host task `{node}` has no closure; give it one with `on_host` before replaying"
+    )]
+    HostTaskMissing {
+        graph: &'static str,
+        node: &'static str,
+    },
+
+    #[error("`{0}` is not a node of this graph")]
+    NotANode(String),
+
+    #[error("{what}: expected {expected} elements, got {actual}")]
+    LengthMismatch {
+        what: &'static str,
+        expected: usize,
+        actual: usize,
+    },
+
+    #[error("the GPU ran out of memory: {0}")]
+    OutOfMemory(String),
+
+    #[error("the GPU device was lost: {0}. Create a new `Gpu` and bake again")]
+    DeviceLost(String),
+
+    #[error("the GPU reported an error: {0}")]
+    Gpu(String),
+
+    #[error("Vulkan validation reported: {0}")]
+    Validation(String),
+
+    #[error("reading a buffer back failed: {0}")]
+    Readback(String),
+
+    #[error("waiting for the GPU failed: {0}")]
+    Wait(String),
+}
+
+impl From<wgpu::Error> for Error {
+    fn from(e: wgpu::Error) -> Self {
+        match e {
+            wgpu::Error::OutOfMemory { .. } => Error::OutOfMemory(e.to_string()),
+            other => Error::Gpu(other.to_string()),
+        }
+    }
+}

@@ -1,0 +1,65 @@
+//! Validation mode (`GRAPH_RUNTIME_VALIDATION=1`): wgpu's validation and the Vulkan validation layer on, and
+//! every validation message they report turned into an error of the next wait or readback.
+
+use std::sync::{Mutex, OnceLock};
+
+static MESSAGES: Mutex<Vec<String>> = Mutex::new(Vec::new());
+static LOGGER: ValidationLogger = ValidationLogger;
+
+/// Whether validation mode was asked for in the environment.
+pub fn requested() -> bool {
+    static REQUESTED: OnceLock<bool> = OnceLock::new();
+    *REQUESTED.get_or_init(|| {
+        std::env::var("GRAPH_RUNTIME_VALIDATION").is_ok_and(|v| v != "0" && !v.is_empty())
+    })
+}
+
+/// Installs the logger that catches the layer's messages (wgpu-hal logs them); once per process. If the
+/// application installed its own logger first, messages go there instead and are not turned into errors.
+pub fn install() {
+    if log::set_logger(&LOGGER).is_ok() {
+        log::set_max_level(log::LevelFilter::Warn);
+    }
+}
+
+/// Every validation message since the last call, as one error.
+pub fn take_error() -> Option<crate::Error> {
+    if !requested() {
+        return None;
+    }
+    let mut messages = MESSAGES
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
+    if messages.is_empty() {
+        return None;
+    }
+    let text = messages.join("\n");
+    messages.clear();
+    Some(crate::Error::Validation(text))
+}
+
+struct ValidationLogger;
+
+impl log::Log for ValidationLogger {
+    fn enabled(&self, metadata: &log::Metadata<'_>) -> bool {
+        metadata.level() <= log::Level::Warn
+    }
+
+    fn log(&self, record: &log::Record<'_>) {
+        if !self.enabled(record.metadata()) {
+            return;
+        }
+        let text = record.args().to_string();
+        eprintln!("[{}] {}: {text}", record.level(), record.target());
+        // The loader's GENERAL messages are not validation findings; VALIDATION ones (the layer's, sync
+        // hazards included) are.
+        if text.contains("VALIDATION") {
+            MESSAGES
+                .lock()
+                .unwrap_or_else(|poisoned| poisoned.into_inner())
+                .push(text);
+        }
+    }
+
+    fn flush(&self) {}
+}
