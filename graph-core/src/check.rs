@@ -67,6 +67,7 @@ pub enum CheckedDispatch {
 /// Checks `graph` against `library`; every problem found, or the checked graph.
 pub fn check(graph: Graph, library: &Library) -> Result<CheckedGraph, Vec<Diagnostic>> {
     let mut c = Checker::new(&graph, library);
+    c.check_wgsl_names();
     c.check_param_types();
     c.check_params_budget();
     c.check_buffer_types();
@@ -106,7 +107,7 @@ struct Checker<'g> {
     buffer_types: Vec<Option<ValueType>>,
     /// Per node, per access (in the node's order): the resolved access, `None` where the name was unknown.
     accesses: Vec<Vec<Option<BufferAccess>>>,
-    /// The library kernel of each library node, once found.
+    /// The library kernel of each library node, once found and bound without error.
     library_kernels: Vec<Option<&'static LibraryKernel>>,
     explicit: Vec<(usize, usize, usize)>,
 }
@@ -145,6 +146,34 @@ impl<'g> Checker<'g> {
             accesses: Vec::new(),
             library_kernels: vec![None; graph.nodes.len()],
             explicit: Vec::new(),
+        }
+    }
+
+    /// Buffers and parameters become WGSL names: not a WGSL keyword or reserved word, and no buffer called
+    /// `params` (the parameter block's name).
+    fn check_wgsl_names(&mut self) {
+        let reserved = |name: &str| {
+            naga::keywords::wgsl::RESERVED.contains(&name)
+                || name == crate::layout::WGSL_PARAMS_STRUCT
+        };
+        for (i, b) in self.graph.buffers.iter().enumerate() {
+            if reserved(&b.name) || b.name == "params" {
+                self.diags.push(
+                    Diagnostic::new(Loc::Buffer(i), format!("`{}` cannot name a buffer: kernels see buffers by name, and WGSL reserves it", b.name))
+                        .with_help("choose another name"),
+                );
+            }
+        }
+        for (i, p) in self.graph.params.iter().enumerate() {
+            if reserved(&p.name) {
+                self.diags.push(
+                    Diagnostic::new(
+                        Loc::Param(i),
+                        format!("`{}` cannot name a parameter: WGSL reserves it", p.name),
+                    )
+                    .with_help("choose another name"),
+                );
+            }
         }
     }
 
@@ -316,9 +345,11 @@ impl<'g> Checker<'g> {
                     ),
                 });
                 self.diags.push(d);
+                // Without the library's modes the accesses mean nothing: drop them rather than guess.
+                self.accesses[n].iter_mut().for_each(|a| *a = None);
                 continue;
             };
-            self.library_kernels[n] = Some(lib);
+            let errors_before = self.diags.len();
             for (i, access) in kernel.accesses.iter().enumerate() {
                 let loc = Loc::Access { node: n, index: i };
                 let Some(binding) = lib.bindings.iter().find(|b| b.name == access.binding) else {
@@ -333,6 +364,20 @@ impl<'g> Checker<'g> {
                     self.accesses[n][i] = None;
                     continue;
                 };
+                if kernel.accesses[..i]
+                    .iter()
+                    .any(|a| a.binding == access.binding)
+                {
+                    self.diags.push(Diagnostic::new(
+                        loc,
+                        format!(
+                            "`kernels::{path}` binding `{}` is bound twice",
+                            access.binding
+                        ),
+                    ));
+                    self.accesses[n][i] = None;
+                    continue;
+                }
                 if let Some(a) = self.accesses[n][i].as_mut() {
                     a.mode = binding.mode;
                     let expected = ValueType::parse(binding.elem).ok();
@@ -355,30 +400,33 @@ impl<'g> Checker<'g> {
                     self.diags.push(
                         Diagnostic::new(
                             Loc::KernelSource(n),
-                            format!(
-                                "`kernels::{path}` needs a buffer for binding `{}`",
-                                binding.name
-                            ),
+                            format!("`kernels::{path}` needs a buffer for binding `{}`", binding.name),
                         )
                         .with_help(format!(
-                            "add `{}: <buffer>` ({} `array<{}>`)",
+                            "add `{}: BUFFER`, naming a buffer of `{}` elements that the kernel will {}",
                             binding.name,
-                            binding.mode.keyword(),
-                            binding.elem
+                            binding.elem,
+                            match binding.mode {
+                                AccessMode::Read => "read",
+                                AccessMode::Write => "overwrite",
+                                AccessMode::ReadWrite => "read and write",
+                            }
                         )),
                     );
                 }
             }
             for (i, arg) in kernel.args.iter().enumerate() {
+                let loc = Loc::KernelArg { node: n, index: i };
                 if !lib.args.iter().any(|a| a.name == arg.name) {
-                    let mut d = unknown(
-                        Loc::KernelArg { node: n, index: i },
-                        "argument",
-                        &arg.name,
-                        lib.args.iter().map(|a| a.name),
-                    );
+                    let mut d =
+                        unknown(loc, "argument", &arg.name, lib.args.iter().map(|a| a.name));
                     d.message = format!("`kernels::{path}` has no argument `{}`", arg.name);
                     self.diags.push(d);
+                } else if kernel.args[..i].iter().any(|a| a.name == arg.name) {
+                    self.diags.push(Diagnostic::new(
+                        loc,
+                        format!("argument `{}` is given twice", arg.name),
+                    ));
                 }
             }
             for arg in lib.args {
@@ -389,11 +437,15 @@ impl<'g> Checker<'g> {
                             format!("`kernels::{path}` needs argument `{}`", arg.name),
                         )
                         .with_help(format!(
-                            "add `{}: <{} value, such as a parameter `params.x`>`",
+                            "add `{}: VALUE`, a `{}` such as a literal or `params.NAME`",
                             arg.name, arg.ty
                         )),
                     );
                 }
+            }
+            // Only a library kernel bound without error is validated: its WGSL is not the user's to fix.
+            if self.diags.len() == errors_before {
+                self.library_kernels[n] = Some(lib);
             }
         }
     }
@@ -463,7 +515,19 @@ impl<'g> Checker<'g> {
                 .flatten()
                 .flatten()
                 .any(|a| a.buffer == b && a.mode.writes());
-            if !written && self.buffers.get(&buffer.name) == Some(b) {
+            // An access dropped for another error (an unknown library kernel) may be the writer: don't guess.
+            let unknowable = self
+                .graph
+                .nodes
+                .iter()
+                .zip(&self.accesses)
+                .any(|(node, resolved)| {
+                    node.accesses()
+                        .iter()
+                        .zip(resolved)
+                        .any(|(a, r)| r.is_none() && a.buffer == buffer.name)
+                });
+            if !written && !unknowable && self.buffers.get(&buffer.name) == Some(b) {
                 self.diags.push(
                     Diagnostic::new(
                         Loc::Buffer(b),
@@ -656,7 +720,15 @@ impl<'g> Checker<'g> {
                     (KernelSource::Library(_), Some(lib)) => (lib.source.to_string(), None),
                     (KernelSource::Library(_), None) => return None,
                 };
-                let unknown_params = self.check_param_uses(n, &source, file);
+                let mut unknown_params = self.check_param_uses(n, &source, file);
+                for (i, arg) in kernel.args.iter().enumerate() {
+                    for u in wgsl::param_uses(&arg.wgsl) {
+                        if self.params.get(&u.name).is_none() {
+                            unknown_params = true;
+                            self.diags.push(unknown(Loc::KernelArg { node: n, index: i }, "parameter", &u.name, self.params.names()));
+                        }
+                    }
+                }
                 if unknown_params || !params_ok {
                     return None;
                 }
@@ -681,6 +753,9 @@ impl<'g> Checker<'g> {
                 let reflection = match wgsl::validate(&composed.source) {
                     Ok(r) => r,
                     Err(e) => {
+                        if library.is_none() && self.report_write_to_read(n, kernel, &names, &bindings, &types, &composed, &e, &params_struct, &source) {
+                            return None;
+                        }
                         self.report_wgsl_error(n, &composed, &e, file);
                         return None;
                     }
@@ -776,6 +851,85 @@ impl<'g> Checker<'g> {
             _ => {}
         }
         self.diags.push(d);
+    }
+
+    /// naga rejects a store to a `read` storage buffer with a message about pointers. When the kernel validates
+    /// with its `read` buffers made writable and then writes one of them, say that instead, at the store.
+    #[allow(
+        clippy::too_many_arguments,
+        reason = "one call site, all of it context for one message"
+    )]
+    fn report_write_to_read(
+        &mut self,
+        n: usize,
+        kernel: &crate::ir::Kernel,
+        names: &[&str],
+        bindings: &[BufferAccess],
+        types: &[ValueType],
+        composed: &Composed,
+        error: &WgslError,
+        params_struct: &str,
+        source: &str,
+    ) -> bool {
+        if !bindings.iter().any(|b| b.mode == AccessMode::Read) {
+            return false;
+        }
+        let widened = wgsl::binding_declarations(
+            names
+                .iter()
+                .zip(bindings)
+                .zip(types)
+                .map(|((name, _), t)| (*name, *t, AccessMode::ReadWrite)),
+        );
+        let retry = wgsl::compose(
+            &widened,
+            params_struct,
+            self.graph.params_storage,
+            &[],
+            source,
+        );
+        let Ok(reflection) = wgsl::validate(&retry.source) else {
+            return false;
+        };
+        let chosen = match &kernel.entry {
+            Some(e) => reflection.entry_points.iter().position(|x| x == e),
+            None => (reflection.entry_points.len() == 1).then_some(0),
+        };
+        let Some(detail) = chosen.map(|i| &reflection.details[i]) else {
+            return false;
+        };
+        let written_reads: Vec<usize> = (0..bindings.len())
+            .filter(|&i| bindings[i].mode == AccessMode::Read)
+            .filter(|&i| {
+                detail
+                    .binding_uses
+                    .iter()
+                    .any(|(b, u)| *b as usize == i && u.write)
+            })
+            .collect();
+        let Some(&first) = written_reads.first() else {
+            return false;
+        };
+        let store = error.labels.first().map(|(r, _)| composed.locate(r));
+        let loc = match store {
+            Some((Segment::User, rel)) => Loc::Wgsl {
+                node: n,
+                range: rel,
+            },
+            _ => Loc::AccessMode {
+                node: n,
+                index: first,
+            },
+        };
+        let name = names[first];
+        self.diags.push(
+            Diagnostic::new(
+                loc,
+                format!("kernel `{}` writes `{name}`, which it declares `read`", self.graph.nodes[n].name),
+            )
+            .with_help(format!("declare `{name}: read_write` (or `{name}: write` if the kernel overwrites it without reading)")),
+        );
+        true
     }
 
     /// The location of library argument `i` (in library order) as the user wrote it.

@@ -4,7 +4,8 @@ use std::collections::HashMap;
 
 use crate::diagnostic::{Diagnostic, Diagnostics, Loc};
 
-/// The closest candidate to `name`, if one is close enough to be a plausible typo.
+/// The closest candidate to `name`, if one is close enough to be a plausible typo (a swap of two letters
+/// counts as one edit).
 pub fn did_you_mean<'a>(
     name: &str,
     candidates: impl IntoIterator<Item = &'a str>,
@@ -12,7 +13,7 @@ pub fn did_you_mean<'a>(
     let limit = (name.chars().count() / 3).max(1);
     candidates
         .into_iter()
-        .map(|c| (strsim::levenshtein(name, c), c))
+        .map(|c| (strsim::osa_distance(name, c), c))
         .filter(|&(d, _)| d <= limit)
         .min_by_key(|&(d, _)| d)
         .map(|(_, c)| c)
