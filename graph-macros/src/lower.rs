@@ -334,9 +334,8 @@ fn lower_kernel(out: &mut Lowered, k: &KernelDecl) {
             let (mut accesses, mut access_spans, mut args, mut arg_spans) =
                 (Vec::new(), Vec::new(), Vec::new(), Vec::new());
             for (name, value) in bindings {
-                let is_binding =
-                    lib.is_some_and(|l| l.bindings.iter().any(|b| b.name == name.to_string()));
-                let is_arg = lib.is_some_and(|l| l.args.iter().any(|a| a.name == name.to_string()));
+                let is_binding = lib.is_some_and(|l| l.bindings.iter().any(|b| *name == b.name));
+                let is_arg = lib.is_some_and(|l| l.args.iter().any(|a| *name == a.name));
                 let buffer = match value {
                     Expr::Path(p) if !is_arg => p.path.get_ident().cloned(),
                     _ => None,

@@ -39,47 +39,28 @@ impl Gpu {
         if validate {
             validation::install();
         }
-        let mut desc = wgpu::InstanceDescriptor::new_without_display_handle_from_env();
-        if validate {
-            desc.flags |= wgpu::InstanceFlags::VALIDATION | wgpu::InstanceFlags::DEBUG;
-        }
-        let instance = wgpu::Instance::new(desc);
-        let adapter = match std::env::var(ADAPTER_ENV) {
-            Ok(wanted) if !wanted.is_empty() => {
-                let adapters = instance.enumerate_adapters(wgpu::Backends::all()).await;
-                let names: Vec<String> = adapters.iter().map(|a| a.get_info().name).collect();
-                let by_index = wanted
-                    .parse::<usize>()
-                    .ok()
-                    .and_then(|i| adapters.get(i).cloned());
-                let by_name = adapters
-                    .iter()
-                    .find(|a| {
-                        a.get_info()
-                            .name
-                            .to_lowercase()
-                            .contains(&wanted.to_lowercase())
-                    })
-                    .cloned();
-                by_index.or(by_name).ok_or_else(|| Error::NoAdapter {
-                    filter: format!(
-                        " matching {ADAPTER_ENV}={wanted} (adapters here: {})",
-                        names.join(", ")
-                    ),
-                })?
-            }
-            _ => instance
-                .request_adapter(&wgpu::RequestAdapterOptions {
-                    power_preference: wgpu::PowerPreference::HighPerformance,
-                    force_fallback_adapter: false,
-                    compatible_surface: None,
-                    ..Default::default()
-                })
-                .await
-                .map_err(|_| Error::NoAdapter {
-                    filter: String::new(),
-                })?,
+        // The native APIs first; GL only when none of them has an adapter (and `WGPU_BACKEND` still rules).
+        let mut adapter = None;
+        let mut last_error = Error::NoAdapter {
+            filter: String::new(),
         };
+        for backends in [wgpu::Backends::PRIMARY, wgpu::Backends::SECONDARY] {
+            let mut desc = wgpu::InstanceDescriptor::new_without_display_handle();
+            desc.backends = backends;
+            let mut desc = desc.with_env();
+            if validate {
+                desc.flags |= wgpu::InstanceFlags::VALIDATION | wgpu::InstanceFlags::DEBUG;
+            }
+            let instance = wgpu::Instance::new(desc);
+            match pick_adapter(&instance).await {
+                Ok(found) => {
+                    adapter = Some(found);
+                    break;
+                }
+                Err(e) => last_error = e,
+            }
+        }
+        let adapter = adapter.ok_or(last_error)?;
         let info = adapter.get_info();
         let features = adapter.features() & wgpu::Features::IMMEDIATES;
         let mut limits = adapter.limits();
@@ -207,5 +188,45 @@ impl Gpu {
             })
             .map_err(|e| Error::Wait(e.to_string()))?;
         self.check()
+    }
+}
+
+/// The adapter `GRAPH_RUNTIME_ADAPTER` names (by part of its name or its index), else the high-performance one.
+async fn pick_adapter(instance: &wgpu::Instance) -> Result<wgpu::Adapter, Error> {
+    match std::env::var(ADAPTER_ENV) {
+        Ok(wanted) if !wanted.is_empty() => {
+            let adapters = instance.enumerate_adapters(wgpu::Backends::all()).await;
+            let names: Vec<String> = adapters.iter().map(|a| a.get_info().name).collect();
+            let by_index = wanted
+                .parse::<usize>()
+                .ok()
+                .and_then(|i| adapters.get(i).cloned());
+            let by_name = adapters
+                .iter()
+                .find(|a| {
+                    a.get_info()
+                        .name
+                        .to_lowercase()
+                        .contains(&wanted.to_lowercase())
+                })
+                .cloned();
+            by_index.or(by_name).ok_or_else(|| Error::NoAdapter {
+                filter: format!(
+                    " matching {ADAPTER_ENV}={wanted} (adapters here: {})",
+                    names.join(", ")
+                ),
+            })
+        }
+        _ => instance
+            .request_adapter(&wgpu::RequestAdapterOptions {
+                power_preference: wgpu::PowerPreference::HighPerformance,
+                force_fallback_adapter: false,
+                compatible_surface: None,
+                ..Default::default()
+            })
+            .await
+            .map_err(|_| Error::NoAdapter {
+                filter: String::new(),
+            }),
     }
 }

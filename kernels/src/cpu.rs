@@ -14,5 +14,5 @@ pub fn scale(data: &mut [f32], alpha: f32) {
 }
 
 pub fn axpy(a: f32, x: &[f32], y: &mut [f32]) {
-    y.iter_mut().zip(x).for_each(|(y, x)| *y = a * x + *y);
+    y.iter_mut().zip(x).for_each(|(y, x)| *y += a * x);
 }

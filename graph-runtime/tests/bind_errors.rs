@@ -1,0 +1,161 @@
+//! A bound buffer of the wrong element type, length or usage is an `Err` naming it, never a panic.
+
+mod common;
+
+use common::gpu;
+use graph_runtime::{AnyBuffer, Baked, Error, ValueType, graph};
+
+graph! {
+    graph Check {
+        buffers { x: [f32; 256] = input, y: [f32] = output }
+        kernel k(x: read, y: write) {
+            @compute @workgroup_size(64)
+            fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
+                if (gid.x < arrayLength(&y)) { y[gid.x] = x[gid.x % 256u]; }
+            }
+        }
+    }
+}
+
+fn storage(gpu: &graph_runtime::Gpu, bytes: u64, usage: wgpu::BufferUsages) -> wgpu::Buffer {
+    gpu.device().create_buffer(&wgpu::BufferDescriptor {
+        label: None,
+        size: bytes,
+        usage,
+        mapped_at_creation: false,
+    })
+}
+
+use graph_runtime::wgpu;
+
+#[test]
+fn a_wrongly_typed_buffer_is_an_error() {
+    let gpu = gpu();
+    let x = AnyBuffer::from_wgpu(
+        &gpu,
+        storage(&gpu, 1024, wgpu::BufferUsages::STORAGE),
+        ValueType::U32,
+    );
+    let y = gpu.buffer_zeroed::<f32>(10);
+    let result = Baked::<Check>::with_buffers(&gpu, &[(0, &x), (1, y.as_any())]);
+    assert!(
+        matches!(result, Err(Error::BufferType { buffer: "x", .. })),
+        "{result:?}"
+    );
+    let message = result.expect_err("error").to_string();
+    assert!(
+        message.contains("`x`") && message.contains("u32") && message.contains("f32"),
+        "{message}"
+    );
+}
+
+#[test]
+fn a_too_short_buffer_is_an_error() {
+    let gpu = gpu();
+    let x = gpu.buffer_zeroed::<f32>(100);
+    let y = gpu.buffer_zeroed::<f32>(10);
+    let result = Check::bake(&gpu, CheckBuffers { x: &x, y: &y });
+    assert!(
+        matches!(
+            result,
+            Err(Error::BufferLength {
+                buffer: "x",
+                actual: 100,
+                ..
+            })
+        ),
+        "{result:?}"
+    );
+}
+
+#[test]
+fn an_empty_run_time_length_buffer_is_an_error() {
+    let gpu = gpu();
+    let x = gpu.buffer_zeroed::<f32>(256);
+    let y = AnyBuffer::from_wgpu(
+        &gpu,
+        storage(&gpu, 0, wgpu::BufferUsages::STORAGE),
+        ValueType::F32,
+    );
+    let result = Baked::<Check>::with_buffers(&gpu, &[(0, x.as_any()), (1, &y)]);
+    assert!(
+        matches!(
+            result,
+            Err(Error::BufferLength {
+                buffer: "y",
+                actual: 0,
+                ..
+            })
+        ),
+        "{result:?}"
+    );
+}
+
+#[test]
+fn a_buffer_without_storage_usage_is_an_error() {
+    let gpu = gpu();
+    let x = gpu.buffer_zeroed::<f32>(256);
+    let y = graph_runtime::Buffer::<f32>::from_wgpu(
+        &gpu,
+        storage(
+            &gpu,
+            64,
+            wgpu::BufferUsages::COPY_DST | wgpu::BufferUsages::MAP_READ,
+        ),
+    );
+    let result = Check::bake(&gpu, CheckBuffers { x: &x, y: &y });
+    assert!(
+        matches!(result, Err(Error::BufferUsage { buffer: "y", .. })),
+        "{result:?}"
+    );
+    assert!(result.expect_err("error").to_string().contains("STORAGE"));
+}
+
+#[test]
+fn a_missing_buffer_is_an_error() {
+    let gpu = gpu();
+    let x = gpu.buffer_zeroed::<f32>(256);
+    let result = Baked::<Check>::with_buffers(&gpu, &[(0, x.as_any())]);
+    assert!(
+        matches!(result, Err(Error::MissingBuffer { buffer: "y", .. })),
+        "{result:?}"
+    );
+}
+
+#[test]
+fn a_dispatch_over_the_device_limit_is_an_error_not_a_crash() {
+    graph! {
+        graph Huge {
+            params { n: u32 }
+            buffers { y: [f32] = output }
+            kernel k(y: write) workgroups(params.n) {
+                @compute @workgroup_size(1)
+                fn main(@builtin(global_invocation_id) gid: vec3<u32>) { if (gid.x < arrayLength(&y)) { y[gid.x] = 1.0; } }
+            }
+        }
+    }
+    let gpu = gpu();
+    let y = gpu.buffer_zeroed::<f32>(4);
+    let mut g = Huge::bake(&gpu, HugeBuffers { y: &y }).expect("bake");
+    g.params_mut().n = u32::MAX;
+    assert!(matches!(
+        g.replay(),
+        Err(Error::DispatchTooLarge { node: "k", .. })
+    ));
+    g.params_mut().n = 4;
+    g.replay_blocking().expect("a good size after a bad one");
+}
+
+#[test]
+fn write_with_the_wrong_length_is_an_error() {
+    let gpu = gpu();
+    let x = gpu.buffer_zeroed::<f32>(4);
+    assert!(matches!(
+        x.write(&[1.0; 3]),
+        Err(Error::LengthMismatch {
+            expected: 4,
+            actual: 3,
+            ..
+        })
+    ));
+}
