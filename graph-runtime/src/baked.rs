@@ -82,6 +82,12 @@ impl Submission {
     pub fn wait(self) -> Result<(), Error> {
         self.gpu.wait_for(self.index)
     }
+
+    /// The wgpu submission of the replay's last partition (`None` if it had no GPU work), for waiting on
+    /// it together with other work through [`Gpu::wait_for`].
+    pub fn into_index(self) -> Option<wgpu::SubmissionIndex> {
+        self.index
+    }
 }
 
 impl<G: TaskGraph> Baked<G> {
