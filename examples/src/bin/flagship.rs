@@ -1,0 +1,445 @@
+//! # flagship — an edge detector as a task graph
+//!
+//! The program `cargo xtask demo` runs. It loads a grayscale PNG and runs a four-node image pipeline on the
+//! GPU, baked once and replayed many times:
+//!
+//! ```text
+//!   image ──blur_x──▶ blur_tmp ──blur_y──▶ blurred ──sobel──▶ gradient ──threshold──▶ edges
+//!         (5 taps,              (5 taps,            (3x3 Sobel,          (gradient > params.threshold)
+//!          horizontal)           vertical)           magnitude)
+//! ```
+//!
+//! The blur is a 5x5 Gaussian (binomial weights 1 4 6 4 1 / 16) split into a horizontal and a vertical
+//! pass, which is the same filter at 10 instead of 25 reads per pixel. Every node is an inline WGSL kernel
+//! with one invocation per pixel: a 2D dispatch `threads(params.width, params.height)` over 8x8 workgroups.
+//! The threshold is a parameter (a push constant): changing it between replays re-runs the graph with the
+//! new value and no re-bake.
+//!
+//! It then checks the GPU's result against the same pipeline computed on the CPU, writes
+//! `out/flagship.png` (the edges), `out/flagship_blurred.png` and `out/flagship_gradient.png`, and sweeps the
+//! threshold to show a parameter changing between replays.
+//!
+//! ```text
+//! cargo run --release -p examples --bin flagship [-- [INPUT.png] [--threshold T]]
+//! ```
+//!
+//! Without `INPUT.png` it uses `examples/assets/shapes.png`, built into the program (any PNG works; colour
+//! images are converted to grayscale).
+
+use std::time::Instant;
+
+use examples::{Result, max_abs_diff, median, ms, out_dir, save_gray_png};
+use graph_runtime::{Gpu, graph};
+
+// ---------------------------------------------------------------------------------------------------------
+// The graph.
+//
+// Every buffer is external (`[f32]`, bound at bake time): the caller picks the image size at run time, and
+// can read the intermediates back (the blurred image and the gradient are worth looking at). A buffer can also
+// be owned by the graph (`name: [f32; 262144]`, no role), but its length is then fixed at compile time.
+//
+// No edges are written: the macro infers them from who writes and who reads each buffer, and checks that
+// the result is acyclic and race-free. Here that gives the chain blur_x -> blur_y -> sobel -> threshold.
+// ---------------------------------------------------------------------------------------------------------
+graph! {
+    /// Gaussian blur, Sobel gradient magnitude, threshold: an edge detector over a grayscale f32 image
+    /// stored row by row, one f32 per pixel.
+    pub graph EdgeDetect {
+        // `width`/`height` size the dispatches and the indexing; `threshold` is the cut-off on the gradient.
+        params { width: u32, height: u32, threshold: f32 }
+
+        buffers {
+            image: [f32] = input,     // the picture, 0 = black .. 1 = white
+            blur_tmp: [f32] = output, // after the horizontal pass
+            blurred: [f32] = output,  // after both passes
+            gradient: [f32] = output, // Sobel gradient magnitude
+            edges: [f32] = output,    // 1 where gradient > threshold, else 0
+        }
+
+        // Horizontal pass. `image: read` makes `image` a read-only storage array in the WGSL; `blur_tmp: write`
+        // says the kernel overwrites it without reading it (the macro rejects a read of a `write` buffer).
+        //
+        // Pixels outside the image repeat the nearest border pixel (clamp to edge). The 2D dispatch is rounded
+        // up to whole 8x8 workgroups, so invocations past the right or bottom border return at once.
+        kernel blur_x(image: read, blur_tmp: write) threads(params.width, params.height) {
+            // The neighbour `dx` pixels to the right of (x, y), clamped to the row.
+            fn at(x: u32, y: u32, dx: i32) -> f32 {
+                let cx = clamp(i32(x) + dx, 0, i32(params.width) - 1);
+                return image[y * params.width + u32(cx)];
+            }
+
+            @compute @workgroup_size(8, 8)
+            fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
+                let x = gid.x;
+                let y = gid.y;
+                if (x >= params.width || y >= params.height) {
+                    return;
+                }
+                // Binomial weights 1 4 6 4 1, divided by 16; symmetric pairs summed first.
+                let sum = 0.0625 * (at(x, y, -2) + at(x, y, 2))
+                        + 0.25 * (at(x, y, -1) + at(x, y, 1))
+                        + 0.375 * at(x, y, 0);
+                blur_tmp[y * params.width + x] = sum;
+            }
+        }
+
+        // Vertical pass: the same weights down the columns. It reads what `blur_x` wrote, so it runs after it.
+        kernel blur_y(blur_tmp: read, blurred: write) threads(params.width, params.height) {
+            fn at(x: u32, y: u32, dy: i32) -> f32 {
+                let cy = clamp(i32(y) + dy, 0, i32(params.height) - 1);
+                return blur_tmp[u32(cy) * params.width + x];
+            }
+
+            @compute @workgroup_size(8, 8)
+            fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
+                let x = gid.x;
+                let y = gid.y;
+                if (x >= params.width || y >= params.height) {
+                    return;
+                }
+                let sum = 0.0625 * (at(x, y, -2) + at(x, y, 2))
+                        + 0.25 * (at(x, y, -1) + at(x, y, 1))
+                        + 0.375 * at(x, y, 0);
+                blurred[y * params.width + x] = sum;
+            }
+        }
+
+        // Sobel: horizontal and vertical derivatives from a 3x3 neighbourhood, then their length.
+        //
+        //        -1 0 +1            -1 -2 -1
+        //   gx = -2 0 +2       gy =  0  0  0
+        //        -1 0 +1            +1 +2 +1
+        kernel sobel(blurred: read, gradient: write) threads(params.width, params.height) {
+            fn at(x: u32, y: u32, dx: i32, dy: i32) -> f32 {
+                let cx = clamp(i32(x) + dx, 0, i32(params.width) - 1);
+                let cy = clamp(i32(y) + dy, 0, i32(params.height) - 1);
+                return blurred[u32(cy) * params.width + u32(cx)];
+            }
+
+            @compute @workgroup_size(8, 8)
+            fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
+                let x = gid.x;
+                let y = gid.y;
+                if (x >= params.width || y >= params.height) {
+                    return;
+                }
+                let gx = (at(x, y, 1, -1) + 2.0 * at(x, y, 1, 0) + at(x, y, 1, 1))
+                       - (at(x, y, -1, -1) + 2.0 * at(x, y, -1, 0) + at(x, y, -1, 1));
+                let gy = (at(x, y, -1, 1) + 2.0 * at(x, y, 0, 1) + at(x, y, 1, 1))
+                       - (at(x, y, -1, -1) + 2.0 * at(x, y, 0, -1) + at(x, y, 1, -1));
+                gradient[y * params.width + x] = sqrt(gx * gx + gy * gy);
+            }
+        }
+
+        // Threshold: a pixel is an edge when its gradient exceeds `params.threshold`. This is the parameter
+        // the program changes between replays.
+        kernel threshold(gradient: read, edges: write) threads(params.width, params.height) {
+            @compute @workgroup_size(8, 8)
+            fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
+                if (gid.x >= params.width || gid.y >= params.height) {
+                    return;
+                }
+                let i = gid.y * params.width + gid.x;
+                edges[i] = select(0.0, 1.0, gradient[i] > params.threshold);
+            }
+        }
+    }
+}
+
+/// The picture used without an argument, built into the program.
+const DEFAULT_INPUT: &[u8] = include_bytes!("../../assets/shapes.png");
+/// The default cut-off on the gradient magnitude (in units of brightness per pixel, times the Sobel gain).
+const DEFAULT_THRESHOLD: f32 = 0.3;
+/// Timed replays after the warm-up one.
+const REPLAYS: usize = 20;
+
+fn main() -> Result<()> {
+    let args = Args::parse()?;
+
+    // ---------------------------------------------------------------------------------- the input ---------
+    // Decode the PNG on the CPU and convert it to one f32 per pixel in 0..=1, row by row.
+    let (image, source) = match &args.input {
+        Some(path) => (
+            image::open(path).map_err(|e| format!("cannot read {path}: {e}"))?,
+            path.as_str(),
+        ),
+        None => (
+            image::load_from_memory(DEFAULT_INPUT)?,
+            "examples/assets/shapes.png (built in)",
+        ),
+    };
+    let luma = image.to_luma32f();
+    let (width, height) = luma.dimensions();
+    if width == 0 || height == 0 {
+        return Err(format!("{source} is empty ({width}x{height})").into());
+    }
+    let pixels: Vec<f32> = luma.into_raw();
+    let len = pixels.len();
+
+    // ---------------------------------------------------------------------------------- the GPU -----------
+    let gpu = Gpu::new_blocking()?;
+    println!("adapter:   {}", gpu.summary());
+    println!("image:     {source}, {width}x{height} ({len} pixels)");
+
+    // One input buffer with the picture, four zeroed ones for the graph to fill.
+    let input = gpu.buffer_from_slice(&pixels);
+    let blur_tmp = gpu.buffer_zeroed::<f32>(len);
+    let blurred = gpu.buffer_zeroed::<f32>(len);
+    let gradient = gpu.buffer_zeroed::<f32>(len);
+    let edges = gpu.buffer_zeroed::<f32>(len);
+
+    // ---------------------------------------------------------------------------------- bake --------------
+    // Creates the four pipelines (WGSL to SPIR-V, then the driver's compiler) and their bind groups: the
+    // expensive part, done once. Drivers may cache compiled shaders on disk, or finish compiling at the first
+    // dispatch, which moves some of this cost to the first replay.
+    let start = Instant::now();
+    let mut graph = EdgeDetect::bake(
+        &gpu,
+        EdgeDetectBuffers {
+            image: &input,
+            blur_tmp: &blur_tmp,
+            blurred: &blurred,
+            gradient: &gradient,
+            edges: &edges,
+        },
+    )?;
+    let bake_time = start.elapsed();
+    println!(
+        "bake:      {} ({} nodes: {:?}; parameters in {:?})",
+        ms(bake_time),
+        EdgeDetect::NODE_COUNT,
+        EdgeDetect::TOPOLOGICAL_ORDER.map(|n| n.name()),
+        graph.params_storage(),
+    );
+
+    // ---------------------------------------------------------------------------------- replay ------------
+    // The parameters the next replay pushes. Nothing is sent to the GPU here.
+    *graph.params_mut() = EdgeDetectParams {
+        width,
+        height,
+        threshold: args.threshold,
+    };
+
+    // A first replay, timed on its own: drivers often finish setting a pipeline up on its first use.
+    let start = Instant::now();
+    graph.replay()?.wait()?;
+    let first = start.elapsed();
+
+    // Timed replays, each waited for, so each time covers one whole run of the graph on the device.
+    let mut times = Vec::with_capacity(REPLAYS);
+    for _ in 0..REPLAYS {
+        let start = Instant::now();
+        graph.replay()?.wait()?;
+        times.push(start.elapsed());
+    }
+    let (fastest, slowest) = (
+        times.iter().min().copied().unwrap_or_default(),
+        times.iter().max().copied().unwrap_or_default(),
+    );
+    println!(
+        "replay:    median {} over {REPLAYS} waited replays = {:.1} Mpixel/s \
+         (min {}, max {}; first replay {})",
+        ms(median(&times)),
+        len as f64 / median(&times).as_secs_f64() / 1e6,
+        ms(fastest),
+        ms(slowest),
+        ms(first),
+    );
+
+    // ---------------------------------------------------------------------------------- check -------------
+    // Read every stage back and compare it with the CPU's version of the same pipeline.
+    let gpu_blurred = blurred.read_blocking()?;
+    let gpu_gradient = gradient.read_blocking()?;
+    let gpu_edges = edges.read_blocking()?;
+    let cpu = cpu_pipeline(&pixels, width as usize, height as usize, args.threshold);
+
+    let (d_blur, at_blur) = max_abs_diff(&gpu_blurred, &cpu.blurred)?;
+    let (d_grad, at_grad) = max_abs_diff(&gpu_gradient, &cpu.gradient)?;
+    // A pixel whose gradient lies within a rounding error of the threshold may land on either side on
+    // different hardware: those are not counted as mismatches.
+    let near = |i: usize| (cpu.gradient[i] - args.threshold).abs() <= GRADIENT_TOLERANCE;
+    let mismatched = (0..len)
+        .filter(|&i| gpu_edges[i] != cpu.edges[i] && !near(i))
+        .count();
+    let borderline = (0..len).filter(|&i| near(i)).count();
+    println!("check:     against the CPU, all {len} pixels:");
+    println!(
+        "             blurred   max |gpu - cpu| = {d_blur:.1e} (at {})",
+        xy(at_blur, width)
+    );
+    println!(
+        "             gradient  max |gpu - cpu| = {d_grad:.1e} (at {})",
+        xy(at_grad, width)
+    );
+    println!(
+        "             edges     {mismatched} pixels differ \
+         ({borderline} within {GRADIENT_TOLERANCE:.0e} of the threshold not counted)"
+    );
+    if d_blur.is_nan() || d_blur > BLUR_TOLERANCE {
+        return Err(format!(
+            "blurred image differs from the CPU by {d_blur:e} (tolerance {BLUR_TOLERANCE:e})"
+        )
+        .into());
+    }
+    if d_grad.is_nan() || d_grad > GRADIENT_TOLERANCE {
+        return Err(format!(
+            "gradient differs from the CPU by {d_grad:e} (tolerance {GRADIENT_TOLERANCE:e})"
+        )
+        .into());
+    }
+    if mismatched > 0 {
+        return Err(format!("{mismatched} edge pixels differ from the CPU").into());
+    }
+
+    // ---------------------------------------------------------------------------------- outputs -----------
+    let dir = out_dir()?;
+    let edge_count = gpu_edges.iter().filter(|&&e| e > 0.5).count();
+    let out = dir.join("flagship.png");
+    save_gray_png(&out, width, height, &gpu_edges, 0.0, 1.0)?;
+    println!(
+        "wrote:     {} (edges at threshold {}: {edge_count} pixels, {:.1}%)",
+        out.display(),
+        args.threshold,
+        100.0 * edge_count as f64 / len as f64,
+    );
+    let out = dir.join("flagship_blurred.png");
+    save_gray_png(&out, width, height, &gpu_blurred, 0.0, 1.0)?;
+    println!("wrote:     {}", out.display());
+    // The gradient is scaled so that its 99.5th percentile is white: a few very strong edges would
+    // otherwise leave everything else dark.
+    let mut sorted = gpu_gradient.clone();
+    sorted.sort_unstable_by(f32::total_cmp);
+    let bright = sorted
+        .get(sorted.len() * 995 / 1000)
+        .copied()
+        .unwrap_or(1.0);
+    let out = dir.join("flagship_gradient.png");
+    save_gray_png(&out, width, height, &gpu_gradient, 0.0, bright)?;
+    println!(
+        "wrote:     {} (white = gradient {bright:.3})",
+        out.display()
+    );
+
+    // ---------------------------------------------------------------------------------- sweep -------------
+    // The same baked graph at other thresholds: one field changes, the next replay pushes it. (The whole
+    // graph runs again; a graph holding only the threshold node would be cheaper, but this shows that
+    // nothing needs re-baking.)
+    let mut sweep = Vec::new();
+    for threshold in [0.05, 0.1, 0.2, 0.4, 0.8, 1.6] {
+        graph.params_mut().threshold = threshold;
+        graph.replay()?.wait()?;
+        let count = edges.read_blocking()?.iter().filter(|&&e| e > 0.5).count();
+        sweep.push(format!("{threshold} -> {count}"));
+    }
+    println!("sweep:     edge pixels per threshold: {}", sweep.join(", "));
+    println!("ok");
+    Ok(())
+}
+
+/// The blur is a handful of multiply-adds: the GPU may fuse some (one rounding instead of two).
+const BLUR_TOLERANCE: f32 = 1e-5;
+/// The gradient adds a square root and differences of up to 8 values.
+const GRADIENT_TOLERANCE: f32 = 1e-4;
+
+/// `i` as `(x, y)`, for printing.
+fn xy(i: usize, width: u32) -> String {
+    let w = width as usize;
+    format!("{},{}", i % w.max(1), i / w.max(1))
+}
+
+// ---------------------------------------------------------------------------------- CPU reference ---------
+
+/// Every stage of the pipeline, computed on the CPU.
+struct CpuResult {
+    blurred: Vec<f32>,
+    gradient: Vec<f32>,
+    edges: Vec<f32>,
+}
+
+/// The same pipeline as the graph, pixel for pixel and in the same order of operations.
+fn cpu_pipeline(image: &[f32], w: usize, h: usize, threshold: f32) -> CpuResult {
+    // Clamp-to-edge reads, as in the kernels.
+    let at = |buf: &[f32], x: usize, y: usize, dx: isize, dy: isize| -> f32 {
+        let cx = (x as isize + dx).clamp(0, w as isize - 1) as usize;
+        let cy = (y as isize + dy).clamp(0, h as isize - 1) as usize;
+        buf[cy * w + cx]
+    };
+    let blur = |src: &[f32], horizontal: bool| -> Vec<f32> {
+        let mut out = vec![0.0; w * h];
+        for y in 0..h {
+            for x in 0..w {
+                let tap = |d: isize| {
+                    if horizontal {
+                        at(src, x, y, d, 0)
+                    } else {
+                        at(src, x, y, 0, d)
+                    }
+                };
+                out[y * w + x] =
+                    0.0625 * (tap(-2) + tap(2)) + 0.25 * (tap(-1) + tap(1)) + 0.375 * tap(0);
+            }
+        }
+        out
+    };
+    let blurred = blur(&blur(image, true), false);
+    let mut gradient = vec![0.0; w * h];
+    for y in 0..h {
+        for x in 0..w {
+            let p = |dx, dy| at(&blurred, x, y, dx, dy);
+            let gx = (p(1, -1) + 2.0 * p(1, 0) + p(1, 1)) - (p(-1, -1) + 2.0 * p(-1, 0) + p(-1, 1));
+            let gy = (p(-1, 1) + 2.0 * p(0, 1) + p(1, 1)) - (p(-1, -1) + 2.0 * p(0, -1) + p(1, -1));
+            gradient[y * w + x] = (gx * gx + gy * gy).sqrt();
+        }
+    }
+    let edges = gradient
+        .iter()
+        .map(|&g| if g > threshold { 1.0 } else { 0.0 })
+        .collect();
+    CpuResult {
+        blurred,
+        gradient,
+        edges,
+    }
+}
+
+// ---------------------------------------------------------------------------------- arguments -------------
+
+/// `[INPUT.png] [--threshold T]`.
+struct Args {
+    input: Option<String>,
+    threshold: f32,
+}
+
+impl Args {
+    fn parse() -> Result<Args> {
+        let mut args = Args {
+            input: None,
+            threshold: DEFAULT_THRESHOLD,
+        };
+        let mut it = std::env::args().skip(1);
+        while let Some(arg) = it.next() {
+            match arg.as_str() {
+                "--threshold" | "-t" => {
+                    let value = it.next().ok_or("--threshold needs a value")?;
+                    args.threshold = value
+                        .parse()
+                        .map_err(|e| format!("--threshold {value}: {e}"))?;
+                }
+                "--help" | "-h" => {
+                    println!("usage: flagship [INPUT.png] [--threshold T]");
+                    println!(
+                        "  INPUT.png  any PNG (default: the built-in examples/assets/shapes.png)"
+                    );
+                    println!("  T          the gradient cut-off (default {DEFAULT_THRESHOLD})");
+                    std::process::exit(0);
+                }
+                other if other.starts_with('-') => {
+                    return Err(format!("unknown option {other} (try --help)").into());
+                }
+                path if args.input.is_none() => args.input = Some(path.to_string()),
+                extra => return Err(format!("unexpected argument {extra} (try --help)").into()),
+            }
+        }
+        Ok(args)
+    }
+}

@@ -1,0 +1,47 @@
+//! Runs each example program to the end: each checks its GPU results against a CPU computation and exits
+//! with an error when they differ, so a zero exit status means the example works on this machine.
+//!
+//! Under `cargo xtask test --validation` the programs inherit the validation environment, so their graphs
+//! also run under the Khronos validation layer with synchronization validation, and any finding fails them.
+
+use std::process::Command;
+
+/// Runs `exe` with `args`; fails the test with its output unless it exits successfully and prints `expect`.
+fn run(exe: &str, args: &[&str], expect: &str) {
+    let output = Command::new(exe)
+        .args(args)
+        .output()
+        .expect("the example program starts");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        output.status.success() && stdout.contains(expect),
+        "{exe} {args:?} exited with {}\n--- stdout\n{stdout}\n--- stderr\n{stderr}",
+        output.status,
+    );
+}
+
+#[test]
+fn saxpy() {
+    run(env!("CARGO_BIN_EXE_01_saxpy"), &[], "ok:");
+}
+
+#[test]
+fn flagship() {
+    run(env!("CARGO_BIN_EXE_flagship"), &[], "\nok\n");
+}
+
+#[test]
+fn flagship_rejects_a_missing_input() {
+    let output = Command::new(env!("CARGO_BIN_EXE_flagship"))
+        .arg("no/such/picture.png")
+        .output()
+        .expect("the example program starts");
+    assert!(!output.status.success());
+    assert!(String::from_utf8_lossy(&output.stderr).contains("cannot read no/such/picture.png"));
+}
+
+#[test]
+fn heat() {
+    run(env!("CARGO_BIN_EXE_03_heat"), &[], "heat_frames.png");
+}
