@@ -197,13 +197,17 @@ impl<'g> Checker<'g> {
         }
     }
 
+    /// The layout of the parameters with valid types; a repeated name (reported as a duplicate) keeps only its
+    /// first declaration, so the kernels are still checked against a valid struct.
     fn params_layout(&self) -> ParamsLayout {
         ParamsLayout::new(
             self.graph
                 .params
                 .iter()
                 .zip(&self.param_types)
-                .filter_map(|(p, t)| Some((p.name.clone(), (*t)?))),
+                .enumerate()
+                .filter(|(i, (p, _))| self.params.get(&p.name) == Some(*i))
+                .filter_map(|(_, (p, t))| Some((p.name.clone(), (*t)?))),
         )
     }
 
@@ -350,16 +354,25 @@ impl<'g> Checker<'g> {
                 continue;
             };
             let errors_before = self.diags.len();
+            // A misspelt name is suggested among the names not given yet.
+            let unbound: Vec<&str> = lib
+                .bindings
+                .iter()
+                .map(|b| b.name)
+                .filter(|name| !kernel.accesses.iter().any(|a| a.binding == *name))
+                .collect();
             for (i, access) in kernel.accesses.iter().enumerate() {
                 let loc = Loc::Access { node: n, index: i };
                 let Some(binding) = lib.bindings.iter().find(|b| b.name == access.binding) else {
-                    let mut d = unknown(
-                        loc.clone(),
+                    let all: Vec<&str> = lib.bindings.iter().map(|b| b.name).collect();
+                    let d = misspelt(
+                        loc,
                         "binding",
+                        format!("`kernels::{path}` has no binding `{}`", access.binding),
                         &access.binding,
-                        lib.bindings.iter().map(|b| b.name),
+                        &unbound,
+                        &all,
                     );
-                    d.message = format!("`kernels::{path}` has no binding `{}`", access.binding);
                     self.diags.push(d);
                     self.accesses[n][i] = None;
                     continue;
@@ -415,12 +428,24 @@ impl<'g> Checker<'g> {
                     );
                 }
             }
+            let ungiven: Vec<&str> = lib
+                .args
+                .iter()
+                .map(|a| a.name)
+                .filter(|name| !kernel.args.iter().any(|a| a.name == *name))
+                .collect();
             for (i, arg) in kernel.args.iter().enumerate() {
                 let loc = Loc::KernelArg { node: n, index: i };
                 if !lib.args.iter().any(|a| a.name == arg.name) {
-                    let mut d =
-                        unknown(loc, "argument", &arg.name, lib.args.iter().map(|a| a.name));
-                    d.message = format!("`kernels::{path}` has no argument `{}`", arg.name);
+                    let all: Vec<&str> = lib.args.iter().map(|a| a.name).collect();
+                    let d = misspelt(
+                        loc,
+                        "argument",
+                        format!("`kernels::{path}` has no argument `{}`", arg.name),
+                        &arg.name,
+                        &ungiven,
+                        &all,
+                    );
                     self.diags.push(d);
                 } else if kernel.args[..i].iter().any(|a| a.name == arg.name) {
                     self.diags.push(Diagnostic::new(
@@ -843,6 +868,9 @@ impl<'g> Checker<'g> {
             message.push_str(&format!(" ({label})"));
         }
         let mut d = Diagnostic::new(loc, message);
+        if let Some(help) = self.undeclared_name_help(n, &e.message) {
+            d = d.with_help(help);
+        }
         match (segment, file) {
             (Segment::User, Some(path)) => {
                 d = d.with_note(snippet(&composed.source[composed.user_start..], &rel, path))
@@ -851,6 +879,26 @@ impl<'g> Checker<'g> {
             _ => {}
         }
         self.diags.push(d);
+    }
+
+    /// naga's "no definition in scope" for a name the graph declares: how to bring it into the kernel.
+    fn undeclared_name_help(&self, n: usize, message: &str) -> Option<String> {
+        let name = message
+            .strip_prefix("no definition in scope for identifier: `")?
+            .strip_suffix('`')?;
+        let kernel = &self.graph.nodes[n].name;
+        if self.buffers.get(name).is_some() {
+            Some(format!(
+                "`{name}` is a buffer of the graph, but a kernel sees only the buffers it lists: add `{name}: read` \
+                 (or `write`, `read_write`) to `kernel {kernel}(..)`"
+            ))
+        } else if self.params.get(name).is_some() {
+            Some(format!(
+                "parameters are fields of `params`: write `params.{name}`"
+            ))
+        } else {
+            None
+        }
     }
 
     /// naga rejects a store to a `read` storage buffer with a message about pointers. When the kernel validates
@@ -1088,6 +1136,39 @@ impl<'g> Checker<'g> {
             _ => None,
         };
         (self.diags, checked)
+    }
+}
+
+/// An unknown library binding or argument `name`: suggests the closest of the names not given yet (a name
+/// already given is not what the user meant), else lists them all.
+fn misspelt(
+    loc: Loc,
+    what: &str,
+    message: String,
+    name: &str,
+    not_given: &[&str],
+    all: &[&str],
+) -> Diagnostic {
+    let d = Diagnostic::new(loc, message);
+    if let Some(best) = did_you_mean(name, not_given.iter().copied()) {
+        return d.with_help(format!("did you mean `{best}`?"));
+    }
+    let list = |names: &[&str]| {
+        names
+            .iter()
+            .map(|n| format!("`{n}`"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    match (all, not_given.is_empty()) {
+        ([], _) => d.with_help(format!("it takes no {what}")),
+        ([one], true) => d.with_help(format!("its only {what} is `{one}`, given already")),
+        (_, true) => d.with_help(format!("its {what}s are {}, all given already", list(all))),
+        (_, false) => d.with_help(format!(
+            "its {what}s are {}; not given yet: {}",
+            list(all),
+            list(not_given)
+        )),
     }
 }
 

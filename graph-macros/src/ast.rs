@@ -15,6 +15,7 @@
 //! ```
 
 use proc_macro2::{Span, TokenStream, TokenTree};
+use syn::ext::IdentExt;
 use syn::parse::{Parse, ParseStream};
 use syn::punctuated::Punctuated;
 use syn::{
@@ -239,14 +240,16 @@ impl Parse for Item {
         } else if look.peek(Ident) {
             let mut chain = vec![input.parse::<Ident>()?];
             if !input.peek(Token![->]) {
-                return Err(syn::Error::new(
-                    chain[0].span(),
-                    format!(
+                let word = chain[0].to_string();
+                let keywords = ["params", "buffers", "kernel", "fill", "copy", "host"];
+                let message = match graph_core::names::did_you_mean(&word, keywords) {
+                    Some(keyword) => format!("unknown item `{word}`; did you mean `{keyword}`?"),
+                    None => format!(
                         "expected an item: `params`, `buffers`, `kernel`, `fill`, `copy`, `host`, or an edge \
-                         `{} -> other;`",
-                        chain[0]
+                         `{word} -> other;`"
                     ),
-                ));
+                };
+                return Err(syn::Error::new(chain[0].span(), message));
             }
             while input.peek(Token![->]) {
                 input.parse::<Token![->]>()?;
@@ -289,7 +292,8 @@ impl Parse for BufferDecl {
         }
         let role = if input.peek(Token![=]) {
             input.parse::<Token![=]>()?;
-            let role: Ident = input.parse()?;
+            // Any word, keywords included (`= in`), so a wrong role gets the message below.
+            let role: Ident = input.call(Ident::parse_any)?;
             if !["input", "output", "inout"].contains(&role.to_string().as_str()) {
                 return Err(syn::Error::new(
                     role.span(),
@@ -316,7 +320,7 @@ impl Parse for AccessDecl {
     fn parse(input: ParseStream<'_>) -> syn::Result<Self> {
         let buffer = input.parse()?;
         input.parse::<Token![:]>()?;
-        let mode: Ident = input.parse()?;
+        let mode: Ident = input.call(Ident::parse_any)?;
         if !["read", "write", "read_write"].contains(&mode.to_string().as_str()) {
             return Err(syn::Error::new(
                 mode.span(),

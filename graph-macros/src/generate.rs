@@ -110,14 +110,16 @@ pub fn types(
          updatable between replays."
     );
 
-    // External buffers, bound by the caller.
-    let externals: Vec<TokenStream> = lowered
-        .graph
-        .buffers
+    // External buffers, bound by the caller; a repeated name (reported as a duplicate) once.
+    let buffer_list = &lowered.graph.buffers;
+    let externals: Vec<TokenStream> = buffer_list
         .iter()
         .zip(&lowered.spans.buffers)
-        .filter(|(b, _)| b.role.is_external())
-        .filter_map(|(b, span)| {
+        .enumerate()
+        .filter(|(i, (b, _))| {
+            b.role.is_external() && buffer_list[..*i].iter().all(|c| c.name != b.name)
+        })
+        .filter_map(|(_, (b, span))| {
             let elem = ValueType::parse(&b.elem).ok()?;
             let field = Ident::new(&b.name, *span);
             let ty = rust_type(elem);

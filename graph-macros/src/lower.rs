@@ -73,6 +73,8 @@ pub struct Lowered {
     pub files: Vec<String>,
     /// Errors found while lowering (an unreadable file, a bad literal).
     pub errors: Vec<syn::Error>,
+    /// Nodes whose `.wgsl` file could not be read (already an error): they are checked as empty kernels.
+    pub unread_files: Vec<usize>,
 }
 
 pub fn lower(def: &GraphDef) -> Lowered {
@@ -111,6 +113,7 @@ pub fn lower(def: &GraphDef) -> Lowered {
         buffer_types: Vec::new(),
         files: Vec::new(),
         errors: Vec::new(),
+        unread_files: Vec::new(),
     };
     for item in &def.items {
         match item {
@@ -306,6 +309,7 @@ fn lower_kernel(out: &mut Lowered, k: &KernelDecl) {
                 }
                 Err(message) => {
                     out.errors.push(syn::Error::new(path.span(), message));
+                    out.unread_files.push(out.graph.nodes.len());
                     String::new()
                 }
             };
@@ -414,6 +418,11 @@ fn read_wgsl_file(relative: &str) -> Result<(String, String), String> {
     let full = root.join(relative);
     match std::fs::read_to_string(&full) {
         Ok(text) => Ok((full.display().to_string(), text)),
+        // Not found: said in words of our own, the same on every platform.
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err(format!(
+            "WGSL file `{relative}` not found; the path is relative to the crate's directory (where its \
+             Cargo.toml is)"
+        )),
         Err(e) => Err(format!(
             "cannot read WGSL file `{relative}` ({e}); the path is relative to the crate's directory (where its \
              Cargo.toml is)"

@@ -51,18 +51,29 @@ pub fn validate(source: &str) -> Result<Reflection, WgslError> {
     })?;
     let mut validator = Validator::new(ValidationFlags::all(), Capabilities::IMMEDIATES);
     let info = validator.validate(&module).map_err(|e| {
-        let mut message = e.as_inner().to_string();
+        let mut chain = vec![e.as_inner().to_string()];
         let mut cause: Option<&dyn std::error::Error> = std::error::Error::source(e.as_inner());
         while let Some(c) = cause {
-            message.push_str(": ");
-            message.push_str(&c.to_string());
+            chain.push(c.to_string());
             cause = c.source();
         }
+        let labels: Vec<(Range<usize>, String)> = e
+            .spans()
+            .filter_map(|(span, label)| Some((span.to_range()?, label.clone())))
+            .collect();
         WgslError {
-            message,
-            labels: e
-                .spans()
-                .filter_map(|(span, label)| Some((span.to_range()?, label.clone())))
+            message: tidy_validation_message(&chain, source, &labels),
+            // A label that only names an arena handle (`naga::ir::Expression [9]`) says nothing to the user.
+            labels: labels
+                .into_iter()
+                .map(|(range, label)| {
+                    let label = if label.starts_with("naga::") {
+                        String::new()
+                    } else {
+                        label
+                    };
+                    (range, label)
+                })
                 .collect(),
             rendered: e.emit_to_string(source),
         }
@@ -101,6 +112,129 @@ pub fn validate(source: &str) -> Result<Reflection, WgslError> {
         entry_points,
         details,
     })
+}
+
+/// naga's validation errors form a chain (`Entry point main at Compute is invalid: Expression [9] is invalid:
+/// Operation Multiply can't work with [4] (of type Scalar(Scalar { kind: Uint, width: 4 })) and ..`) that names
+/// types by their Rust `Debug` form and expressions by arena handle. This keeps the links that say what is wrong
+/// (the span says where), writes types in WGSL, and writes a handle as the source text of its expression where
+/// naga labelled it.
+fn tidy_validation_message(
+    chain: &[String],
+    source: &str,
+    labels: &[(Range<usize>, String)],
+) -> String {
+    let links: Vec<String> = chain
+        .iter()
+        .filter_map(|link| {
+            let locating = (link.starts_with("Entry point ") || link.starts_with("Expression ["))
+                && link.ends_with(" is invalid");
+            if locating {
+                return None;
+            }
+            // `Function [0] 'helper' is invalid` -> "in function `helper`".
+            if let Some(rest) = link.strip_prefix("Function [")
+                && let Some(name) = rest
+                    .split_once("] '")
+                    .and_then(|(_, r)| r.strip_suffix("' is invalid"))
+            {
+                return Some(format!("in function `{name}`"));
+            }
+            Some(link.clone())
+        })
+        .collect();
+    let mut text = if links.is_empty() {
+        chain.join(": ")
+    } else {
+        links.join(": ")
+    };
+    text = wgsl_type_names(&text);
+    text = typed_handles(&text);
+    for (range, label) in labels {
+        let Some(handle) = label.strip_prefix("naga::ir::Expression ") else {
+            continue;
+        };
+        let Some(snippet) = source.get(range.clone()).map(str::trim) else {
+            continue;
+        };
+        if snippet.len() <= 40 && !snippet.contains('\n') {
+            text = text.replace(handle, &format!("`{snippet}`"));
+        }
+    }
+    text
+}
+
+/// `Scalar(Scalar { kind: Uint, width: 4 })` -> `u32`, `Vector { size: Tri, scalar: .. }` -> `vec3<..>`.
+fn wgsl_type_names(text: &str) -> String {
+    const SCALARS: [(&str, u8, &str); 10] = [
+        ("Sint", 4, "i32"),
+        ("Uint", 4, "u32"),
+        ("Float", 4, "f32"),
+        ("Float", 2, "f16"),
+        ("Float", 8, "f64"),
+        ("Sint", 8, "i64"),
+        ("Uint", 8, "u64"),
+        ("Bool", 1, "bool"),
+        ("AbstractInt", 8, "abstract-int"),
+        ("AbstractFloat", 8, "abstract-float"),
+    ];
+    let mut text = text.to_string();
+    for (kind, width, name) in SCALARS {
+        let scalar = format!("Scalar {{ kind: {kind}, width: {width} }}");
+        for (size, n) in [("Bi", 2), ("Tri", 3), ("Quad", 4)] {
+            text = text.replace(
+                &format!("Vector {{ size: {size}, scalar: {scalar} }}"),
+                &format!("vec{n}<{name}>"),
+            );
+        }
+        text = text.replace(&format!("Scalar({scalar})"), name);
+        text = text.replace(&scalar, name);
+    }
+    text
+}
+
+/// `[4] (of type u32)` -> `` `u32` ``: the handle means nothing to the user, the type does.
+fn typed_handles(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(open) = rest.find('[') {
+        let after = &rest[open + 1..];
+        let digits = after.bytes().take_while(u8::is_ascii_digit).count();
+        let Some(ty_start) = (digits > 0)
+            .then(|| after[digits..].strip_prefix("] (of type "))
+            .flatten()
+        else {
+            out.push_str(&rest[..=open]);
+            rest = after;
+            continue;
+        };
+        // The type ends at the `)` that closes `(of type`.
+        let mut depth = 0usize;
+        let close = ty_start.char_indices().find_map(|(i, c)| match c {
+            '(' | '{' | '<' => {
+                depth += 1;
+                None
+            }
+            ')' if depth == 0 => Some(i),
+            ')' | '}' | '>' => {
+                depth = depth.saturating_sub(1);
+                None
+            }
+            _ => None,
+        });
+        let Some(close) = close else {
+            out.push_str(&rest[..=open]);
+            rest = after;
+            continue;
+        };
+        out.push_str(&rest[..open]);
+        out.push('`');
+        out.push_str(&ty_start[..close]);
+        out.push('`');
+        rest = &ty_start[close + 1..];
+    }
+    out.push_str(rest);
+    out
 }
 
 #[cfg(test)]
@@ -160,5 +294,32 @@ mod tests {
         let err = validate("@compute @workgroup_size(1) fn main() { let x: u32 = 1.5; }")
             .expect_err("type error");
         assert!(!err.message.is_empty());
+    }
+
+    #[test]
+    fn writes_validation_errors_in_wgsl_words() {
+        let source = "@group(0) @binding(0) var<storage, read_write> data: array<f32>;
+            @compute @workgroup_size(64)
+            fn main(@builtin(global_invocation_id) gid: vec3<u32>) { data[gid.x] = 2u * data[gid.x]; }";
+        let err = validate(source).expect_err("type error");
+        assert_eq!(
+            err.message,
+            "Operation Multiply can't work with `u32` and `f32`"
+        );
+        assert_eq!(err.labels.len(), 1);
+        assert_eq!(&source[err.labels[0].0.clone()], "2u * data[gid.x]");
+        assert_eq!(err.labels[0].1, "");
+    }
+
+    #[test]
+    fn names_handles_by_their_source_text() {
+        let source = "@group(0) @binding(0) var<storage, read_write> data: array<f32>;
+            @compute @workgroup_size(64)
+            fn main(@builtin(global_invocation_id) gid: vec3<u32>) { data[gid.x] = 1.0 + vec2<f32>(1.0); }";
+        let err = validate(source).expect_err("type error");
+        assert_eq!(
+            err.message,
+            "The type of `1.0 + vec2<f32>(1.0)` doesn't match the type stored in `data[gid.x]`"
+        );
     }
 }

@@ -1,0 +1,15 @@
+use graph_runtime::graph;
+
+graph! {
+    graph G {
+        buffers { x: [f32] = inout }
+        kernel double(x: read_write) threads(1, 1, 1, 1) {
+            @compute @workgroup_size(64)
+            fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
+                x[gid.x] = 2.0 * x[gid.x];
+            }
+        }
+    }
+}
+
+fn main() {}

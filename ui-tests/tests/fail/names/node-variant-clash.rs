@@ -1,0 +1,14 @@
+use graph_runtime::graph;
+
+graph! {
+    graph G {
+        buffers {
+            x: [f32] = output,
+            y: [f32] = output,
+        }
+        fill zero_x(x = 0.0);
+        fill ZeroX(y = 0.0);
+    }
+}
+
+fn main() {}

@@ -1,0 +1,18 @@
+use graph_runtime::graph;
+
+graph! {
+    graph G {
+        buffers {
+            x: [f32] = inout,
+            y: [f32] = output,
+        }
+        kernel double(x: read_write, y: write) {
+            @compute @workgroup_size(64)
+            fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
+                y[gid.x] = 2.0 * x[gid.x];
+            }
+        }
+    }
+}
+
+fn main() {}
