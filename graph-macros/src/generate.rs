@@ -76,12 +76,16 @@ pub fn types(
     // Parameters: the WGSL layout, with explicit padding so the struct is `Pod` and matches byte for byte.
     let mut fields = Vec::new();
     let mut asserts = Vec::new();
+    // For `new`: the arguments, and every field's initialiser (padding zeroed).
+    let mut args = Vec::new();
+    let mut inits = Vec::new();
     let mut cursor = 0u32;
     for (pad, f) in layout.fields.iter().enumerate() {
         if f.offset > cursor {
             let pad_name = format_ident!("_pad{}", pad);
             let gap = (f.offset - cursor) as usize;
             fields.push(quote!(#[doc(hidden)] pub #pad_name: [u8; #gap]));
+            inits.push(quote!(#pad_name: [0u8; #gap]));
         }
         let span = lowered
             .graph
@@ -96,6 +100,8 @@ pub fn types(
             f.ty, f.offset
         );
         fields.push(quote!(#[doc = #doc] pub #field: #ty));
+        args.push(quote!(#field: #ty));
+        inits.push(quote!(#field));
         let offset = f.offset as usize;
         asserts.push(quote!(::core::assert!(::core::mem::offset_of!(#params, #field) == #offset);));
         cursor = f.offset + f.ty.size();
@@ -103,6 +109,7 @@ pub fn types(
     if layout.size > cursor {
         let gap = (layout.size - cursor) as usize;
         fields.push(quote!(#[doc(hidden)] pub _pad_end: [u8; #gap]));
+        inits.push(quote!(_pad_end: [0u8; #gap]));
     }
     let size = layout.size as usize;
     let params_doc = format!(
@@ -159,6 +166,14 @@ pub fn types(
         #[repr(C)]
         #[derive(::core::fmt::Debug, ::core::clone::Clone, ::core::marker::Copy, ::core::default::Default, ::core::cmp::PartialEq)]
         #vis struct #params { #(#fields,)* }
+
+        impl #params {
+            /// Every parameter in declaration order; the WGSL layout's padding is zeroed.
+            #[allow(clippy::too_many_arguments)]
+            pub const fn new(#(#args),*) -> Self {
+                Self { #(#inits),* }
+            }
+        }
 
         const _: () = {
             ::core::assert!(::core::mem::size_of::<#params>() == #size);

@@ -135,15 +135,8 @@ fn main() -> Result<()> {
     );
 
     // Everything but the source position stays the same for the whole run.
-    *heat.params_mut() = HeatStepsParams {
-        source: source_at(0),
-        width: GRID,
-        height: GRID,
-        alpha: ALPHA,
-        strength: STRENGTH,
-        radius: RADIUS,
-        ..Default::default() // the padding fields the layout needs
-    };
+    // `new` takes the parameters in declaration order and zeroes the padding the WGSL layout needs.
+    *heat.params_mut() = HeatStepsParams::new(source_at(0), GRID, GRID, ALPHA, STRENGTH, RADIUS);
 
     // Snapshots of the field at four moments, for the strip of frames.
     let snapshot_at = [REPLAYS / 4, REPLAYS / 2, 3 * REPLAYS / 4, REPLAYS];
