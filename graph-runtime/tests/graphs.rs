@@ -406,3 +406,38 @@ fn library_kernels_match_their_cpu_references() -> Result<(), Error> {
     assert_close(&read(&f), &filled, "f");
     Ok(())
 }
+
+#[test]
+fn a_device_without_push_constants_falls_back_to_a_uniform_buffer() -> Result<(), Error> {
+    use graph_runtime::{Gpu, wgpu};
+    // An application's own device, created without `IMMEDIATES`: the same graph must still run.
+    let instance = wgpu::Instance::new(wgpu::InstanceDescriptor::new_without_display_handle());
+    let adapter =
+        pollster::block_on(instance.request_adapter(&wgpu::RequestAdapterOptions::default()))
+            .expect("a GPU adapter (install mesa-vulkan-drivers for the software one)");
+    let (device, queue) =
+        pollster::block_on(adapter.request_device(&wgpu::DeviceDescriptor::default()))
+            .expect("a device");
+    let gpu = Gpu::from_wgpu(device, queue);
+    assert_eq!(gpu.max_immediate_size(), 0);
+    let mut rng = rng();
+    let n = 5000;
+    let (xs, ys) = (random_f32s(&mut rng, n), random_f32s(&mut rng, n));
+    let (x, y) = (gpu.buffer_from_slice(&xs), gpu.buffer_from_slice(&ys));
+    let out = gpu.buffer_zeroed::<f32>(n);
+    poison_f32(&out);
+    let mut g = Saxpy::bake(
+        &gpu,
+        SaxpyBuffers {
+            x: &x,
+            y: &y,
+            out: &out,
+        },
+    )?;
+    assert_eq!(g.params_storage(), ParamsStorage::Uniform);
+    let a = random_f32s(&mut rng, 1)[0];
+    *g.params_mut() = SaxpyParams::new(a, n as u32);
+    g.replay_blocking()?;
+    assert_close(&read(&out), &saxpy_cpu(a, &xs, &ys), "out");
+    Ok(())
+}
