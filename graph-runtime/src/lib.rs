@@ -64,10 +64,14 @@
 //! `LEVELS`, `DESCRIPTION`), `NameParams` (the `#[repr(C)]` parameter block), `NameBuffers<'a>` (the external
 //! buffers) and `NameNode` (the node enum).
 
+// Generated code names `::graph_runtime`; this lets the crate's own example graph use the macro too.
+extern crate self as graph_runtime;
+
 mod bake;
 mod baked;
 mod buffer;
 mod error;
+pub mod example;
 mod gpu;
 mod replay;
 mod task_graph;
