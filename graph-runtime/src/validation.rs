@@ -27,15 +27,16 @@ pub fn take_error() -> Option<crate::Error> {
     if !requested() {
         return None;
     }
-    let mut messages = MESSAGES
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner());
-    if messages.is_empty() {
-        return None;
-    }
-    let text = messages.join("\n");
-    messages.clear();
-    Some(crate::Error::Validation(text))
+    let messages = drain();
+    (!messages.is_empty()).then(|| crate::Error::Validation(messages.join("\n")))
+}
+
+fn drain() -> Vec<String> {
+    std::mem::take(
+        &mut *MESSAGES
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner()),
+    )
 }
 
 struct ValidationLogger;
@@ -65,4 +66,40 @@ impl log::Log for ValidationLogger {
     }
 
     fn flush(&self) {}
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use log::Log;
+
+    fn log(level: log::Level, text: &str) {
+        LOGGER.log(
+            &log::Record::builder()
+                .level(level)
+                .target("wgpu_hal::vulkan::instance")
+                .args(format_args!("{text}"))
+                .build(),
+        );
+    }
+
+    #[test]
+    fn keeps_validation_findings_and_drops_loader_chatter_and_the_known_false_positive() {
+        log(
+            log::Level::Error,
+            "VALIDATION [SYNC-HAZARD-WRITE-AFTER-WRITE (0x5c0ec5d6)] a hazard",
+        );
+        log(
+            log::Level::Warn,
+            "GENERAL [Loader Message (0x0)] adding layers",
+        );
+        log(
+            log::Level::Error,
+            "VALIDATION [UNASSIGNED-CoreValidation-Shader-InconsistentSpirv] Invalid source language operand: 10",
+        );
+        log(log::Level::Info, "VALIDATION below the threshold");
+        let kept = drain();
+        assert_eq!(kept.len(), 1, "{kept:?}");
+        assert!(kept[0].contains("SYNC-HAZARD-WRITE-AFTER-WRITE"));
+    }
 }
