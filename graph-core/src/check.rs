@@ -361,12 +361,15 @@ impl<'g> Checker<'g> {
                 .map(|b| b.name)
                 .filter(|name| !kernel.accesses.iter().any(|a| a.binding == *name))
                 .collect();
+            // A name suggested for a misspelling is not reported missing as well: one typo, one error.
+            let mut suggested: Vec<&str> = Vec::new();
             for (i, access) in kernel.accesses.iter().enumerate() {
                 let loc = Loc::Access { node: n, index: i };
                 let Some(binding) = lib.bindings.iter().find(|b| b.name == access.binding) else {
                     let all: Vec<&str> = lib.bindings.iter().map(|b| b.name).collect();
+                    suggested.extend(did_you_mean(&access.binding, unbound.iter().copied()));
                     let d = misspelt(
-                        loc,
+                        Loc::AccessMode { node: n, index: i },
                         "binding",
                         format!("`kernels::{path}` has no binding `{}`", access.binding),
                         &access.binding,
@@ -409,7 +412,7 @@ impl<'g> Checker<'g> {
                 }
             }
             for binding in lib.bindings {
-                if !kernel.accesses.iter().any(|a| a.binding == binding.name) {
+                if !kernel.accesses.iter().any(|a| a.binding == binding.name) && !suggested.contains(&binding.name) {
                     self.diags.push(
                         Diagnostic::new(
                             Loc::KernelSource(n),
@@ -438,6 +441,7 @@ impl<'g> Checker<'g> {
                 let loc = Loc::KernelArg { node: n, index: i };
                 if !lib.args.iter().any(|a| a.name == arg.name) {
                     let all: Vec<&str> = lib.args.iter().map(|a| a.name).collect();
+                    suggested.extend(did_you_mean(&arg.name, ungiven.iter().copied()));
                     let d = misspelt(
                         loc,
                         "argument",
@@ -455,7 +459,7 @@ impl<'g> Checker<'g> {
                 }
             }
             for arg in lib.args {
-                if !kernel.args.iter().any(|a| a.name == arg.name) {
+                if !kernel.args.iter().any(|a| a.name == arg.name) && !suggested.contains(&arg.name) {
                     self.diags.push(
                         Diagnostic::new(
                             Loc::KernelSource(n),
@@ -870,6 +874,11 @@ impl<'g> Checker<'g> {
         let mut d = Diagnostic::new(loc, message);
         if let Some(help) = self.undeclared_name_help(n, &e.message) {
             d = d.with_help(help);
+        }
+        if let (Segment::Arg(i), Some(lib)) = (&segment, self.library_kernels[n])
+            && let Some(arg) = lib.args.get(*i)
+        {
+            d = d.with_help(format!("argument `{}` of `kernels::{}` takes a `{}`", arg.name, lib.path, arg.ty));
         }
         match (segment, file) {
             (Segment::User, Some(path)) => {

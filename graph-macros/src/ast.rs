@@ -101,7 +101,6 @@ pub enum KernelBody {
     Inline {
         accesses: Vec<AccessDecl>,
         wgsl: TokenStream,
-        brace: Span,
     },
     File {
         accesses: Vec<AccessDecl>,
@@ -383,11 +382,10 @@ impl Parse for KernelDecl {
             KernelBody::File { accesses, path }
         } else if input.peek(syn::token::Brace) {
             let content;
-            let brace = braced!(content in input);
+            braced!(content in input);
             KernelBody::Inline {
                 accesses,
                 wgsl: content.parse()?,
-                brace: brace.span.join(),
             }
         } else {
             return Err(input.error(

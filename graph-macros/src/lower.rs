@@ -28,7 +28,6 @@ pub fn range_of(tokens: impl ToTokens) -> SpanRange {
 pub enum SourceSpans {
     Inline {
         text: WgslText,
-        brace: Span,
     },
     File {
         path: SpanRange,
@@ -277,11 +276,7 @@ fn lower_kernel(out: &mut Lowered, k: &KernelDecl) {
         },
     };
     let (accesses, access_spans, source, source_spans, args, arg_spans) = match &k.body {
-        KernelBody::Inline {
-            accesses,
-            wgsl,
-            brace,
-        } => {
+        KernelBody::Inline { accesses, wgsl } => {
             let (list, spans) = lower_accesses(accesses);
             let text = WgslText::from_tokens(wgsl.clone());
             let source = KernelSource::Wgsl {
@@ -292,10 +287,7 @@ fn lower_kernel(out: &mut Lowered, k: &KernelDecl) {
                 list,
                 spans,
                 source,
-                SourceSpans::Inline {
-                    text,
-                    brace: *brace,
-                },
+                SourceSpans::Inline { text },
                 Vec::new(),
                 Vec::new(),
             )

@@ -45,7 +45,8 @@ fn locate(loc: &Loc, t: &SpanTable) -> SpanRange {
             .map(|a| a.1),
         Loc::KernelArg { node, index } => t.args.get(*node).and_then(|a| a.get(*index)).copied(),
         Loc::KernelSource(n) => t.sources.get(*n).map(|s| match s {
-            SourceSpans::Inline { brace, .. } => one(*brace),
+            // The kernel's name: narrower than its whole body, and what the message names.
+            SourceSpans::Inline { .. } => node_name(*n),
             SourceSpans::File { path } | SourceSpans::Library { path } => *path,
             SourceSpans::Builtin { name } => one(*name),
         }),
