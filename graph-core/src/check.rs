@@ -412,7 +412,9 @@ impl<'g> Checker<'g> {
                 }
             }
             for binding in lib.bindings {
-                if !kernel.accesses.iter().any(|a| a.binding == binding.name) && !suggested.contains(&binding.name) {
+                if !kernel.accesses.iter().any(|a| a.binding == binding.name)
+                    && !suggested.contains(&binding.name)
+                {
                     self.diags.push(
                         Diagnostic::new(
                             Loc::KernelSource(n),
@@ -459,7 +461,8 @@ impl<'g> Checker<'g> {
                 }
             }
             for arg in lib.args {
-                if !kernel.args.iter().any(|a| a.name == arg.name) && !suggested.contains(&arg.name) {
+                if !kernel.args.iter().any(|a| a.name == arg.name) && !suggested.contains(&arg.name)
+                {
                     self.diags.push(
                         Diagnostic::new(
                             Loc::KernelSource(n),
@@ -878,7 +881,10 @@ impl<'g> Checker<'g> {
         if let (Segment::Arg(i), Some(lib)) = (&segment, self.library_kernels[n])
             && let Some(arg) = lib.args.get(*i)
         {
-            d = d.with_help(format!("argument `{}` of `kernels::{}` takes a `{}`", arg.name, lib.path, arg.ty));
+            d = d.with_help(format!(
+                "argument `{}` of `kernels::{}` takes a `{}`",
+                arg.name, lib.path, arg.ty
+            ));
         }
         match (segment, file) {
             (Segment::User, Some(path)) => {

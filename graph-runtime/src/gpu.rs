@@ -180,14 +180,13 @@ impl Gpu {
 
     /// Blocks until `submission` (or all work, with `None`) finished, then reports any device error.
     pub fn wait_for(&self, submission: Option<wgpu::SubmissionIndex>) -> Result<(), Error> {
-        self.inner
-            .device
-            .poll(wgpu::PollType::Wait {
-                submission_index: submission,
-                timeout: None,
-            })
-            .map_err(|e| Error::Wait(e.to_string()))?;
-        self.check()
+        let polled = self.inner.device.poll(wgpu::PollType::Wait {
+            submission_index: submission,
+            timeout: None,
+        });
+        // A failed wait usually has a cause the device reported (lost, out of memory): that one first.
+        self.check()?;
+        polled.map(|_| ()).map_err(|e| Error::Wait(e.to_string()))
     }
 }
 

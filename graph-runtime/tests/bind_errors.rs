@@ -159,3 +159,53 @@ fn write_with_the_wrong_length_is_an_error() {
         })
     ));
 }
+
+#[test]
+fn a_graph_owned_buffer_over_the_device_limit_is_an_error_at_bake() {
+    graph! {
+        graph TooBig {
+            buffers { y: [f32] = output, scratch: [f32; 2000000000] }
+            kernel fill_scratch(scratch: write) {
+                @compute @workgroup_size(64)
+                fn main(@builtin(global_invocation_id) gid: vec3<u32>) { if (gid.x < arrayLength(&scratch)) { scratch[gid.x] = 1.0; } }
+            }
+            kernel k(scratch: read, y: write) {
+                @compute @workgroup_size(64)
+                fn main(@builtin(global_invocation_id) gid: vec3<u32>) { if (gid.x < arrayLength(&y)) { y[gid.x] = scratch[gid.x]; } }
+            }
+        }
+    }
+    let gpu = gpu();
+    let y = gpu.buffer_zeroed::<f32>(4);
+    let result = TooBig::bake(&gpu, TooBigBuffers { y: &y });
+    assert!(
+        matches!(result, Err(Error::Bake { .. } | Error::OutOfMemory(_))),
+        "{result:?}"
+    );
+    // The device is still usable afterwards.
+    let x = gpu.buffer_zeroed::<f32>(256);
+    Check::bake(&gpu, CheckBuffers { x: &x, y: &y })
+        .expect("bake")
+        .replay_blocking()
+        .expect("replay");
+}
+
+#[test]
+fn a_lost_device_is_an_error_not_a_panic() {
+    let gpu = gpu();
+    let x = gpu.buffer_zeroed::<f32>(256);
+    let y = gpu.buffer_zeroed::<f32>(16);
+    let mut g = Check::bake(&gpu, CheckBuffers { x: &x, y: &y }).expect("bake");
+    // `destroy` is the one loss a test can cause; wgpu reports it through the failed submission rather than
+    // the device-lost callback, so any of these errors is right; a panic or a hang is not.
+    gpu.device().destroy();
+    let outcome = g.replay().and_then(|s| s.wait());
+    assert!(
+        matches!(
+            outcome,
+            Err(Error::DeviceLost(_) | Error::Gpu(_) | Error::Wait(_))
+        ),
+        "{outcome:?}"
+    );
+    assert!(y.read_blocking().is_err());
+}
