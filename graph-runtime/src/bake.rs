@@ -151,6 +151,7 @@ pub(crate) fn build_plan(
     let mut layouts: HashMap<Vec<AccessMode>, (wgpu::BindGroupLayout, wgpu::PipelineLayout)> =
         HashMap::new();
     let mut node_steps: Vec<Option<Step>> = Vec::with_capacity(desc.nodes.len());
+    let mut dispatch_count = 0;
     let uniform_group = uniform.map(|(layout, buffer)| {
         device.create_bind_group(&wgpu::BindGroupDescriptor {
             label: Some("graph params"),
@@ -247,11 +248,13 @@ pub(crate) fn build_plan(
                     DispatchDesc::Threads(f) => DispatchSize::Threads(f, k.workgroup_size),
                     DispatchDesc::Workgroups(f) => DispatchSize::Workgroups(f),
                 };
+                dispatch_count += 1;
                 Some(Step::Dispatch {
                     node: node.name,
                     pipeline,
                     bind_group,
                     size,
+                    slot: dispatch_count - 1,
                 })
             }
             OpDesc::Copy { src, dst } => {
@@ -302,5 +305,6 @@ pub(crate) fn build_plan(
         partitions,
         uniform_group,
         max_workgroups: device.limits().max_compute_workgroups_per_dimension,
+        dispatch_count,
     })
 }

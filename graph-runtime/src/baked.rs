@@ -6,7 +6,7 @@ use graph_core::ir::ParamsStorage;
 
 use crate::bake::{BoundBuffers, bind_buffers, build_plan, params_storage};
 use crate::buffer::AnyBuffer;
-use crate::replay::{Partition, Plan, Step, encode_partition};
+use crate::replay::{Partition, Plan, encode_partition, resolve_dispatches};
 use crate::task_graph::TaskGraph;
 use crate::{Error, Gpu};
 
@@ -55,6 +55,8 @@ pub struct Baked<G: TaskGraph> {
     bound: BoundBuffers,
     plan: Plan,
     host_tasks: Vec<Option<HostTask>>,
+    /// Workgroup counts of each dispatch for the current replay, rewritten in place (no allocation).
+    workgroups: Vec<[u32; 3]>,
     _graph: PhantomData<G>,
 }
 
@@ -133,6 +135,7 @@ impl<G: TaskGraph> Baked<G> {
             storage,
             uniform,
             bound,
+            workgroups: vec![[0; 3]; plan.dispatch_count],
             plan,
             host_tasks,
             _graph: PhantomData,
@@ -181,7 +184,14 @@ impl<G: TaskGraph> Baked<G> {
         let desc = G::DESCRIPTION;
         let params = bytemuck::bytes_of(&self.params);
         let immediates = self.storage == ParamsStorage::Immediates;
-        self.check_dispatch_limits(params)?;
+        resolve_dispatches(&self.plan, params, &self.bound.lens, &mut self.workgroups).map_err(
+            |(node, workgroups)| Error::DispatchTooLarge {
+                graph: desc.name,
+                node,
+                workgroups,
+                limit: self.plan.max_workgroups,
+            },
+        )?;
         if let Some((_, buffer)) = &self.uniform {
             self.gpu.queue().write_buffer(buffer, 0, params);
         }
@@ -202,7 +212,7 @@ impl<G: TaskGraph> Baked<G> {
                         &self.bound.buffers,
                         params,
                         immediates,
-                        &self.bound.lens,
+                        &self.workgroups,
                     );
                     last = Some(self.gpu.queue().submit([encoder.finish()]));
                 }
@@ -232,30 +242,6 @@ impl<G: TaskGraph> Baked<G> {
     /// [`Baked::replay`], then waits for it.
     pub fn replay_blocking(&mut self) -> Result<(), Error> {
         self.replay()?.wait()
-    }
-
-    /// Every dispatch fits the device before anything is encoded, so a bad size fails the replay whole.
-    fn check_dispatch_limits(&self, params: &[u8]) -> Result<(), Error> {
-        let limit = self.plan.max_workgroups;
-        for partition in &self.plan.partitions {
-            let Partition::Gpu(steps) = partition else {
-                continue;
-            };
-            for step in steps {
-                if let Step::Dispatch { node, size, .. } = step {
-                    let w = size.workgroups(params, &self.bound.lens);
-                    if w.iter().any(|&d| d > limit) {
-                        return Err(Error::DispatchTooLarge {
-                            graph: G::DESCRIPTION.name,
-                            node,
-                            workgroups: w,
-                            limit,
-                        });
-                    }
-                }
-            }
-        }
-        Ok(())
     }
 }
 

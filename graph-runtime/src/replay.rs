@@ -20,6 +20,8 @@ pub(crate) enum Step {
         pipeline: usize,
         bind_group: wgpu::BindGroup,
         size: DispatchSize,
+        /// Where this dispatch's workgroup counts for the current replay are kept.
+        slot: usize,
     },
     Copy {
         src: usize,
@@ -44,6 +46,8 @@ pub(crate) struct Plan {
     /// The parameters' bind group (group 1) in uniform-buffer mode.
     pub uniform_group: Option<wgpu::BindGroup>,
     pub max_workgroups: u32,
+    /// Number of dispatch steps (and of workgroup-count slots).
+    pub dispatch_count: usize,
 }
 
 impl DispatchSize {
@@ -63,8 +67,36 @@ impl DispatchSize {
     }
 }
 
+/// Workgroup counts of every dispatch for these parameters, into `workgroups` (by slot), each checked against
+/// the device limit before anything is encoded, so a bad size fails the replay whole.
+pub(crate) fn resolve_dispatches(
+    plan: &Plan,
+    params: &[u8],
+    lens: &[u32],
+    workgroups: &mut [[u32; 3]],
+) -> Result<(), (&'static str, [u32; 3])> {
+    for partition in &plan.partitions {
+        let Partition::Gpu(steps) = partition else {
+            continue;
+        };
+        for step in steps {
+            if let Step::Dispatch {
+                node, size, slot, ..
+            } = step
+            {
+                let w = size.workgroups(params, lens);
+                if w.iter().any(|&d| d > plan.max_workgroups) {
+                    return Err((node, w));
+                }
+                workgroups[*slot] = w;
+            }
+        }
+    }
+    Ok(())
+}
+
 /// Encodes one GPU partition: consecutive dispatches share one compute pass; copies sit between passes.
-/// `immediates` is the parameter block when it goes in push constants.
+/// `immediates`: whether `params` goes in push constants. A pipeline is set only when it changes.
 pub(crate) fn encode_partition(
     encoder: &mut wgpu::CommandEncoder,
     plan: &Plan,
@@ -72,7 +104,7 @@ pub(crate) fn encode_partition(
     buffers: &[wgpu::Buffer],
     params: &[u8],
     immediates: bool,
-    lens: &[u32],
+    workgroups: &[[u32; 3]],
 ) {
     let mut i = 0;
     while i < steps.len() {
@@ -89,16 +121,20 @@ pub(crate) fn encode_partition(
                 if let Some(group) = &plan.uniform_group {
                     pass.set_bind_group(1, group, &[]);
                 }
+                let mut current = None;
                 while let Some(Step::Dispatch {
                     pipeline,
                     bind_group,
-                    size,
+                    slot,
                     ..
                 }) = steps.get(i)
                 {
-                    let [x, y, z] = size.workgroups(params, lens);
+                    let [x, y, z] = workgroups[*slot];
                     if x > 0 && y > 0 && z > 0 {
-                        pass.set_pipeline(&plan.pipelines[*pipeline]);
+                        if current != Some(*pipeline) {
+                            pass.set_pipeline(&plan.pipelines[*pipeline]);
+                            current = Some(*pipeline);
+                        }
                         pass.set_bind_group(0, bind_group, &[]);
                         if immediates && !params.is_empty() {
                             pass.set_immediates(0, params);
