@@ -50,6 +50,9 @@ pub struct CheckedKernel {
     pub dispatch: CheckedDispatch,
     /// Each invocation touches only its own element (library metadata).
     pub pointwise: bool,
+    /// The kernel indexes elements as `gid.x + gid.y * num_workgroups.x * workgroup_size.x` (library kernels),
+    /// so a one-dimensional dispatch past the per-dimension limit may be folded into two dimensions.
+    pub foldable: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -152,9 +155,11 @@ impl<'g> Checker<'g> {
     /// Buffers and parameters become WGSL names: not a WGSL keyword or reserved word, and no buffer called
     /// `params` (the parameter block's name).
     fn check_wgsl_names(&mut self) {
+        // WGSL also forbids names starting with `__`, which the generated Rust keeps for its padding fields.
         let reserved = |name: &str| {
             naga::keywords::wgsl::RESERVED.contains(&name)
                 || name == crate::layout::WGSL_PARAMS_STRUCT
+                || name.starts_with("__")
         };
         for (i, b) in self.graph.buffers.iter().enumerate() {
             if reserved(&b.name) || b.name == "params" {
@@ -280,6 +285,17 @@ impl<'g> Checker<'g> {
                 self.diags.push(Diagnostic::new(
                     Loc::Buffer(i),
                     format!("buffer `{}` has length 0", b.name),
+                ));
+            }
+            // Lengths travel as u32 element counts, the most a storage binding can index.
+            if b.len.is_some_and(|n| n > u64::from(u32::MAX)) {
+                self.diags.push(Diagnostic::new(
+                    Loc::BufferType(i),
+                    format!(
+                        "buffer `{}` is longer than {} elements, the most a kernel can index",
+                        b.name,
+                        u32::MAX
+                    ),
                 ));
             }
         }
@@ -794,6 +810,23 @@ impl<'g> Checker<'g> {
                 };
                 let entry_index = self.choose_entry_point(n, &reflection.entry_points, kernel.entry.as_deref())?;
                 let detail = &reflection.details[entry_index];
+                if self.check_kernel_resources(n, &composed, &reflection, &names) {
+                    return None;
+                }
+                if detail.workgroup_size_overridden {
+                    self.diags.push(
+                        Diagnostic::new(
+                            Loc::Node(n),
+                            format!(
+                                "kernel `{}` takes its workgroup size from `override` constants, which the graph \
+                                 needs to know at compile time to size its dispatches",
+                                self.graph.nodes[n].name
+                            ),
+                        )
+                        .with_help("write the sizes as literals or `const`s: `@workgroup_size(64)`"),
+                    );
+                    return None;
+                }
                 if library.is_none() {
                     self.check_binding_uses(n, &bindings, detail);
                 }
@@ -823,9 +856,47 @@ impl<'g> Checker<'g> {
                     workgroup_size: detail.workgroup_size,
                     dispatch,
                     pointwise: library.is_some_and(|l| l.pointwise),
+                    foldable: library.is_some(),
                 })
             })
             .collect()
+    }
+
+    /// The graph provides every resource a kernel sees: its listed buffers and `params`. A kernel that
+    /// declares its own `@group @binding` variable would bind something the graph knows nothing about.
+    /// Returns whether one was found.
+    fn check_kernel_resources(
+        &mut self,
+        n: usize,
+        composed: &Composed,
+        reflection: &wgsl::Reflection,
+        generated: &[&str],
+    ) -> bool {
+        let mut found = false;
+        for (name, range) in &reflection.resources {
+            if generated.contains(&name.as_str()) || name == "params" {
+                continue;
+            }
+            found = true;
+            let loc = match range.as_ref().map(|r| composed.locate(r)) {
+                Some((Segment::User, rel)) => Loc::Wgsl {
+                    node: n,
+                    range: rel,
+                },
+                _ => Loc::Node(n),
+            };
+            self.diags.push(
+                Diagnostic::new(
+                    loc,
+                    format!("kernel `{}` declares its own resource `{name}`", self.graph.nodes[n].name),
+                )
+                .with_help(
+                    "declare buffers in the graph's `buffers { .. }` and list them in the kernel's access list; \
+                     the macro declares them for the kernel",
+                ),
+            );
+        }
+        found
     }
 
     /// `params.x` names a declared parameter. Returns whether an unknown one was found.

@@ -86,6 +86,9 @@ pub struct KernelDesc {
     /// Binding `i` of group 0 is `bindings[i]`.
     pub bindings: &'static [AccessDesc],
     pub dispatch: DispatchDesc,
+    /// A one-dimensional dispatch past the device limit may be folded into two dimensions (the kernel
+    /// indexes as `gid.x + gid.y * num_workgroups.x * workgroup_size.x`).
+    pub foldable: bool,
 }
 
 #[derive(Debug, Clone, Copy)]

@@ -26,7 +26,9 @@ pub struct LibraryKernel {
     pub summary: &'static str,
     pub bindings: &'static [LibraryBinding],
     pub args: &'static [LibraryArg],
-    /// WGSL with one `@compute` entry point; the bindings and argument functions are declared for it.
+    /// WGSL with one `@compute` entry point of workgroup size 64; the bindings and argument functions are
+    /// declared for it. It computes its element index as `gid.x + gid.y * num_workgroups.x * 64`, so the
+    /// runtime may fold a long one-dimensional dispatch into two dimensions.
     pub source: &'static str,
     /// Each invocation reads and writes only its own element (a candidate for fusion).
     pub pointwise: bool,

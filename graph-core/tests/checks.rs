@@ -1393,3 +1393,38 @@ fn wgsl_reserved_words_cannot_name_buffers_or_parameters() {
         "{list:#?}"
     );
 }
+
+#[test]
+fn a_kernel_declaring_its_own_resource_is_refused_at_the_declaration() {
+    let text = "@group(0) @binding(7) var<storage, read_write> extra: array<f32>;\n\
+                @compute @workgroup_size(64)\n\
+                fn main(@builtin(global_invocation_id) gid: vec3<u32>) { y[gid.x] = x[gid.x] + extra[gid.x]; }\n";
+    let d = single_error(scale_graph(text));
+    let Loc::Wgsl { node: 0, range } = &d.loc else {
+        panic!("expected a WGSL location: {d:#?}")
+    };
+    assert!(text[range.clone()].contains("extra"), "{d:#?}");
+    assert_message(&d, &["declares its own resource `extra`"]);
+}
+
+#[test]
+fn a_workgroup_size_from_overrides_is_refused() {
+    let text = "override WG: u32 = 64;\n\
+                @compute @workgroup_size(WG)\n\
+                fn main(@builtin(global_invocation_id) gid: vec3<u32>) { y[gid.x] = x[gid.x]; }\n";
+    let d = single_error(scale_graph(text));
+    assert_eq!(d.loc, Loc::Node(0));
+    assert_message(&d, &["`override` constants"]);
+}
+
+#[test]
+fn lengths_past_u32_and_double_underscore_names_are_refused() {
+    let g = graph(
+        vec![param("__pad0", "f32")],
+        vec![buffer("big", "f32", Some(1 << 33), Role::Input)],
+        vec![],
+    );
+    let list = errors(g);
+    let locs: Vec<&Loc> = list.iter().map(|d| &d.loc).collect();
+    assert_eq!(locs, vec![&Loc::Param(0), &Loc::BufferType(0)], "{list:#?}");
+}

@@ -16,6 +16,7 @@
 
 use proc_macro2::{Span, TokenStream, TokenTree};
 use syn::ext::IdentExt;
+use syn::parse::discouraged::Speculative;
 use syn::parse::{Parse, ParseStream};
 use syn::punctuated::Punctuated;
 use syn::{
@@ -53,8 +54,11 @@ pub enum Item {
     Params {
         keyword: Span,
         fields: Vec<ParamDecl>,
+        /// Errors of the declarations that did not parse.
+        errors: Vec<syn::Error>,
     },
-    Buffers(Vec<BufferDecl>),
+    /// The declarations that parsed, and the errors of those that did not.
+    Buffers(Vec<BufferDecl>, Vec<syn::Error>),
     Kernel(KernelDecl),
     Copy {
         name: Ident,
@@ -122,18 +126,24 @@ impl Parse for GraphDef {
     fn parse(input: ParseStream<'_>) -> syn::Result<Self> {
         let attrs = input.call(Attribute::parse_outer)?;
         let mut docs = Vec::new();
+        let mut errors = Vec::new();
         let (mut explicit_edges, mut uniform_params) = (false, false);
         for attr in attrs {
             if attr.path().is_ident("doc") {
                 docs.push(attr);
             } else if attr.path().is_ident("explicit_edges") {
-                attr.meta.require_path_only()?;
-                explicit_edges = true;
+                match attr.meta.require_path_only() {
+                    Ok(_) => explicit_edges = true,
+                    Err(e) => errors.push(e),
+                }
             } else if attr.path().is_ident("uniform_params") {
-                attr.meta.require_path_only()?;
-                uniform_params = true;
+                match attr.meta.require_path_only() {
+                    Ok(_) => uniform_params = true,
+                    Err(e) => errors.push(e),
+                }
             } else {
-                return Err(syn::Error::new_spanned(
+                // Reported beside the rest, so the graph's items are still checked and stubbed.
+                errors.push(syn::Error::new_spanned(
                     attr.path(),
                     "unknown graph attribute; the graph attributes are `#[explicit_edges]` (no edge inference: \
                      order conflicting accesses with `a -> b;`) and `#[uniform_params]` (parameters in a \
@@ -147,10 +157,32 @@ impl Parse for GraphDef {
         let content;
         braced!(content in input);
         let mut items = Vec::new();
-        let mut errors = Vec::new();
         while !content.is_empty() {
-            match content.parse::<Item>() {
-                Ok(item) => items.push(item),
+            // Doc comments on items are welcome and dropped; other attributes mean nothing here.
+            match content.call(Attribute::parse_outer) {
+                Ok(attrs) => {
+                    errors.extend(attrs.iter().filter(|a| !a.path().is_ident("doc")).map(|a| {
+                        syn::Error::new_spanned(
+                            a,
+                            "graph items take no attributes other than doc comments",
+                        )
+                    }))
+                }
+                Err(e) => errors.push(e),
+            }
+            // Each item is parsed on a fork: on error, recovery restarts from the item's first token.
+            let fork = content.fork();
+            match fork.parse::<Item>() {
+                Ok(mut item) => {
+                    content.advance_to(&fork);
+                    match &mut item {
+                        Item::Params { errors: inner, .. } | Item::Buffers(_, inner) => {
+                            errors.append(inner)
+                        }
+                        _ => {}
+                    }
+                    items.push(item);
+                }
                 Err(e) => {
                     errors.push(e);
                     skip_item(&content);
@@ -173,11 +205,55 @@ impl Parse for GraphDef {
     }
 }
 
-/// Skips to just after the next `;` or braced group, so one bad item does not hide the errors of the rest.
+/// Comma-separated declarations, each parsed on its own: a bad one is reported and skipped (to its comma),
+/// and the rest are kept, so one typo in `buffers { .. }` does not make every buffer unknown.
+fn parse_entries<T: Parse>(content: ParseStream<'_>) -> (Vec<T>, Vec<syn::Error>) {
+    let (mut entries, mut errors) = (Vec::new(), Vec::new());
+    while !content.is_empty() {
+        let fork = content.fork();
+        let parsed = fork.parse::<T>().and_then(|entry| {
+            if !fork.is_empty() {
+                fork.parse::<Token![,]>()?;
+            }
+            Ok(entry)
+        });
+        match parsed {
+            Ok(entry) => {
+                content.advance_to(&fork);
+                entries.push(entry);
+            }
+            Err(e) => {
+                errors.push(e);
+                let _ = content.step(|cursor| {
+                    let mut rest = *cursor;
+                    while let Some((tt, next)) = rest.token_tree() {
+                        rest = next;
+                        if matches!(tt, TokenTree::Punct(p) if p.as_char() == ',') {
+                            break;
+                        }
+                    }
+                    Ok(((), rest))
+                });
+            }
+        }
+    }
+    (entries, errors)
+}
+
+/// The words that start an item: recovery stops before one, so a bad item does not swallow the next.
+const ITEM_KEYWORDS: [&str; 6] = ["params", "buffers", "kernel", "fill", "copy", "host"];
+
+/// Skips a bad item from its first token to just after its `;` or braced group, or to just before the next
+/// item keyword, so one mistake does not hide the errors of the rest (nor cause new ones).
 fn skip_item(input: ParseStream<'_>) {
     let _ = input.step(|cursor| {
         let mut rest = *cursor;
+        let mut first = true;
         while let Some((tt, next)) = rest.token_tree() {
+            if !first && matches!(&tt, TokenTree::Ident(i) if ITEM_KEYWORDS.contains(&i.to_string().as_str())) {
+                break;
+            }
+            first = false;
             rest = next;
             match tt {
                 TokenTree::Punct(p) if p.as_char() == ';' => break,
@@ -196,17 +272,18 @@ impl Parse for Item {
             let keyword = input.parse::<kw::params>()?.span;
             let content;
             braced!(content in input);
-            let fields = Punctuated::<ParamDecl, Token![,]>::parse_terminated(&content)?;
+            let (fields, errors) = parse_entries(&content);
             Ok(Item::Params {
                 keyword,
-                fields: fields.into_iter().collect(),
+                fields,
+                errors,
             })
         } else if look.peek(kw::buffers) {
             input.parse::<kw::buffers>()?;
             let content;
             braced!(content in input);
-            let list = Punctuated::<BufferDecl, Token![,]>::parse_terminated(&content)?;
-            Ok(Item::Buffers(list.into_iter().collect()))
+            let (list, errors) = parse_entries(&content);
+            Ok(Item::Buffers(list, errors))
         } else if look.peek(kw::kernel) {
             input.parse::<kw::kernel>()?;
             input.parse().map(Item::Kernel)
@@ -266,10 +343,13 @@ impl Parse for ParamDecl {
     fn parse(input: ParseStream<'_>) -> syn::Result<Self> {
         let name = input.parse()?;
         input.parse::<Token![:]>()?;
-        Ok(ParamDecl {
-            name,
-            ty: input.parse()?,
-        })
+        let ty = input.parse().map_err(|e: syn::Error| {
+            syn::Error::new(
+                e.span(),
+                "expected the parameter's type: `f32`, `i32`, `u32`, `vec2<f32>`, `vec4<u32>`..",
+            )
+        })?;
+        Ok(ParamDecl { name, ty })
     }
 }
 
@@ -279,7 +359,12 @@ impl Parse for BufferDecl {
         input.parse::<Token![:]>()?;
         let content;
         bracketed!(content in input);
-        let elem = content.parse()?;
+        let elem = content.parse().map_err(|e: syn::Error| {
+            syn::Error::new(
+                e.span(),
+                "expected the element type: `[f32]`, `[u32; 64]`, `[vec4<f32>]`..",
+            )
+        })?;
         let len = if content.peek(Token![;]) {
             content.parse::<Token![;]>()?;
             Some(content.parse()?)
@@ -291,18 +376,9 @@ impl Parse for BufferDecl {
         }
         let role = if input.peek(Token![=]) {
             input.parse::<Token![=]>()?;
-            // Any word, keywords included (`= in`), so a wrong role gets the message below.
-            let role: Ident = input.call(Ident::parse_any)?;
-            if !["input", "output", "inout"].contains(&role.to_string().as_str()) {
-                return Err(syn::Error::new(
-                    role.span(),
-                    format!(
-                        "unknown buffer role `{role}`; write `= input`, `= output` or `= inout` for a buffer the \
-                         caller binds, or nothing for a buffer the graph owns"
-                    ),
-                ));
-            }
-            Some(role)
+            // Any word, keywords included (`= in`): lowering reports a wrong one and keeps the buffer, so its
+            // users do not see it as unknown.
+            Some(input.call(Ident::parse_any)?)
         } else {
             None
         };

@@ -49,6 +49,15 @@ pub fn variant_name(node: &str, span: Span) -> Ident {
     Ident::new(&out, span)
 }
 
+/// A Rust identifier for a graph name, raw where the name is a Rust keyword (`r#loop`).
+pub fn rust_ident(name: &str, span: Span) -> Ident {
+    if syn::parse_str::<Ident>(name).is_ok() {
+        Ident::new(name, span)
+    } else {
+        Ident::new_raw(name, span)
+    }
+}
+
 fn private() -> TokenStream {
     quote!(::graph_runtime::__private)
 }
@@ -82,7 +91,7 @@ pub fn types(
     let mut cursor = 0u32;
     for (pad, f) in layout.fields.iter().enumerate() {
         if f.offset > cursor {
-            let pad_name = format_ident!("_pad{}", pad);
+            let pad_name = format_ident!("__pad{}", pad);
             let gap = (f.offset - cursor) as usize;
             fields.push(quote!(#[doc(hidden)] pub #pad_name: [u8; #gap]));
             inits.push(quote!(#pad_name: [0u8; #gap]));
@@ -93,7 +102,7 @@ pub fn types(
             .iter()
             .position(|q| q.name == f.name)
             .map_or_else(Span::call_site, |i| lowered.spans.params[i]);
-        let field = Ident::new(&f.name, span);
+        let field = rust_ident(&f.name, span);
         let ty = rust_type(f.ty);
         let doc = format!(
             "WGSL `{}` at byte {} of the parameter block.",
@@ -108,13 +117,14 @@ pub fn types(
     }
     if layout.size > cursor {
         let gap = (layout.size - cursor) as usize;
-        fields.push(quote!(#[doc(hidden)] pub _pad_end: [u8; #gap]));
-        inits.push(quote!(_pad_end: [0u8; #gap]));
+        fields.push(quote!(#[doc(hidden)] pub __pad_end: [u8; #gap]));
+        inits.push(quote!(__pad_end: [0u8; #gap]));
     }
     let size = layout.size as usize;
     let params_doc = format!(
-        "Parameters of [`{name_text}`]: the WGSL `params` block ({size} bytes), passed as push constants and \
-         updatable between replays."
+        "Parameters of [`{name_text}`]: the WGSL `params` block ({size} bytes), passed as push constants (or in \
+         a uniform buffer) and updatable between replays. The hidden `__pad` fields are the WGSL layout's \
+         padding: use `new` or `..Default::default()`."
     );
 
     // External buffers, bound by the caller; a repeated name (reported as a duplicate) once.
@@ -128,7 +138,7 @@ pub fn types(
         })
         .filter_map(|(_, (b, span))| {
             let elem = ValueType::parse(&b.elem).ok()?;
-            let field = Ident::new(&b.name, *span);
+            let field = rust_ident(&b.name, *span);
             let ty = rust_type(elem);
             let doc = format!(
                 "`{}`: {} of `{elem}`{}.",
@@ -322,6 +332,7 @@ pub fn description(
                     };
                     let (decls, source, entry) = (&k.declarations, &k.source, &k.entry);
                     let [x, y, z] = k.workgroup_size;
+                    let foldable = k.foldable;
                     quote!(#p::desc::OpDesc::Kernel(#p::desc::KernelDesc {
                         declarations: #decls,
                         args: &[#(#args),*],
@@ -330,6 +341,7 @@ pub fn description(
                         workgroup_size: [#x, #y, #z],
                         bindings: &[#(#bindings),*],
                         dispatch: #dispatch,
+                        foldable: #foldable,
                     }))
                 }
                 CheckedNode::Copy { src, dst } => {
@@ -376,7 +388,7 @@ pub fn description(
         .iter()
         .enumerate()
         .filter(|(_, b)| b.role.is_external())
-        .map(|(i, b)| (u(i), Ident::new(&b.name, lowered.spans.buffers[i])))
+        .map(|(i, b)| (u(i), rust_ident(&b.name, lowered.spans.buffers[i])))
         .collect();
     let (ext_index, ext_field): (Vec<u32>, Vec<Ident>) = externals.into_iter().unzip();
 
@@ -461,7 +473,7 @@ fn dispatch_fn(
         .enumerate()
         .filter(|(_, b)| mentioned(&b.name))
         .map(|(i, b)| {
-            let ident = Ident::new(&b.name, Span::call_site());
+            let ident = rust_ident(&b.name, Span::call_site());
             quote!(let #ident = #p::Len(__lens[#i]);)
         });
     let dims: Vec<Ident> = (0..exprs.len())

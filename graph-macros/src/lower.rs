@@ -9,6 +9,7 @@ use graph_core::ir::{
 };
 use proc_macro2::{Span, TokenStream};
 use quote::ToTokens;
+use syn::ext::IdentExt;
 use syn::{Expr, Ident};
 
 use crate::ast::{AccessDecl, GraphDef, Item, KernelBody, KernelDecl};
@@ -79,7 +80,7 @@ pub struct Lowered {
 pub fn lower(def: &GraphDef) -> Lowered {
     let mut out = Lowered {
         graph: Graph {
-            name: def.name.to_string(),
+            name: name_of(&def.name),
             edge_mode: if def.explicit_edges {
                 EdgeMode::ExplicitOnly
             } else {
@@ -116,11 +117,13 @@ pub fn lower(def: &GraphDef) -> Lowered {
     };
     for item in &def.items {
         match item {
-            Item::Params { keyword, fields } => {
+            Item::Params {
+                keyword, fields, ..
+            } => {
                 out.spans.params_block = *keyword;
                 for f in fields {
                     out.graph.params.push(Param {
-                        name: f.name.to_string(),
+                        name: name_of(&f.name),
                         ty: type_text(&f.ty),
                     });
                     out.spans.params.push(f.name.span());
@@ -128,7 +131,7 @@ pub fn lower(def: &GraphDef) -> Lowered {
                     out.param_types.push(f.ty.clone());
                 }
             }
-            Item::Buffers(list) => {
+            Item::Buffers(list, _) => {
                 for b in list {
                     let len = match &b.len {
                         Some(lit) => match lit.base10_parse::<u64>() {
@@ -141,13 +144,24 @@ pub fn lower(def: &GraphDef) -> Lowered {
                         None => None,
                     };
                     let role = match b.role.as_ref().map(Ident::to_string).as_deref() {
+                        None => Role::Owned,
                         Some("input") => Role::Input,
                         Some("output") => Role::Output,
                         Some("inout") => Role::InOut,
-                        _ => Role::Owned,
+                        Some(other) => {
+                            out.errors.push(syn::Error::new(
+                                b.role.as_ref().map_or_else(Span::call_site, Ident::span),
+                                format!(
+                                    "unknown buffer role `{other}`; write `= input`, `= output` or `= inout` for a \
+                                     buffer the caller binds, or nothing for a buffer the graph owns"
+                                ),
+                            ));
+                            // Bound by the caller and both read and written: no follow-on error either way.
+                            Role::InOut
+                        }
                     };
                     out.graph.buffers.push(Buffer {
-                        name: b.name.to_string(),
+                        name: name_of(&b.name),
                         elem: type_text(&b.elem),
                         len,
                         role,
@@ -160,8 +174,8 @@ pub fn lower(def: &GraphDef) -> Lowered {
             Item::Kernel(k) => lower_kernel(&mut out, k),
             Item::Copy { name, src, dst } => {
                 let kind = NodeKind::Copy {
-                    src: src.to_string(),
-                    dst: dst.to_string(),
+                    src: name_of(src),
+                    dst: name_of(dst),
                 };
                 let spans = vec![
                     (range_of(src), range_of(src)),
@@ -180,7 +194,7 @@ pub fn lower(def: &GraphDef) -> Lowered {
                 let kernel = Kernel {
                     accesses: vec![Access {
                         binding: "output".into(),
-                        buffer: dst.to_string(),
+                        buffer: name_of(dst),
                         mode: AccessMode::Write,
                     }],
                     source: KernelSource::Library("fill".into()),
@@ -214,8 +228,8 @@ pub fn lower(def: &GraphDef) -> Lowered {
             Item::Edges(chain) => {
                 for pair in chain.windows(2) {
                     out.graph.edges.push(ExplicitEdge {
-                        from: pair[0].to_string(),
-                        to: pair[1].to_string(),
+                        from: name_of(&pair[0]),
+                        to: name_of(&pair[1]),
                     });
                     out.spans.edges.push((pair[0].span(), pair[1].span()));
                 }
@@ -233,7 +247,7 @@ fn push_node(
     source: SourceSpans,
 ) {
     out.graph.nodes.push(Node {
-        name: name.to_string(),
+        name: name_of(name),
         kind,
     });
     out.spans.nodes.push(name.span());
@@ -249,8 +263,8 @@ fn lower_accesses(accesses: &[AccessDecl]) -> (Vec<Access>, Vec<(SpanRange, Span
     let list = accesses
         .iter()
         .map(|a| Access {
-            binding: a.buffer.to_string(),
-            buffer: a.buffer.to_string(),
+            binding: name_of(&a.buffer),
+            buffer: name_of(&a.buffer),
             mode: match a.mode.to_string().as_str() {
                 "read" => AccessMode::Read,
                 "write" => AccessMode::Write,
@@ -339,8 +353,8 @@ fn lower_kernel(out: &mut Lowered, k: &KernelDecl) {
                 match buffer {
                     Some(buffer) if is_binding || lib.is_some() => {
                         accesses.push(Access {
-                            binding: name.to_string(),
-                            buffer: buffer.to_string(),
+                            binding: name_of(name),
+                            buffer: name_of(&buffer),
                             mode: AccessMode::Read,
                         });
                         access_spans.push((range_of(&buffer), (name.span(), buffer.span())));
@@ -348,7 +362,7 @@ fn lower_kernel(out: &mut Lowered, k: &KernelDecl) {
                     _ if lib.is_none() => {}
                     _ => {
                         args.push(KernelArg {
-                            name: name.to_string(),
+                            name: name_of(name),
                             wgsl: WgslText::from_tokens(value.to_token_stream()).text,
                         });
                         arg_spans.push((name.span(), range_of(value).1));
@@ -396,6 +410,12 @@ impl<'a> FromIterator<&'a Ident> for TokenStreamOf {
         }
         TokenStreamOf(ts)
     }
+}
+
+/// A name as the graph knows it: `r#loop` is `loop` (WGSL has no raw identifiers; the checks refuse the
+/// names WGSL reserves).
+fn name_of(ident: &Ident) -> String {
+    ident.unraw().to_string()
 }
 
 fn type_text(ty: &syn::Type) -> String {

@@ -79,7 +79,11 @@ pub(crate) fn bind_buffers(
             return Err(Error::BufferUsage {
                 graph,
                 buffer: b.name,
-                missing: format!("{missing:?}"),
+                missing: missing
+                    .iter_names()
+                    .map(|(name, _)| name)
+                    .collect::<Vec<_>>()
+                    .join(" | "),
             });
         }
         if !any.gpu().device().eq(gpu.device()) {
@@ -91,7 +95,25 @@ pub(crate) fn bind_buffers(
         buffers.push(any.wgpu().clone());
         lens.push(any.len());
     }
+    check_aliasing(desc, &buffers)?;
     Ok(BoundBuffers { buffers, lens })
+}
+
+/// Two external buffers may share memory only when the graph only reads both.
+fn check_aliasing(desc: &'static GraphDesc, buffers: &[wgpu::Buffer]) -> Result<(), Error> {
+    for (i, a) in desc.buffers.iter().enumerate() {
+        for (j, b) in desc.buffers.iter().enumerate().skip(i + 1) {
+            let written = a.role != Role::Input || b.role != Role::Input;
+            if a.role.is_external() && b.role.is_external() && written && buffers[i] == buffers[j] {
+                return Err(Error::AliasedBuffers {
+                    graph: desc.name,
+                    first: a.name,
+                    second: b.name,
+                });
+            }
+        }
+    }
+    Ok(())
 }
 
 /// The usages the graph needs of buffer `index`: storage for kernels, copy source/destination for copies and
@@ -152,6 +174,7 @@ pub(crate) fn build_plan(
         HashMap::new();
     let mut node_steps: Vec<Option<Step>> = Vec::with_capacity(desc.nodes.len());
     let mut dispatch_count = 0;
+    let max_workgroups = device.limits().max_compute_workgroups_per_dimension;
     let uniform_group = uniform.map(|(layout, buffer)| {
         device.create_bind_group(&wgpu::BindGroupDescriptor {
             label: Some("graph params"),
@@ -240,11 +263,14 @@ pub(crate) fn build_plan(
                     entries: &entries,
                 });
                 let size = match k.dispatch {
-                    DispatchDesc::BufferLen(b) => DispatchSize::Fixed([
-                        bound.lens[b as usize].div_ceil(k.workgroup_size[0].max(1)),
-                        1,
-                        1,
-                    ]),
+                    DispatchDesc::BufferLen(b) => DispatchSize::Fixed(element_dispatch(
+                        desc,
+                        node.name,
+                        bound.lens[b as usize],
+                        k.workgroup_size[0],
+                        k.foldable,
+                        max_workgroups,
+                    )?),
                     DispatchDesc::Threads(f) => DispatchSize::Threads(f, k.workgroup_size),
                     DispatchDesc::Workgroups(f) => DispatchSize::Workgroups(f),
                 };
@@ -288,11 +314,18 @@ pub(crate) fn build_plan(
         .partitions
         .iter()
         .map(|p| match p {
+            // Within a level, dispatches first and copies after, so a level's kernels share one compute pass.
             PartitionDesc::Gpu { levels } => Partition::Gpu(
                 levels
                     .iter()
-                    .flat_map(|l| l.iter())
-                    .filter_map(|&n| node_steps[n as usize].take())
+                    .flat_map(|level| {
+                        let mut steps: Vec<Step> = level
+                            .iter()
+                            .filter_map(|&n| node_steps[n as usize].take())
+                            .collect();
+                        steps.sort_by_key(|s| matches!(s, Step::Copy { .. }));
+                        steps
+                    })
                     .collect(),
             ),
             PartitionDesc::Host { nodes } => {
@@ -304,7 +337,34 @@ pub(crate) fn build_plan(
         pipelines,
         partitions,
         uniform_group,
-        max_workgroups: device.limits().max_compute_workgroups_per_dimension,
+        max_workgroups,
         dispatch_count,
+    })
+}
+
+/// The workgroups for one invocation per element, decided at bake. Past the per-dimension limit, a kernel that
+/// indexes by `num_workgroups` is folded into two dimensions; any other is an error now rather than at every
+/// replay.
+fn element_dispatch(
+    desc: &GraphDesc,
+    node: &'static str,
+    elements: u32,
+    workgroup_width: u32,
+    foldable: bool,
+    limit: u32,
+) -> Result<[u32; 3], Error> {
+    let groups = elements.div_ceil(workgroup_width.max(1));
+    if groups <= limit {
+        return Ok([groups, 1, 1]);
+    }
+    let folded = [limit, groups.div_ceil(limit), 1];
+    if foldable && folded[1] <= limit {
+        return Ok(folded);
+    }
+    Err(Error::DispatchTooLarge {
+        graph: desc.name,
+        node,
+        workgroups: [groups, 1, 1],
+        limit,
     })
 }

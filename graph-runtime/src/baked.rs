@@ -2,49 +2,15 @@
 
 use std::marker::PhantomData;
 
+use graph_core::desc::OpDesc;
 use graph_core::ir::ParamsStorage;
 
 use crate::bake::{BoundBuffers, bind_buffers, build_plan, params_storage};
 use crate::buffer::AnyBuffer;
+use crate::host::{HostContext, HostTask};
 use crate::replay::{Partition, Plan, encode_partition, resolve_dispatches};
 use crate::task_graph::TaskGraph;
 use crate::{Error, Gpu};
-
-/// A host task: runs on the CPU between GPU partitions, with access to the graph's buffers.
-pub type HostTask = Box<dyn FnMut(&HostContext<'_>) -> Result<(), Error> + Send>;
-
-/// What a host task sees: the graph's buffers, readable and writable by declaration index.
-#[derive(Debug)]
-pub struct HostContext<'a> {
-    gpu: &'a Gpu,
-    buffers: &'a [wgpu::Buffer],
-    desc: &'static graph_core::desc::GraphDesc,
-}
-
-impl HostContext<'_> {
-    /// Reads buffer `name` (which the host task must declare) back to the host.
-    pub fn read<T: crate::Element>(&self, name: &str) -> Result<Vec<T>, Error> {
-        let index = self.index(name)?;
-        let b = &self.desc.buffers[index];
-        if b.elem != T::TYPE {
-            return Err(Error::BufferType {
-                graph: self.desc.name,
-                buffer: b.name,
-                expected: b.elem.wgsl(),
-                actual: T::TYPE.wgsl(),
-            });
-        }
-        crate::Buffer::<T>::from_wgpu(self.gpu, self.buffers[index].clone()).read_blocking()
-    }
-
-    fn index(&self, name: &str) -> Result<usize, Error> {
-        self.desc
-            .buffers
-            .iter()
-            .position(|b| b.name == name)
-            .ok_or_else(|| Error::NotANode(name.to_string()))
-    }
-}
 
 /// A graph baked onto a device: replay it as often as needed.
 pub struct Baked<G: TaskGraph> {
@@ -57,6 +23,8 @@ pub struct Baked<G: TaskGraph> {
     host_tasks: Vec<Option<HostTask>>,
     /// Workgroup counts of each dispatch for the current replay, rewritten in place (no allocation).
     workgroups: Vec<[u32; 3]>,
+    /// The parameter bytes last written to the uniform buffer (fallback only): rewritten only on change.
+    uniform_written: Vec<u8>,
     _graph: PhantomData<G>,
 }
 
@@ -136,6 +104,7 @@ impl<G: TaskGraph> Baked<G> {
             uniform,
             bound,
             workgroups: vec![[0; 3]; plan.dispatch_count],
+            uniform_written: Vec::with_capacity(desc.params.size as usize),
             plan,
             host_tasks,
             _graph: PhantomData,
@@ -192,19 +161,28 @@ impl<G: TaskGraph> Baked<G> {
                 limit: self.plan.max_workgroups,
             },
         )?;
-        if let Some((_, buffer)) = &self.uniform {
+        // Every host task has its closure before any work is submitted: a replay fails whole or not at all.
+        if let Some(missing) = self.missing_host_task() {
+            return Err(Error::HostTaskMissing {
+                graph: desc.name,
+                node: desc.nodes[missing].name,
+            });
+        }
+        if let Some((_, buffer)) = &self.uniform
+            && self.uniform_written.as_slice() != params
+        {
             self.gpu.queue().write_buffer(buffer, 0, params);
+            self.uniform_written.clear();
+            self.uniform_written.extend_from_slice(params);
         }
         let mut last = None;
         for partition in &self.plan.partitions {
             match partition {
                 Partition::Gpu(steps) => {
-                    let mut encoder =
-                        self.gpu
-                            .device()
-                            .create_command_encoder(&wgpu::CommandEncoderDescriptor {
-                                label: Some(desc.name),
-                            });
+                    let mut encoder = self
+                        .gpu
+                        .device()
+                        .create_command_encoder(&Default::default());
                     encode_partition(
                         &mut encoder,
                         &self.plan,
@@ -219,16 +197,20 @@ impl<G: TaskGraph> Baked<G> {
                 Partition::Host(nodes) => {
                     self.gpu.wait_for(last.take())?;
                     for &n in nodes {
+                        let OpDesc::Host { accesses } = desc.nodes[n].op else {
+                            continue;
+                        };
                         let context = HostContext {
                             gpu: &self.gpu,
                             buffers: &self.bound.buffers,
+                            lens: &self.bound.lens,
                             desc,
-                        };
-                        let task = self.host_tasks[n].as_mut().ok_or(Error::HostTaskMissing {
-                            graph: desc.name,
                             node: desc.nodes[n].name,
-                        })?;
-                        task(&context)?;
+                            accesses,
+                        };
+                        if let Some(task) = self.host_tasks[n].as_mut() {
+                            task(&context)?;
+                        }
                     }
                 }
             }
@@ -236,6 +218,16 @@ impl<G: TaskGraph> Baked<G> {
         Ok(Submission {
             gpu: self.gpu.clone(),
             index: last,
+        })
+    }
+
+    fn missing_host_task(&self) -> Option<usize> {
+        self.plan.partitions.iter().find_map(|p| match p {
+            Partition::Host(nodes) => nodes
+                .iter()
+                .copied()
+                .find(|&n| self.host_tasks[n].is_none()),
+            Partition::Gpu(_) => None,
         })
     }
 

@@ -153,7 +153,7 @@ impl<T: Element> Buffer<T> {
     }
 
     /// Reads the contents back once all work submitted before has finished.
-    pub fn read(&self) -> impl Future<Output = Result<Vec<T>, Error>> + use<T> {
+    pub fn read(&self) -> ReadFuture<T> {
         let gpu = self.raw.gpu.clone();
         let size = (self.len() * size_of::<T>()) as u64;
         let staging = gpu.device().create_buffer(&wgpu::BufferDescriptor {
@@ -166,7 +166,7 @@ impl<T: Element> Buffer<T> {
         if size > 0 {
             encoder.copy_buffer_to_buffer(&self.raw.buffer, 0, &staging, 0, size);
         }
-        gpu.queue().submit([encoder.finish()]);
+        let submission = gpu.queue().submit([encoder.finish()]);
         let state: Arc<Mutex<MapState>> = Arc::default();
         let callback_state = state.clone();
         staging.map_async(wgpu::MapMode::Read, .., move |result| {
@@ -181,27 +181,35 @@ impl<T: Element> Buffer<T> {
             staging,
             len: self.len(),
             state,
+            submission: Some(submission),
             _elem: PhantomData,
         }
     }
 
-    /// [`Buffer::read`], waiting for it.
+    /// [`Buffer::read`], blocking on the device (rather than spinning) until the copy finished.
     pub fn read_blocking(&self) -> Result<Vec<T>, Error> {
-        pollster::block_on(self.read())
+        let mut read = self.read();
+        let submission = read.submission.take();
+        self.raw.gpu.wait_for(submission)?;
+        pollster::block_on(read)
     }
 }
 
-#[derive(Default)]
+#[derive(Debug, Default)]
 struct MapState {
     result: Option<Result<(), String>>,
     waker: Option<std::task::Waker>,
 }
 
-struct ReadFuture<T> {
+/// The future of [`Buffer::read`]. On native backends it drives the device itself, without blocking.
+#[derive(Debug)]
+pub struct ReadFuture<T> {
     gpu: Gpu,
     staging: wgpu::Buffer,
     len: usize,
     state: Arc<Mutex<MapState>>,
+    /// The copy's submission, for a blocking wait on it.
+    submission: Option<wgpu::SubmissionIndex>,
     _elem: PhantomData<T>,
 }
 

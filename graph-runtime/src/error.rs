@@ -48,6 +48,16 @@ pub enum Error {
         buffer: &'static str,
     },
 
+    #[error(
+        "graph `{graph}`: buffers `{first}` and `{second}` are bound to one wgpu buffer, and the graph writes \
+         one of them; the graph's ordering assumes distinct names are distinct memory"
+    )]
+    AliasedBuffers {
+        graph: &'static str,
+        first: &'static str,
+        second: &'static str,
+    },
+
     #[error("graph `{graph}`: baking failed: {reason}")]
     Bake { graph: &'static str, reason: String },
 
@@ -72,6 +82,17 @@ pub enum Error {
 
     #[error("`{0}` is not a node of this graph")]
     NotANode(String),
+
+    #[error(
+        "graph `{graph}`: host task `{node}` may not {used} `{buffer}`: declare it in the task's list, as in \
+         `host {node}({buffer}: read_write);`"
+    )]
+    HostAccess {
+        graph: &'static str,
+        node: &'static str,
+        buffer: String,
+        used: &'static str,
+    },
 
     #[error("{what}: expected {expected} elements, got {actual}")]
     LengthMismatch {

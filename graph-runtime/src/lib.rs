@@ -73,11 +73,12 @@ mod buffer;
 mod error;
 pub mod example;
 mod gpu;
+mod host;
 mod replay;
 mod task_graph;
 mod validation;
 
-pub use baked::{Baked, HostContext, HostTask, Submission};
+pub use baked::{Baked, Submission};
 pub use buffer::{AnyBuffer, Buffer, Element, Len};
 pub use error::Error;
 pub use gpu::{ADAPTER_ENV, Gpu};
@@ -85,6 +86,7 @@ pub use graph_core::desc;
 pub use graph_core::ir::ParamsStorage;
 pub use graph_core::types::{Scalar, ValueType};
 pub use graph_macros::graph;
+pub use host::{HostContext, HostTask};
 pub use task_graph::TaskGraph;
 pub use wgpu;
 

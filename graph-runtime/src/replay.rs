@@ -131,14 +131,16 @@ pub(crate) fn encode_partition(
                 {
                     let [x, y, z] = workgroups[*slot];
                     if x > 0 && y > 0 && z > 0 {
+                        // Push constants are set with the pipeline: wgpu keeps them across dispatches and
+                        // clears them only when the pipeline layout changes, which needs a pipeline change.
                         if current != Some(*pipeline) {
                             pass.set_pipeline(&plan.pipelines[*pipeline]);
+                            if immediates && !params.is_empty() {
+                                pass.set_immediates(0, params);
+                            }
                             current = Some(*pipeline);
                         }
                         pass.set_bind_group(0, bind_group, &[]);
-                        if immediates && !params.is_empty() {
-                            pass.set_immediates(0, params);
-                        }
                         pass.dispatch_workgroups(x, y, z);
                     }
                     i += 1;

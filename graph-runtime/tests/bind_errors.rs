@@ -209,3 +209,58 @@ fn a_lost_device_is_an_error_not_a_panic() {
     );
     assert!(y.read_blocking().is_err());
 }
+
+#[test]
+fn one_wgpu_buffer_bound_to_two_graph_buffers_is_an_error_when_written() {
+    graph! {
+        graph Pair {
+            buffers { a: [f32] = input, b: [f32] = output }
+            kernel k(a: read, b: write) {
+                @compute @workgroup_size(64)
+                fn main(@builtin(global_invocation_id) gid: vec3<u32>) { if (gid.x < arrayLength(&b)) { b[gid.x] = a[gid.x]; } }
+            }
+        }
+    }
+    let gpu = gpu();
+    let shared = gpu.buffer_zeroed::<f32>(64);
+    let result = Pair::bake(
+        &gpu,
+        PairBuffers {
+            a: &shared,
+            b: &shared,
+        },
+    );
+    assert!(
+        matches!(
+            result,
+            Err(Error::AliasedBuffers {
+                first: "a",
+                second: "b",
+                ..
+            })
+        ),
+        "{result:?}"
+    );
+}
+
+#[test]
+fn an_inline_kernel_sized_past_the_device_limit_fails_at_bake() {
+    graph! {
+        graph Wide {
+            buffers { y: [f32] = output }
+            kernel k(y: write) {
+                @compute @workgroup_size(1)
+                fn main(@builtin(global_invocation_id) gid: vec3<u32>) { if (gid.x < arrayLength(&y)) { y[gid.x] = 1.0; } }
+            }
+        }
+    }
+    let gpu = gpu();
+    // One invocation per element with a workgroup of 1: more workgroups than one dimension allows, and an
+    // inline kernel's indexing is its own, so it cannot be folded.
+    let y = gpu.buffer_zeroed::<f32>(70_000);
+    let result = Wide::bake(&gpu, WideBuffers { y: &y });
+    assert!(
+        matches!(result, Err(Error::DispatchTooLarge { node: "k", .. })),
+        "{result:?}"
+    );
+}

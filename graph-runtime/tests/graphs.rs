@@ -441,3 +441,81 @@ fn a_device_without_push_constants_falls_back_to_a_uniform_buffer() -> Result<()
     assert_close(&read(&out), &saxpy_cpu(a, &xs, &ys), "out");
     Ok(())
 }
+
+graph! {
+    /// A host task that reads one buffer and writes another between two GPU partitions.
+    graph HostWrites {
+        params { k: f32 }
+        buffers { a: [f32] = input, mid: [f32; 512], out: [f32; 512] = output }
+        kernel square(a: read, mid: write) {
+            @compute @workgroup_size(64)
+            fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
+                if (gid.x < arrayLength(&mid)) { mid[gid.x] = a[gid.x] * a[gid.x]; }
+            }
+        }
+        host reverse(mid: read_write);
+        kernel finish(mid: read, out: write) {
+            @compute @workgroup_size(64)
+            fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
+                if (gid.x < arrayLength(&out)) { out[gid.x] = mid[gid.x] + params.k; }
+            }
+        }
+    }
+}
+
+#[test]
+fn a_host_task_writes_what_the_next_partition_reads() -> Result<(), Error> {
+    let gpu = gpu();
+    let mut rng = rng();
+    let xs = random_f32s(&mut rng, 512);
+    let a = gpu.buffer_from_slice(&xs);
+    let out = gpu.buffer_zeroed::<f32>(512);
+    poison_f32(&out);
+    let mut g = HostWrites::bake(&gpu, HostWritesBuffers { a: &a, out: &out })?;
+    g.params_mut().k = 0.5;
+    g.on_host(HostWritesNode::Reverse, |ctx| {
+        let mut mid: Vec<f32> = ctx.read("mid")?;
+        mid.reverse();
+        ctx.write("mid", &mid)?;
+        // The task declared only `mid`: anything else is refused, by name.
+        assert!(matches!(
+            ctx.read::<f32>("out"),
+            Err(Error::HostAccess { .. })
+        ));
+        assert!(matches!(
+            ctx.write("mid", &[0.0f32; 3]),
+            Err(Error::LengthMismatch { .. })
+        ));
+        Ok(())
+    })?;
+    g.replay_blocking()?;
+    let expected: Vec<f32> = xs.iter().rev().map(|v| v * v + 0.5).collect();
+    assert_close(&read(&out), &expected, "out");
+    Ok(())
+}
+
+#[test]
+fn library_kernels_fold_dispatches_past_the_per_dimension_limit() -> Result<(), Error> {
+    graph! {
+        graph Long {
+            params { v: f32 }
+            buffers { y: [f32] = output }
+            fill set(y = params.v);
+        }
+    }
+    let gpu = gpu();
+    // 65535 workgroups of 64 cover 4,194,240 elements; go past that.
+    let n = 65_535 * 64 + 1000;
+    let y = gpu.buffer_zeroed::<f32>(n);
+    poison_f32(&y);
+    let mut g = Long::bake(&gpu, LongBuffers { y: &y })?;
+    g.params_mut().v = 3.25;
+    g.replay_blocking()?;
+    let got = read(&y);
+    assert!(
+        got.iter().all(|&v| v == 3.25),
+        "first wrong element at {:?}",
+        got.iter().position(|&v| v != 3.25)
+    );
+    Ok(())
+}

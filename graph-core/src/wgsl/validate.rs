@@ -22,11 +22,15 @@ pub struct Reflection {
     /// For each entry point: its workgroup size, and for each binding of group 0 (by binding index) whether
     /// it reads and whether it writes it.
     pub details: Vec<EntryPointDetail>,
+    /// Every resource variable (`@group @binding`) in the module: name and byte range of its declaration.
+    pub resources: Vec<(String, Option<Range<usize>>)>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct EntryPointDetail {
     pub workgroup_size: [u32; 3],
+    /// The workgroup size comes from `override` constants, so it is not known until pipeline creation.
+    pub workgroup_size_overridden: bool,
     pub binding_uses: Vec<(u32, BindingUse)>,
 }
 
@@ -105,12 +109,25 @@ pub fn validate(source: &str) -> Result<Reflection, WgslError> {
         entry_points.push(ep.name.clone());
         details.push(EntryPointDetail {
             workgroup_size: ep.workgroup_size,
+            workgroup_size_overridden: ep
+                .workgroup_size_overrides
+                .is_some_and(|o| o.iter().any(Option::is_some)),
             binding_uses,
         });
     }
+    let resources = module
+        .global_variables
+        .iter()
+        .filter(|(_, var)| var.binding.is_some())
+        .map(|(handle, var)| {
+            let range = module.global_variables.get_span(handle).to_range();
+            (var.name.clone().unwrap_or_default(), range)
+        })
+        .collect();
     Ok(Reflection {
         entry_points,
         details,
+        resources,
     })
 }
 

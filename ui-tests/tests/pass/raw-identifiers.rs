@@ -1,0 +1,20 @@
+use graph_runtime::graph;
+
+// A Rust keyword can name a node through a raw identifier; the node enum gets `Loop`.
+graph! {
+    graph G {
+        buffers { y: [f32] = output }
+        kernel r#loop(y: write) {
+            @compute @workgroup_size(64)
+            fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
+                if (gid.x < arrayLength(&y)) { y[gid.x] = 1.0; }
+            }
+        }
+    }
+}
+
+const _: () = assert!(matches!(GNode::ALL, [GNode::Loop]));
+
+fn main() {
+    assert_eq!(GNode::Loop.name(), "loop");
+}
