@@ -53,8 +53,9 @@ impl Submission {
         self.gpu.wait_for(self.index)
     }
 
-    /// The wgpu submission of the replay's last partition (`None` if it had no GPU work), for waiting on
-    /// it together with other work through [`Gpu::wait_for`].
+    /// The wgpu submission of the replay's last GPU partition, for waiting on it together with other work
+    /// through [`Gpu::wait_for`]. `None` when the replay ended with host tasks (everything before them has
+    /// finished) or had no GPU work; waiting on `None` waits for all work on the device.
     pub fn into_index(self) -> Option<wgpu::SubmissionIndex> {
         self.index
     }

@@ -88,7 +88,9 @@ impl Gpu {
     }
 
     /// Uses a device and queue the application already has. Parameters go in push constants if the device
-    /// was created with `Features::IMMEDIATES`, else in a uniform buffer.
+    /// was created with `Features::IMMEDIATES`, else in a uniform buffer. The runtime installs its own
+    /// uncaptured-error handler and device-lost callback on the device, replacing any the application set, so
+    /// that those errors come back as [`Error`]s from waits and replays.
     pub fn from_wgpu(device: wgpu::Device, queue: wgpu::Queue) -> Gpu {
         Gpu::wrap(device, queue, None)
     }

@@ -5,7 +5,7 @@
 //! `.wgsl` file, or from the [`kernels`] library), copies, fills and host tasks, with the buffers and the
 //! parameters they use. The macro infers the edges from buffer access, rejects cycles, races, unknown names
 //! and invalid WGSL with compile errors at the right tokens, and generates a typed API. At run time the graph
-//! is [baked](Baked::new) once onto a [`Gpu`] and [replayed](Baked::replay) with one submission per replay,
+//! is [baked](Baked::new) once onto a [`Gpu`] and [replayed](Baked::replay) with one submission per replay (per GPU partition, when host tasks split it),
 //! parameters passed as push constants.
 //!
 //! ```
@@ -55,8 +55,9 @@
 //!   Without `threads`/`workgroups`, one invocation runs per element of the first written buffer. Sizes are
 //!   Rust `u32` expressions over `params.x` and `buf.len()`.
 //! - `kernel name = kernels::path(binding: buffer, arg: value, ..);`: a library kernel.
-//! - `fill name(buf = value);`, `copy name(src -> dst);`, `host name(buf: read, ..);` (a closure given with
-//!   [`Baked::on_host`]), and explicit edges `a -> b -> c;`.
+//! - `fill name(buf = value);`, `copy name(src -> dst);`, `host name(buf: read | write | read_write, ..);` (a
+//!   closure given with [`Baked::on_host`], which reads and writes the buffers it declared through its
+//!   [`HostContext`] between GPU partitions), and explicit edges `a -> b -> c;`.
 //! - `#[explicit_edges]` turns inference off: conflicting accesses must be ordered by edges, or it is a
 //!   compile error (a data race).
 //!

@@ -1,4 +1,4 @@
-//! Replay: the baked plan encoded in schedule order, one command buffer per GPU partition, one submission.
+//! Replay: the baked plan encoded in schedule order, one command buffer per GPU partition, one submission each.
 //! Nothing here allocates or looks anything up by name.
 
 use graph_core::desc::DispatchFn;
