@@ -113,10 +113,6 @@ impl Diagnostics {
         self.list.push(diagnostic);
     }
 
-    pub fn error(&mut self, loc: Loc, message: impl Into<String>) {
-        self.push(Diagnostic::new(loc, message));
-    }
-
     pub fn is_empty(&self) -> bool {
         self.list.is_empty()
     }

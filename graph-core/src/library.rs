@@ -51,15 +51,3 @@ impl Library {
         self.kernels.iter().map(|k| k.path)
     }
 }
-
-impl AccessMode {
-    /// Whether a buffer bound with `self` may stand where a binding expects `expected`.
-    pub const fn satisfies(self, expected: AccessMode) -> bool {
-        matches!(
-            (self, expected),
-            (AccessMode::Read, AccessMode::Read)
-                | (AccessMode::Write, AccessMode::Write)
-                | (AccessMode::ReadWrite, _)
-        )
-    }
-}

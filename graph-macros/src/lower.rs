@@ -66,9 +66,6 @@ pub struct Lowered {
     pub spans: SpanTable,
     /// Per node: the `threads(..)`/`workgroups(..)` expressions, when given.
     pub dispatch_exprs: Vec<Vec<Expr>>,
-    /// Per param: its Rust type (spanned), per buffer: its element type.
-    pub param_types: Vec<syn::Type>,
-    pub buffer_types: Vec<syn::Type>,
     /// Paths of `.wgsl` files read, so the generated code re-runs the macro when they change.
     pub files: Vec<String>,
     /// Errors found while lowering (an unreadable file, a bad literal).
@@ -109,8 +106,6 @@ pub fn lower(def: &GraphDef) -> Lowered {
             edges: Vec::new(),
         },
         dispatch_exprs: Vec::new(),
-        param_types: Vec::new(),
-        buffer_types: Vec::new(),
         files: Vec::new(),
         errors: Vec::new(),
         unread_files: Vec::new(),
@@ -128,7 +123,6 @@ pub fn lower(def: &GraphDef) -> Lowered {
                     });
                     out.spans.params.push(f.name.span());
                     out.spans.param_types.push(range_of(&f.ty));
-                    out.param_types.push(f.ty.clone());
                 }
             }
             Item::Buffers(list, _) => {
@@ -168,7 +162,6 @@ pub fn lower(def: &GraphDef) -> Lowered {
                     });
                     out.spans.buffers.push(b.name.span());
                     out.spans.buffer_types.push(range_of(&b.elem));
-                    out.buffer_types.push(b.elem.clone());
                 }
             }
             Item::Kernel(k) => lower_kernel(&mut out, k),
