@@ -113,6 +113,9 @@ struct Checker<'g> {
     /// The library kernel of each library node, once found and bound without error.
     library_kernels: Vec<Option<&'static LibraryKernel>>,
     explicit: Vec<(usize, usize, usize)>,
+    /// Names refused for WGSL: kernels using them are not validated (naga would only repeat the error).
+    badly_named_buffers: Vec<usize>,
+    badly_named_params: bool,
 }
 
 impl<'g> Checker<'g> {
@@ -149,6 +152,8 @@ impl<'g> Checker<'g> {
             accesses: Vec::new(),
             library_kernels: vec![None; graph.nodes.len()],
             explicit: Vec::new(),
+            badly_named_buffers: Vec::new(),
+            badly_named_params: false,
         }
     }
 
@@ -163,6 +168,7 @@ impl<'g> Checker<'g> {
         };
         for (i, b) in self.graph.buffers.iter().enumerate() {
             if reserved(&b.name) || b.name == "params" {
+                self.badly_named_buffers.push(i);
                 self.diags.push(
                     Diagnostic::new(Loc::Buffer(i), format!("`{}` cannot name a buffer: kernels see buffers by name, and WGSL reserves it", b.name))
                         .with_help("choose another name"),
@@ -171,6 +177,7 @@ impl<'g> Checker<'g> {
         }
         for (i, p) in self.graph.params.iter().enumerate() {
             if reserved(&p.name) {
+                self.badly_named_params = true;
                 self.diags.push(
                     Diagnostic::new(
                         Loc::Param(i),
@@ -290,7 +297,7 @@ impl<'g> Checker<'g> {
             // Lengths travel as u32 element counts, the most a storage binding can index.
             if b.len.is_some_and(|n| n > u64::from(u32::MAX)) {
                 self.diags.push(Diagnostic::new(
-                    Loc::BufferType(i),
+                    Loc::Buffer(i),
                     format!(
                         "buffer `{}` is longer than {} elements, the most a kernel can index",
                         b.name,
@@ -750,12 +757,15 @@ impl<'g> Checker<'g> {
     fn check_kernels(&mut self) -> Vec<Option<CheckedKernel>> {
         let layout = self.params_layout();
         let params_struct = layout.wgsl_struct();
-        let params_ok = self.param_types.iter().all(Option::is_some);
+        let params_ok = self.param_types.iter().all(Option::is_some) && !self.badly_named_params;
         (0..self.graph.nodes.len())
             .map(|n| {
                 let NodeKind::Kernel(kernel) = &self.graph.nodes[n].kind else { return None };
                 let bindings: Option<Vec<BufferAccess>> = self.accesses[n].iter().copied().collect();
                 let bindings = bindings?;
+                if bindings.iter().any(|b| self.badly_named_buffers.contains(&b.buffer)) {
+                    return None;
+                }
                 let names: Vec<&str> = kernel.accesses.iter().map(|a| a.binding.as_str()).collect();
                 let types: Option<Vec<ValueType>> = bindings.iter().map(|b| self.buffer_types[b.buffer]).collect();
                 let types = types?;

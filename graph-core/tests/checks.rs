@@ -1426,5 +1426,5 @@ fn lengths_past_u32_and_double_underscore_names_are_refused() {
     );
     let list = errors(g);
     let locs: Vec<&Loc> = list.iter().map(|d| &d.loc).collect();
-    assert_eq!(locs, vec![&Loc::Param(0), &Loc::BufferType(0)], "{list:#?}");
+    assert_eq!(locs, vec![&Loc::Param(0), &Loc::Buffer(0)], "{list:#?}");
 }
