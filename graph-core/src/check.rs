@@ -209,18 +209,9 @@ impl<'g> Checker<'g> {
         }
     }
 
-    /// The layout of the parameters with valid types; a repeated name (reported as a duplicate) keeps only its
-    /// first declaration, so the kernels are still checked against a valid struct.
+    /// The layout the kernels are checked against, whatever else is wrong with the parameters.
     fn params_layout(&self) -> ParamsLayout {
-        ParamsLayout::new(
-            self.graph
-                .params
-                .iter()
-                .zip(&self.param_types)
-                .enumerate()
-                .filter(|(i, (p, _))| self.params.get(&p.name) == Some(*i))
-                .filter_map(|(_, (p, t))| Some((p.name.clone(), (*t)?))),
-        )
+        ParamsLayout::of_valid_params(&self.graph.params)
     }
 
     /// The parameter block fits the 128 bytes of push constants every backend offers, unless the graph moved
@@ -230,22 +221,20 @@ impl<'g> Checker<'g> {
         if self.graph.params_storage == ParamsStorage::Immediates
             && layout.size > PORTABLE_IMMEDIATE_BYTES
         {
-            let first_over = layout
+            // 128 is a multiple of every alignment, so some field itself ends past the budget.
+            let end = |f: &crate::layout::ParamField| f.offset + f.ty.size();
+            let over = layout
                 .fields
                 .iter()
-                .position(|f| f.offset + f.ty.size() > PORTABLE_IMMEDIATE_BYTES);
-            let over = first_over
-                .and_then(|i| self.params.get(&layout.fields[i].name))
-                .unwrap_or(0);
+                .find(|f| end(f) > PORTABLE_IMMEDIATE_BYTES);
+            let (name, ends_at) = over.map_or(("", layout.size), |f| (f.name.as_str(), end(f)));
             self.diags.push(
                 Diagnostic::new(
                     Loc::ParamsBlock,
                     format!(
                         "the parameter block is {} bytes, over the {PORTABLE_IMMEDIATE_BYTES}-byte push-constant \
-                         budget every backend offers (`{}` ends at byte {})",
+                         budget every backend offers (`{name}` ends at byte {ends_at})",
                         layout.size,
-                        self.graph.params[over].name,
-                        layout.fields.iter().find(|f| f.name == self.graph.params[over].name).map_or(0, |f| f.offset + f.ty.size()),
                     ),
                 )
                 .with_help(
@@ -682,9 +671,9 @@ impl<'g> Checker<'g> {
 
     /// Explicit-only mode: two accesses to one buffer, at least one a write, need a path between their nodes.
     fn check_races(&mut self, reach: &Reachability) {
-        let accesses = self.accesses.clone();
         for (b, buffer) in self.graph.buffers.iter().enumerate() {
-            let users: Vec<(usize, usize, AccessMode)> = accesses
+            let users: Vec<(usize, usize, AccessMode)> = self
+                .accesses
                 .iter()
                 .enumerate()
                 .flat_map(|(n, list)| {

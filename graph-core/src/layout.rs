@@ -47,6 +47,19 @@ impl ParamsLayout {
         }
     }
 
+    /// The layout of the parameters whose types are valid, each name at its first declaration: the struct the
+    /// checks validate kernels against, and the one the macro's error stub emits, whatever else is wrong.
+    pub fn of_valid_params(params: &[crate::ir::Param]) -> Self {
+        ParamsLayout::new(
+            params
+                .iter()
+                .enumerate()
+                .filter(|(i, p)| params[..*i].iter().all(|q| q.name != p.name))
+                .filter(|(_, p)| crate::types::param_type_problem(&p.ty).is_none())
+                .filter_map(|(_, p)| Some((p.name.clone(), ValueType::parse(&p.ty).ok()?))),
+        )
+    }
+
     /// The WGSL struct declaration, or nothing when there are no parameters.
     pub fn wgsl_struct(&self) -> String {
         if self.fields.is_empty() {

@@ -2,7 +2,6 @@
 
 use graph_core::Loc;
 use graph_core::layout::ParamsLayout;
-use graph_core::types::ValueType;
 use proc_macro2::TokenStream;
 use quote::quote;
 
@@ -66,15 +65,7 @@ pub fn expand(input: TokenStream) -> TokenStream {
             // A stub of the public items beside the errors, so code using the graph does not add errors of its
             // own. Its parameter struct keeps the parameters whose types are valid, each name once (a duplicate,
             // which the checks report, would break the struct).
-            let layout = ParamsLayout::new(
-                lowered
-                    .graph
-                    .params
-                    .iter()
-                    .enumerate()
-                    .filter(|(i, p)| lowered.graph.params[..*i].iter().all(|q| q.name != p.name))
-                    .filter_map(|(_, p)| Some((p.name.clone(), ValueType::parse(&p.ty).ok()?))),
-            );
+            let layout = ParamsLayout::of_valid_params(&lowered.graph.params);
             // Each variant once, so a duplicate node does not also break the enum.
             let types = generate::types(&def, &lowered, &layout, &names, &stub_nodes);
             let stub = generate::stub_description(&names);
