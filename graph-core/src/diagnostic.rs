@@ -37,6 +37,12 @@ pub enum Loc {
     KernelEntry(usize),
     /// The `threads(..)` / `workgroups(..)` clause.
     Dispatch(usize),
+    /// A term of one dimension of a dispatch size, numbered in preorder (see [`crate::size::SizeExpr`]).
+    SizeTerm {
+        node: usize,
+        dim: usize,
+        term: usize,
+    },
     /// A byte range of a kernel's own WGSL text (not the generated declarations).
     Wgsl {
         node: usize,

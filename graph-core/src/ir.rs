@@ -3,6 +3,8 @@
 //! The macro lowers its syntax tree to this, and a run-time builder can build it directly. Every item is
 //! addressed by its index, which is also how [`crate::Loc`] points back at it.
 
+pub use crate::size::{SizeExpr, SizeOp};
+
 /// How parameters reach the kernels.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub enum ParamsStorage {
@@ -114,15 +116,44 @@ pub enum KernelSource {
     Library(String),
 }
 
-/// How many invocations a kernel runs; the expressions themselves stay with the front end (Rust code).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// How many invocations a kernel runs.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum DispatchSpec {
     /// One invocation per element of the first buffer the kernel writes.
     Auto,
     /// `threads(x[, y[, z]])`: invocations per dimension, rounded up to whole workgroups.
-    Threads { dims: u8 },
+    Threads(Vec<SizeExpr>),
     /// `workgroups(x[, y[, z]])`: workgroup counts per dimension.
-    Workgroups { dims: u8 },
+    Workgroups(Vec<SizeExpr>),
+}
+
+impl DispatchSpec {
+    /// The size expressions, one per dimension given.
+    pub fn dims(&self) -> &[SizeExpr] {
+        match self {
+            DispatchSpec::Auto => &[],
+            DispatchSpec::Threads(dims) | DispatchSpec::Workgroups(dims) => dims,
+        }
+    }
+
+    /// The clause's keyword, for messages.
+    pub fn keyword(&self) -> &'static str {
+        match self {
+            DispatchSpec::Auto => "",
+            DispatchSpec::Threads(_) => "threads",
+            DispatchSpec::Workgroups(_) => "workgroups",
+        }
+    }
+}
+
+/// Which workgroup sizes a graph's kernels may declare.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum WorkgroupLimits {
+    /// WebGPU's defaults, which every backend offers: 256 invocations in x and y, 64 in z, 256 in all.
+    #[default]
+    Portable,
+    /// Whatever the device offers, checked at bake (`#[device_limits]`).
+    Device,
 }
 
 /// A value given to a library kernel's argument, as WGSL text (`params.a`, `2.0`).
@@ -145,10 +176,15 @@ pub struct Kernel {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum NodeKind {
     Kernel(Kernel),
-    /// Copies all of `src` into the start of `dst`.
+    /// Copies all of `src` into `dst`, which has the same length.
     Copy {
         src: String,
         dst: String,
+    },
+    /// Sets every element of `dst` to `value`, WGSL text of the buffer's element type (`0.0`, `params.k`).
+    Fill {
+        dst: String,
+        value: String,
     },
     /// A Rust closure run on the host between GPU partitions.
     Host {
@@ -168,6 +204,11 @@ impl Node {
         match &self.kind {
             NodeKind::Kernel(k) => k.accesses.clone(),
             NodeKind::Host { accesses } => accesses.clone(),
+            NodeKind::Fill { dst, .. } => vec![Access {
+                binding: "dst".into(),
+                buffer: dst.clone(),
+                mode: AccessMode::Write,
+            }],
             NodeKind::Copy { src, dst } => vec![
                 Access {
                     binding: "src".into(),
@@ -204,4 +245,5 @@ pub struct Graph {
     pub edges: Vec<ExplicitEdge>,
     pub edge_mode: EdgeMode,
     pub params_storage: ParamsStorage,
+    pub workgroup_limits: WorkgroupLimits,
 }

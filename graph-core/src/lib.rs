@@ -19,11 +19,13 @@ pub mod cycles;
 pub mod deps;
 pub mod desc;
 pub mod diagnostic;
+pub mod fill;
 pub mod ir;
 pub mod layout;
 pub mod library;
 pub mod names;
 pub mod schedule;
+pub mod size;
 pub mod types;
 pub mod wgsl;
 

@@ -1,7 +1,7 @@
 //! One test per check of `graph_core::check`: each builds a small `ir::Graph` by hand and asserts on the
 //! diagnostic's exact location and the key words of its message and help.
 
-use graph_core::check::{CheckedDispatch, CheckedNode};
+use graph_core::check::{CheckedDispatch, CheckedNode, SizeProgram};
 use graph_core::deps::{Edge, EdgeOrigin, Hazard};
 use graph_core::ir::{
     Access, AccessMode, Buffer, DispatchSpec, EdgeMode, ExplicitEdge, Graph, Kernel, KernelArg,
@@ -9,6 +9,7 @@ use graph_core::ir::{
 };
 use graph_core::library::{Library, LibraryArg, LibraryBinding, LibraryKernel};
 use graph_core::schedule::Partition;
+use graph_core::size::{SizeExpr, SizeStep};
 use graph_core::types::ValueType;
 use graph_core::{CheckedGraph, Diagnostic, Loc, check};
 
@@ -326,7 +327,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
         ],
     );
     if let NodeKind::Kernel(k) = &mut g.nodes[1].kind {
-        k.dispatch = DispatchSpec::Threads { dims: 1 };
+        k.dispatch = DispatchSpec::Threads(vec![SizeExpr::param("n")]);
     }
     let c = checked(g);
 
@@ -384,7 +385,13 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
         panic!("node 1 is a kernel: {:?}", c.nodes[1]);
     };
     assert_eq!(second.workgroup_size, [64, 1, 1]);
-    assert_eq!(second.dispatch, CheckedDispatch::Threads { dims: 1 });
+    assert_eq!(
+        second.dispatch,
+        CheckedDispatch::Threads(vec![SizeProgram {
+            text: "params.n".into(),
+            steps: vec![SizeStep::Param(0)],
+        }])
+    );
     assert!(second.pointwise);
     assert_eq!(
         second.args,
@@ -875,7 +882,7 @@ fn storing_to_a_buffer_declared_read_is_a_wgsl_error() {
             &[("x", Read)],
             &text,
             None,
-            DispatchSpec::Threads { dims: 1 },
+            DispatchSpec::Threads(vec![SizeExpr::param("n")]),
         )],
     );
     let d = single_error(g);
@@ -1025,7 +1032,7 @@ fn main() { let v = x[0]; }
             &[("x", Read)],
             text,
             None,
-            DispatchSpec::Workgroups { dims: 1 },
+            DispatchSpec::Workgroups(vec![SizeExpr::Literal(1)]),
         )],
     ));
 }
@@ -1209,8 +1216,30 @@ fn library_argument_of_the_wrong_type() {
     assert_eq!(d.loc, Loc::KernelArg { node: 0, index: 0 });
     assert_eq!(
         d.message,
-        "WGSL error in kernel `s`: cannot cast a vec2<f32> to a f32"
+        "argument `alpha` of `kernels::scale` takes a `f32`, but `params.v` is a `vec2<f32>`"
     );
+}
+
+#[test]
+fn library_arguments_are_not_converted() {
+    // A `u32` parameter where an `f32` is wanted used to be converted silently.
+    let mut g = library_graph(lib_kernel(
+        "s",
+        "scale",
+        &[("input", "x"), ("output", "y")],
+        &[("alpha", "params.n")],
+    ));
+    g.params.push(param("n", "u32"));
+    let d = single_error(g);
+    assert_eq!(d.loc, Loc::KernelArg { node: 0, index: 0 });
+    assert_message(&d, &["takes a `f32`, but `params.n` is a `u32`"]);
+    // An abstract literal takes the argument's type, as WGSL says.
+    checked(library_graph(lib_kernel(
+        "s",
+        "scale",
+        &[("input", "x"), ("output", "y")],
+        &[("alpha", "2")],
+    )));
 }
 
 #[test]
@@ -1223,7 +1252,7 @@ fn library_argument_error_points_at_the_argument_as_the_graph_orders_them() {
         &[("wb", "params.v"), ("wa", "params.a")],
     )));
     assert_eq!(d.loc, Loc::KernelArg { node: 0, index: 0 });
-    assert_message(&d, &["cannot cast a vec2<f32> to a f32"]);
+    assert_message(&d, &["argument `wb`", "`params.v` is a `vec2<f32>`"]);
 }
 
 #[test]
@@ -1427,4 +1456,366 @@ fn lengths_past_u32_and_double_underscore_names_are_refused() {
     let list = errors(g);
     let locs: Vec<&Loc> = list.iter().map(|d| &d.loc).collect();
     assert_eq!(locs, vec![&Loc::Param(0), &Loc::Buffer(0)], "{list:#?}");
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Dispatch sizes.
+
+/// `scale_graph` with a `threads(..)` clause of `dims`, and the extra parameters `extra`.
+fn sized(dims: Vec<SizeExpr>, extra: &[(&str, &str)]) -> Graph {
+    let mut g = scale_graph(SCALE_XY);
+    g.params.extend(extra.iter().map(|&(n, t)| param(n, t)));
+    if let NodeKind::Kernel(k) = &mut g.nodes[0].kind {
+        k.dispatch = DispatchSpec::Threads(dims);
+    }
+    g
+}
+
+fn term(dim: usize, term: usize) -> Loc {
+    Loc::SizeTerm { node: 0, dim, term }
+}
+
+fn dispatch_of(c: &CheckedGraph) -> CheckedDispatch {
+    match &c.nodes[0] {
+        CheckedNode::Kernel(k) => k.dispatch.clone(),
+        other => panic!("node 0 is a kernel: {other:?}"),
+    }
+}
+
+#[test]
+fn sizes_resolve_to_postfix_programs_over_parameter_offsets_and_buffer_indices() {
+    use graph_core::size::SizeOp;
+    // params: n: u32 @0, a: f32 @4, wh: vec2<u32> @8.
+    let e = SizeExpr::binary(
+        SizeOp::DivCeil,
+        SizeExpr::binary(
+            SizeOp::Mul,
+            SizeExpr::Param {
+                name: "wh".into(),
+                component: Some(1),
+            },
+            SizeExpr::Len("x".into()),
+        ),
+        SizeExpr::Literal(4),
+    );
+    let c = checked(sized(vec![e, SizeExpr::param("n")], &[("wh", "vec2<u32>")]));
+    let CheckedDispatch::Threads(dims) = dispatch_of(&c) else {
+        panic!("threads");
+    };
+    assert_eq!(dims[0].text, "(params.wh.y * x.len()).div_ceil(4)");
+    assert_eq!(
+        dims[0].steps,
+        vec![
+            SizeStep::Param(12),
+            SizeStep::Len(0),
+            SizeStep::Op(SizeOp::Mul),
+            SizeStep::Literal(4),
+            SizeStep::Op(SizeOp::DivCeil),
+        ]
+    );
+    assert_eq!(dims[1].steps, vec![SizeStep::Param(0)]);
+}
+
+#[test]
+fn a_size_of_an_unknown_parameter_suggests_the_close_one() {
+    let d = single_error(sized(vec![SizeExpr::param("nn")], &[]));
+    assert_eq!(d.loc, term(0, 0));
+    assert_message(&d, &["unknown parameter `nn`"]);
+    assert_help(&d, &["`n`"]);
+}
+
+#[test]
+fn a_size_reads_only_u32_parameters() {
+    use graph_core::size::SizeOp;
+    let d = single_error(sized(
+        vec![SizeExpr::binary(
+            SizeOp::Mul,
+            SizeExpr::param("n"),
+            SizeExpr::param("a"),
+        )],
+        &[],
+    ));
+    assert_eq!(d.loc, term(0, 2));
+    assert_eq!(
+        d.message,
+        "dispatch sizes are `u32`, but `params.a` is `f32`"
+    );
+    let vector = single_error(sized(vec![SizeExpr::param("wh")], &[("wh", "vec2<u32>")]));
+    assert_message(&vector, &["`params.wh` is a `vec2<u32>`, not one size"]);
+    assert_help(&vector, &["`params.wh.x`"]);
+    let component = single_error(sized(
+        vec![SizeExpr::Param {
+            name: "wh".into(),
+            component: Some(2),
+        }],
+        &[("wh", "vec2<u32>")],
+    ));
+    assert_message(&component, &["`vec2<u32>` has no component `z`"]);
+}
+
+#[test]
+fn a_size_naming_a_buffer_as_a_parameter_says_so() {
+    let d = single_error(sized(vec![SizeExpr::param("x")], &[]));
+    assert_eq!(d.message, "`x` is a buffer, not a parameter");
+    assert_help(&d, &["`x.len()`"]);
+    let len = single_error(sized(vec![SizeExpr::Len("n".into())], &[]));
+    assert_eq!(len.message, "`n` is a parameter, not a buffer");
+}
+
+#[test]
+fn constant_sizes_that_overflow_are_compile_errors() {
+    use graph_core::size::SizeOp;
+    let d = single_error(sized(
+        vec![SizeExpr::binary(
+            SizeOp::Mul,
+            SizeExpr::Literal(70_000),
+            SizeExpr::Literal(70_000),
+        )],
+        &[],
+    ));
+    assert_eq!(d.loc, term(0, 0));
+    assert_eq!(
+        d.message,
+        "this size is always an error: `70000 * 70000` overflows u32"
+    );
+    let big = single_error(sized(vec![SizeExpr::Literal(1 << 33)], &[]));
+    assert_message(&big, &["does not fit in `u32`"]);
+    let zero = single_error(sized(
+        vec![SizeExpr::binary(
+            SizeOp::Div,
+            SizeExpr::param("n"),
+            SizeExpr::binary(SizeOp::Sub, SizeExpr::Literal(2), SizeExpr::Literal(2)),
+        )],
+        &[],
+    ));
+    assert_eq!(zero.loc, term(0, 0));
+    assert_eq!(
+        zero.message,
+        "this size always divides by zero: `params.n / (2 - 2)`"
+    );
+}
+
+#[test]
+fn a_size_takes_one_to_three_dimensions() {
+    let none = single_error(sized(vec![], &[]));
+    assert_eq!(none.loc, Loc::Dispatch(0));
+    assert_message(&none, &["`threads` takes 1 to 3 sizes (x, y, z), not 0"]);
+    let four = single_error(sized(vec![SizeExpr::Literal(1); 4], &[]));
+    assert_message(&four, &["not 4"]);
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Fills.
+
+fn fill(name: &str, dst: &str, value: &str) -> Node {
+    Node {
+        name: name.into(),
+        kind: NodeKind::Fill {
+            dst: dst.into(),
+            value: value.into(),
+        },
+    }
+}
+
+fn fill_graph(elem: &str, value: &str) -> Graph {
+    graph(
+        vec![
+            param("n", "u32"),
+            param("a", "f32"),
+            param("v", "vec4<f32>"),
+        ],
+        vec![buffer("out", elem, None, Role::Output)],
+        vec![fill("clear", "out", value)],
+    )
+}
+
+#[test]
+fn fill_works_for_every_element_type() {
+    for (elem, value) in [
+        ("f32", "0.5"),
+        ("f32", "params.a"),
+        ("f32", "0"),
+        ("u32", "params.n"),
+        ("u32", "7u"),
+        ("i32", "-3"),
+        ("vec4<f32>", "params.v"),
+        ("vec2<u32>", "vec2<u32>(1u, 2u)"),
+        ("vec4<i32>", "vec4<i32>(-1)"),
+    ] {
+        let c = checked(fill_graph(elem, value));
+        let CheckedNode::Kernel(k) = &c.nodes[0] else {
+            panic!("a fill is a kernel");
+        };
+        assert_eq!(
+            k.dispatch,
+            CheckedDispatch::BufferLen(0),
+            "{elem} = {value}"
+        );
+        assert!(k.pointwise && k.foldable);
+        assert_eq!(k.bindings[0].mode, Write);
+    }
+}
+
+#[test]
+fn a_fill_value_of_another_type_is_refused_in_words_about_fill() {
+    let d = single_error(fill_graph("f32", "params.n"));
+    assert_eq!(d.loc, Loc::KernelArg { node: 0, index: 0 });
+    assert_eq!(
+        d.message,
+        "fill `clear` writes `f32` elements into `out`, but its value `params.n` is a `u32`"
+    );
+    assert_help(&d, &["`0.0`", "declared `f32`"]);
+    assert!(!d.message.contains("kernels::"), "{d:?}");
+    let negative = single_error(fill_graph("u32", "-1"));
+    assert_message(&negative, &["value `-1` is"]);
+    let vector = single_error(fill_graph("vec4<f32>", "params.a"));
+    assert_message(&vector, &["writes `vec4<f32>` elements", "is a `f32`"]);
+}
+
+#[test]
+fn a_fill_value_naming_an_unknown_parameter() {
+    let d = single_error(fill_graph("f32", "params.b"));
+    assert_eq!(d.loc, Loc::KernelArg { node: 0, index: 0 });
+    assert_message(&d, &["unknown parameter `b`"]);
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Workgroup sizes.
+
+fn workgroup_graph(size: &str) -> Graph {
+    scale_graph(&SCALE_XY.replace("@workgroup_size(64)", &format!("@workgroup_size({size})")))
+}
+
+#[test]
+fn workgroups_over_the_portable_limits_are_refused_at_the_attribute() {
+    let text = SCALE_XY.replace("@workgroup_size(64)", "@workgroup_size(512)");
+    let d = single_error(scale_graph(&text));
+    assert_eq!(
+        d.loc,
+        Loc::Wgsl {
+            node: 0,
+            range: range_of(&text, "@workgroup_size(512)")
+        }
+    );
+    assert_eq!(
+        d.message,
+        "kernel `scale` has workgroup size (512, 1, 1): 512 invocations in x, over the portable limit of 256"
+    );
+    assert_help(&d, &["#[device_limits]"]);
+    let z = single_error(workgroup_graph("1, 1, 128"));
+    assert_message(&z, &["128 invocations in z, over the portable limit of 64"]);
+    let total = single_error(workgroup_graph("16, 16, 2"));
+    assert_message(
+        &total,
+        &["512 invocations in all, over the portable limit of 256"],
+    );
+    checked(workgroup_graph("16, 16, 1"));
+}
+
+#[test]
+fn device_limits_lift_the_portable_workgroup_check() {
+    let mut g = workgroup_graph("1024");
+    g.workgroup_limits = graph_core::ir::WorkgroupLimits::Device;
+    let CheckedNode::Kernel(k) = &checked(g).nodes[0] else {
+        panic!("kernel");
+    };
+    assert_eq!(k.workgroup_size, [1024, 1, 1]);
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Copies.
+
+#[test]
+fn a_copy_between_declared_lengths_that_differ_is_refused() {
+    let d = single_error(graph(
+        vec![],
+        vec![
+            buffer("a", "f32", Some(64), Role::Input),
+            buffer("b", "f32", Some(32), Role::Output),
+        ],
+        vec![copy("c", "a", "b")],
+    ));
+    assert_eq!(d.loc, Loc::Access { node: 0, index: 1 });
+    assert_eq!(
+        d.message,
+        "copy `c` copies all 64 elements of `a` into `b`, which has 32"
+    );
+    // A run-time length is checked at bake.
+    checked(graph(
+        vec![],
+        vec![buffer("a", "f32", Some(64), Role::Input), output("b")],
+        vec![copy("c", "a", "b")],
+    ));
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Names of one kind where another belongs.
+
+#[test]
+fn an_edge_naming_a_buffer_says_it_is_a_buffer() {
+    let mut g = graph(
+        vec![],
+        vec![inout("x")],
+        vec![host("a", &[("x", ReadWrite)]), host("b", &[])],
+    );
+    g.edges = vec![edge("x", "b")];
+    let d = single_error(g);
+    assert_eq!(d.loc, Loc::EdgeFrom(0));
+    assert_eq!(d.message, "`x` is a buffer, not a node");
+    assert_help(&d, &["already ordered by their accesses"]);
+}
+
+#[test]
+fn an_access_naming_a_parameter_says_it_is_a_parameter() {
+    let d = single_error(graph(
+        vec![param("k", "f32")],
+        vec![],
+        vec![host("h", &[("k", Read)])],
+    ));
+    assert_eq!(d.loc, Loc::Access { node: 0, index: 0 });
+    assert_eq!(d.message, "`k` is a parameter, not a buffer");
+    assert_help(&d, &["`params.k`"]);
+}
+
+#[test]
+fn params_naming_a_buffer_in_wgsl_says_it_is_a_buffer() {
+    let text = SCALE_XY.replace("params.a * x[gid.x]", "params.x[gid.x]");
+    let d = single_error(scale_graph(&text));
+    let at = range_of(&text, "params.x").start + "params.".len();
+    assert_eq!(
+        d.loc,
+        Loc::Wgsl {
+            node: 0,
+            range: at..at + 1
+        }
+    );
+    assert_eq!(d.message, "`x` is a buffer, not a parameter");
+    assert_help(&d, &["by its own name"]);
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Long messages.
+
+#[test]
+fn a_cycle_through_thousands_of_nodes_is_one_short_message() {
+    let count = 3000;
+    let nodes: Vec<Node> = (0..count).map(|i| host(&format!("n{i}"), &[])).collect();
+    let mut g = graph(vec![], vec![], nodes);
+    g.edges = (0..count)
+        .map(|i| edge(&format!("n{i}"), &format!("n{}", (i + 1) % count)))
+        .collect();
+    let d = single_error(g);
+    assert_eq!(d.loc, Loc::Edge(count - 1));
+    assert_eq!(
+        d.message,
+        "this edge closes a cycle through 3000 nodes: `n0` -> `n1` (explicit edge) -> .. 2998 more nodes .. -> \
+         `n2999` -> `n0` (explicit edge)"
+    );
+    let note = d.note.as_deref().expect("the nodes in a note");
+    assert!(note.len() < 400, "{} characters: {note}", note.len());
+    assert!(
+        note.starts_with("the cycle's nodes: `n0` -> `n1` -> `n2`"),
+        "{note}"
+    );
+    assert!(note.ends_with("more"), "{note}");
 }

@@ -213,6 +213,7 @@ fn host_graph(
             .collect(),
         edge_mode,
         params_storage: Default::default(),
+        workgroup_limits: Default::default(),
     }
 }
 

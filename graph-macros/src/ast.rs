@@ -2,23 +2,28 @@
 //!
 //! ```text
 //! graph   := attr* vis 'graph' Ident '{' item* '}'
-//! attr    := '#[explicit_edges]' | '#[uniform_params]' | doc comment
+//! attr    := '#[explicit_edges]' | '#[uniform_params]' | '#[device_limits]' | doc comment
 //! item    := 'params' '{' (Ident ':' Type),* '}'
 //!          | 'buffers' '{' (Ident ':' '[' Type (';' LitInt)? ']' ('=' role)?),* '}'
 //!          | 'kernel' Ident '(' (Ident ':' mode),* ')' clause* ( '{' WGSL '}' | 'file' '(' LitStr ')' ';' )
-//!          | 'kernel' Ident '=' 'kernels' '::' path '(' (Ident ':' Expr),* ')' clause* ';'
-//!          | 'fill' Ident '(' Ident '=' Expr ')' ';'
+//!          | 'kernel' Ident '=' 'kernels' '::' path '(' (Ident ':' value),* ')' clause* ';'
+//!          | 'fill' Ident '(' Ident '=' value ')' ';'
 //!          | 'copy' Ident '(' Ident '->' Ident ')' ';'
 //!          | 'host' Ident '(' (Ident ':' mode),* ')' ';'
 //!          | Ident ('->' Ident)+ ';'
 //! clause  := 'threads' '(' Expr,{1,3} ')' | 'workgroups' '(' Expr,{1,3} ')' | 'entry' '(' Ident ')'
+//! value   := WGSL tokens up to the next `,` outside brackets (`params.k`, `vec2<f32>(1.0, 2.0)`)
 //! ```
+//!
+//! The parser recovers: a mistake that leaves the rest of an item readable (a missing `;` or `,`, a misspelt
+//! keyword, an unknown access word) is reported and the item is kept with what it declared, so the one
+//! mistake does not turn into "unknown node" or "never written" errors elsewhere. Only an item that cannot be
+//! read at all is skipped, up to the next item.
 
-use proc_macro2::{Span, TokenStream, TokenTree};
+use proc_macro2::{Delimiter, Span, TokenStream, TokenTree};
 use syn::ext::IdentExt;
 use syn::parse::discouraged::Speculative;
 use syn::parse::{Parse, ParseStream};
-use syn::punctuated::Punctuated;
 use syn::{
     Attribute, Expr, Ident, LitInt, LitStr, Token, Type, Visibility, braced, bracketed,
     parenthesized,
@@ -26,27 +31,23 @@ use syn::{
 
 pub mod kw {
     syn::custom_keyword!(graph);
-    syn::custom_keyword!(params);
-    syn::custom_keyword!(buffers);
-    syn::custom_keyword!(kernel);
-    syn::custom_keyword!(kernels);
-    syn::custom_keyword!(copy);
-    syn::custom_keyword!(fill);
-    syn::custom_keyword!(host);
-    syn::custom_keyword!(threads);
-    syn::custom_keyword!(workgroups);
-    syn::custom_keyword!(entry);
-    syn::custom_keyword!(file);
 }
+
+/// The words that start an item.
+const ITEM_KEYWORDS: [&str; 6] = ["params", "buffers", "kernel", "fill", "copy", "host"];
+
+/// The clauses a kernel takes after its access list.
+const CLAUSES: [&str; 3] = ["threads", "workgroups", "entry"];
 
 pub struct GraphDef {
     pub docs: Vec<Attribute>,
     pub explicit_edges: bool,
     pub uniform_params: bool,
+    pub device_limits: bool,
     pub vis: Visibility,
     pub name: Ident,
     pub items: Vec<Item>,
-    /// Errors from items the parser skipped to recover.
+    /// Every syntax error, in order: from items kept with a mistake, and from items skipped.
     pub errors: Vec<syn::Error>,
 }
 
@@ -54,11 +55,8 @@ pub enum Item {
     Params {
         keyword: Span,
         fields: Vec<ParamDecl>,
-        /// Errors of the declarations that did not parse.
-        errors: Vec<syn::Error>,
     },
-    /// The declarations that parsed, and the errors of those that did not.
-    Buffers(Vec<BufferDecl>, Vec<syn::Error>),
+    Buffers(Vec<BufferDecl>),
     Kernel(KernelDecl),
     Copy {
         name: Ident,
@@ -68,7 +66,7 @@ pub enum Item {
     Fill {
         name: Ident,
         dst: Ident,
-        value: Expr,
+        value: TokenStream,
     },
     Host {
         name: Ident,
@@ -89,6 +87,7 @@ pub struct BufferDecl {
     pub role: Option<Ident>,
 }
 
+/// `buffer: mode`. The mode is any word here; lowering refuses an unknown one and keeps the access.
 pub struct AccessDecl {
     pub buffer: Ident,
     pub mode: Ident,
@@ -110,45 +109,55 @@ pub enum KernelBody {
         accesses: Vec<AccessDecl>,
         path: LitStr,
     },
+    /// The WGSL is missing (already an error): the kernel keeps its accesses, and its WGSL is not checked.
+    Missing { accesses: Vec<AccessDecl> },
     Library {
         path: Vec<Ident>,
-        bindings: Vec<(Ident, Expr)>,
+        /// `name: value`: a buffer when the value is one name, else WGSL for an argument.
+        bindings: Vec<(Ident, TokenStream)>,
     },
 }
 
 pub struct Dispatch {
     pub keyword: Ident,
     pub workgroups: bool,
-    pub dims: Vec<Expr>,
+    /// `None` when the sizes could not be parsed (already an error).
+    pub dims: Option<Vec<Expr>>,
 }
+
+/// Errors found while parsing an item that was still kept.
+type Errors = Vec<syn::Error>;
 
 impl Parse for GraphDef {
     fn parse(input: ParseStream<'_>) -> syn::Result<Self> {
         let attrs = input.call(Attribute::parse_outer)?;
         let mut docs = Vec::new();
         let mut errors = Vec::new();
-        let (mut explicit_edges, mut uniform_params) = (false, false);
+        let (mut explicit_edges, mut uniform_params, mut device_limits) = (false, false, false);
         for attr in attrs {
-            if attr.path().is_ident("doc") {
+            let flag = if attr.path().is_ident("doc") {
                 docs.push(attr);
+                continue;
             } else if attr.path().is_ident("explicit_edges") {
-                match attr.meta.require_path_only() {
-                    Ok(_) => explicit_edges = true,
-                    Err(e) => errors.push(e),
-                }
+                &mut explicit_edges
             } else if attr.path().is_ident("uniform_params") {
-                match attr.meta.require_path_only() {
-                    Ok(_) => uniform_params = true,
-                    Err(e) => errors.push(e),
-                }
+                &mut uniform_params
+            } else if attr.path().is_ident("device_limits") {
+                &mut device_limits
             } else {
                 // Reported beside the rest, so the graph's items are still checked and stubbed.
                 errors.push(syn::Error::new_spanned(
                     attr.path(),
                     "unknown graph attribute; the graph attributes are `#[explicit_edges]` (no edge inference: \
-                     order conflicting accesses with `a -> b;`) and `#[uniform_params]` (parameters in a \
-                     uniform buffer instead of push constants)",
+                     order conflicting accesses with `a -> b;`), `#[uniform_params]` (parameters in a uniform \
+                     buffer instead of push constants) and `#[device_limits]` (workgroup sizes checked against \
+                     the device at bake instead of the portable limits)",
                 ));
+                continue;
+            };
+            match attr.meta.require_path_only() {
+                Ok(_) => *flag = true,
+                Err(e) => errors.push(e),
             }
         }
         let vis: Visibility = input.parse()?;
@@ -170,17 +179,14 @@ impl Parse for GraphDef {
                 }
                 Err(e) => errors.push(e),
             }
-            // Each item is parsed on a fork: on error, recovery restarts from the item's first token.
+            // Each item is parsed on a fork: when it cannot be read at all, recovery restarts from its first
+            // token.
             let fork = content.fork();
-            match fork.parse::<Item>() {
-                Ok(mut item) => {
+            let mut item_errors = Vec::new();
+            match parse_item(&fork, &mut item_errors) {
+                Ok(item) => {
                     content.advance_to(&fork);
-                    match &mut item {
-                        Item::Params { errors: inner, .. } | Item::Buffers(_, inner) => {
-                            errors.append(inner)
-                        }
-                        _ => {}
-                    }
+                    errors.append(&mut item_errors);
                     items.push(item);
                 }
                 Err(e) => {
@@ -197,6 +203,7 @@ impl Parse for GraphDef {
             docs,
             explicit_edges,
             uniform_params,
+            device_limits,
             vis,
             name,
             items,
@@ -205,46 +212,8 @@ impl Parse for GraphDef {
     }
 }
 
-/// Comma-separated declarations, each parsed on its own: a bad one is reported and skipped (to its comma),
-/// and the rest are kept, so one typo in `buffers { .. }` does not make every buffer unknown.
-fn parse_entries<T: Parse>(content: ParseStream<'_>) -> (Vec<T>, Vec<syn::Error>) {
-    let (mut entries, mut errors) = (Vec::new(), Vec::new());
-    while !content.is_empty() {
-        let fork = content.fork();
-        let parsed = fork.parse::<T>().and_then(|entry| {
-            if !fork.is_empty() {
-                fork.parse::<Token![,]>()?;
-            }
-            Ok(entry)
-        });
-        match parsed {
-            Ok(entry) => {
-                content.advance_to(&fork);
-                entries.push(entry);
-            }
-            Err(e) => {
-                errors.push(e);
-                let _ = content.step(|cursor| {
-                    let mut rest = *cursor;
-                    while let Some((tt, next)) = rest.token_tree() {
-                        rest = next;
-                        if matches!(tt, TokenTree::Punct(p) if p.as_char() == ',') {
-                            break;
-                        }
-                    }
-                    Ok(((), rest))
-                });
-            }
-        }
-    }
-    (entries, errors)
-}
-
-/// The words that start an item: recovery stops before one, so a bad item does not swallow the next.
-const ITEM_KEYWORDS: [&str; 6] = ["params", "buffers", "kernel", "fill", "copy", "host"];
-
-/// Skips a bad item from its first token to just after its `;` or braced group, or to just before the next
-/// item keyword, so one mistake does not hide the errors of the rest (nor cause new ones).
+/// Skips an unreadable item from its first token to just after its `;` or braced group, or to just before
+/// the next item keyword, so one mistake does not hide the errors of the rest (nor cause new ones).
 fn skip_item(input: ParseStream<'_>) {
     let _ = input.step(|cursor| {
         let mut rest = *cursor;
@@ -257,7 +226,7 @@ fn skip_item(input: ParseStream<'_>) {
             rest = next;
             match tt {
                 TokenTree::Punct(p) if p.as_char() == ';' => break,
-                TokenTree::Group(g) if g.delimiter() == proc_macro2::Delimiter::Brace => break,
+                TokenTree::Group(g) if g.delimiter() == Delimiter::Brace => break,
                 _ => {}
             }
         }
@@ -265,78 +234,175 @@ fn skip_item(input: ParseStream<'_>) {
     });
 }
 
-impl Parse for Item {
-    fn parse(input: ParseStream<'_>) -> syn::Result<Self> {
-        let look = input.lookahead1();
-        if look.peek(kw::params) {
-            let keyword = input.parse::<kw::params>()?.span;
+fn parse_item(input: ParseStream<'_>, errors: &mut Errors) -> syn::Result<Item> {
+    let word: Ident = input.call(Ident::parse_any).map_err(|e| {
+        syn::Error::new(
+            e.span(),
+            "expected an item: `params`, `buffers`, `kernel`, `fill`, `copy`, `host`, or an edge `a -> b;`",
+        )
+    })?;
+    // A chain of edges may start with any node name, one that looks like a keyword included.
+    if input.peek(Token![->]) {
+        return parse_edges(input, word, errors);
+    }
+    let text = word.to_string();
+    let keyword = if ITEM_KEYWORDS.contains(&text.as_str()) {
+        text
+    } else {
+        match graph_core::names::did_you_mean(&text, ITEM_KEYWORDS) {
+            // A misspelt keyword: say so, and read the item as what it most likely is.
+            Some(keyword) => {
+                errors.push(syn::Error::new(
+                    word.span(),
+                    format!("unknown item `{text}`; did you mean `{keyword}`?"),
+                ));
+                keyword.to_string()
+            }
+            None => {
+                return Err(syn::Error::new(
+                    word.span(),
+                    format!(
+                        "expected an item: `params`, `buffers`, `kernel`, `fill`, `copy`, `host`, or an edge \
+                         `{text} -> other;`"
+                    ),
+                ));
+            }
+        }
+    };
+    match keyword.as_str() {
+        "params" => {
             let content;
             braced!(content in input);
-            let (fields, errors) = parse_entries(&content);
+            let fields = parse_entries(&content, errors, |input, _| input.parse());
             Ok(Item::Params {
-                keyword,
+                keyword: word.span(),
                 fields,
-                errors,
             })
-        } else if look.peek(kw::buffers) {
-            input.parse::<kw::buffers>()?;
+        }
+        "buffers" => {
             let content;
             braced!(content in input);
-            let (list, errors) = parse_entries(&content);
-            Ok(Item::Buffers(list, errors))
-        } else if look.peek(kw::kernel) {
-            input.parse::<kw::kernel>()?;
-            input.parse().map(Item::Kernel)
-        } else if look.peek(kw::copy) {
-            input.parse::<kw::copy>()?;
+            Ok(Item::Buffers(parse_entries(
+                &content,
+                errors,
+                |input, _| input.parse(),
+            )))
+        }
+        "kernel" => parse_kernel(input, errors).map(Item::Kernel),
+        "copy" => {
             let name = input.parse()?;
             let content;
-            parenthesized!(content in input);
+            let group = parenthesized!(content in input);
             let src = content.parse()?;
             content.parse::<Token![->]>()?;
             let dst = content.parse()?;
-            input.parse::<Token![;]>()?;
+            expect_end(&content, errors)?;
+            expect_semi(input, errors, group.span.close());
             Ok(Item::Copy { name, src, dst })
-        } else if look.peek(kw::fill) {
-            input.parse::<kw::fill>()?;
+        }
+        "fill" => {
             let name = input.parse()?;
             let content;
-            parenthesized!(content in input);
+            let group = parenthesized!(content in input);
             let dst = content.parse()?;
             content.parse::<Token![=]>()?;
-            let value = content.parse()?;
-            input.parse::<Token![;]>()?;
+            let value = parse_value(&content)?;
+            expect_end(&content, errors)?;
+            expect_semi(input, errors, group.span.close());
             Ok(Item::Fill { name, dst, value })
-        } else if look.peek(kw::host) {
-            input.parse::<kw::host>()?;
+        }
+        _ => {
             let name = input.parse()?;
-            let accesses = parse_accesses(input)?;
-            input.parse::<Token![;]>()?;
+            let (accesses, close) = parse_accesses(input, errors)?;
+            expect_semi(input, errors, close);
             Ok(Item::Host { name, accesses })
-        } else if look.peek(Ident) {
-            let mut chain = vec![input.parse::<Ident>()?];
-            if !input.peek(Token![->]) {
-                let word = chain[0].to_string();
-                let keywords = ["params", "buffers", "kernel", "fill", "copy", "host"];
-                let message = match graph_core::names::did_you_mean(&word, keywords) {
-                    Some(keyword) => format!("unknown item `{word}`; did you mean `{keyword}`?"),
-                    None => format!(
-                        "expected an item: `params`, `buffers`, `kernel`, `fill`, `copy`, `host`, or an edge \
-                         `{word} -> other;`"
-                    ),
-                };
-                return Err(syn::Error::new(chain[0].span(), message));
-            }
-            while input.peek(Token![->]) {
-                input.parse::<Token![->]>()?;
-                chain.push(input.parse()?);
-            }
-            input.parse::<Token![;]>()?;
-            Ok(Item::Edges(chain))
-        } else {
-            Err(look.error())
         }
     }
+}
+
+fn parse_edges(input: ParseStream<'_>, first: Ident, errors: &mut Errors) -> syn::Result<Item> {
+    let mut chain = vec![first];
+    while input.peek(Token![->]) {
+        input.parse::<Token![->]>()?;
+        chain.push(input.parse()?);
+    }
+    let last = chain.last().map_or_else(Span::call_site, Ident::span);
+    expect_semi(input, errors, last);
+    Ok(Item::Edges(chain))
+}
+
+/// A `;` to end an item: when it is missing but the item was whole, one error after the item's last token,
+/// and the item is kept.
+fn expect_semi(input: ParseStream<'_>, errors: &mut Errors, after: Span) {
+    if input.peek(Token![;]) {
+        let _ = input.parse::<Token![;]>();
+    } else {
+        errors.push(syn::Error::new(after, "expected `;` after this"));
+    }
+}
+
+/// Nothing may follow the last thing inside a group.
+fn expect_end(content: ParseStream<'_>, errors: &mut Errors) -> syn::Result<()> {
+    if !content.is_empty() {
+        errors.push(content.error("unexpected tokens here"));
+        // Consume them, so the group counts as read.
+        content.step(|cursor| {
+            let mut rest = *cursor;
+            while let Some((_, next)) = rest.token_tree() {
+                rest = next;
+            }
+            Ok(((), rest))
+        })?;
+    }
+    Ok(())
+}
+
+/// Comma-separated entries, each parsed on its own: a bad one is reported and skipped (to its comma), and
+/// the rest are kept, so one typo in `buffers { .. }` does not make every buffer unknown. A missing comma
+/// between two readable entries is one error, and both entries are kept.
+fn parse_entries<T>(
+    content: ParseStream<'_>,
+    errors: &mut Errors,
+    parse: impl Fn(ParseStream<'_>, &mut Errors) -> syn::Result<T>,
+) -> Vec<T> {
+    let mut entries = Vec::new();
+    while !content.is_empty() {
+        let fork = content.fork();
+        let mut entry_errors = Vec::new();
+        match parse(&fork, &mut entry_errors) {
+            Ok(entry) => {
+                content.advance_to(&fork);
+                errors.append(&mut entry_errors);
+                entries.push(entry);
+                if content.is_empty() || content.peek(Token![,]) {
+                    let _ = content.parse::<Token![,]>();
+                } else if content.peek(Ident::peek_any) && content.peek2(Token![:]) {
+                    errors.push(content.error("expected `,` before this"));
+                } else {
+                    errors.push(content.error("expected `,`"));
+                    skip_past_comma(content);
+                }
+            }
+            Err(e) => {
+                errors.push(e);
+                skip_past_comma(content);
+            }
+        }
+    }
+    entries
+}
+
+fn skip_past_comma(content: ParseStream<'_>) {
+    let _ = content.step(|cursor| {
+        let mut rest = *cursor;
+        while let Some((tt, next)) = rest.token_tree() {
+            rest = next;
+            if matches!(tt, TokenTree::Punct(p) if p.as_char() == ',') {
+                break;
+            }
+        }
+        Ok(((), rest))
+    });
 }
 
 impl Parse for ParamDecl {
@@ -395,139 +461,211 @@ impl Parse for AccessDecl {
     fn parse(input: ParseStream<'_>) -> syn::Result<Self> {
         let buffer = input.parse()?;
         input.parse::<Token![:]>()?;
-        let mode: Ident = input.call(Ident::parse_any)?;
-        if !["read", "write", "read_write"].contains(&mode.to_string().as_str()) {
-            return Err(syn::Error::new(
-                mode.span(),
-                format!(
-                    "unknown access `{mode}`; write `read`, `write` (overwrite) or `read_write`"
-                ),
-            ));
-        }
+        let mode = input.call(Ident::parse_any).map_err(|e| {
+            syn::Error::new(
+                e.span(),
+                "expected an access: `read`, `write` (overwrite) or `read_write`",
+            )
+        })?;
         Ok(AccessDecl { buffer, mode })
     }
 }
 
-fn parse_accesses(input: ParseStream<'_>) -> syn::Result<Vec<AccessDecl>> {
-    let content;
-    parenthesized!(content in input);
-    Ok(
-        Punctuated::<AccessDecl, Token![,]>::parse_terminated(&content)?
-            .into_iter()
-            .collect(),
-    )
+/// A value written in WGSL: the tokens up to the next `,` (commas inside brackets belong to their group).
+fn parse_value(input: ParseStream<'_>) -> syn::Result<TokenStream> {
+    let value = input.step(|cursor| {
+        let mut rest = *cursor;
+        let mut tokens = TokenStream::new();
+        while let Some((tt, next)) = rest.token_tree() {
+            if matches!(&tt, TokenTree::Punct(p) if p.as_char() == ',') {
+                break;
+            }
+            tokens.extend([tt]);
+            rest = next;
+        }
+        Ok((tokens, rest))
+    })?;
+    if value.is_empty() {
+        return Err(input.error("expected a value"));
+    }
+    Ok(value)
 }
 
-impl Parse for KernelDecl {
-    fn parse(input: ParseStream<'_>) -> syn::Result<Self> {
-        let name: Ident = input.parse()?;
-        if input.peek(Token![=]) {
-            input.parse::<Token![=]>()?;
-            input.parse::<kw::kernels>()?;
-            let mut path = Vec::new();
-            while input.peek(Token![::]) {
-                input.parse::<Token![::]>()?;
-                path.push(input.parse::<Ident>()?);
-            }
-            if path.is_empty() {
-                return Err(
-                    input.error("expected a library kernel path, such as `kernels::scale(..)`")
-                );
-            }
-            let content;
-            parenthesized!(content in input);
-            let bindings = Punctuated::<LibraryBinding, Token![,]>::parse_terminated(&content)?;
-            let (dispatch, entry) = parse_clauses(input)?;
-            input.parse::<Token![;]>()?;
-            let bindings = bindings.into_iter().map(|b| (b.name, b.value)).collect();
-            return Ok(KernelDecl {
-                name,
-                body: KernelBody::Library { path, bindings },
-                dispatch,
-                entry,
-            });
-        }
-        let accesses = parse_accesses(input)?;
-        let (dispatch, entry) = parse_clauses(input)?;
-        let body = if input.peek(kw::file) {
-            input.parse::<kw::file>()?;
-            let content;
-            parenthesized!(content in input);
-            let path = content.parse()?;
-            input.parse::<Token![;]>()?;
-            KernelBody::File { accesses, path }
-        } else if input.peek(syn::token::Brace) {
-            let content;
-            braced!(content in input);
-            KernelBody::Inline {
-                accesses,
-                wgsl: content.parse()?,
-            }
-        } else {
-            return Err(input.error(
-                "expected the kernel's WGSL: a `{ .. }` body, or `file(\"path.wgsl\");` relative to the crate",
-            ));
-        };
-        Ok(KernelDecl {
+/// `( buffer: mode, .. )`, and the span of its closing parenthesis.
+fn parse_accesses(
+    input: ParseStream<'_>,
+    errors: &mut Errors,
+) -> syn::Result<(Vec<AccessDecl>, Span)> {
+    let content;
+    let group = parenthesized!(content in input);
+    let accesses = parse_entries(&content, errors, |input, _| input.parse());
+    Ok((accesses, group.span.close()))
+}
+
+fn parse_kernel(input: ParseStream<'_>, errors: &mut Errors) -> syn::Result<KernelDecl> {
+    let name: Ident = input.parse()?;
+    if input.peek(Token![=]) {
+        input.parse::<Token![=]>()?;
+        let path = parse_library_path(input, errors)?;
+        let content;
+        let group = parenthesized!(content in input);
+        let bindings = parse_entries(&content, errors, |input, _| {
+            let name: Ident = input.parse()?;
+            input.parse::<Token![:]>()?;
+            Ok((name, parse_value(input)?))
+        });
+        let (dispatch, entry, end) = parse_clauses(input, errors, group.span.close());
+        expect_semi(input, errors, end);
+        return Ok(KernelDecl {
             name,
-            body,
+            body: KernelBody::Library { path, bindings },
             dispatch,
             entry,
-        })
+        });
     }
+    let (accesses, close) = parse_accesses(input, errors)?;
+    let (dispatch, entry, end) = parse_clauses(input, errors, close);
+    let body = if input.peek(Ident::peek_any) && input.fork().call(Ident::parse_any)? == "file" {
+        input.call(Ident::parse_any)?;
+        let content;
+        let group = parenthesized!(content in input);
+        let path = content.parse()?;
+        expect_end(&content, errors)?;
+        expect_semi(input, errors, group.span.close());
+        KernelBody::File { accesses, path }
+    } else if input.peek(syn::token::Brace) {
+        let content;
+        braced!(content in input);
+        KernelBody::Inline {
+            accesses,
+            wgsl: content.parse()?,
+        }
+    } else {
+        errors.push(syn::Error::new(
+            end,
+            "expected the kernel's WGSL after this: a `{ .. }` body, or `file(\"path.wgsl\");` relative to the \
+             crate",
+        ));
+        // A stray `;` where the body should be belongs to this item.
+        if input.peek(Token![;]) {
+            input.parse::<Token![;]>()?;
+        }
+        KernelBody::Missing { accesses }
+    };
+    Ok(KernelDecl {
+        name,
+        body,
+        dispatch,
+        entry,
+    })
 }
 
-struct LibraryBinding {
-    name: Ident,
-    value: Expr,
-}
-
-impl Parse for LibraryBinding {
-    fn parse(input: ParseStream<'_>) -> syn::Result<Self> {
-        let name = input.parse()?;
-        input.parse::<Token![:]>()?;
-        Ok(LibraryBinding {
-            name,
-            value: input.parse()?,
-        })
+/// `kernels::a::b`: the segments after `kernels`. A misspelt or missing `kernels` is one error, and the path
+/// is kept.
+fn parse_library_path(input: ParseStream<'_>, errors: &mut Errors) -> syn::Result<Vec<Ident>> {
+    let first: Ident = input.call(Ident::parse_any).map_err(|e| {
+        syn::Error::new(
+            e.span(),
+            "expected a library kernel path, such as `kernels::scale(..)`",
+        )
+    })?;
+    let mut path = Vec::new();
+    if first != "kernels" {
+        let message = if input.peek(Token![::]) {
+            format!("library kernels are named `kernels::PATH`, not `{first}::PATH`")
+        } else {
+            path.push(first.clone());
+            format!("library kernels are named `kernels::PATH`: write `kernels::{first}`")
+        };
+        errors.push(syn::Error::new(first.span(), message));
     }
+    while input.peek(Token![::]) {
+        input.parse::<Token![::]>()?;
+        path.push(input.call(Ident::parse_any)?);
+    }
+    if path.is_empty() {
+        return Err(input.error("expected a library kernel path, such as `kernels::scale(..)`"));
+    }
+    Ok(path)
 }
 
-fn parse_clauses(input: ParseStream<'_>) -> syn::Result<(Option<Dispatch>, Option<Ident>)> {
+/// The clauses after a kernel's access list, and the span of the last token read (for a missing `;`).
+fn parse_clauses(
+    input: ParseStream<'_>,
+    errors: &mut Errors,
+    mut end: Span,
+) -> (Option<Dispatch>, Option<Ident>, Span) {
     let (mut dispatch, mut entry) = (None, None);
     loop {
-        if input.peek(kw::threads) || input.peek(kw::workgroups) {
-            let keyword: Ident = input.parse()?;
-            let content;
-            parenthesized!(content in input);
-            let dims: Vec<Expr> = Punctuated::<Expr, Token![,]>::parse_terminated(&content)?
-                .into_iter()
-                .collect();
-            if dims.is_empty() || dims.len() > 3 {
-                return Err(syn::Error::new(
-                    keyword.span(),
-                    format!("`{keyword}` takes 1 to 3 sizes (x, y, z)"),
-                ));
-            }
-            if dispatch.is_some() {
-                return Err(syn::Error::new(
-                    keyword.span(),
-                    "a kernel has one `threads(..)` or `workgroups(..)`",
-                ));
-            }
-            let workgroups = keyword == "workgroups";
-            dispatch = Some(Dispatch {
-                keyword,
-                workgroups,
-                dims,
-            });
-        } else if input.peek(kw::entry) {
-            input.parse::<kw::entry>()?;
-            let content;
-            parenthesized!(content in input);
-            entry = Some(content.parse()?);
-        } else {
-            return Ok((dispatch, entry));
+        // A clause is a word followed by parentheses; `file(..)` is the kernel's body.
+        let fork = input.fork();
+        let Ok(word) = fork.call(Ident::parse_any) else {
+            return (dispatch, entry, end);
+        };
+        if word == "file" || !fork.peek(syn::token::Paren) {
+            return (dispatch, entry, end);
         }
+        let text = word.to_string();
+        let clause = if CLAUSES.contains(&text.as_str()) {
+            text
+        } else if let Some(clause) = graph_core::names::did_you_mean(&text, CLAUSES) {
+            errors.push(syn::Error::new(
+                word.span(),
+                format!("unknown clause `{text}`; did you mean `{clause}`?"),
+            ));
+            clause.to_string()
+        } else {
+            errors.push(syn::Error::new(
+                word.span(),
+                format!("unknown clause `{text}`; a kernel takes `threads(..)`, `workgroups(..)` and `entry(..)`"),
+            ));
+            clause_group(input);
+            continue;
+        };
+        let _ = input.call(Ident::parse_any);
+        let Some((content, span)) = clause_group(input) else {
+            return (dispatch, entry, end);
+        };
+        end = span;
+        if clause == "entry" {
+            match syn::parse2::<Ident>(content) {
+                Ok(name) => entry = Some(name),
+                Err(e) => errors.push(e),
+            }
+            continue;
+        }
+        let dims = syn::parse::Parser::parse2(
+            syn::punctuated::Punctuated::<Expr, Token![,]>::parse_terminated,
+            content,
+        );
+        let dims = match dims {
+            Ok(dims) => Some(dims.into_iter().collect()),
+            Err(e) => {
+                errors.push(e);
+                None
+            }
+        };
+        if dispatch.is_some() {
+            errors.push(syn::Error::new(
+                word.span(),
+                "a kernel has one `threads(..)` or `workgroups(..)`",
+            ));
+            continue;
+        }
+        dispatch = Some(Dispatch {
+            workgroups: clause == "workgroups",
+            keyword: word,
+            dims,
+        });
     }
+}
+
+/// A parenthesised group's tokens and closing span.
+fn clause_group(input: ParseStream<'_>) -> Option<(TokenStream, Span)> {
+    input
+        .step(|cursor| match cursor.group(Delimiter::Parenthesis) {
+            Some((inside, span, rest)) => Ok(((inside.token_stream(), span.close()), rest)),
+            None => Err(cursor.error("expected `(`")),
+        })
+        .ok()
 }

@@ -1,13 +1,15 @@
 //! parse -> lower -> check -> generate, with every error collected on the way.
 
-use graph_core::Loc;
 use graph_core::layout::ParamsLayout;
-use proc_macro2::TokenStream;
-use quote::quote;
+use graph_core::{Diagnostic, Loc};
+use proc_macro2::{Span, TokenStream};
+use quote::{quote, quote_spanned};
+use syn::Ident;
+use syn::ext::IdentExt;
 
 use crate::ast::GraphDef;
 use crate::generate::{self, Names};
-use crate::lower;
+use crate::lower::{self, Lowered};
 use crate::render::render;
 
 pub fn expand(input: TokenStream) -> TokenStream {
@@ -19,37 +21,23 @@ pub fn expand(input: TokenStream) -> TokenStream {
     let names = Names::new(&def.name);
     let mut errors: Vec<syn::Error> = def.errors.clone();
     errors.extend(lowered.errors.iter().cloned());
-
-    let variants: Vec<syn::Ident> = lowered
+    let nodes: Vec<(String, Span)> = lowered
         .graph
         .nodes
         .iter()
-        .zip(&lowered.spans.nodes)
-        .map(|(n, span)| generate::variant_name(&n.name, *span))
+        .map(|n| n.name.clone())
+        .zip(lowered.spans.nodes.iter().copied())
         .collect();
-    // Two node names that map to one variant would break the enum: an error, unless the names are the same
-    // (a duplicate node, which the checks report).
-    let mut stub_nodes: Vec<(syn::Ident, String)> = Vec::with_capacity(variants.len());
-    for (v, node) in variants.iter().zip(&lowered.graph.nodes) {
-        match stub_nodes.iter().find(|(w, _)| w == v) {
-            Some((_, other)) if *other != node.name => errors.push(syn::Error::new(
-                v.span(),
-                format!("node names `{other}` and `{}` both become the variant `{v}` of the node enum; rename one", node.name),
-            )),
-            Some(_) => {}
-            None => stub_nodes.push((v.clone(), node.name.clone())),
-        }
-    }
+    let variants = generate::variant_names(&nodes);
 
-    let result = graph_core::check(lowered.graph.clone(), &kernels::LIBRARY);
-    match result {
+    let items = match graph_core::check(lowered.graph.clone(), &kernels::LIBRARY) {
         Ok(checked) if errors.is_empty() => {
-            let nodes: Vec<(syn::Ident, String)> = variants
+            let named: Vec<(Ident, String)> = variants
                 .iter()
                 .cloned()
-                .zip(lowered.graph.nodes.iter().map(|n| n.name.clone()))
+                .zip(nodes.iter().map(|(name, _)| name.clone()))
                 .collect();
-            let types = generate::types(&def, &lowered, &checked.params, &names, &nodes);
+            let types = generate::types(&def, &lowered, &checked.params, &names, &named);
             let description = generate::description(&checked, &lowered, &names, &variants);
             quote!(#types #description)
         }
@@ -58,33 +46,61 @@ pub fn expand(input: TokenStream) -> TokenStream {
                 errors.extend(
                     diags
                         .iter()
-                        .filter(|d| !about_unread_file(&d.loc, &lowered.unread_files))
+                        .filter(|d| shown(d, &lowered))
                         .map(|d| render(d, &lowered.spans)),
                 );
             }
             // A stub of the public items beside the errors, so code using the graph does not add errors of its
             // own. Its parameter struct keeps the parameters whose types are valid, each name once (a duplicate,
-            // which the checks report, would break the struct).
+            // which the checks report, would break the struct); each node's variant is there once.
             let layout = ParamsLayout::of_valid_params(&lowered.graph.params);
-            // Each variant once, so a duplicate node does not also break the enum.
-            let types = generate::types(&def, &lowered, &layout, &names, &stub_nodes);
-            let stub = generate::stub_description(&names);
+            let mut named: Vec<(Ident, String)> = Vec::new();
+            for (v, (name, _)) in variants.iter().zip(&nodes) {
+                if !named.iter().any(|(_, n)| n == name) {
+                    named.push((v.clone(), name.clone()));
+                }
+            }
+            let types = generate::types(&def, &lowered, &layout, &names, &named);
+            let stub_variants: Vec<Ident> = named.into_iter().map(|(v, _)| v).collect();
+            let stub = generate::stub_description(&names, &stub_variants);
             let errors = errors.iter().map(syn::Error::to_compile_error);
             quote!(#(#errors)* #types #stub)
         }
+    };
+    in_module(&def, items)
+}
+
+/// The generated items live in a hidden module named after the graph and are re-exported from it, so a
+/// second graph of the same name in one module is one error (the module defined twice), not one per item.
+fn in_module(def: &GraphDef, items: TokenStream) -> TokenStream {
+    let vis = &def.vis;
+    let module = syn::Ident::new(&format!("__graph_{}", def.name.unraw()), def.name.span());
+    // The module's own tokens carry the graph name's span, so the error for a second graph of one name
+    // points at that name.
+    let body = proc_macro2::Group::new(proc_macro2::Delimiter::Brace, items);
+    let mut body = body;
+    body.set_span(def.name.span());
+    quote_spanned! {def.name.span()=>
+        #[doc(hidden)]
+        #[allow(non_snake_case)]
+        #vis mod #module #body
+        // A graph declared and not (yet) used is no reason for a warning.
+        #[allow(unused_imports)]
+        #vis use #module::*;
     }
 }
 
-/// Whether a diagnostic is about the WGSL of a kernel whose file could not be read: that kernel was checked
-/// as empty, and the unreadable file is the one error to show for it.
-fn about_unread_file(loc: &Loc, unread: &[usize]) -> bool {
-    match loc {
-        Loc::KernelSource(n)
-        | Loc::KernelEntry(n)
-        | Loc::Wgsl { node: n, .. }
-        | Loc::AccessMode { node: n, .. } => unread.contains(n),
+/// Whether a diagnostic of the checks is worth showing: not one that follows from a syntax error already
+/// reported (an unknown access word, a kernel whose WGSL is missing or unreadable).
+fn shown(diagnostic: &Diagnostic, lowered: &Lowered) -> bool {
+    let loc = &diagnostic.loc;
+    let about_wgsl_of = |n: &usize| lowered.unchecked_wgsl.contains(n);
+    let wgsl = match loc {
+        Loc::KernelSource(n) | Loc::KernelEntry(n) | Loc::Wgsl { node: n, .. } => about_wgsl_of(n),
+        Loc::AccessMode { node, .. } => about_wgsl_of(node),
         _ => false,
-    }
+    };
+    !wgsl && !lowered.suppressed.contains(loc)
 }
 
 #[cfg(test)]

@@ -1,15 +1,15 @@
 //! Code generation: the typed items of one graph and its static description. Runs only on a checked graph,
 //! except [`types`], which also builds the stub emitted beside errors.
 
-use graph_core::check::{CheckedDispatch, CheckedGraph, CheckedNode};
+use graph_core::check::{CheckedDispatch, CheckedGraph, CheckedNode, SizeProgram};
 use graph_core::ir::{AccessMode, ParamsStorage, Role};
 use graph_core::layout::ParamsLayout;
 use graph_core::schedule::Partition;
+use graph_core::size::{SizeOp, SizeStep};
 use graph_core::types::{Scalar, ValueType};
 use proc_macro2::{Span, TokenStream};
-use quote::{format_ident, quote, quote_spanned};
-use syn::spanned::Spanned;
-use syn::{Expr, Ident};
+use quote::{format_ident, quote};
+use syn::Ident;
 
 use crate::ast::GraphDef;
 use crate::lower::Lowered;
@@ -34,7 +34,7 @@ impl Names {
 }
 
 /// `axpy_twice` -> `AxpyTwice`.
-pub fn variant_name(node: &str, span: Span) -> Ident {
+fn camel_case(node: &str) -> String {
     let mut out = String::new();
     for part in node.split('_').filter(|p| !p.is_empty()) {
         let mut chars = part.chars();
@@ -46,7 +46,29 @@ pub fn variant_name(node: &str, span: Span) -> Ident {
     if out.is_empty() || out.starts_with(|c: char| c.is_ascii_digit()) {
         out.insert(0, 'N');
     }
-    Ident::new(&out, span)
+    out
+}
+
+/// The node enum's variants, in declaration order: each node's name in camel case, unless two nodes would
+/// share a variant (`n11_0` and `n1_10` both give `N110`); those keep their names as written, which are
+/// distinct. A repeated name (a duplicate node, reported by the checks) shares its first variant.
+pub fn variant_names(nodes: &[(String, Span)]) -> Vec<Ident> {
+    let camel: Vec<String> = nodes.iter().map(|(name, _)| camel_case(name)).collect();
+    nodes
+        .iter()
+        .zip(&camel)
+        .map(|((name, span), c)| {
+            let clash = nodes
+                .iter()
+                .zip(&camel)
+                .any(|((other, _), d)| d == c && other != name);
+            if clash {
+                rust_ident(name, *span)
+            } else {
+                Ident::new(c, *span)
+            }
+        })
+        .collect()
 }
 
 /// A Rust identifier for a graph name, raw where the name is a Rust keyword (`r#loop`).
@@ -78,7 +100,6 @@ pub fn types(
         buffers,
         node,
     } = names;
-    let vis = &def.vis;
     let docs = &def.docs;
     let name_text = graph.to_string();
 
@@ -157,7 +178,6 @@ pub fn types(
     let buffers_doc =
         format!("The buffers [`{name_text}`] reads and writes, bound by the caller at bake time.");
 
-    let count = nodes.len();
     let node_variants: Vec<&Ident> = nodes.iter().map(|(v, _)| v).collect();
     let node_names: Vec<&str> = nodes.iter().map(|(_, n)| n.as_str()).collect();
     let node_docs: Vec<String> = node_names
@@ -165,17 +185,17 @@ pub fn types(
         .map(|n| format!("The node `{n}`."))
         .collect();
     let node_doc = format!("The nodes of [`{name_text}`], in declaration order.");
-    let indices = 0..count;
+    let indices = 0..nodes.len();
 
     quote! {
         #(#docs)*
         #[derive(::core::fmt::Debug, ::core::clone::Clone, ::core::marker::Copy, ::core::default::Default)]
-        #vis struct #graph;
+        pub struct #graph;
 
         #[doc = #params_doc]
         #[repr(C)]
         #[derive(::core::fmt::Debug, ::core::clone::Clone, ::core::marker::Copy, ::core::default::Default, ::core::cmp::PartialEq)]
-        #vis struct #params { #(#fields,)* }
+        pub struct #params { #(#fields,)* }
 
         impl #params {
             /// Every parameter in declaration order; the WGSL layout's padding is zeroed.
@@ -196,15 +216,15 @@ pub fn types(
 
         #[doc = #buffers_doc]
         #[derive(::core::fmt::Debug, ::core::clone::Clone, ::core::marker::Copy)]
-        #vis struct #buffers<'a> { #marker #(#externals,)* }
+        pub struct #buffers<'a> { #marker #(#externals,)* }
 
         #[doc = #node_doc]
         #[derive(::core::fmt::Debug, ::core::clone::Clone, ::core::marker::Copy, ::core::cmp::PartialEq, ::core::cmp::Eq, ::core::hash::Hash)]
-        #vis enum #node { #(#[doc = #node_docs] #node_variants,)* }
+        // Nodes whose camel-case names would clash keep their names as written.
+        #[allow(non_camel_case_types)]
+        pub enum #node { #(#[doc = #node_docs] #node_variants,)* }
 
         impl #node {
-            /// Every node, in declaration order.
-            pub const ALL: [Self; #count] = [#(Self::#node_variants),*];
             /// The name written in the graph.
             pub const fn name(self) -> &'static str {
                 match self { #(Self::#node_variants => #node_names,)* }
@@ -301,7 +321,6 @@ pub fn description(
         quote!(#p::desc::BufferDesc { name: #name, elem: #elem, len: #len, role: #p::ir::Role::#role })
     });
 
-    let mut helpers = Vec::new();
     let node_descs: Vec<TokenStream> = checked
         .nodes
         .iter()
@@ -315,19 +334,18 @@ pub fn description(
                         quote!(#p::desc::AccessDesc { buffer: #buffer, mode: #mode })
                     });
                     let args = k.args.iter().map(|(a, b, c)| quote!((#a, #b, #c)));
-                    let dispatch = match k.dispatch {
+                    let dispatch = match &k.dispatch {
                         CheckedDispatch::BufferLen(b) => {
-                            let b = u(b);
+                            let b = u(*b);
                             quote!(#p::desc::DispatchDesc::BufferLen(#b))
                         }
-                        CheckedDispatch::Threads { .. } | CheckedDispatch::Workgroups { .. } => {
-                            let f = format_ident!("__dispatch_{}", n);
-                            helpers.push(dispatch_fn(&f, &lowered.dispatch_exprs[n], g, params));
-                            if matches!(k.dispatch, CheckedDispatch::Threads { .. }) {
-                                quote!(#p::desc::DispatchDesc::Threads(#f))
-                            } else {
-                                quote!(#p::desc::DispatchDesc::Workgroups(#f))
-                            }
+                        CheckedDispatch::Threads(dims) => {
+                            let dims = size_descs(dims);
+                            quote!(#p::desc::DispatchDesc::Threads(#dims))
+                        }
+                        CheckedDispatch::Workgroups(dims) => {
+                            let dims = size_descs(dims);
+                            quote!(#p::desc::DispatchDesc::Workgroups(#dims))
                         }
                     };
                     let (decls, source, entry) = (&k.declarations, &k.source, &k.entry);
@@ -392,26 +410,28 @@ pub fn description(
         .collect();
     let (ext_index, ext_field): (Vec<u32>, Vec<Ident>) = externals.into_iter().unzip();
 
-    let count = node_variants.len();
-    let topo = checked.schedule.order.iter().map(|&n| &node_variants[n]);
-    let levels_typed = checked.schedule.levels.iter().map(|l| {
-        let l = l.iter().map(|&n| &node_variants[n]);
-        quote!(&[#(#node::#l),*])
-    });
+    let order_typed: Vec<&Ident> = checked
+        .schedule
+        .order
+        .iter()
+        .map(|&n| &node_variants[n])
+        .collect();
+    let levels_typed: Vec<Vec<&Ident>> = checked
+        .schedule
+        .levels
+        .iter()
+        .map(|l| l.iter().map(|&n| &node_variants[n]).collect())
+        .collect();
     let files = lowered.files.iter().map(|f| {
         quote!(
             const _: &str = ::core::include_str!(#f);
         )
     });
-    let bake_doc = format!(
-        "Bakes [`{name_text}`] onto `gpu`: pipelines, bind groups and graph-owned buffers, created once. Fails \
-         with an error naming the buffer when a bound buffer has the wrong element type, length or usage."
-    );
+    let inherent = graph_items(names, node_variants, &order_typed, &levels_typed);
 
     quote! {
         const _: () = {
             #(#files)*
-            #(#helpers)*
 
             impl #p::TaskGraph for #graph {
                 type Params = #params;
@@ -431,7 +451,7 @@ pub fn description(
                     ::std::vec![#((#ext_index, buffers.#ext_field.as_any())),*]
                 }
                 fn node(index: usize) -> ::core::option::Option<#node> {
-                    #node::ALL.get(index).copied()
+                    #graph::NODES.get(index).copied()
                 }
                 fn node_index(node: #node) -> usize {
                     node.index()
@@ -439,13 +459,41 @@ pub fn description(
             }
         };
 
+        #inherent
+    }
+}
+
+/// The graph type's own items: its node lists and `bake`. The stub beside errors has them too, so code using
+/// them sees only the real error.
+fn graph_items(
+    names: &Names,
+    nodes: &[Ident],
+    order: &[&Ident],
+    levels: &[Vec<&Ident>],
+) -> TokenStream {
+    let p = private();
+    let Names {
+        graph,
+        buffers,
+        node,
+        ..
+    } = names;
+    let count = nodes.len();
+    let levels = levels.iter().map(|l| quote!(&[#(#node::#l),*]));
+    let bake_doc = format!(
+        "Bakes [`{graph}`] onto `gpu`: pipelines, bind groups and graph-owned buffers, created once. Fails \
+         with an error naming the buffer when a bound buffer has the wrong element type, length or usage."
+    );
+    quote! {
         impl #graph {
             /// Number of nodes.
             pub const NODE_COUNT: usize = #count;
+            /// Every node, in declaration order.
+            pub const NODES: [#node; #count] = [#(#node::#nodes),*];
             /// Every node once, each after all nodes it depends on (ties in declaration order).
-            pub const TOPOLOGICAL_ORDER: [#node; #count] = [#(#node::#topo),*];
+            pub const TOPOLOGICAL_ORDER: [#node; #count] = [#(#node::#order),*];
             /// Topological levels: the nodes of one level have no path between them.
-            pub const LEVELS: &'static [&'static [#node]] = &[#(#levels_typed),*];
+            pub const LEVELS: &'static [&'static [#node]] = &[#(#levels),*];
             /// The static description the runtime bakes.
             pub const DESCRIPTION: &'static #p::desc::GraphDesc = <Self as #p::TaskGraph>::DESCRIPTION;
 
@@ -457,55 +505,45 @@ pub fn description(
     }
 }
 
-/// A function computing a kernel's dispatch size from the parameters and buffer lengths at replay. Each size
-/// expression is checked by rustc to be a `u32`, with the error on the expression.
-fn dispatch_fn(
-    name: &Ident,
-    exprs: &[Expr],
-    g: &graph_core::ir::Graph,
-    params: &Ident,
-) -> TokenStream {
+/// `[SizeDesc; 3]` for the dimensions given, the missing ones 1.
+fn size_descs(dims: &[SizeProgram]) -> TokenStream {
     let p = private();
-    let mentioned = |buffer: &str| exprs.iter().any(|e| mentions(quote!(#e), buffer));
-    let lens = g
-        .buffers
+    let mut descs: Vec<TokenStream> = dims
         .iter()
-        .enumerate()
-        .filter(|(_, b)| mentioned(&b.name))
-        .map(|(i, b)| {
-            let ident = rust_ident(&b.name, Span::call_site());
-            quote!(let #ident = #p::Len(__lens[#i]);)
-        });
-    let dims: Vec<Ident> = (0..exprs.len())
-        .map(|i| format_ident!("__dim{}", i))
+        .map(|dim| {
+            let text = &dim.text;
+            let steps = dim.steps.iter().map(|step| size_step(*step));
+            quote!(#p::desc::SizeDesc { text: #text, steps: &[#(#steps),*] })
+        })
         .collect();
-    let lets = exprs
-        .iter()
-        .zip(&dims)
-        .map(|(e, d)| quote_spanned!(e.span()=> let #d: u32 = #e;));
-    let mut sizes: Vec<TokenStream> = dims.iter().map(|d| quote!(#d)).collect();
-    sizes.resize(3, quote!(1u32));
-    quote! {
-        #[allow(unused_variables, clippy::all)]
-        fn #name(__params: &[u8], __lens: &[u32]) -> [u32; 3] {
-            let params: &#params = #p::bytemuck::from_bytes(__params);
-            #(#lens)*
-            #(#lets)*
-            [#(#sizes),*]
+    descs.resize(3, quote!(#p::desc::SizeDesc::ONE));
+    quote!([#(#descs),*])
+}
+
+fn size_step(step: SizeStep) -> TokenStream {
+    let p = private();
+    match step {
+        SizeStep::Literal(v) => quote!(#p::size::SizeStep::Literal(#v)),
+        SizeStep::Param(offset) => quote!(#p::size::SizeStep::Param(#offset)),
+        SizeStep::Len(buffer) => quote!(#p::size::SizeStep::Len(#buffer)),
+        SizeStep::Op(op) => {
+            let op = match op {
+                SizeOp::Add => quote!(Add),
+                SizeOp::Sub => quote!(Sub),
+                SizeOp::Mul => quote!(Mul),
+                SizeOp::Div => quote!(Div),
+                SizeOp::DivCeil => quote!(DivCeil),
+                SizeOp::Min => quote!(Min),
+                SizeOp::Max => quote!(Max),
+            };
+            quote!(#p::size::SizeStep::Op(#p::size::SizeOp::#op))
         }
     }
 }
 
-fn mentions(tokens: TokenStream, name: &str) -> bool {
-    tokens.into_iter().any(|t| match t {
-        proc_macro2::TokenTree::Ident(i) => i == name,
-        proc_macro2::TokenTree::Group(g) => mentions(g.stream(), name),
-        _ => false,
-    })
-}
-
-/// A description that bakes nothing, for the stub emitted beside errors.
-pub fn stub_description(names: &Names) -> TokenStream {
+/// A description that bakes nothing, for the stub emitted beside errors: every item of a checked graph, so
+/// code using them sees only the real errors. Its schedule is declaration order in one level per node.
+pub fn stub_description(names: &Names, nodes: &[Ident]) -> TokenStream {
     let p = private();
     let Names {
         graph,
@@ -513,6 +551,9 @@ pub fn stub_description(names: &Names) -> TokenStream {
         buffers,
         node,
     } = names;
+    let order: Vec<&Ident> = nodes.iter().collect();
+    let levels: Vec<Vec<&Ident>> = nodes.iter().map(|n| vec![n]).collect();
+    let inherent = graph_items(names, nodes, &order, &levels);
     quote! {
         impl #p::TaskGraph for #graph {
             type Params = #params;
@@ -520,13 +561,9 @@ pub fn stub_description(names: &Names) -> TokenStream {
             type Node = #node;
             const DESCRIPTION: &'static #p::desc::GraphDesc = &#p::STUB_DESCRIPTION;
             fn bind<'a>(_: &<Self as #p::TaskGraph>::Buffers<'a>) -> ::std::vec::Vec<(u32, &'a #p::AnyBuffer)> { ::std::vec::Vec::new() }
-            fn node(_: usize) -> ::core::option::Option<#node> { ::core::option::Option::None }
-            fn node_index(_: #node) -> usize { 0 }
+            fn node(index: usize) -> ::core::option::Option<#node> { #graph::NODES.get(index).copied() }
+            fn node_index(node: #node) -> usize { node.index() }
         }
-        impl #graph {
-            pub fn bake(gpu: &#p::Gpu, buffers: #buffers<'_>) -> ::core::result::Result<#p::Baked<Self>, #p::Error> {
-                #p::Baked::new(gpu, &buffers)
-            }
-        }
+        #inherent
     }
 }

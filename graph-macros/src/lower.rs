@@ -3,16 +3,17 @@
 
 use std::path::PathBuf;
 
+use graph_core::Loc;
 use graph_core::ir::{
     Access, AccessMode, Buffer, DispatchSpec, EdgeMode, ExplicitEdge, Graph, Kernel, KernelArg,
-    KernelSource, Node, NodeKind, Param, ParamsStorage, Role,
+    KernelSource, Node, NodeKind, Param, ParamsStorage, Role, SizeExpr, SizeOp, WorkgroupLimits,
 };
 use proc_macro2::{Span, TokenStream};
 use quote::ToTokens;
 use syn::ext::IdentExt;
 use syn::{Expr, Ident};
 
-use crate::ast::{AccessDecl, GraphDef, Item, KernelBody, KernelDecl};
+use crate::ast::{AccessDecl, Dispatch, GraphDef, Item, KernelBody, KernelDecl};
 use crate::wgsl_tokens::WgslText;
 
 /// A first and last span: rustc shows the range between them.
@@ -57,21 +58,24 @@ pub struct SpanTable {
     pub sources: Vec<SourceSpans>,
     pub entries: Vec<Option<Span>>,
     pub dispatch: Vec<Option<SpanRange>>,
+    /// Per node, per dimension, per term (in preorder): the tokens of each part of a dispatch size.
+    pub sizes: Vec<Vec<Vec<SpanRange>>>,
     pub edges: Vec<(Span, Span)>,
 }
 
-/// What codegen needs beyond the IR: the Rust expressions of dispatch sizes and the doc comments.
+/// What codegen needs beyond the IR, and what the syntax errors already cover.
 pub struct Lowered {
     pub graph: Graph,
     pub spans: SpanTable,
-    /// Per node: the `threads(..)`/`workgroups(..)` expressions, when given.
-    pub dispatch_exprs: Vec<Vec<Expr>>,
     /// Paths of `.wgsl` files read, so the generated code re-runs the macro when they change.
     pub files: Vec<String>,
-    /// Errors found while lowering (an unreadable file, a bad literal).
+    /// Errors found while lowering (an unreadable file, a bad literal, an unknown access word).
     pub errors: Vec<syn::Error>,
-    /// Nodes whose `.wgsl` file could not be read (already an error): they are checked as empty kernels.
-    pub unread_files: Vec<usize>,
+    /// Kernels whose WGSL is missing or unreadable (already an error): they are checked as empty kernels, and
+    /// what the checks say of their WGSL is not shown.
+    pub unchecked_wgsl: Vec<usize>,
+    /// Places an error already covers: what the checks say there follows from it and is not shown.
+    pub suppressed: Vec<Loc>,
 }
 
 pub fn lower(def: &GraphDef) -> Lowered {
@@ -88,6 +92,11 @@ pub fn lower(def: &GraphDef) -> Lowered {
             } else {
                 ParamsStorage::Immediates
             },
+            workgroup_limits: if def.device_limits {
+                WorkgroupLimits::Device
+            } else {
+                WorkgroupLimits::Portable
+            },
             ..Graph::default()
         },
         spans: SpanTable {
@@ -103,18 +112,17 @@ pub fn lower(def: &GraphDef) -> Lowered {
             sources: Vec::new(),
             entries: Vec::new(),
             dispatch: Vec::new(),
+            sizes: Vec::new(),
             edges: Vec::new(),
         },
-        dispatch_exprs: Vec::new(),
         files: Vec::new(),
         errors: Vec::new(),
-        unread_files: Vec::new(),
+        unchecked_wgsl: Vec::new(),
+        suppressed: Vec::new(),
     };
     for item in &def.items {
         match item {
-            Item::Params {
-                keyword, fields, ..
-            } => {
+            Item::Params { keyword, fields } => {
                 out.spans.params_block = *keyword;
                 for f in fields {
                     out.graph.params.push(Param {
@@ -125,7 +133,7 @@ pub fn lower(def: &GraphDef) -> Lowered {
                     out.spans.param_types.push(range_of(&f.ty));
                 }
             }
-            Item::Buffers(list, _) => {
+            Item::Buffers(list) => {
                 for b in list {
                     let len = match &b.len {
                         Some(lit) => match lit.base10_parse::<u64>() {
@@ -183,33 +191,22 @@ pub fn lower(def: &GraphDef) -> Lowered {
                 );
             }
             Item::Fill { name, dst, value } => {
-                // `fill` is the library's fill kernel under a shorter name.
-                let kernel = Kernel {
-                    accesses: vec![Access {
-                        binding: "output".into(),
-                        buffer: name_of(dst),
-                        mode: AccessMode::Write,
-                    }],
-                    source: KernelSource::Library("fill".into()),
-                    entry: None,
-                    dispatch: DispatchSpec::Auto,
-                    args: vec![KernelArg {
-                        name: "value".into(),
-                        wgsl: WgslText::from_tokens(value.to_token_stream()).text,
-                    }],
+                let kind = NodeKind::Fill {
+                    dst: name_of(dst),
+                    value: WgslText::from_tokens(value.clone()).text,
                 };
                 let spans = vec![(range_of(dst), range_of(dst))];
                 push_node(
                     &mut out,
                     name,
-                    NodeKind::Kernel(kernel),
+                    kind,
                     spans,
                     SourceSpans::Builtin { name: name.span() },
                 );
                 *out.spans.args.last_mut().expect("node just pushed") = vec![range_of(value)];
             }
             Item::Host { name, accesses } => {
-                let (list, spans) = lower_accesses(accesses);
+                let (list, spans) = lower_accesses(&mut out, accesses);
                 push_node(
                     &mut out,
                     name,
@@ -249,22 +246,43 @@ fn push_node(
     out.spans.sources.push(source);
     out.spans.entries.push(None);
     out.spans.dispatch.push(None);
-    out.dispatch_exprs.push(Vec::new());
+    out.spans.sizes.push(Vec::new());
 }
 
-fn lower_accesses(accesses: &[AccessDecl]) -> (Vec<Access>, Vec<(SpanRange, SpanRange)>) {
-    let list = accesses
-        .iter()
-        .map(|a| Access {
+/// The accesses of the next node. An unknown access word is one error: the access is kept as `read_write`
+/// (valid for any use, ordered against everything), and what the checks say of its mode is not shown.
+fn lower_accesses(
+    out: &mut Lowered,
+    accesses: &[AccessDecl],
+) -> (Vec<Access>, Vec<(SpanRange, SpanRange)>) {
+    let node = out.graph.nodes.len();
+    let mut list = Vec::with_capacity(accesses.len());
+    for (index, a) in accesses.iter().enumerate() {
+        const MODES: [&str; 3] = ["read", "write", "read_write"];
+        let word = a.mode.to_string();
+        let mode = match word.as_str() {
+            "read" => AccessMode::Read,
+            "write" => AccessMode::Write,
+            "read_write" => AccessMode::ReadWrite,
+            _ => {
+                let message = match graph_core::names::did_you_mean(&word, MODES) {
+                    Some(mode) => format!("unknown access `{word}`; did you mean `{mode}`?"),
+                    None => format!(
+                        "unknown access `{word}`; write `read`, `write` (overwrite) or `read_write`"
+                    ),
+                };
+                out.errors.push(syn::Error::new(a.mode.span(), message));
+                out.suppressed.push(Loc::Access { node, index });
+                out.suppressed.push(Loc::AccessMode { node, index });
+                AccessMode::ReadWrite
+            }
+        };
+        list.push(Access {
             binding: name_of(&a.buffer),
             buffer: name_of(&a.buffer),
-            mode: match a.mode.to_string().as_str() {
-                "read" => AccessMode::Read,
-                "write" => AccessMode::Write,
-                _ => AccessMode::ReadWrite,
-            },
-        })
-        .collect();
+            mode,
+        });
+    }
     let spans = accesses
         .iter()
         .map(|a| (range_of(&a.buffer), range_of(&a.mode)))
@@ -273,18 +291,27 @@ fn lower_accesses(accesses: &[AccessDecl]) -> (Vec<Access>, Vec<(SpanRange, Span
 }
 
 fn lower_kernel(out: &mut Lowered, k: &KernelDecl) {
-    let dispatch = match &k.dispatch {
-        None => DispatchSpec::Auto,
-        Some(d) if d.workgroups => DispatchSpec::Workgroups {
-            dims: d.dims.len() as u8,
-        },
-        Some(d) => DispatchSpec::Threads {
-            dims: d.dims.len() as u8,
-        },
-    };
+    let (dispatch, size_spans) = lower_dispatch(out, k.dispatch.as_ref());
     let (accesses, access_spans, source, source_spans, args, arg_spans) = match &k.body {
+        KernelBody::Missing { accesses } => {
+            let (list, spans) = lower_accesses(out, accesses);
+            out.unchecked_wgsl.push(out.graph.nodes.len());
+            let source = KernelSource::Wgsl {
+                text: String::new(),
+                file: None,
+            };
+            let name = k.name.span();
+            (
+                list,
+                spans,
+                source,
+                SourceSpans::Builtin { name },
+                Vec::new(),
+                Vec::new(),
+            )
+        }
         KernelBody::Inline { accesses, wgsl } => {
-            let (list, spans) = lower_accesses(accesses);
+            let (list, spans) = lower_accesses(out, accesses);
             let text = WgslText::from_tokens(wgsl.clone());
             let source = KernelSource::Wgsl {
                 text: text.text.clone(),
@@ -300,7 +327,7 @@ fn lower_kernel(out: &mut Lowered, k: &KernelDecl) {
             )
         }
         KernelBody::File { accesses, path } => {
-            let (list, spans) = lower_accesses(accesses);
+            let (list, spans) = lower_accesses(out, accesses);
             let text = match read_wgsl_file(&path.value()) {
                 Ok((full, text)) => {
                     out.files.push(full);
@@ -308,7 +335,7 @@ fn lower_kernel(out: &mut Lowered, k: &KernelDecl) {
                 }
                 Err(message) => {
                     out.errors.push(syn::Error::new(path.span(), message));
-                    out.unread_files.push(out.graph.nodes.len());
+                    out.unchecked_wgsl.push(out.graph.nodes.len());
                     String::new()
                 }
             };
@@ -339,8 +366,8 @@ fn lower_kernel(out: &mut Lowered, k: &KernelDecl) {
             for (name, value) in bindings {
                 let is_binding = lib.is_some_and(|l| l.bindings.iter().any(|b| *name == b.name));
                 let is_arg = lib.is_some_and(|l| l.args.iter().any(|a| *name == a.name));
-                let buffer = match value {
-                    Expr::Path(p) if !is_arg => p.path.get_ident().cloned(),
+                let buffer = match single_ident(value) {
+                    Some(ident) if !is_arg => Some(ident),
                     _ => None,
                 };
                 match buffer {
@@ -356,7 +383,7 @@ fn lower_kernel(out: &mut Lowered, k: &KernelDecl) {
                     _ => {
                         args.push(KernelArg {
                             name: name_of(name),
-                            wgsl: WgslText::from_tokens(value.to_token_stream()).text,
+                            wgsl: WgslText::from_tokens(value.clone()).text,
                         });
                         arg_spans.push((name.span(), range_of(value).1));
                     }
@@ -387,8 +414,161 @@ fn lower_kernel(out: &mut Lowered, k: &KernelDecl) {
     out.spans.args[n] = arg_spans;
     out.spans.entries[n] = k.entry.as_ref().map(Ident::span);
     if let Some(d) = &k.dispatch {
-        out.spans.dispatch[n] = Some((d.keyword.span(), range_of(d.dims.last()).1));
-        out.dispatch_exprs[n] = d.dims.clone();
+        let last = d.dims.as_ref().and_then(|dims| dims.last());
+        out.spans.dispatch[n] = Some((
+            d.keyword.span(),
+            last.map_or(d.keyword.span(), |e| range_of(e).1),
+        ));
+    }
+    out.spans.sizes[n] = size_spans;
+}
+
+/// The kernel's dispatch clause as size expressions, with the spans of each term. A size that is not in the
+/// language is one error, and stands as `1` for the checks.
+fn lower_dispatch(
+    out: &mut Lowered,
+    dispatch: Option<&Dispatch>,
+) -> (DispatchSpec, Vec<Vec<SpanRange>>) {
+    let Some(d) = dispatch else {
+        return (DispatchSpec::Auto, Vec::new());
+    };
+    let mut dims = Vec::new();
+    let mut spans = Vec::new();
+    match &d.dims {
+        Some(exprs) => {
+            for e in exprs {
+                let mut terms = Vec::new();
+                match lower_size(e, &mut terms) {
+                    Ok(size) => dims.push(size),
+                    Err(error) => {
+                        out.errors.push(error);
+                        terms = vec![range_of(e)];
+                        dims.push(SizeExpr::Literal(1));
+                    }
+                }
+                spans.push(terms);
+            }
+        }
+        None => {
+            dims.push(SizeExpr::Literal(1));
+            spans.push(vec![(d.keyword.span(), d.keyword.span())]);
+        }
+    }
+    let spec = if d.workgroups {
+        DispatchSpec::Workgroups(dims)
+    } else {
+        DispatchSpec::Threads(dims)
+    };
+    (spec, spans)
+}
+
+const SIZE_LANGUAGE: &str = "a dispatch size is written with `params.NAME`, `BUFFER.len()`, integer literals, `+`, \
+                             `-`, `*`, `/`, `.div_ceil(..)`, `.min(..)`, `.max(..)` and parentheses";
+
+/// One size expression, its terms' spans pushed in preorder (the numbering `Loc::SizeTerm` uses).
+fn lower_size(expr: &Expr, spans: &mut Vec<SpanRange>) -> syn::Result<SizeExpr> {
+    let unsupported =
+        |at: &dyn ToTokens| syn::Error::new_spanned(at.to_token_stream(), SIZE_LANGUAGE);
+    match expr {
+        // Parentheses group; they are no term of their own.
+        Expr::Paren(p) => return lower_size(&p.expr, spans),
+        Expr::Group(g) => return lower_size(&g.expr, spans),
+        _ => {}
+    }
+    spans.push(range_of(expr));
+    match expr {
+        Expr::Lit(syn::ExprLit {
+            lit: syn::Lit::Int(i),
+            ..
+        }) if ["", "u", "u32"].contains(&i.suffix()) => Ok(SizeExpr::Literal(i.base10_parse()?)),
+        Expr::Field(field) => lower_param(field).ok_or_else(|| unsupported(expr)),
+        Expr::MethodCall(call) => {
+            let method = call.method.to_string();
+            match (method.as_str(), call.args.len()) {
+                ("len", 0) => match &*call.receiver {
+                    Expr::Path(p) => p
+                        .path
+                        .get_ident()
+                        .map(|b| SizeExpr::Len(name_of(b)))
+                        .ok_or_else(|| unsupported(expr)),
+                    _ => Err(unsupported(expr)),
+                },
+                (name, 1) => {
+                    let op = method_op(name).ok_or_else(|| unsupported(&call.method))?;
+                    let lhs = lower_size(&call.receiver, spans)?;
+                    let rhs = lower_size(&call.args[0], spans)?;
+                    Ok(SizeExpr::binary(op, lhs, rhs))
+                }
+                _ => Err(unsupported(expr)),
+            }
+        }
+        Expr::Call(call) if call.args.len() == 2 => {
+            let op = match &*call.func {
+                Expr::Path(p) => p.path.get_ident().and_then(|f| method_op(&f.to_string())),
+                _ => None,
+            }
+            .ok_or_else(|| unsupported(&call.func))?;
+            let lhs = lower_size(&call.args[0], spans)?;
+            let rhs = lower_size(&call.args[1], spans)?;
+            Ok(SizeExpr::binary(op, lhs, rhs))
+        }
+        Expr::Binary(b) => {
+            let op = match b.op {
+                syn::BinOp::Add(_) => SizeOp::Add,
+                syn::BinOp::Sub(_) => SizeOp::Sub,
+                syn::BinOp::Mul(_) => SizeOp::Mul,
+                syn::BinOp::Div(_) => SizeOp::Div,
+                _ => return Err(unsupported(&b.op)),
+            };
+            let lhs = lower_size(&b.left, spans)?;
+            let rhs = lower_size(&b.right, spans)?;
+            Ok(SizeExpr::binary(op, lhs, rhs))
+        }
+        _ => Err(unsupported(expr)),
+    }
+}
+
+fn method_op(name: &str) -> Option<SizeOp> {
+    match name {
+        "div_ceil" => Some(SizeOp::DivCeil),
+        "min" => Some(SizeOp::Min),
+        "max" => Some(SizeOp::Max),
+        _ => None,
+    }
+}
+
+/// `params.NAME` or `params.NAME.x`.
+fn lower_param(field: &syn::ExprField) -> Option<SizeExpr> {
+    let member = |m: &syn::Member| match m {
+        syn::Member::Named(name) => Some(name_of(name)),
+        syn::Member::Unnamed(_) => None,
+    };
+    let is_params = |e: &Expr| matches!(e, Expr::Path(p) if p.path.is_ident("params"));
+    if is_params(&field.base) {
+        return Some(SizeExpr::Param {
+            name: member(&field.member)?,
+            component: None,
+        });
+    }
+    let Expr::Field(inner) = &*field.base else {
+        return None;
+    };
+    let component = ["x", "y", "z", "w"]
+        .iter()
+        .position(|c| member(&field.member).as_deref() == Some(*c))?;
+    is_params(&inner.base).then_some(())?;
+    Some(SizeExpr::Param {
+        name: member(&inner.member)?,
+        component: Some(component as u8),
+    })
+}
+
+/// The identifier a value consists of, if it is one.
+fn single_ident(value: &TokenStream) -> Option<Ident> {
+    let mut tokens = value.clone().into_iter();
+    match (tokens.next(), tokens.next()) {
+        (Some(proc_macro2::TokenTree::Ident(ident)), None) => Some(ident),
+        _ => None,
     }
 }
 

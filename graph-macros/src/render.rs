@@ -52,6 +52,12 @@ fn locate(loc: &Loc, t: &SpanTable) -> SpanRange {
         }),
         Loc::KernelEntry(n) => t.entries.get(*n).copied().flatten().map(one),
         Loc::Dispatch(n) => t.dispatch.get(*n).copied().flatten(),
+        Loc::SizeTerm { node, dim, term } => t
+            .sizes
+            .get(*node)
+            .and_then(|dims| dims.get(*dim))
+            .and_then(|terms| terms.get(*term))
+            .copied(),
         Loc::Wgsl { node, range } => t.sources.get(*node).and_then(|s| match s {
             SourceSpans::Inline { text, .. } => text.spans_for(range),
             SourceSpans::File { path } | SourceSpans::Library { path } => Some(*path),
@@ -68,6 +74,12 @@ fn locate(loc: &Loc, t: &SpanTable) -> SpanRange {
         | Loc::KernelEntry(node)
         | Loc::Dispatch(node)
         | Loc::Wgsl { node, .. } => node_name(*node),
+        Loc::SizeTerm { node, .. } => t
+            .dispatch
+            .get(*node)
+            .copied()
+            .flatten()
+            .unwrap_or_else(|| node_name(*node)),
         _ => one(t.graph),
     };
     found.unwrap_or(fallback)

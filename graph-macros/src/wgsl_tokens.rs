@@ -3,11 +3,15 @@
 
 use std::ops::Range;
 
-use proc_macro2::{Delimiter, Spacing, Span, TokenStream, TokenTree};
+use proc_macro2::{Delimiter, LineColumn, Spacing, Span, TokenStream, TokenTree};
 
 pub struct WgslText {
     pub text: String,
     tokens: Vec<(Range<usize>, Span)>,
+    /// Where the last token ended in the user's file, when the compiler says (line 0: it does not).
+    last_end: Option<LineColumn>,
+    /// Whether the last token was punctuation joined to the next (`>` of `>>`).
+    joint: bool,
 }
 
 impl WgslText {
@@ -15,6 +19,8 @@ impl WgslText {
         let mut out = WgslText {
             text: String::new(),
             tokens: Vec::new(),
+            last_end: None,
+            joint: false,
         };
         out.push_stream(tokens);
         out
@@ -22,7 +28,6 @@ impl WgslText {
 
     fn push_stream(&mut self, tokens: TokenStream) {
         let mut iter = tokens.into_iter().peekable();
-        let mut joint = false;
         while let Some(tt) = iter.next() {
             // Rust keeps `///` comments as `#[doc = ".."]` (and `//!` as `#![doc = ".."]`): not WGSL, drop them.
             if let TokenTree::Punct(p) = &tt
@@ -44,10 +49,6 @@ impl WgslText {
                     continue;
                 }
             }
-            if !joint {
-                self.separate();
-            }
-            joint = false;
             match tt {
                 TokenTree::Group(g) => {
                     let (open, close) = match g.delimiter() {
@@ -56,44 +57,46 @@ impl WgslText {
                         Delimiter::Bracket => ("[", "]"),
                         Delimiter::None => ("", ""),
                     };
-                    self.push_token(open, g.span_open());
-                    if g.delimiter() == Delimiter::Brace {
-                        self.text.push('\n');
-                    }
+                    self.push_token(open, g.span_open(), false);
                     self.push_stream(g.stream());
-                    if g.delimiter() == Delimiter::Brace {
-                        self.text.push('\n');
-                    }
-                    self.separate();
-                    self.push_token(close, g.span_close());
-                    if g.delimiter() == Delimiter::Brace {
-                        self.text.push('\n');
-                    }
+                    self.push_token(close, g.span_close(), false);
                 }
-                TokenTree::Punct(p) => {
-                    // `>` `>` written together stay `>>`; apart, they stay apart. The spacing decides.
-                    joint = p.spacing() == Spacing::Joint;
-                    self.push_token(&p.as_char().to_string(), p.span());
-                    if p.as_char() == ';' {
-                        self.text.push('\n');
-                    }
-                }
-                TokenTree::Ident(i) => self.push_token(&i.to_string(), i.span()),
-                TokenTree::Literal(l) => self.push_token(&l.to_string(), l.span()),
+                TokenTree::Punct(p) => self.push_token(
+                    &p.as_char().to_string(),
+                    p.span(),
+                    p.spacing() == Spacing::Joint,
+                ),
+                TokenTree::Ident(i) => self.push_token(&i.to_string(), i.span(), false),
+                TokenTree::Literal(l) => self.push_token(&l.to_string(), l.span(), false),
             }
         }
     }
 
-    fn separate(&mut self) {
-        if !self.text.is_empty() && !self.text.ends_with(char::is_whitespace) {
-            self.text.push(' ');
+    /// Appends a token, with the whitespace it had in the user's file before it: none where the tokens
+    /// touched (`.5`, `0x1p-3`, `a.b`), a line break where a new line began, else a space. Where the compiler
+    /// gives no positions (tokens from another macro), punctuation spacing decides, as Rust's own does.
+    fn push_token(&mut self, text: &str, span: Span, joint: bool) {
+        if !text.is_empty() {
+            let (start, end) = (span.start(), span.end());
+            // A real token has a width; a zero-width span (`call_site` in tests, or a tool that gives no
+            // positions) says nothing about spacing.
+            let known = start.line > 0 && (start.line, start.column) != (end.line, end.column);
+            let follows = self
+                .last_end
+                .filter(|prev| known && (start.line, start.column) >= (prev.line, prev.column));
+            match follows {
+                Some(prev) if start.line > prev.line => self.text.push('\n'),
+                Some(prev) if start.column > prev.column => self.text.push(' '),
+                Some(_) => {}
+                None if !self.joint && !self.text.is_empty() => self.text.push(' '),
+                None => {}
+            }
+            let at = self.text.len();
+            self.text.push_str(text);
+            self.tokens.push((at..self.text.len(), span));
+            self.last_end = known.then_some(end);
         }
-    }
-
-    fn push_token(&mut self, text: &str, span: Span) {
-        let start = self.text.len();
-        self.text.push_str(text);
-        self.tokens.push((start..self.text.len(), span));
+        self.joint = joint;
     }
 
     /// The spans of the first and last tokens that overlap `range`; the nearest token when none does.

@@ -224,11 +224,11 @@ fn main() -> Result<(), Error> {
     );
 
     let data: Vec<f32> = (0..N).map(|i| (i % 97) as f32 * 0.01).collect();
-    let x = gpu.buffer_from_slice(&data);
+    let x = gpu.buffer_from_slice(&data)?;
 
     // Chain: every node updates y from x.
-    let y = gpu.buffer_from_slice(&data);
-    let eager_y = gpu.buffer_from_slice(&data);
+    let y = gpu.buffer_from_slice(&data)?;
+    let eager_y = gpu.buffer_from_slice(&data)?;
     let chain_pairs: Vec<(&wgpu::Buffer, &wgpu::Buffer)> =
         (0..100).map(|_| (x.wgpu(), eager_y.wgpu())).collect();
     let eager = Eager::new(&gpu, &chain_pairs);
@@ -238,8 +238,9 @@ fn main() -> Result<(), Error> {
     report("chain", e, r);
 
     // Fan: every node writes its own buffer from x.
-    let outs: Vec<graph_runtime::Buffer<f32>> =
-        (0..100).map(|_| gpu.buffer_zeroed::<f32>(N)).collect();
+    let outs: Vec<graph_runtime::Buffer<f32>> = (0..100)
+        .map(|_| gpu.buffer_zeroed::<f32>(N))
+        .collect::<Result<_, _>>()?;
     let fan_pairs: Vec<(&wgpu::Buffer, &wgpu::Buffer)> =
         outs.iter().map(|o| (x.wgpu(), o.wgpu())).collect();
     let eager = Eager::new(&gpu, &fan_pairs);

@@ -24,14 +24,17 @@ pub(crate) fn bind_buffers(
     bound: &[(u32, &AnyBuffer)],
 ) -> Result<BoundBuffers, Error> {
     let graph = desc.name;
+    let limits = gpu.device().limits();
     let mut buffers = Vec::with_capacity(desc.buffers.len());
     let mut lens = Vec::with_capacity(desc.buffers.len());
     for (index, b) in desc.buffers.iter().enumerate() {
         if b.role == Role::Owned {
             let len = b.len.unwrap_or(1);
+            let size = u64::from(len) * u64::from(b.elem.size());
+            check_binding_size(desc, index as u32, size, &limits)?;
             buffers.push(gpu.device().create_buffer(&wgpu::BufferDescriptor {
                 label: Some(b.name),
-                size: u64::from(len) * u64::from(b.elem.size()),
+                size,
                 usage: wgpu::BufferUsages::STORAGE
                     | wgpu::BufferUsages::COPY_SRC
                     | wgpu::BufferUsages::COPY_DST,
@@ -46,6 +49,13 @@ pub(crate) fn bind_buffers(
                 buffer: b.name,
             });
         };
+        // Checked by the runtime's own identity: wgpu calls the devices of two instances equal.
+        if any.gpu().id() != gpu.id() {
+            return Err(Error::ForeignBuffer {
+                graph,
+                buffer: b.name,
+            });
+        }
         if any.elem() != b.elem {
             return Err(Error::BufferType {
                 graph,
@@ -86,17 +96,38 @@ pub(crate) fn bind_buffers(
                     .join(" | "),
             });
         }
-        if !any.gpu().device().eq(gpu.device()) {
-            return Err(Error::Bake {
-                graph,
-                reason: format!("buffer `{}` belongs to another device", b.name),
-            });
-        }
+        check_binding_size(desc, index as u32, any.wgpu().size(), &limits)?;
         buffers.push(any.wgpu().clone());
         lens.push(any.len());
     }
     check_aliasing(desc, &buffers)?;
     Ok(BoundBuffers { buffers, lens })
+}
+
+/// A buffer a kernel binds fits the device's storage-binding limit.
+fn check_binding_size(
+    desc: &GraphDesc,
+    index: u32,
+    size: u64,
+    limits: &wgpu::Limits,
+) -> Result<(), Error> {
+    let limit = limits.max_storage_buffer_binding_size;
+    let bound_by_a_kernel = desc.nodes.iter().any(
+        |n| matches!(&n.op, OpDesc::Kernel(k) if k.bindings.iter().any(|b| b.buffer == index)),
+    );
+    if bound_by_a_kernel && size > limit {
+        let b = &desc.buffers[index as usize];
+        return Err(Error::BufferTooLarge {
+            elements: size / u64::from(b.elem.size()),
+            elem: b.elem.wgsl(),
+            reason: format!(
+                "graph `{}` binds `{}` to a kernel, and its {size} bytes are over this device's limit of {limit} \
+                 bytes per storage binding",
+                desc.name, b.name
+            ),
+        });
+    }
+    Ok(())
 }
 
 /// Two external buffers may share memory only when the graph only reads both.
@@ -187,8 +218,9 @@ pub(crate) fn build_plan(
     });
 
     for node in desc.nodes {
-        let step = match node.op {
+        let step = match &node.op {
             OpDesc::Kernel(k) => {
+                check_workgroup_size(desc, node.name, k.workgroup_size, &device.limits())?;
                 let modes: Vec<AccessMode> = k.bindings.iter().map(|b| b.mode).collect();
                 let (bind_layout, pipeline_layout) =
                     layouts.entry(modes.clone()).or_insert_with(|| {
@@ -262,17 +294,17 @@ pub(crate) fn build_plan(
                     layout: bind_layout,
                     entries: &entries,
                 });
-                let size = match k.dispatch {
+                let size = match &k.dispatch {
                     DispatchDesc::BufferLen(b) => DispatchSize::Fixed(element_dispatch(
                         desc,
                         node.name,
-                        bound.lens[b as usize],
+                        bound.lens[*b as usize],
                         k.workgroup_size[0],
                         k.foldable,
                         max_workgroups,
                     )?),
-                    DispatchDesc::Threads(f) => DispatchSize::Threads(f, k.workgroup_size),
-                    DispatchDesc::Workgroups(f) => DispatchSize::Workgroups(f),
+                    DispatchDesc::Threads(dims) => DispatchSize::Threads(dims, k.workgroup_size),
+                    DispatchDesc::Workgroups(dims) => DispatchSize::Workgroups(dims),
                 };
                 dispatch_count += 1;
                 Some(Step::Dispatch {
@@ -283,26 +315,24 @@ pub(crate) fn build_plan(
                     slot: dispatch_count - 1,
                 })
             }
-            OpDesc::Copy { src, dst } => {
-                let bytes = |i: u32| {
-                    u64::from(bound.lens[i as usize])
-                        * u64::from(desc.buffers[i as usize].elem.size())
-                };
-                if bytes(src) > bytes(dst) {
+            &OpDesc::Copy { src, dst } => {
+                let (src, dst) = (src as usize, dst as usize);
+                // A copy writes the whole of its destination, which is what the graph's ordering assumes.
+                if bound.lens[src] != bound.lens[dst] {
                     return Err(Error::BufferLength {
                         graph: desc.name,
-                        buffer: desc.buffers[dst as usize].name,
+                        buffer: desc.buffers[dst].name,
                         expected: format!(
-                            "at least {} (the length of `{}`, which node `{}` copies into it)",
-                            bound.lens[src as usize], desc.buffers[src as usize].name, node.name
+                            "exactly {} (the length of `{}`, which node `{}` copies into it whole)",
+                            bound.lens[src], desc.buffers[src].name, node.name
                         ),
-                        actual: bound.lens[dst as usize].into(),
+                        actual: bound.lens[dst].into(),
                     });
                 }
                 Some(Step::Copy {
-                    src: src as usize,
-                    dst: dst as usize,
-                    size: bytes(src),
+                    src,
+                    dst,
+                    size: u64::from(bound.lens[src]) * u64::from(desc.buffers[src].elem.size()),
                 })
             }
             OpDesc::Host { .. } => None,
@@ -340,6 +370,35 @@ pub(crate) fn build_plan(
         max_workgroups,
         dispatch_count,
     })
+}
+
+/// A kernel's workgroup fits the device (the macro held it to the portable limits unless the graph is
+/// `#[device_limits]`).
+fn check_workgroup_size(
+    desc: &GraphDesc,
+    node: &'static str,
+    size: [u32; 3],
+    limits: &wgpu::Limits,
+) -> Result<(), Error> {
+    let per_dim = [
+        limits.max_compute_workgroup_size_x,
+        limits.max_compute_workgroup_size_y,
+        limits.max_compute_workgroup_size_z,
+    ];
+    let total = limits.max_compute_invocations_per_workgroup;
+    let invocations = size.iter().map(|&d| u64::from(d)).product::<u64>();
+    if size.iter().zip(per_dim).any(|(&d, max)| d > max) || invocations > u64::from(total) {
+        return Err(Error::WorkgroupTooLarge {
+            graph: desc.name,
+            node,
+            size,
+            limit: format!(
+                "{} x {} x {} per dimension, {total} invocations in all",
+                per_dim[0], per_dim[1], per_dim[2]
+            ),
+        });
+    }
+    Ok(())
 }
 
 /// The workgroups for one invocation per element, decided at bake. Past the per-dimension limit, a kernel that

@@ -1,14 +1,16 @@
 //! A baked graph: bake once, change parameters, replay many times.
 
 use std::marker::PhantomData;
+use std::panic::AssertUnwindSafe;
 
-use graph_core::desc::OpDesc;
+use graph_core::desc::{GraphDesc, OpDesc};
 use graph_core::ir::ParamsStorage;
 
 use crate::bake::{BoundBuffers, bind_buffers, build_plan, params_storage};
 use crate::buffer::AnyBuffer;
 use crate::host::{HostContext, HostTask};
-use crate::replay::{Partition, Plan, encode_partition, resolve_dispatches};
+use crate::replay::{Partition, Plan, SizeProblem, encode_partition, resolve_dispatches};
+use crate::scope::OpScope;
 use crate::task_graph::TaskGraph;
 use crate::{Error, Gpu};
 
@@ -48,14 +50,18 @@ pub struct Submission {
 }
 
 impl Submission {
-    /// Blocks until this replay finished on the GPU; reports any device error.
+    /// Blocks until this replay's own work finished on the GPU (not other graphs'); reports what the device
+    /// reported meanwhile.
     pub fn wait(self) -> Result<(), Error> {
-        self.gpu.wait_for(self.index)
+        match self.index {
+            Some(index) => self.gpu.wait_for(Some(index)),
+            // Nothing of this replay is left on the GPU.
+            None => self.gpu.check_lost(),
+        }
     }
 
-    /// The wgpu submission of the replay's last GPU partition, for waiting on it together with other work
-    /// through [`Gpu::wait_for`]. `None` when the replay ended with host tasks (everything before them has
-    /// finished) or had no GPU work; waiting on `None` waits for all work on the device.
+    /// The wgpu submission of the replay's last GPU work, for waiting on it together with other work through
+    /// [`Gpu::wait_for`]. `None` when the replay left nothing on the GPU (it had no GPU work).
     pub fn into_index(self) -> Option<wgpu::SubmissionIndex> {
         self.index
     }
@@ -68,15 +74,18 @@ impl<G: TaskGraph> Baked<G> {
     }
 
     /// Bakes with buffers given by declaration index, untyped: each is checked for element type, length and
-    /// usage.
+    /// usage. The description is validated first, so one that did not come from `graph!` is an error rather
+    /// than a panic.
     pub fn with_buffers(gpu: &Gpu, buffers: &[(u32, &AnyBuffer)]) -> Result<Self, Error> {
         let desc = G::DESCRIPTION;
-        gpu.check()?;
+        desc.validate(size_of::<G::Params>())
+            .map_err(|e| Error::InvalidDescription {
+                graph: desc.name,
+                reason: e.0,
+            })?;
+        gpu.check_lost()?;
         let storage = params_storage(gpu, desc);
-        let scope = gpu.device().push_error_scope(wgpu::ErrorFilter::Validation);
-        let oom_scope = gpu
-            .device()
-            .push_error_scope(wgpu::ErrorFilter::OutOfMemory);
+        let scope = OpScope::enter(gpu);
         let built = (|| {
             let bound = bind_buffers(gpu, desc, buffers)?;
             let uniform = (storage == ParamsStorage::Uniform && desc.params.size > 0)
@@ -84,18 +93,10 @@ impl<G: TaskGraph> Baked<G> {
             let plan = build_plan(gpu, desc, &bound, storage, uniform.as_ref())?;
             Ok::<_, Error>((bound, uniform, plan))
         })();
-        let oom = pollster::block_on(oom_scope.pop());
-        let invalid = pollster::block_on(scope.pop());
-        if let Some(e) = oom {
-            return Err(Error::OutOfMemory(e.to_string()));
-        }
-        if let Some(e) = invalid {
-            return Err(Error::Bake {
-                graph: desc.name,
-                reason: e.to_string(),
-            });
-        }
-        let (bound, uniform, plan) = built?;
+        let (bound, uniform, plan) = scope.finish_with(built, |reason| Error::Bake {
+            graph: desc.name,
+            reason,
+        })?;
         let mut host_tasks = Vec::new();
         host_tasks.resize_with(desc.nodes.len(), || None);
         Ok(Baked {
@@ -138,9 +139,13 @@ impl<G: TaskGraph> Baked<G> {
         task: impl FnMut(&HostContext<'_>) -> Result<(), Error> + Send + 'static,
     ) -> Result<&mut Self, Error> {
         let index = G::node_index(node);
-        match G::DESCRIPTION.nodes.get(index).map(|n| n.op) {
-            Some(graph_core::desc::OpDesc::Host { .. }) => {
-                self.host_tasks[index] = Some(Box::new(task));
+        let is_host = matches!(
+            G::DESCRIPTION.nodes.get(index).map(|n| &n.op),
+            Some(OpDesc::Host { .. })
+        );
+        match self.host_tasks.get_mut(index) {
+            Some(slot) if is_host => {
+                *slot = Some(Box::new(task));
                 Ok(self)
             }
             _ => Err(Error::NotANode(format!("{node:?} (not a host task)"))),
@@ -148,18 +153,36 @@ impl<G: TaskGraph> Baked<G> {
     }
 
     /// Runs the graph once: one command buffer per GPU partition, one submission each; returns without
-    /// waiting unless the graph has host tasks, which must wait for the partition before them.
+    /// waiting unless the graph has host tasks, which wait for the partition before them. What the device
+    /// reports while the replay records and submits is this replay's error.
     pub fn replay(&mut self) -> Result<Submission, Error> {
-        self.gpu.check()?;
+        self.gpu.check_lost()?;
+        let gpu = self.gpu.clone();
+        let scope = OpScope::enter(&gpu);
+        let submitted = self.submit();
+        scope.finish(submitted)
+    }
+
+    fn submit(&mut self) -> Result<Submission, Error> {
         let desc = G::DESCRIPTION;
-        let params = bytemuck::bytes_of(&self.params);
+        // A copy: the replay records these bytes while host tasks borrow the graph.
+        let params_now = self.params;
+        let params = bytemuck::bytes_of(&params_now);
         let immediates = self.storage == ParamsStorage::Immediates;
         resolve_dispatches(&self.plan, params, &self.bound.lens, &mut self.workgroups).map_err(
-            |(node, workgroups)| Error::DispatchTooLarge {
-                graph: desc.name,
-                node,
-                workgroups,
-                limit: self.plan.max_workgroups,
+            |(node, problem)| match problem {
+                SizeProblem::TooLarge(workgroups) => Error::DispatchTooLarge {
+                    graph: desc.name,
+                    node,
+                    workgroups,
+                    limit: self.plan.max_workgroups,
+                },
+                SizeProblem::Expression(expression, e) => Error::DispatchSize {
+                    graph: desc.name,
+                    node,
+                    expression,
+                    reason: e.to_string(),
+                },
             },
         )?;
         // Every host task has its closure before any work is submitted: a replay fails whole or not at all.
@@ -177,6 +200,7 @@ impl<G: TaskGraph> Baked<G> {
             self.uniform_written.extend_from_slice(params);
         }
         let mut last = None;
+        let mut ends_on_host = false;
         for partition in &self.plan.partitions {
             match partition {
                 Partition::Gpu(steps) => {
@@ -194,27 +218,25 @@ impl<G: TaskGraph> Baked<G> {
                         &self.workgroups,
                     );
                     last = Some(self.gpu.queue().submit([encoder.finish()]));
+                    ends_on_host = false;
                 }
                 Partition::Host(nodes) => {
-                    self.gpu.wait_for(last.take())?;
-                    for &n in nodes {
-                        let OpDesc::Host { accesses } = desc.nodes[n].op else {
-                            continue;
-                        };
-                        let context = HostContext {
-                            gpu: &self.gpu,
-                            buffers: &self.bound.buffers,
-                            lens: &self.bound.lens,
-                            desc,
-                            node: desc.nodes[n].name,
-                            accesses,
-                        };
-                        if let Some(task) = self.host_tasks[n].as_mut() {
-                            task(&context)?;
-                        }
+                    // Only this replay's partition before: nothing to wait for when the graph starts here.
+                    if let Some(index) = last.take() {
+                        self.gpu.wait_for(Some(index))?;
                     }
+                    for &n in nodes {
+                        run_host_task(desc, &self.gpu, &self.bound, &mut self.host_tasks, n)?;
+                    }
+                    // A task may have lost the device (or destroyed it): stop before submitting to it.
+                    self.gpu.poll_lost()?;
+                    ends_on_host = true;
                 }
             }
+        }
+        if ends_on_host {
+            // What the last host tasks wrote is queued; submit it, so waiting on this replay covers it.
+            last = Some(self.gpu.queue().submit([]));
         }
         Ok(Submission {
             gpu: self.gpu.clone(),
@@ -236,6 +258,48 @@ impl<G: TaskGraph> Baked<G> {
     pub fn replay_blocking(&mut self) -> Result<(), Error> {
         self.replay()?.wait()
     }
+}
+
+/// Runs host task `n`. A panic in it is caught and becomes this replay's error; the baked graph stays
+/// usable, and the next replay runs the task again.
+fn run_host_task(
+    desc: &'static GraphDesc,
+    gpu: &Gpu,
+    bound: &BoundBuffers,
+    host_tasks: &mut [Option<HostTask>],
+    n: usize,
+) -> Result<(), Error> {
+    let OpDesc::Host { accesses } = desc.nodes[n].op else {
+        return Ok(());
+    };
+    let context = HostContext {
+        gpu,
+        buffers: &bound.buffers,
+        lens: &bound.lens,
+        desc,
+        node: desc.nodes[n].name,
+        accesses,
+    };
+    let Some(task) = host_tasks.get_mut(n).and_then(Option::as_mut) else {
+        return Ok(());
+    };
+    match std::panic::catch_unwind(AssertUnwindSafe(|| task(&context))) {
+        Ok(result) => result,
+        Err(payload) => Err(Error::HostTaskPanicked {
+            graph: desc.name,
+            node: desc.nodes[n].name,
+            message: panic_message(payload.as_ref()),
+        }),
+    }
+}
+
+/// The text a panic was raised with, when it has one.
+fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+    payload
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "a panic without a message".to_string())
 }
 
 fn uniform_params(gpu: &Gpu, size: u32) -> (wgpu::BindGroupLayout, wgpu::Buffer) {

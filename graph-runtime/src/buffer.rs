@@ -1,13 +1,11 @@
 //! Typed GPU buffers, and their untyped form that the bake checks.
 
-use std::future::Future;
 use std::marker::PhantomData;
-use std::pin::Pin;
-use std::sync::{Arc, Mutex};
-use std::task::{Context, Poll};
 
 use graph_core::types::{Scalar, ValueType};
 
+use crate::readback::ReadFuture;
+use crate::scope::OpScope;
 use crate::{Error, Gpu};
 
 /// A type a buffer can hold: plain 32-bit data with a WGSL twin.
@@ -39,16 +37,17 @@ pub struct AnyBuffer {
 }
 
 impl AnyBuffer {
-    /// Wraps a wgpu buffer the application made, declaring its element type; its length is its size divided
-    /// by the element size. Bake checks that it has the usages the graph needs.
-    pub fn from_wgpu(gpu: &Gpu, buffer: wgpu::Buffer, elem: ValueType) -> Self {
-        let len = (buffer.size() / u64::from(elem.size())).min(u64::from(u32::MAX)) as u32;
-        AnyBuffer {
+    /// Wraps a wgpu buffer the application made on `gpu`'s device, declaring its element type; its length
+    /// is its size divided by the element size. Bake checks that it has the usages the graph needs.
+    pub fn from_wgpu(gpu: &Gpu, buffer: wgpu::Buffer, elem: ValueType) -> Result<Self, Error> {
+        let elements = buffer.size() / u64::from(elem.size());
+        let len = element_count(elements, elem)?;
+        Ok(AnyBuffer {
             gpu: gpu.clone(),
             buffer,
             elem,
             len,
-        }
+        })
     }
 
     pub fn elem(&self) -> ValueType {
@@ -73,6 +72,19 @@ impl AnyBuffer {
     }
 }
 
+/// Lengths travel as `u32` element counts, the most a kernel can index: a longer buffer is an error, not a
+/// length cut short.
+fn element_count(elements: u64, elem: ValueType) -> Result<u32, Error> {
+    u32::try_from(elements).map_err(|_| Error::BufferTooLarge {
+        elements,
+        elem: elem.wgsl(),
+        reason: format!(
+            "kernels index elements with `u32`, so a buffer holds at most {}",
+            u32::MAX
+        ),
+    })
+}
+
 /// A GPU buffer of `T`, usable as storage and as a copy source and destination.
 #[derive(Debug, Clone)]
 pub struct Buffer<T> {
@@ -81,8 +93,26 @@ pub struct Buffer<T> {
 }
 
 impl<T: Element> Buffer<T> {
-    pub(crate) fn create(gpu: &Gpu, len: usize, contents: Option<&[T]>) -> Self {
-        let size = (len.max(1) * size_of::<T>()) as u64;
+    /// A buffer of `len` elements, zeroed or holding `contents`. Every size is checked: a length the kernels
+    /// cannot index or a size over the device's limit is an error, never a smaller buffer.
+    pub(crate) fn create(gpu: &Gpu, len: usize, contents: Option<&[T]>) -> Result<Self, Error> {
+        let too_large = |reason: String| Error::BufferTooLarge {
+            elements: len as u64,
+            elem: T::TYPE.wgsl(),
+            reason,
+        };
+        let count = element_count(len as u64, T::TYPE)?;
+        // At least one element: wgpu refuses empty storage bindings.
+        let size = (len.max(1) as u64)
+            .checked_mul(size_of::<T>() as u64)
+            .ok_or_else(|| too_large("its size in bytes overflows u64".into()))?;
+        let limit = gpu.device().limits().max_buffer_size;
+        if size > limit {
+            return Err(too_large(format!(
+                "{size} bytes, over this device's limit of {limit} bytes per buffer"
+            )));
+        }
+        let scope = OpScope::enter(gpu);
         let buffer = gpu.device().create_buffer(&wgpu::BufferDescriptor {
             label: None,
             size,
@@ -92,30 +122,31 @@ impl<T: Element> Buffer<T> {
             mapped_at_creation: contents.is_some(),
         });
         if let Some(data) = contents {
-            if let Ok(mut view) = buffer.get_mapped_range_mut(..) {
+            let copied = buffer.get_mapped_range_mut(..).map(|mut view| {
                 view.slice(..size_of_val(data))
                     .copy_from_slice(bytemuck::cast_slice(data));
-            }
+            });
             buffer.unmap();
+            copied.map_err(|e| Error::Gpu(e.to_string()))?;
         }
-        let len = len.min(u32::MAX as usize) as u32;
-        Buffer {
+        scope.finish(Ok(()))?;
+        Ok(Buffer {
             raw: AnyBuffer {
                 gpu: gpu.clone(),
                 buffer,
                 elem: T::TYPE,
-                len,
+                len: count,
             },
             _elem: PhantomData,
-        }
+        })
     }
 
-    /// Wraps a wgpu buffer the application made (for example with other usages).
-    pub fn from_wgpu(gpu: &Gpu, buffer: wgpu::Buffer) -> Self {
-        Buffer {
-            raw: AnyBuffer::from_wgpu(gpu, buffer, T::TYPE),
+    /// Wraps a wgpu buffer the application made on `gpu`'s device (for example with other usages).
+    pub fn from_wgpu(gpu: &Gpu, buffer: wgpu::Buffer) -> Result<Self, Error> {
+        Ok(Buffer {
+            raw: AnyBuffer::from_wgpu(gpu, buffer, T::TYPE)?,
             _elem: PhantomData,
-        }
+        })
     }
 
     /// Length in elements.
@@ -145,121 +176,24 @@ impl<T: Element> Buffer<T> {
                 actual: data.len(),
             });
         }
+        self.raw.gpu.check_lost()?;
+        let scope = OpScope::enter(&self.raw.gpu);
         self.raw
             .gpu
             .queue()
             .write_buffer(&self.raw.buffer, 0, bytemuck::cast_slice(data));
-        Ok(())
+        scope.finish(Ok(()))
     }
 
-    /// Reads the contents back once all work submitted before has finished.
+    /// Reads the contents back once all work submitted before has finished. The future is woken once, by the
+    /// map callback, when the data is there; the `Gpu`'s readback thread drives the device meanwhile (see
+    /// the `readback` module's docs), so any executor works and nothing spins.
     pub fn read(&self) -> ReadFuture<T> {
-        let gpu = self.raw.gpu.clone();
-        let size = (self.len() * size_of::<T>()) as u64;
-        let staging = gpu.device().create_buffer(&wgpu::BufferDescriptor {
-            label: Some("readback"),
-            size: size.max(4),
-            usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
-            mapped_at_creation: false,
-        });
-        let mut encoder = gpu.device().create_command_encoder(&Default::default());
-        if size > 0 {
-            encoder.copy_buffer_to_buffer(&self.raw.buffer, 0, &staging, 0, size);
-        }
-        let submission = gpu.queue().submit([encoder.finish()]);
-        let state: Arc<Mutex<MapState>> = Arc::default();
-        let callback_state = state.clone();
-        staging.map_async(wgpu::MapMode::Read, .., move |result| {
-            let mut s = callback_state.lock().unwrap_or_else(|p| p.into_inner());
-            s.result = Some(result.map_err(|e| e.to_string()));
-            if let Some(w) = s.waker.take() {
-                w.wake();
-            }
-        });
-        ReadFuture {
-            gpu,
-            staging,
-            len: self.len(),
-            state,
-            submission: Some(submission),
-            _elem: PhantomData,
-        }
+        ReadFuture::start(&self.raw.gpu, &self.raw.buffer, self.len())
     }
 
-    /// [`Buffer::read`], blocking on the device (rather than spinning) until the copy finished.
+    /// [`Buffer::read`], blocking on the device on this thread until the copy finished.
     pub fn read_blocking(&self) -> Result<Vec<T>, Error> {
-        let mut read = self.read();
-        let submission = read.submission.take();
-        self.raw.gpu.wait_for(submission)?;
-        pollster::block_on(read)
-    }
-}
-
-#[derive(Debug, Default)]
-struct MapState {
-    result: Option<Result<(), String>>,
-    waker: Option<std::task::Waker>,
-}
-
-/// The future of [`Buffer::read`]. On native backends it drives the device itself, without blocking.
-#[derive(Debug)]
-pub struct ReadFuture<T> {
-    gpu: Gpu,
-    staging: wgpu::Buffer,
-    len: usize,
-    state: Arc<Mutex<MapState>>,
-    /// The copy's submission, for a blocking wait on it.
-    submission: Option<wgpu::SubmissionIndex>,
-    _elem: PhantomData<T>,
-}
-
-impl<T: Element> Future for ReadFuture<T> {
-    type Output = Result<Vec<T>, Error>;
-
-    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        // Native wgpu only runs map callbacks when the device is polled: drive it without blocking.
-        if let Err(e) = self.gpu.device().poll(wgpu::PollType::Poll) {
-            return Poll::Ready(Err(Error::Wait(e.to_string())));
-        }
-        let mut state = self.state.lock().unwrap_or_else(|p| p.into_inner());
-        let Some(result) = state.result.take() else {
-            state.waker = Some(cx.waker().clone());
-            drop(state);
-            // Nothing else will wake us on native: ask to be polled again.
-            cx.waker().wake_by_ref();
-            return Poll::Pending;
-        };
-        drop(state);
-        Poll::Ready(self.finish(result))
-    }
-}
-
-impl<T: Element> ReadFuture<T> {
-    fn finish(&self, result: Result<(), String>) -> Result<Vec<T>, Error> {
-        self.gpu.check()?;
-        result.map_err(Error::Readback)?;
-        let view = self
-            .staging
-            .get_mapped_range(..)
-            .map_err(|e| Error::Readback(e.to_string()))?;
-        let bytes = &view[..self.len * size_of::<T>()];
-        let data = bytemuck::pod_collect_to_vec(bytes);
-        drop(view);
-        self.staging.unmap();
-        Ok(data)
-    }
-}
-
-/// A buffer's length in a dispatch expression: `threads(x.len())`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Len(pub u32);
-
-impl Len {
-    pub const fn len(self) -> u32 {
-        self.0
-    }
-
-    pub const fn is_empty(self) -> bool {
-        self.0 == 0
+        ReadFuture::start(&self.raw.gpu, &self.raw.buffer, self.len()).wait()
     }
 }

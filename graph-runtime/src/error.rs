@@ -42,6 +42,15 @@ pub enum Error {
         missing: String,
     },
 
+    #[error(
+        "graph `{graph}`: buffer `{buffer}` was made on another `Gpu` than the one baking the graph; make it on \
+         the same `Gpu` (or a clone of it)"
+    )]
+    ForeignBuffer {
+        graph: &'static str,
+        buffer: &'static str,
+    },
+
     #[error("graph `{graph}`: no buffer was bound for `{buffer}`")]
     MissingBuffer {
         graph: &'static str,
@@ -62,6 +71,32 @@ pub enum Error {
     Bake { graph: &'static str, reason: String },
 
     #[error(
+        "graph `{graph}`: its description is invalid ({reason}); descriptions come from `graph!`, which checks \
+         them: do not write a `TaskGraph` by hand"
+    )]
+    InvalidDescription { graph: &'static str, reason: String },
+
+    #[error(
+        "graph `{graph}`: kernel `{node}` has workgroup size {size:?}, over this device's limits ({limit})"
+    )]
+    WorkgroupTooLarge {
+        graph: &'static str,
+        node: &'static str,
+        size: [u32; 3],
+        limit: String,
+    },
+
+    #[error(
+        "graph `{graph}`: the size `{expression}` of node `{node}` cannot be computed: {reason}"
+    )]
+    DispatchSize {
+        graph: &'static str,
+        node: &'static str,
+        expression: &'static str,
+        reason: String,
+    },
+
+    #[error(
         "graph `{graph}`: node `{node}` needs {workgroups:?} workgroups, over this device's limit of {limit} per \
          dimension; split the work or use a 2D/3D dispatch"
     )]
@@ -78,6 +113,13 @@ pub enum Error {
     HostTaskMissing {
         graph: &'static str,
         node: &'static str,
+    },
+
+    #[error("graph `{graph}`: host task `{node}` panicked: {message}")]
+    HostTaskPanicked {
+        graph: &'static str,
+        node: &'static str,
+        message: String,
     },
 
     #[error("`{0}` is not a node of this graph")]
@@ -101,6 +143,13 @@ pub enum Error {
         actual: usize,
     },
 
+    #[error("a buffer of {elements} `{elem}` elements is too large: {reason}")]
+    BufferTooLarge {
+        elements: u64,
+        elem: String,
+        reason: String,
+    },
+
     #[error("the GPU ran out of memory: {0}")]
     OutOfMemory(String),
 
@@ -112,6 +161,13 @@ pub enum Error {
 
     #[error("Vulkan validation reported: {0}")]
     Validation(String),
+
+    #[error(
+        "validation mode (GRAPH_RUNTIME_VALIDATION) was asked for, but {0}. Install the Khronos layer \
+         (`sudo apt-get install vulkan-validationlayers`) and run with \
+         VK_INSTANCE_LAYERS=VK_LAYER_KHRONOS_validation, or run `cargo xtask test --validation`"
+    )]
+    ValidationUnavailable(String),
 
     #[error("reading a buffer back failed: {0}")]
     Readback(String),

@@ -1,25 +1,42 @@
 //! The GPU: an adapter's device and queue, with the features the runtime uses and the errors it reports.
 
 use std::fmt;
-use std::sync::{Arc, Mutex};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use crate::buffer::{Buffer, Element};
+use crate::readback::Driver;
+use crate::scope::OpScope;
 use crate::{Error, validation};
 
-/// A wgpu device and queue. Cheap to clone (shared).
+/// A wgpu device and queue. Cheap to clone: clones share the device and count as the same `Gpu`.
+///
+/// Each `Gpu` has an identity of its own, which buffers carry: a graph refuses a buffer made on another
+/// `Gpu`. (wgpu's own `Device` equality cannot tell two devices of two instances apart.)
 #[derive(Clone)]
 pub struct Gpu {
     inner: Arc<GpuInner>,
 }
 
 struct GpuInner {
+    id: u64,
     device: wgpu::Device,
     queue: wgpu::Queue,
     info: Option<wgpu::AdapterInfo>,
     /// Size of the push-constant (immediate) block the device accepts; 0 without `IMMEDIATES`.
     max_immediate_size: u32,
-    /// The first error wgpu reported outside an error scope, or the device loss.
-    pending: Arc<Mutex<Option<Error>>>,
+    state: Arc<DeviceState>,
+    /// The thread that drives the device for async readbacks, started by the first one.
+    driver: OnceLock<Driver>,
+}
+
+/// What the device reports outside any operation's scope, written by wgpu's callbacks.
+#[derive(Default)]
+struct DeviceState {
+    /// Errors of work outside the runtime's operations (the application's own wgpu calls), in order.
+    uncaptured: Mutex<Vec<Error>>,
+    /// Why the device was lost, once it was: every later operation fails with it.
+    lost: Mutex<Option<String>>,
 }
 
 impl fmt::Debug for Gpu {
@@ -33,7 +50,8 @@ pub const ADAPTER_ENV: &str = "GRAPH_RUNTIME_ADAPTER";
 
 impl Gpu {
     /// The best adapter: high-performance first, or the one `GRAPH_RUNTIME_ADAPTER` names. Asks for
-    /// `IMMEDIATES` (push constants) when the adapter has it.
+    /// `IMMEDIATES` (push constants) when the adapter has it. In validation mode, fails unless the Vulkan
+    /// validation layer is active.
     pub async fn new() -> Result<Gpu, Error> {
         let validate = validation::requested();
         if validate {
@@ -79,7 +97,7 @@ impl Gpu {
                 adapter: info.name.clone(),
                 reason: e.to_string(),
             })?;
-        Ok(Gpu::wrap(device, queue, Some(info)))
+        Gpu::wrap(device, queue, Some(info))
     }
 
     /// [`Gpu::new`], waiting for it.
@@ -88,41 +106,54 @@ impl Gpu {
     }
 
     /// Uses a device and queue the application already has. Parameters go in push constants if the device
-    /// was created with `Features::IMMEDIATES`, else in a uniform buffer. The runtime installs its own
-    /// uncaptured-error handler and device-lost callback on the device, replacing any the application set, so
-    /// that those errors come back as [`Error`]s from waits and replays.
-    pub fn from_wgpu(device: wgpu::Device, queue: wgpu::Queue) -> Gpu {
+    /// was created with `Features::IMMEDIATES`, else in a uniform buffer.
+    ///
+    /// The runtime installs its own uncaptured-error handler and device-lost callback on the device,
+    /// replacing any the application set, so that those errors come back as [`Error`]s; wrap each device
+    /// once. In validation mode the device's instance must have been made with `InstanceFlags::VALIDATION`
+    /// on Vulkan, or this fails.
+    pub fn from_wgpu(device: wgpu::Device, queue: wgpu::Queue) -> Result<Gpu, Error> {
         Gpu::wrap(device, queue, None)
     }
 
-    fn wrap(device: wgpu::Device, queue: wgpu::Queue, info: Option<wgpu::AdapterInfo>) -> Gpu {
-        let pending: Arc<Mutex<Option<Error>>> = Arc::default();
-        let on_error = pending.clone();
+    fn wrap(
+        device: wgpu::Device,
+        queue: wgpu::Queue,
+        info: Option<wgpu::AdapterInfo>,
+    ) -> Result<Gpu, Error> {
+        static NEXT_ID: AtomicU64 = AtomicU64::new(1);
+        let state: Arc<DeviceState> = Arc::default();
+        let on_error = state.clone();
         device.on_uncaptured_error(Arc::new(move |e: wgpu::Error| {
-            let mut slot = on_error.lock().unwrap_or_else(|p| p.into_inner());
-            slot.get_or_insert(Error::from(e));
+            lock(&on_error.uncaptured).push(Error::from(e));
         }));
-        let on_lost = pending.clone();
+        let on_lost = state.clone();
         device.set_device_lost_callback(move |reason, message| {
-            let mut slot = on_lost.lock().unwrap_or_else(|p| p.into_inner());
-            if reason != wgpu::DeviceLostReason::Destroyed || slot.is_none() {
-                *slot = Some(Error::DeviceLost(format!("{reason:?}: {message}")));
-            }
+            let why = match reason {
+                wgpu::DeviceLostReason::Destroyed => format!("it was destroyed ({message})"),
+                wgpu::DeviceLostReason::Unknown => message,
+            };
+            lock(&on_lost.lost).get_or_insert(why);
         });
         let max_immediate_size = if device.features().contains(wgpu::Features::IMMEDIATES) {
             device.limits().max_immediate_size
         } else {
             0
         };
-        Gpu {
+        if validation::requested() {
+            validation::prove_active(&device)?;
+        }
+        Ok(Gpu {
             inner: Arc::new(GpuInner {
+                id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
                 device,
                 queue,
                 info,
                 max_immediate_size,
-                pending,
+                state,
+                driver: OnceLock::new(),
             }),
-        }
+        })
     }
 
     pub fn device(&self) -> &wgpu::Device {
@@ -131,6 +162,11 @@ impl Gpu {
 
     pub fn queue(&self) -> &wgpu::Queue {
         &self.inner.queue
+    }
+
+    /// This `Gpu`'s identity, shared by its clones and by nothing else.
+    pub(crate) fn id(&self) -> u64 {
+        self.inner.id
     }
 
     /// The push-constant budget in bytes; 0 when parameters must go through a uniform buffer.
@@ -154,42 +190,73 @@ impl Gpu {
     }
 
     /// A buffer holding a copy of `data`.
-    pub fn buffer_from_slice<T: Element>(&self, data: &[T]) -> Buffer<T> {
+    pub fn buffer_from_slice<T: Element>(&self, data: &[T]) -> Result<Buffer<T>, Error> {
         Buffer::create(self, data.len(), Some(data))
     }
 
     /// A buffer of `len` zeroed elements.
-    pub fn buffer_zeroed<T: Element>(&self, len: usize) -> Buffer<T> {
+    pub fn buffer_zeroed<T: Element>(&self, len: usize) -> Result<Buffer<T>, Error> {
         Buffer::create(self, len, None)
     }
 
-    /// The first error the device reported since the last check (validation, out of memory, device lost).
+    /// Errors of work that no graph operation owns: the device's loss, then, in order, what wgpu reported of
+    /// the application's own calls and what the validation layer reported of calls made on this thread
+    /// outside any operation. The first of them, each reported once.
     pub fn check(&self) -> Result<(), Error> {
-        if let Some(e) = validation::take_error() {
-            return Err(e);
-        }
-        match self
-            .inner
-            .pending
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .take()
-        {
+        match self.take_errors().into_iter().next() {
             Some(e) => Err(e),
             None => Ok(()),
         }
     }
 
-    /// Blocks until `submission` (or all work, with `None`) finished, then reports any device error.
+    /// Every error [`Gpu::check`] would report, in order, each once (the device's loss stays).
+    pub fn take_errors(&self) -> Vec<Error> {
+        let mut errors: Vec<Error> = self.check_lost().err().into_iter().collect();
+        errors.append(&mut lock(&self.inner.state.uncaptured));
+        errors.extend(validation::take_loose());
+        errors
+    }
+
+    /// The device's loss, if it happened.
+    pub(crate) fn check_lost(&self) -> Result<(), Error> {
+        match &*lock(&self.inner.state.lost) {
+            Some(why) => Err(Error::DeviceLost(why.clone())),
+            None => Ok(()),
+        }
+    }
+
+    /// Lets wgpu notice a loss (it reports one from its maintenance, which a poll runs), without waiting.
+    pub(crate) fn poll_lost(&self) -> Result<(), Error> {
+        let _ = self.inner.device.poll(wgpu::PollType::Poll);
+        self.check_lost()
+    }
+
+    /// Blocks until `submission` (or, with `None`, all work on the device, other graphs' included) finished;
+    /// reports what the device reported meanwhile.
     pub fn wait_for(&self, submission: Option<wgpu::SubmissionIndex>) -> Result<(), Error> {
+        self.check_lost()?;
+        let scope = OpScope::enter(self);
         let polled = self.inner.device.poll(wgpu::PollType::Wait {
             submission_index: submission,
             timeout: None,
         });
-        // A failed wait usually has a cause the device reported (lost, out of memory): that one first.
-        self.check()?;
-        polled.map(|_| ()).map_err(|e| Error::Wait(e.to_string()))
+        // A failed wait usually has a cause the device reported (lost, out of memory): the scope says it first.
+        scope.finish(polled.map(|_| ()).map_err(|e| Error::Wait(e.to_string())))
     }
+
+    /// The thread that drives the device for async readbacks.
+    pub(crate) fn driver(&self) -> &Driver {
+        self.inner
+            .driver
+            .get_or_init(|| Driver::start(self.inner.device.clone()))
+    }
+}
+
+/// Locks a mutex, taking its data even if a panic poisoned it: the runtime's state stays usable.
+pub(crate) fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 /// The adapter `GRAPH_RUNTIME_ADAPTER` names (by part of its name or its index), else the high-performance one.

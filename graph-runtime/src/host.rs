@@ -23,7 +23,7 @@ impl HostContext<'_> {
     /// Reads buffer `name`, which the task declared `read` or `read_write`.
     pub fn read<T: Element>(&self, name: &str) -> Result<Vec<T>, Error> {
         let index = self.declared::<T>(name, "read")?;
-        Buffer::<T>::from_wgpu(self.gpu, self.buffers[index].clone()).read_blocking()
+        Buffer::<T>::from_wgpu(self.gpu, self.buffers[index].clone())?.read_blocking()
     }
 
     /// Replaces the contents of buffer `name`, which the task declared `write` or `read_write`.
@@ -37,10 +37,7 @@ impl HostContext<'_> {
                 actual: data.len(),
             });
         }
-        self.gpu
-            .queue()
-            .write_buffer(&self.buffers[index], 0, bytemuck::cast_slice(data));
-        Ok(())
+        Buffer::<T>::from_wgpu(self.gpu, self.buffers[index].clone())?.write(data)
     }
 
     /// The buffer's index, if the node declared it for this use and it holds `T`.

@@ -32,8 +32,8 @@
 //!
 //! # fn main() -> Result<(), graph_runtime::Error> {
 //! let gpu = Gpu::new_blocking()?;
-//! let x = gpu.buffer_from_slice(&[1.0f32; 1000]);
-//! let y = gpu.buffer_from_slice(&[2.0f32; 1000]);
+//! let x = gpu.buffer_from_slice(&[1.0f32; 1000])?;
+//! let y = gpu.buffer_from_slice(&[2.0f32; 1000])?;
 //! let mut g = Saxpy::bake(&gpu, SaxpyBuffers { x: &x, y: &y })?;
 //! g.params_mut().a = 3.0;
 //! g.params_mut().n = 1000;
@@ -75,12 +75,15 @@ mod error;
 pub mod example;
 mod gpu;
 mod host;
+mod native;
+mod readback;
 mod replay;
+mod scope;
 mod task_graph;
-mod validation;
+pub mod validation;
 
 pub use baked::{Baked, Submission};
-pub use buffer::{AnyBuffer, Buffer, Element, Len};
+pub use buffer::{AnyBuffer, Buffer, Element};
 pub use error::Error;
 pub use gpu::{ADAPTER_ENV, Gpu};
 pub use graph_core::desc;
@@ -88,6 +91,7 @@ pub use graph_core::ir::ParamsStorage;
 pub use graph_core::types::{Scalar, ValueType};
 pub use graph_macros::graph;
 pub use host::{HostContext, HostTask};
+pub use readback::ReadFuture;
 pub use task_graph::TaskGraph;
 pub use wgpu;
 
@@ -97,9 +101,9 @@ pub use kernels;
 /// What generated code reaches; not a public API.
 #[doc(hidden)]
 pub mod __private {
-    pub use crate::{AnyBuffer, Baked, Buffer, Error, Gpu, Len, TaskGraph};
+    pub use crate::{AnyBuffer, Baked, Buffer, Error, Gpu, TaskGraph};
     pub use bytemuck;
-    pub use graph_core::{desc, ir, types};
+    pub use graph_core::{desc, ir, size, types};
 
     /// The description of a graph whose checks failed: only seen beside compile errors.
     pub const STUB_DESCRIPTION: desc::GraphDesc = desc::GraphDesc {

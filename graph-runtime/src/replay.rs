@@ -1,16 +1,26 @@
 //! Replay: the baked plan encoded in schedule order, one command buffer per GPU partition, one submission each.
 //! Nothing here allocates or looks anything up by name.
 
-use graph_core::desc::DispatchFn;
+use graph_core::desc::SizeDesc;
+use graph_core::size::{SizeError, evaluate};
 
 /// How many workgroups a dispatch runs.
 #[derive(Debug, Clone, Copy)]
 pub(crate) enum DispatchSize {
     /// Decided at bake time.
     Fixed([u32; 3]),
-    /// Invocations from the parameters, rounded up to the workgroup size.
-    Threads(DispatchFn, [u32; 3]),
-    Workgroups(DispatchFn),
+    /// Invocations from the parameters and buffer lengths, rounded up to the workgroup size (the second).
+    Threads(&'static [SizeDesc; 3], [u32; 3]),
+    Workgroups(&'static [SizeDesc; 3]),
+}
+
+/// Why a dispatch's size is refused at replay.
+#[derive(Debug)]
+pub(crate) enum SizeProblem {
+    /// A size expression failed (overflow, division by zero), with its text.
+    Expression(&'static str, SizeError),
+    /// Past the device's per-dimension limit.
+    TooLarge([u32; 3]),
 }
 
 #[derive(Debug)]
@@ -51,17 +61,27 @@ pub(crate) struct Plan {
 }
 
 impl DispatchSize {
-    pub(crate) fn workgroups(self, params: &[u8], lens: &[u32]) -> [u32; 3] {
+    /// The workgroup counts for these parameters and lengths, with checked arithmetic throughout.
+    pub(crate) fn workgroups(self, params: &[u8], lens: &[u32]) -> Result<[u32; 3], SizeProblem> {
+        let eval = |dims: &'static [SizeDesc; 3]| -> Result<[u32; 3], SizeProblem> {
+            let mut out = [0; 3];
+            for (slot, dim) in out.iter_mut().zip(dims) {
+                *slot = evaluate(dim.steps, params, lens)
+                    .map_err(|e| SizeProblem::Expression(dim.text, e))?;
+            }
+            Ok(out)
+        };
         match self {
-            DispatchSize::Fixed(w) => w,
-            DispatchSize::Workgroups(f) => f(params, lens),
-            DispatchSize::Threads(f, wg) => {
-                let t = f(params, lens);
-                [
+            DispatchSize::Fixed(w) => Ok(w),
+            DispatchSize::Workgroups(dims) => eval(dims),
+            DispatchSize::Threads(dims, wg) => {
+                let t = eval(dims)?;
+                // Workgroup sizes are at least 1: the description was validated at bake.
+                Ok([
                     t[0].div_ceil(wg[0].max(1)),
                     t[1].div_ceil(wg[1].max(1)),
                     t[2].div_ceil(wg[2].max(1)),
-                ]
+                ])
             }
         }
     }
@@ -74,7 +94,7 @@ pub(crate) fn resolve_dispatches(
     params: &[u8],
     lens: &[u32],
     workgroups: &mut [[u32; 3]],
-) -> Result<(), (&'static str, [u32; 3])> {
+) -> Result<(), (&'static str, SizeProblem)> {
     for partition in &plan.partitions {
         let Partition::Gpu(steps) = partition else {
             continue;
@@ -84,9 +104,9 @@ pub(crate) fn resolve_dispatches(
                 node, size, slot, ..
             } = step
             {
-                let w = size.workgroups(params, lens);
+                let w = size.workgroups(params, lens).map_err(|p| (*node, p))?;
                 if w.iter().any(|&d| d > plan.max_workgroups) {
-                    return Err((node, w));
+                    return Err((node, SizeProblem::TooLarge(w)));
                 }
                 workgroups[*slot] = w;
             }

@@ -29,14 +29,14 @@ fn storage(gpu: &graph_runtime::Gpu, bytes: u64, usage: wgpu::BufferUsages) -> w
 use graph_runtime::wgpu;
 
 #[test]
-fn a_wrongly_typed_buffer_is_an_error() {
+fn a_wrongly_typed_buffer_is_an_error() -> Result<(), Error> {
     let gpu = gpu();
     let x = AnyBuffer::from_wgpu(
         &gpu,
         storage(&gpu, 1024, wgpu::BufferUsages::STORAGE),
         ValueType::U32,
-    );
-    let y = gpu.buffer_zeroed::<f32>(10);
+    )?;
+    let y = gpu.buffer_zeroed::<f32>(10)?;
     let result = Baked::<Check>::with_buffers(&gpu, &[(0, &x), (1, y.as_any())]);
     assert!(
         matches!(result, Err(Error::BufferType { buffer: "x", .. })),
@@ -47,13 +47,14 @@ fn a_wrongly_typed_buffer_is_an_error() {
         message.contains("`x`") && message.contains("u32") && message.contains("f32"),
         "{message}"
     );
+    Ok(())
 }
 
 #[test]
-fn a_too_short_buffer_is_an_error() {
+fn a_too_short_buffer_is_an_error() -> Result<(), Error> {
     let gpu = gpu();
-    let x = gpu.buffer_zeroed::<f32>(100);
-    let y = gpu.buffer_zeroed::<f32>(10);
+    let x = gpu.buffer_zeroed::<f32>(100)?;
+    let y = gpu.buffer_zeroed::<f32>(10)?;
     let result = Check::bake(&gpu, CheckBuffers { x: &x, y: &y });
     assert!(
         matches!(
@@ -66,17 +67,18 @@ fn a_too_short_buffer_is_an_error() {
         ),
         "{result:?}"
     );
+    Ok(())
 }
 
 #[test]
-fn an_empty_run_time_length_buffer_is_an_error() {
+fn an_empty_run_time_length_buffer_is_an_error() -> Result<(), Error> {
     let gpu = gpu();
-    let x = gpu.buffer_zeroed::<f32>(256);
+    let x = gpu.buffer_zeroed::<f32>(256)?;
     let y = AnyBuffer::from_wgpu(
         &gpu,
         storage(&gpu, 0, wgpu::BufferUsages::STORAGE),
         ValueType::F32,
-    );
+    )?;
     let result = Baked::<Check>::with_buffers(&gpu, &[(0, x.as_any()), (1, &y)]);
     assert!(
         matches!(
@@ -89,12 +91,13 @@ fn an_empty_run_time_length_buffer_is_an_error() {
         ),
         "{result:?}"
     );
+    Ok(())
 }
 
 #[test]
-fn a_buffer_without_storage_usage_is_an_error() {
+fn a_buffer_without_storage_usage_is_an_error() -> Result<(), Error> {
     let gpu = gpu();
-    let x = gpu.buffer_zeroed::<f32>(256);
+    let x = gpu.buffer_zeroed::<f32>(256)?;
     let y = graph_runtime::Buffer::<f32>::from_wgpu(
         &gpu,
         storage(
@@ -102,28 +105,30 @@ fn a_buffer_without_storage_usage_is_an_error() {
             64,
             wgpu::BufferUsages::COPY_DST | wgpu::BufferUsages::MAP_READ,
         ),
-    );
+    )?;
     let result = Check::bake(&gpu, CheckBuffers { x: &x, y: &y });
     assert!(
         matches!(result, Err(Error::BufferUsage { buffer: "y", .. })),
         "{result:?}"
     );
     assert!(result.expect_err("error").to_string().contains("STORAGE"));
+    Ok(())
 }
 
 #[test]
-fn a_missing_buffer_is_an_error() {
+fn a_missing_buffer_is_an_error() -> Result<(), Error> {
     let gpu = gpu();
-    let x = gpu.buffer_zeroed::<f32>(256);
+    let x = gpu.buffer_zeroed::<f32>(256)?;
     let result = Baked::<Check>::with_buffers(&gpu, &[(0, x.as_any())]);
     assert!(
         matches!(result, Err(Error::MissingBuffer { buffer: "y", .. })),
         "{result:?}"
     );
+    Ok(())
 }
 
 #[test]
-fn a_dispatch_over_the_device_limit_is_an_error_not_a_crash() {
+fn a_dispatch_over_the_device_limit_is_an_error_not_a_crash() -> Result<(), Error> {
     graph! {
         graph Huge {
             params { n: u32 }
@@ -135,7 +140,7 @@ fn a_dispatch_over_the_device_limit_is_an_error_not_a_crash() {
         }
     }
     let gpu = gpu();
-    let y = gpu.buffer_zeroed::<f32>(4);
+    let y = gpu.buffer_zeroed::<f32>(4)?;
     let mut g = Huge::bake(&gpu, HugeBuffers { y: &y }).expect("bake");
     g.params_mut().n = u32::MAX;
     assert!(matches!(
@@ -144,12 +149,13 @@ fn a_dispatch_over_the_device_limit_is_an_error_not_a_crash() {
     ));
     g.params_mut().n = 4;
     g.replay_blocking().expect("a good size after a bad one");
+    Ok(())
 }
 
 #[test]
-fn write_with_the_wrong_length_is_an_error() {
+fn write_with_the_wrong_length_is_an_error() -> Result<(), Error> {
     let gpu = gpu();
-    let x = gpu.buffer_zeroed::<f32>(4);
+    let x = gpu.buffer_zeroed::<f32>(4)?;
     assert!(matches!(
         x.write(&[1.0; 3]),
         Err(Error::LengthMismatch {
@@ -158,10 +164,11 @@ fn write_with_the_wrong_length_is_an_error() {
             ..
         })
     ));
+    Ok(())
 }
 
 #[test]
-fn a_graph_owned_buffer_over_the_device_limit_is_an_error_at_bake() {
+fn a_graph_owned_buffer_over_the_device_limit_is_an_error_at_bake() -> Result<(), Error> {
     graph! {
         graph TooBig {
             buffers { y: [f32] = output, scratch: [f32; 2000000000] }
@@ -176,25 +183,26 @@ fn a_graph_owned_buffer_over_the_device_limit_is_an_error_at_bake() {
         }
     }
     let gpu = gpu();
-    let y = gpu.buffer_zeroed::<f32>(4);
+    let y = gpu.buffer_zeroed::<f32>(4)?;
     let result = TooBig::bake(&gpu, TooBigBuffers { y: &y });
     assert!(
-        matches!(result, Err(Error::Bake { .. } | Error::OutOfMemory(_))),
+        matches!(result, Err(Error::BufferTooLarge { .. })),
         "{result:?}"
     );
     // The device is still usable afterwards.
-    let x = gpu.buffer_zeroed::<f32>(256);
+    let x = gpu.buffer_zeroed::<f32>(256)?;
     Check::bake(&gpu, CheckBuffers { x: &x, y: &y })
         .expect("bake")
         .replay_blocking()
         .expect("replay");
+    Ok(())
 }
 
 #[test]
-fn a_lost_device_is_an_error_not_a_panic() {
+fn a_lost_device_is_an_error_not_a_panic() -> Result<(), Error> {
     let gpu = gpu();
-    let x = gpu.buffer_zeroed::<f32>(256);
-    let y = gpu.buffer_zeroed::<f32>(16);
+    let x = gpu.buffer_zeroed::<f32>(256)?;
+    let y = gpu.buffer_zeroed::<f32>(16)?;
     let mut g = Check::bake(&gpu, CheckBuffers { x: &x, y: &y }).expect("bake");
     // `destroy` is the one loss a test can cause; wgpu reports it through the failed submission rather than
     // the device-lost callback, so any of these errors is right; a panic or a hang is not.
@@ -208,10 +216,11 @@ fn a_lost_device_is_an_error_not_a_panic() {
         "{outcome:?}"
     );
     assert!(y.read_blocking().is_err());
+    Ok(())
 }
 
 #[test]
-fn one_wgpu_buffer_bound_to_two_graph_buffers_is_an_error_when_written() {
+fn one_wgpu_buffer_bound_to_two_graph_buffers_is_an_error_when_written() -> Result<(), Error> {
     graph! {
         graph Pair {
             buffers { a: [f32] = input, b: [f32] = output }
@@ -222,7 +231,7 @@ fn one_wgpu_buffer_bound_to_two_graph_buffers_is_an_error_when_written() {
         }
     }
     let gpu = gpu();
-    let shared = gpu.buffer_zeroed::<f32>(64);
+    let shared = gpu.buffer_zeroed::<f32>(64)?;
     let result = Pair::bake(
         &gpu,
         PairBuffers {
@@ -241,10 +250,11 @@ fn one_wgpu_buffer_bound_to_two_graph_buffers_is_an_error_when_written() {
         ),
         "{result:?}"
     );
+    Ok(())
 }
 
 #[test]
-fn an_inline_kernel_sized_past_the_device_limit_fails_at_bake() {
+fn an_inline_kernel_sized_past_the_device_limit_fails_at_bake() -> Result<(), Error> {
     graph! {
         graph Wide {
             buffers { y: [f32] = output }
@@ -257,10 +267,11 @@ fn an_inline_kernel_sized_past_the_device_limit_fails_at_bake() {
     let gpu = gpu();
     // One invocation per element with a workgroup of 1: more workgroups than one dimension allows, and an
     // inline kernel's indexing is its own, so it cannot be folded.
-    let y = gpu.buffer_zeroed::<f32>(70_000);
+    let y = gpu.buffer_zeroed::<f32>(70_000)?;
     let result = Wide::bake(&gpu, WideBuffers { y: &y });
     assert!(
         matches!(result, Err(Error::DispatchTooLarge { node: "k", .. })),
         "{result:?}"
     );
+    Ok(())
 }

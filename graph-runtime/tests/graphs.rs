@@ -39,9 +39,9 @@ fn saxpy_chain_matches_the_cpu() -> Result<(), Error> {
     let mut rng = rng();
     let n = 10_000 + random_u32(&mut rng, 1000) as usize;
     let (xs, ys) = (random_f32s(&mut rng, n), random_f32s(&mut rng, n));
-    let x = gpu.buffer_from_slice(&xs);
-    let y = gpu.buffer_from_slice(&ys);
-    let out = gpu.buffer_zeroed::<f32>(n);
+    let x = gpu.buffer_from_slice(&xs)?;
+    let y = gpu.buffer_from_slice(&ys)?;
+    let out = gpu.buffer_zeroed::<f32>(n)?;
     poison_f32(&out);
     let mut g = Saxpy::bake(
         &gpu,
@@ -66,9 +66,9 @@ fn a_parameter_change_takes_effect_without_a_rebake() -> Result<(), Error> {
     let mut rng = rng();
     let n = 4096;
     let xs = random_f32s(&mut rng, n);
-    let x = gpu.buffer_from_slice(&xs);
-    let y = gpu.buffer_zeroed::<f32>(n);
-    let out = gpu.buffer_zeroed::<f32>(n);
+    let x = gpu.buffer_from_slice(&xs)?;
+    let y = gpu.buffer_zeroed::<f32>(n)?;
+    let out = gpu.buffer_zeroed::<f32>(n)?;
     let mut g = Saxpy::bake(
         &gpu,
         SaxpyBuffers {
@@ -103,9 +103,9 @@ fn a_hundred_replays_in_flight_equal_a_hundred_waited() -> Result<(), Error> {
     let n = 2048;
     let (xs, ys) = (random_f32s(&mut rng, n), random_f32s(&mut rng, n));
     let run = |in_flight: bool| -> Result<Vec<f32>, Error> {
-        let x = gpu.buffer_from_slice(&xs);
-        let y = gpu.buffer_from_slice(&ys);
-        let out = gpu.buffer_zeroed::<f32>(n);
+        let x = gpu.buffer_from_slice(&xs)?;
+        let y = gpu.buffer_from_slice(&ys)?;
+        let out = gpu.buffer_zeroed::<f32>(n)?;
         poison_f32(&out);
         let mut g = Saxpy::bake(
             &gpu,
@@ -194,8 +194,8 @@ fn a_diamond_schedules_its_branches_in_one_level() -> Result<(), Error> {
     let gpu = gpu();
     let mut rng = rng();
     let xs = random_f32s(&mut rng, 1024);
-    let src = gpu.buffer_from_slice(&xs);
-    let dst = gpu.buffer_zeroed::<f32>(1024);
+    let src = gpu.buffer_from_slice(&xs)?;
+    let dst = gpu.buffer_zeroed::<f32>(1024)?;
     poison_f32(&dst);
     let mut g = Diamond::bake(
         &gpu,
@@ -234,7 +234,7 @@ fn uniform_parameters_work_and_vectors_keep_their_layout() -> Result<(), Error> 
     let mut rng = rng();
     let flat = random_f32s(&mut rng, 4 * 300);
     let data: Vec<[f32; 4]> = flat.chunks(4).map(|c| [c[0], c[1], c[2], c[3]]).collect();
-    let v = gpu.buffer_from_slice(&data);
+    let v = gpu.buffer_from_slice(&data)?;
     let mut g = Uniform::bake(&gpu, UniformBuffers { v: &v })?;
     assert_eq!(g.params_storage(), ParamsStorage::Uniform);
     let offset = [1.0, -2.0, 3.0, -4.0];
@@ -297,8 +297,8 @@ fn host_tasks_run_between_partitions_and_see_the_gpu_results() -> Result<(), Err
     let mut rng = rng();
     let (w, h) = (37 + random_u32(&mut rng, 20), 23 + random_u32(&mut rng, 20));
     let cells = random_f32s(&mut rng, (w * h) as usize);
-    let grid = gpu.buffer_from_slice(&cells);
-    let sum = gpu.buffer_zeroed::<f32>(1);
+    let grid = gpu.buffer_from_slice(&cells)?;
+    let sum = gpu.buffer_zeroed::<f32>(1)?;
     poison_f32(&sum);
     let mut g = Staged::bake(
         &gpu,
@@ -336,10 +336,10 @@ fn host_tasks_run_between_partitions_and_see_the_gpu_results() -> Result<(), Err
 }
 
 #[test]
-fn a_host_task_without_a_closure_is_an_error() {
+fn a_host_task_without_a_closure_is_an_error() -> Result<(), Error> {
     let gpu = gpu();
-    let grid = gpu.buffer_zeroed::<f32>(64);
-    let sum = gpu.buffer_zeroed::<f32>(1);
+    let grid = gpu.buffer_zeroed::<f32>(64)?;
+    let sum = gpu.buffer_zeroed::<f32>(1)?;
     let mut g = Staged::bake(
         &gpu,
         StagedBuffers {
@@ -360,6 +360,7 @@ fn a_host_task_without_a_closure_is_an_error() {
             ..
         })
     ));
+    Ok(())
 }
 
 #[test]
@@ -378,8 +379,8 @@ fn library_kernels_match_their_cpu_references() -> Result<(), Error> {
     let mut rng = rng();
     let n = 3000 + random_u32(&mut rng, 100) as usize;
     let (xs, ys) = (random_f32s(&mut rng, n), random_f32s(&mut rng, n));
-    let (x, y) = (gpu.buffer_from_slice(&xs), gpu.buffer_from_slice(&ys));
-    let (z, f) = (gpu.buffer_zeroed::<f32>(n), gpu.buffer_zeroed::<f32>(n));
+    let (x, y) = (gpu.buffer_from_slice(&xs)?, gpu.buffer_from_slice(&ys)?);
+    let (z, f) = (gpu.buffer_zeroed::<f32>(n)?, gpu.buffer_zeroed::<f32>(n)?);
     poison_f32(&z);
     poison_f32(&f);
     let mut g: Baked<Library> = Library::bake(
@@ -418,13 +419,13 @@ fn a_device_without_push_constants_falls_back_to_a_uniform_buffer() -> Result<()
     let (device, queue) =
         pollster::block_on(adapter.request_device(&wgpu::DeviceDescriptor::default()))
             .expect("a device");
-    let gpu = Gpu::from_wgpu(device, queue);
+    let gpu = Gpu::from_wgpu(device, queue)?;
     assert_eq!(gpu.max_immediate_size(), 0);
     let mut rng = rng();
     let n = 5000;
     let (xs, ys) = (random_f32s(&mut rng, n), random_f32s(&mut rng, n));
-    let (x, y) = (gpu.buffer_from_slice(&xs), gpu.buffer_from_slice(&ys));
-    let out = gpu.buffer_zeroed::<f32>(n);
+    let (x, y) = (gpu.buffer_from_slice(&xs)?, gpu.buffer_from_slice(&ys)?);
+    let out = gpu.buffer_zeroed::<f32>(n)?;
     poison_f32(&out);
     let mut g = Saxpy::bake(
         &gpu,
@@ -468,8 +469,8 @@ fn a_host_task_writes_what_the_next_partition_reads() -> Result<(), Error> {
     let gpu = gpu();
     let mut rng = rng();
     let xs = random_f32s(&mut rng, 512);
-    let a = gpu.buffer_from_slice(&xs);
-    let out = gpu.buffer_zeroed::<f32>(512);
+    let a = gpu.buffer_from_slice(&xs)?;
+    let out = gpu.buffer_zeroed::<f32>(512)?;
     poison_f32(&out);
     let mut g = HostWrites::bake(&gpu, HostWritesBuffers { a: &a, out: &out })?;
     g.params_mut().k = 0.5;
@@ -506,7 +507,7 @@ fn library_kernels_fold_dispatches_past_the_per_dimension_limit() -> Result<(), 
     let gpu = gpu();
     // 65535 workgroups of 64 cover 4,194,240 elements; go past that.
     let n = 65_535 * 64 + 1000;
-    let y = gpu.buffer_zeroed::<f32>(n);
+    let y = gpu.buffer_zeroed::<f32>(n)?;
     poison_f32(&y);
     let mut g = Long::bake(&gpu, LongBuffers { y: &y })?;
     g.params_mut().v = 3.25;

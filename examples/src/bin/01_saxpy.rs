@@ -92,8 +92,8 @@ fn main() -> Result<()> {
     // ------------------------------------------------------------------------------ inline kernel --------
     // Buffers are created by the caller and bound at bake time; the graph keeps referring to them, so what
     // a replay writes to `y` is what `y.read_blocking()` sees afterwards.
-    let x = gpu.buffer_from_slice(&x_host);
-    let y = gpu.buffer_from_slice(&y_host);
+    let x = gpu.buffer_from_slice(&x_host)?;
+    let y = gpu.buffer_from_slice(&y_host)?;
 
     // Bake: compile the pipelines, create the bind groups. Done once; the generated `SaxpyInlineBuffers`
     // struct makes forgetting a buffer a compile error, and a wrong length or element type a bake error.
@@ -129,7 +129,7 @@ fn main() -> Result<()> {
 
     // ------------------------------------------------------------------------------ library kernels ------
     // A fresh `y`, a second graph over the same `x`: one `x` buffer can be bound into any number of graphs.
-    let y2 = gpu.buffer_from_slice(&y_host);
+    let y2 = gpu.buffer_from_slice(&y_host)?;
     let mut library = SaxpyLibrary::bake(&gpu, SaxpyLibraryBuffers { x: &x, y: &y2 })?;
 
     // The CPU reference comes from the kernel library itself: `kernels::cpu` mirrors each WGSL kernel.

@@ -124,7 +124,7 @@ fn main() -> Result<()> {
 
     // The plate starts cold. Its buffer is the only one the caller binds.
     let cells = (GRID * GRID) as usize;
-    let temp = gpu.buffer_zeroed::<f32>(cells);
+    let temp = gpu.buffer_zeroed::<f32>(cells)?;
 
     let start = Instant::now();
     let mut heat = HeatSteps::bake(&gpu, HeatStepsBuffers { temp: &temp })?;

@@ -182,11 +182,11 @@ fn main() -> Result<()> {
     println!("image:     {source}, {width}x{height} ({len} pixels)");
 
     // One input buffer with the picture, four zeroed ones for the graph to fill.
-    let input = gpu.buffer_from_slice(&pixels);
-    let blur_tmp = gpu.buffer_zeroed::<f32>(len);
-    let blurred = gpu.buffer_zeroed::<f32>(len);
-    let gradient = gpu.buffer_zeroed::<f32>(len);
-    let edges = gpu.buffer_zeroed::<f32>(len);
+    let input = gpu.buffer_from_slice(&pixels)?;
+    let blur_tmp = gpu.buffer_zeroed::<f32>(len)?;
+    let blurred = gpu.buffer_zeroed::<f32>(len)?;
+    let gradient = gpu.buffer_zeroed::<f32>(len)?;
+    let edges = gpu.buffer_zeroed::<f32>(len)?;
 
     // ---------------------------------------------------------------------------------- bake --------------
     // Creates the four pipelines (WGSL to SPIR-V, then the driver's compiler) and their bind groups: the

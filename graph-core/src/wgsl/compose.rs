@@ -26,6 +26,17 @@ pub struct Composed {
 }
 
 impl Composed {
+    /// The generated declarations (bindings, parameter struct and variable), without argument functions or
+    /// the user's code.
+    pub fn prelude(&self) -> &str {
+        let end = self
+            .segments
+            .iter()
+            .find(|(_, seg)| *seg != Segment::Generated)
+            .map_or(self.source.len(), |(range, _)| range.start);
+        &self.source[..end]
+    }
+
     /// Which part `range` (of the module) falls in; user ranges are made relative to the user's text.
     pub fn locate(&self, range: &Range<usize>) -> (Segment, Range<usize>) {
         for (seg_range, seg) in &self.segments {
@@ -76,7 +87,8 @@ pub fn params_declaration(storage: ParamsStorage, has_params: bool) -> &'static 
 }
 
 /// Puts the module together: `declarations` (bindings and parameter struct), the parameter variable, one
-/// function per library argument (`fn alpha() -> f32 { return params.a; }`), then `user`.
+/// function per library argument (`fn alpha() -> f32 { return params.a; }`), then `user`. An argument is
+/// returned as it is, not converted: a value of another type is an error, not a silent conversion.
 pub fn compose(
     declarations: &str,
     params_struct: &str,
@@ -94,9 +106,7 @@ pub fn compose(
     segments.push((0..source.len(), Segment::Generated));
     for (i, (name, ty, value)) in args.iter().enumerate() {
         let start = source.len();
-        source.push_str(&format!(
-            "fn {name}() -> {ty} {{ return {ty}({value}); }}\n"
-        ));
+        source.push_str(&format!("fn {name}() -> {ty} {{ return {value}; }}\n"));
         segments.push((start..source.len(), Segment::Arg(i)));
     }
     let user_start = source.len();

@@ -7,4 +7,6 @@ mod validate;
 
 pub use compose::{Composed, Segment, binding_declarations, compose, params_declaration};
 pub use scan::{ParamUse, param_uses};
-pub use validate::{BindingUse, EntryPointDetail, Reflection, WgslError, validate};
+pub use validate::{
+    BindingUse, EntryPointDetail, Reflection, WgslError, expression_type, validate,
+};

@@ -131,6 +131,48 @@ pub fn validate(source: &str) -> Result<Reflection, WgslError> {
     })
 }
 
+/// The WGSL type of `expr` in a module whose globals are declared by `prelude`: what a library argument or a
+/// fill value really is, to say so when it is not what was wanted. `None` when the expression does not
+/// validate on its own.
+pub fn expression_type(prelude: &str, expr: &str) -> Option<String> {
+    let source = format!("{prelude}fn probe_value() {{ let probe = {expr}; }}\n");
+    let module = naga::front::wgsl::parse_str(&source).ok()?;
+    let info = Validator::new(ValidationFlags::all(), Capabilities::IMMEDIATES)
+        .validate(&module)
+        .ok()?;
+    let (function, body) = module
+        .functions
+        .iter()
+        .find(|(_, f)| f.name.as_deref() == Some("probe_value"))?;
+    let (value, _) = body
+        .named_expressions
+        .iter()
+        .find(|(_, name)| name.as_str() == "probe")?;
+    Some(type_name(
+        info[function][*value].ty.inner_with(&module.types),
+    ))
+}
+
+/// A value type in WGSL words.
+fn type_name(ty: &naga::TypeInner) -> String {
+    let scalar = |s: &naga::Scalar| {
+        let name = match (s.kind, s.width) {
+            (naga::ScalarKind::Float, 4) => "f32",
+            (naga::ScalarKind::Float, 2) => "f16",
+            (naga::ScalarKind::Sint, 4) => "i32",
+            (naga::ScalarKind::Uint, 4) => "u32",
+            (naga::ScalarKind::Bool, _) => "bool",
+            _ => "a 64-bit number",
+        };
+        name.to_string()
+    };
+    match ty {
+        naga::TypeInner::Scalar(s) => scalar(s),
+        naga::TypeInner::Vector { size, scalar: s } => format!("vec{}<{}>", *size as u8, scalar(s)),
+        _ => "a value that is neither a scalar nor a vector".to_string(),
+    }
+}
+
 /// naga's validation errors form a chain (`Entry point main at Compute is invalid: Expression [9] is invalid:
 /// Operation Multiply can't work with [4] (of type Scalar(Scalar { kind: Uint, width: 4 })) and ..`) that names
 /// types by their Rust `Debug` form and expressions by arena handle. This keeps the links that say what is wrong

@@ -13,7 +13,7 @@ graph! {
     }
 }
 
-const _: () = assert!(matches!(GNode::ALL, [GNode::Loop]));
+const _: () = assert!(matches!(G::NODES, [GNode::Loop]));
 
 fn main() {
     assert_eq!(GNode::Loop.name(), "loop");

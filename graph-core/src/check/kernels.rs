@@ -1,0 +1,694 @@
+//! Kernels: each one's WGSL, composed with its declarations, validated by naga and held to what the graph
+//! says of it.
+
+use super::{CheckedDispatch, CheckedKernel, Checker, Space};
+use crate::deps::BufferAccess;
+use crate::diagnostic::{Diagnostic, Loc};
+use crate::ir::{AccessMode, DispatchSpec, Kernel, KernelSource, NodeKind, WorkgroupLimits};
+use crate::layout::ParamsLayout;
+use crate::names::unknown;
+use crate::types::ValueType;
+use crate::wgsl::{self, Composed, Segment, WgslError};
+
+/// WebGPU's default compute limits, which every backend offers: invocations per workgroup in x, y and z, and
+/// in all.
+pub const PORTABLE_WORKGROUP: ([u32; 3], u32) = ([256, 256, 64], 256);
+
+impl Checker<'_> {
+    /// Each kernel's WGSL, composed with its declarations, validates with naga and matches what the graph says
+    /// of it: parameters it names exist, one compute entry point is chosen, and each binding is used as
+    /// declared. Fills become the built-in fill kernel for their buffer's element type.
+    pub(super) fn check_kernels(&mut self) -> Vec<Option<CheckedKernel>> {
+        let layout = self.params_layout();
+        let graph = self.graph;
+        (0..graph.nodes.len())
+            .map(|n| match &graph.nodes[n].kind {
+                NodeKind::Kernel(kernel) => self.check_kernel(n, kernel, &layout),
+                NodeKind::Fill { value, .. } => self.check_fill(n, value, &layout),
+                NodeKind::Copy { .. } | NodeKind::Host { .. } => None,
+            })
+            .collect()
+    }
+
+    /// Whether kernels can be validated at all: with a parameter refused, the struct they see is not the
+    /// graph's, and naga would only repeat that error.
+    fn params_usable(&self) -> bool {
+        self.param_types.iter().all(Option::is_some) && !self.badly_named_params
+    }
+
+    fn check_kernel(
+        &mut self,
+        n: usize,
+        kernel: &Kernel,
+        layout: &ParamsLayout,
+    ) -> Option<CheckedKernel> {
+        // Sizes first: their mistakes are independent of the kernel's WGSL.
+        let sizes = match &kernel.dispatch {
+            DispatchSpec::Auto => None,
+            spec => Some(self.resolve_sizes(n, spec, layout)),
+        };
+        let bindings: Vec<BufferAccess> =
+            self.accesses[n].iter().copied().collect::<Option<_>>()?;
+        if bindings
+            .iter()
+            .any(|b| self.badly_named_buffers.contains(&b.buffer))
+        {
+            return None;
+        }
+        let names: Vec<&str> = kernel.accesses.iter().map(|a| a.binding.as_str()).collect();
+        let types: Vec<ValueType> = bindings
+            .iter()
+            .map(|b| self.buffer_types[b.buffer])
+            .collect::<Option<_>>()?;
+        let library = self.library_kernels[n];
+        let (source, file) = match (&kernel.source, library) {
+            (KernelSource::Wgsl { text, file }, _) => (text.clone(), file.as_deref()),
+            (KernelSource::Library(_), Some(lib)) => (lib.source.to_string(), None),
+            (KernelSource::Library(_), None) => return None,
+        };
+        let mut unknown_params = self.check_param_uses(n, &source, file);
+        for (i, arg) in kernel.args.iter().enumerate() {
+            unknown_params |=
+                self.check_value_params(Loc::KernelArg { node: n, index: i }, &arg.wgsl);
+        }
+        if unknown_params || !self.params_usable() {
+            return None;
+        }
+        let params_struct = layout.wgsl_struct();
+        let declarations = wgsl::binding_declarations(
+            names
+                .iter()
+                .zip(&bindings)
+                .zip(&types)
+                .map(|((name, b), t)| (*name, *t, b.mode)),
+        );
+        let args: Vec<(String, String, String)> = match library {
+            Some(lib) => lib
+                .args
+                .iter()
+                .filter_map(|a| {
+                    let given = kernel.args.iter().find(|g| g.name == a.name)?;
+                    Some((a.name.to_string(), a.ty.to_string(), given.wgsl.clone()))
+                })
+                .collect(),
+            None => Vec::new(),
+        };
+        let composed = wgsl::compose(
+            &declarations,
+            &params_struct,
+            self.graph.params_storage,
+            &arg_refs(&args),
+            &source,
+        );
+        let reflection = match wgsl::validate(&composed.source) {
+            Ok(r) => r,
+            Err(e) => {
+                let store_to_read = library.is_none()
+                    && self.report_write_to_read(
+                        n,
+                        kernel,
+                        &names,
+                        &bindings,
+                        &types,
+                        &composed,
+                        &e,
+                        &params_struct,
+                        &source,
+                    );
+                if !store_to_read {
+                    self.report_wgsl_error(n, &composed, &e, file);
+                }
+                return None;
+            }
+        };
+        let entry_index =
+            self.choose_entry_point(n, &reflection.entry_points, kernel.entry.as_deref())?;
+        let detail = &reflection.details[entry_index];
+        if self.check_kernel_resources(n, &composed, &reflection, &names) {
+            return None;
+        }
+        if detail.workgroup_size_overridden {
+            self.diags.push(
+                Diagnostic::new(
+                    Loc::Node(n),
+                    format!(
+                        "kernel `{}` takes its workgroup size from `override` constants, which the graph \
+                         needs to know at compile time to size its dispatches",
+                        self.graph.nodes[n].name
+                    ),
+                )
+                .with_help("write the sizes as literals or `const`s: `@workgroup_size(64)`"),
+            );
+            return None;
+        }
+        if library.is_none() {
+            self.check_binding_uses(n, &bindings, detail);
+            self.check_workgroup_size(n, &source, file, detail.workgroup_size);
+        }
+        let dispatch = match sizes {
+            Some(sizes) => match &kernel.dispatch {
+                DispatchSpec::Workgroups(_) => CheckedDispatch::Workgroups(sizes?),
+                _ => CheckedDispatch::Threads(sizes?),
+            },
+            None => match bindings.iter().find(|b| b.mode.writes()) {
+                Some(b) => CheckedDispatch::BufferLen(b.buffer),
+                None => {
+                    self.diags.push(
+                        Diagnostic::new(
+                            Loc::Node(n),
+                            format!(
+                                "kernel `{}` writes no buffer, so its size cannot be inferred",
+                                self.graph.nodes[n].name
+                            ),
+                        )
+                        .with_help("give it `threads(..)` or `workgroups(..)`"),
+                    );
+                    return None;
+                }
+            },
+        };
+        Some(CheckedKernel {
+            bindings,
+            declarations,
+            args,
+            source,
+            entry: reflection.entry_points[entry_index].clone(),
+            workgroup_size: detail.workgroup_size,
+            dispatch,
+            pointwise: library.is_some_and(|l| l.pointwise),
+            foldable: library.is_some(),
+        })
+    }
+
+    /// A fill's value is WGSL of its buffer's element type, exactly: no conversion hides a parameter of
+    /// another type.
+    fn check_fill(
+        &mut self,
+        n: usize,
+        value: &str,
+        layout: &ParamsLayout,
+    ) -> Option<CheckedKernel> {
+        let target = self.accesses[n].first().copied().flatten()?;
+        let elem = self.buffer_types[target.buffer]?;
+        let unknown_params = self.check_value_params(Loc::KernelArg { node: n, index: 0 }, value);
+        if unknown_params
+            || !self.params_usable()
+            || self.badly_named_buffers.contains(&target.buffer)
+        {
+            return None;
+        }
+        let declarations =
+            wgsl::binding_declarations([(crate::fill::BINDING, elem, AccessMode::Write)]);
+        let args = vec![(
+            crate::fill::VALUE.to_string(),
+            elem.wgsl(),
+            value.to_string(),
+        )];
+        let composed = wgsl::compose(
+            &declarations,
+            &layout.wgsl_struct(),
+            self.graph.params_storage,
+            &arg_refs(&args),
+            crate::fill::WGSL,
+        );
+        if let Err(e) = wgsl::validate(&composed.source) {
+            let node = &self.graph.nodes[n].name;
+            let buffer = &self.graph.buffers[target.buffer].name;
+            let message = match value_type_instead(&composed, value, &elem.wgsl()) {
+                Some(actual) => format!(
+                    "fill `{node}` writes `{elem}` elements into `{buffer}`, but its value `{}` is a `{actual}`",
+                    value.trim()
+                ),
+                None => format!(
+                    "the value `{}` of fill `{node}` is not valid WGSL: {}",
+                    value.trim(),
+                    e.message
+                ),
+            };
+            self.diags.push(
+                Diagnostic::new(Loc::KernelArg { node: n, index: 0 }, message).with_help(format!(
+                    "give a `{elem}`: a literal such as `{}`, or a parameter declared `{elem}`",
+                    crate::fill::example_literal(elem)
+                )),
+            );
+            return None;
+        }
+        Some(CheckedKernel {
+            bindings: vec![target],
+            declarations,
+            args,
+            source: crate::fill::WGSL.to_string(),
+            entry: crate::fill::ENTRY.to_string(),
+            workgroup_size: [crate::fill::WORKGROUP, 1, 1],
+            dispatch: CheckedDispatch::BufferLen(target.buffer),
+            pointwise: true,
+            foldable: true,
+        })
+    }
+
+    /// `params.x` in a library argument or a fill value names a declared parameter. Returns whether an
+    /// unknown one was found.
+    fn check_value_params(&mut self, loc: Loc, value: &str) -> bool {
+        let mut found = false;
+        for u in wgsl::param_uses(value) {
+            if self.params.get(&u.name).is_none() {
+                found = true;
+                let d = self.unknown_name(Space::Param, &u.name, loc.clone());
+                self.diags.push(d);
+            }
+        }
+        found
+    }
+
+    /// Without `#[device_limits]`, a kernel's workgroup fits WebGPU's defaults, which every backend offers.
+    fn check_workgroup_size(&mut self, n: usize, source: &str, file: Option<&str>, size: [u32; 3]) {
+        if self.graph.workgroup_limits == WorkgroupLimits::Device {
+            return;
+        }
+        let (per_dim, total) = PORTABLE_WORKGROUP;
+        let over_dim = (0..3).find(|&d| size[d] > per_dim[d]);
+        let invocations = size.iter().map(|&d| u64::from(d)).product::<u64>();
+        let problem = match over_dim {
+            Some(d) => format!(
+                "{} invocations in {}, over the portable limit of {}",
+                size[d],
+                ["x", "y", "z"][d],
+                per_dim[d]
+            ),
+            None if invocations > u64::from(total) => {
+                format!("{invocations} invocations in all, over the portable limit of {total}")
+            }
+            None => return,
+        };
+        let range = workgroup_attribute(source);
+        let loc = range
+            .clone()
+            .map_or(Loc::KernelSource(n), |range| Loc::Wgsl { node: n, range });
+        let mut d = Diagnostic::new(
+            loc,
+            format!(
+                "kernel `{}` has workgroup size ({}, {}, {}): {problem}",
+                self.graph.nodes[n].name, size[0], size[1], size[2]
+            ),
+        )
+        .with_help(
+            "every backend offers 256 invocations in x and y, 64 in z and 256 in all (WebGPU's defaults); \
+             mark the graph `#[device_limits]` to check against the device's own limits at bake instead",
+        );
+        if let (Some(path), Some(range)) = (file, range) {
+            d = d.with_note(snippet(source, &range, path));
+        }
+        self.diags.push(d);
+    }
+
+    /// The graph provides every resource a kernel sees: its listed buffers and `params`. A kernel that
+    /// declares its own `@group @binding` variable would bind something the graph knows nothing about.
+    /// Returns whether one was found.
+    fn check_kernel_resources(
+        &mut self,
+        n: usize,
+        composed: &Composed,
+        reflection: &wgsl::Reflection,
+        generated: &[&str],
+    ) -> bool {
+        let mut found = false;
+        for (name, range) in &reflection.resources {
+            if generated.contains(&name.as_str()) || name == "params" {
+                continue;
+            }
+            found = true;
+            let loc = match range.as_ref().map(|r| composed.locate(r)) {
+                Some((Segment::User, rel)) => Loc::Wgsl {
+                    node: n,
+                    range: rel,
+                },
+                _ => Loc::Node(n),
+            };
+            self.diags.push(
+                Diagnostic::new(
+                    loc,
+                    format!("kernel `{}` declares its own resource `{name}`", self.graph.nodes[n].name),
+                )
+                .with_help(
+                    "declare buffers in the graph's `buffers { .. }` and list them in the kernel's access list; \
+                     the macro declares them for the kernel",
+                ),
+            );
+        }
+        found
+    }
+
+    /// `params.x` names a declared parameter. Returns whether an unknown one was found.
+    fn check_param_uses(&mut self, n: usize, source: &str, file: Option<&str>) -> bool {
+        let mut found = false;
+        for u in wgsl::param_uses(source) {
+            if self.params.get(&u.name).is_none() {
+                found = true;
+                let loc = Loc::Wgsl {
+                    node: n,
+                    range: u.range.clone(),
+                };
+                let mut d = self.unknown_name(Space::Param, &u.name, loc);
+                if let Some(path) = file {
+                    d = d.with_note(snippet(source, &u.range, path));
+                }
+                self.diags.push(d);
+            }
+        }
+        found
+    }
+
+    fn report_wgsl_error(
+        &mut self,
+        n: usize,
+        composed: &Composed,
+        e: &WgslError,
+        file: Option<&str>,
+    ) {
+        let kernel = &self.graph.nodes[n].name;
+        let (range, label) = e.labels.first().cloned().unwrap_or((0..0, String::new()));
+        let (segment, rel) = composed.locate(&range);
+        let loc = match segment {
+            Segment::User => Loc::Wgsl {
+                node: n,
+                range: rel.clone(),
+            },
+            Segment::Arg(i) => self.arg_loc(n, i),
+            Segment::Generated => Loc::KernelSource(n),
+        };
+        let mut message = format!("WGSL error in kernel `{kernel}`: {}", e.message);
+        if !label.is_empty() && !e.message.contains(&label) {
+            message.push_str(&format!(" ({label})"));
+        }
+        let argument = match (&segment, self.library_kernels[n]) {
+            (Segment::Arg(i), Some(lib)) => lib.args.get(*i).map(|arg| (lib, arg)),
+            _ => None,
+        };
+        if let Some((lib, arg)) = argument {
+            let value = self.given_arg(n, arg.name).unwrap_or_default();
+            message = match value_type_instead(composed, value, arg.ty) {
+                Some(actual) => format!(
+                    "argument `{}` of `kernels::{}` takes a `{}`, but `{}` is a `{actual}`",
+                    arg.name,
+                    lib.path,
+                    arg.ty,
+                    value.trim()
+                ),
+                None => format!(
+                    "WGSL error in argument `{}` of `kernels::{}`: {}",
+                    arg.name, lib.path, e.message
+                ),
+            };
+        }
+        let mut d = Diagnostic::new(loc, message);
+        if let Some(help) = self.undeclared_name_help(n, &e.message) {
+            d = d.with_help(help);
+        }
+        if let Some((lib, arg)) = argument {
+            d = d.with_help(format!(
+                "argument `{}` of `kernels::{}` takes a `{}`: a literal, or a parameter declared `{}`",
+                arg.name, lib.path, arg.ty, arg.ty
+            ));
+        }
+        match (segment, file) {
+            (Segment::User, Some(path)) => {
+                d = d.with_note(snippet(&composed.source[composed.user_start..], &rel, path))
+            }
+            (Segment::Generated, _) => d = d.with_note(e.rendered.clone()),
+            _ => {}
+        }
+        self.diags.push(d);
+    }
+
+    /// naga's "no definition in scope" for a name the graph declares: how to bring it into the kernel.
+    fn undeclared_name_help(&self, n: usize, message: &str) -> Option<String> {
+        let name = message
+            .strip_prefix("no definition in scope for identifier: `")?
+            .strip_suffix('`')?;
+        let kernel = &self.graph.nodes[n].name;
+        if self.buffers.get(name).is_some() {
+            Some(format!(
+                "`{name}` is a buffer of the graph, but a kernel sees only the buffers it lists: add `{name}: read` \
+                 (or `write`, `read_write`) to `kernel {kernel}(..)`"
+            ))
+        } else if self.params.get(name).is_some() {
+            Some(format!(
+                "parameters are fields of `params`: write `params.{name}`"
+            ))
+        } else {
+            None
+        }
+    }
+
+    /// naga rejects a store to a `read` storage buffer with a message about pointers. When the kernel validates
+    /// with its `read` buffers made writable and then writes one of them, say that instead, at the store.
+    #[allow(
+        clippy::too_many_arguments,
+        reason = "one call site, all of it context for one message"
+    )]
+    fn report_write_to_read(
+        &mut self,
+        n: usize,
+        kernel: &crate::ir::Kernel,
+        names: &[&str],
+        bindings: &[BufferAccess],
+        types: &[ValueType],
+        composed: &Composed,
+        error: &WgslError,
+        params_struct: &str,
+        source: &str,
+    ) -> bool {
+        if !bindings.iter().any(|b| b.mode == AccessMode::Read) {
+            return false;
+        }
+        let widened = wgsl::binding_declarations(
+            names
+                .iter()
+                .zip(bindings)
+                .zip(types)
+                .map(|((name, _), t)| (*name, *t, AccessMode::ReadWrite)),
+        );
+        let retry = wgsl::compose(
+            &widened,
+            params_struct,
+            self.graph.params_storage,
+            &[],
+            source,
+        );
+        let Ok(reflection) = wgsl::validate(&retry.source) else {
+            return false;
+        };
+        let chosen = match &kernel.entry {
+            Some(e) => reflection.entry_points.iter().position(|x| x == e),
+            None => (reflection.entry_points.len() == 1).then_some(0),
+        };
+        let Some(detail) = chosen.map(|i| &reflection.details[i]) else {
+            return false;
+        };
+        let written_reads: Vec<usize> = (0..bindings.len())
+            .filter(|&i| bindings[i].mode == AccessMode::Read)
+            .filter(|&i| {
+                detail
+                    .binding_uses
+                    .iter()
+                    .any(|(b, u)| *b as usize == i && u.write)
+            })
+            .collect();
+        let Some(&first) = written_reads.first() else {
+            return false;
+        };
+        let store = error.labels.first().map(|(r, _)| composed.locate(r));
+        let loc = match store {
+            Some((Segment::User, rel)) => Loc::Wgsl {
+                node: n,
+                range: rel,
+            },
+            _ => Loc::AccessMode {
+                node: n,
+                index: first,
+            },
+        };
+        let name = names[first];
+        self.diags.push(
+            Diagnostic::new(
+                loc,
+                format!("kernel `{}` writes `{name}`, which it declares `read`", self.graph.nodes[n].name),
+            )
+            .with_help(format!("declare `{name}: read_write` (or `{name}: write` if the kernel overwrites it without reading)")),
+        );
+        true
+    }
+
+    /// The WGSL text the user gave library argument `name` of kernel `n`.
+    fn given_arg(&self, n: usize, name: &str) -> Option<&str> {
+        let NodeKind::Kernel(kernel) = &self.graph.nodes[n].kind else {
+            return None;
+        };
+        kernel
+            .args
+            .iter()
+            .find(|a| a.name == name)
+            .map(|a| a.wgsl.as_str())
+    }
+
+    /// The location of library argument `i` (in library order) as the user wrote it.
+    fn arg_loc(&self, n: usize, i: usize) -> Loc {
+        let NodeKind::Kernel(kernel) = &self.graph.nodes[n].kind else {
+            return Loc::Node(n);
+        };
+        let name = self.library_kernels[n]
+            .and_then(|l| l.args.get(i))
+            .map(|a| a.name);
+        kernel
+            .args
+            .iter()
+            .position(|a| Some(a.name.as_str()) == name)
+            .map_or(Loc::KernelSource(n), |index| Loc::KernelArg {
+                node: n,
+                index,
+            })
+    }
+
+    /// Exactly one compute entry point, or the one `entry(..)` names.
+    fn choose_entry_point(
+        &mut self,
+        n: usize,
+        names: &[String],
+        chosen: Option<&str>,
+    ) -> Option<usize> {
+        let kernel = &self.graph.nodes[n].name;
+        match (chosen, names.len()) {
+            (Some(name), _) => {
+                let found = names.iter().position(|e| e == name);
+                if found.is_none() {
+                    let mut d = unknown(
+                        Loc::KernelEntry(n),
+                        "entry point",
+                        name,
+                        names.iter().map(String::as_str),
+                    );
+                    d.message = format!("kernel `{kernel}` has no compute entry point `{name}`");
+                    self.diags.push(d);
+                }
+                found
+            }
+            (None, 1) => Some(0),
+            (None, 0) => {
+                self.diags.push(
+                    Diagnostic::new(Loc::KernelSource(n), format!("kernel `{kernel}` has no `@compute` entry point"))
+                        .with_help("add one, such as `@compute @workgroup_size(64) fn main(@builtin(global_invocation_id) gid: vec3<u32>) { .. }`"),
+                );
+                None
+            }
+            (None, _) => {
+                let list = names
+                    .iter()
+                    .map(|e| format!("`{e}`"))
+                    .collect::<Vec<_>>()
+                    .join(", ");
+                self.diags.push(
+                    Diagnostic::new(
+                        Loc::KernelSource(n),
+                        format!("kernel `{kernel}` has several compute entry points ({list}) and does not say which to run"),
+                    )
+                    .with_help(format!("choose one with `entry({})`", names[0])),
+                );
+                None
+            }
+        }
+    }
+
+    /// The declared access matches the entry point's real use: edges are inferred from the declaration, so a
+    /// declaration wider than the use orders nodes for nothing, and a narrower one hides a dependency.
+    fn check_binding_uses(
+        &mut self,
+        n: usize,
+        bindings: &[BufferAccess],
+        detail: &wgsl::EntryPointDetail,
+    ) {
+        let kernel = &self.graph.nodes[n].name;
+        for (i, b) in bindings.iter().enumerate() {
+            let used = detail
+                .binding_uses
+                .iter()
+                .find(|(index, _)| *index as usize == i)
+                .map(|(_, u)| *u)
+                .unwrap_or_default();
+            let name = &self.graph.buffers[b.buffer].name;
+            let loc = Loc::AccessMode { node: n, index: i };
+            let problem = if !used.read && !used.write && !used.query {
+                Some((
+                    format!(
+                        "kernel `{kernel}` declares `{name}` but its entry point never uses it"
+                    ),
+                    format!("remove `{name}` from the list"),
+                ))
+            } else if b.mode == AccessMode::Write && used.read {
+                Some((
+                    format!(
+                        "kernel `{kernel}` reads `{name}`, which it declares `write` (overwrite without reading)"
+                    ),
+                    "declare it `read_write`".to_string(),
+                ))
+            } else if b.mode.writes() && !used.write {
+                Some((
+                    format!(
+                        "kernel `{kernel}` never writes `{name}`, which it declares `{}`",
+                        b.mode.keyword()
+                    ),
+                    "declare it `read`".to_string(),
+                ))
+            } else {
+                None
+            };
+            if let Some((message, help)) = problem {
+                self.diags
+                    .push(Diagnostic::new(loc, message).with_help(help));
+            }
+        }
+    }
+}
+
+/// `path:line:column`, the line, and a caret under `range`: for WGSL that is not tokens in the user's file.
+fn snippet(text: &str, range: &std::ops::Range<usize>, path: &str) -> String {
+    let start = range.start.min(text.len());
+    let line_start = text[..start].rfind('\n').map_or(0, |i| i + 1);
+    let line_end = text[start..].find('\n').map_or(text.len(), |i| start + i);
+    let line_no = text[..start].matches('\n').count() + 1;
+    let column = text[line_start..start].chars().count() + 1;
+    let width = text[start..range.end.clamp(start, line_end)]
+        .chars()
+        .count()
+        .max(1);
+    format!(
+        "{path}:{line_no}:{column}\n  | {}\n  | {}{}",
+        &text[line_start..line_end],
+        " ".repeat(column - 1),
+        "^".repeat(width)
+    )
+}
+
+/// The type `value` really has in `composed`'s declarations, when it is valid WGSL of a type other than
+/// `wanted`.
+fn value_type_instead(composed: &Composed, value: &str, wanted: &str) -> Option<String> {
+    wgsl::expression_type(composed.prelude(), value).filter(|actual| actual != wanted)
+}
+
+fn arg_refs(args: &[(String, String, String)]) -> Vec<(&str, &str, &str)> {
+    args.iter()
+        .map(|(a, b, c)| (a.as_str(), b.as_str(), c.as_str()))
+        .collect()
+}
+
+/// The byte range of the first `@workgroup_size(..)` attribute in a kernel's text, to point at.
+fn workgroup_attribute(source: &str) -> Option<std::ops::Range<usize>> {
+    let start = source.find("workgroup_size")?;
+    let start = source[..start]
+        .rfind('@')
+        .filter(|&at| source[at + 1..start].trim().is_empty())
+        .unwrap_or(start);
+    let end = source[start..]
+        .find(')')
+        .map_or(source.len(), |close| start + close + 1);
+    Some(start..end)
+}

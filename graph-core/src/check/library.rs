@@ -1,0 +1,204 @@
+//! Library kernels: the kernel exists, and is given each binding and argument once, with the right types.
+
+use super::Checker;
+use crate::diagnostic::{Diagnostic, Loc};
+use crate::ir::{AccessMode, KernelSource, NodeKind};
+use crate::names::{did_you_mean, unknown};
+use crate::types::ValueType;
+
+impl Checker<'_> {
+    /// A library kernel exists, gets each of its bindings and arguments once, and gets buffers of its types;
+    /// its accesses take the library's modes.
+    pub(super) fn check_library_bindings(&mut self) {
+        for (n, node) in self.graph.nodes.iter().enumerate() {
+            let NodeKind::Kernel(kernel) = &node.kind else {
+                continue;
+            };
+            let KernelSource::Library(path) = &kernel.source else {
+                continue;
+            };
+            let Some(lib) = self.library.get(path) else {
+                let mut d = unknown(
+                    Loc::KernelSource(n),
+                    "library kernel",
+                    &format!("kernels::{path}"),
+                    [],
+                );
+                d.help = Some(match did_you_mean(path, self.library.paths()) {
+                    Some(best) => format!("did you mean `kernels::{best}`?"),
+                    None => format!(
+                        "the library has {}",
+                        self.library
+                            .paths()
+                            .map(|p| format!("`kernels::{p}`"))
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    ),
+                });
+                self.diags.push(d);
+                // Without the library's modes the accesses mean nothing: drop them rather than guess.
+                self.accesses[n].iter_mut().for_each(|a| *a = None);
+                continue;
+            };
+            let errors_before = self.diags.len();
+            // A misspelt name is suggested among the names not given yet.
+            let unbound: Vec<&str> = lib
+                .bindings
+                .iter()
+                .map(|b| b.name)
+                .filter(|name| !kernel.accesses.iter().any(|a| a.binding == *name))
+                .collect();
+            // A name suggested for a misspelling is not reported missing as well: one typo, one error.
+            let mut suggested: Vec<&str> = Vec::new();
+            for (i, access) in kernel.accesses.iter().enumerate() {
+                let loc = Loc::Access { node: n, index: i };
+                let Some(binding) = lib.bindings.iter().find(|b| b.name == access.binding) else {
+                    let all: Vec<&str> = lib.bindings.iter().map(|b| b.name).collect();
+                    suggested.extend(did_you_mean(&access.binding, unbound.iter().copied()));
+                    let d = misspelt(
+                        Loc::AccessMode { node: n, index: i },
+                        "binding",
+                        format!("`kernels::{path}` has no binding `{}`", access.binding),
+                        &access.binding,
+                        &unbound,
+                        &all,
+                    );
+                    self.diags.push(d);
+                    self.accesses[n][i] = None;
+                    continue;
+                };
+                if kernel.accesses[..i]
+                    .iter()
+                    .any(|a| a.binding == access.binding)
+                {
+                    self.diags.push(Diagnostic::new(
+                        loc,
+                        format!(
+                            "`kernels::{path}` binding `{}` is bound twice",
+                            access.binding
+                        ),
+                    ));
+                    self.accesses[n][i] = None;
+                    continue;
+                }
+                if let Some(a) = self.accesses[n][i].as_mut() {
+                    a.mode = binding.mode;
+                    let expected = ValueType::parse(binding.elem).ok();
+                    let actual = self.buffer_types[a.buffer];
+                    if let (Some(expected), Some(actual)) = (expected, actual)
+                        && expected != actual
+                    {
+                        self.diags.push(Diagnostic::new(
+                            loc,
+                            format!(
+                                "`kernels::{path}` binding `{}` takes `array<{expected}>`, but buffer `{}` holds `{actual}`",
+                                binding.name, access.buffer
+                            ),
+                        ));
+                    }
+                }
+            }
+            for binding in lib.bindings {
+                if !kernel.accesses.iter().any(|a| a.binding == binding.name)
+                    && !suggested.contains(&binding.name)
+                {
+                    self.diags.push(
+                        Diagnostic::new(
+                            Loc::KernelSource(n),
+                            format!("`kernels::{path}` needs a buffer for binding `{}`", binding.name),
+                        )
+                        .with_help(format!(
+                            "add `{}: BUFFER`, naming a buffer of `{}` elements that the kernel will {}",
+                            binding.name,
+                            binding.elem,
+                            match binding.mode {
+                                AccessMode::Read => "read",
+                                AccessMode::Write => "overwrite",
+                                AccessMode::ReadWrite => "read and write",
+                            }
+                        )),
+                    );
+                }
+            }
+            let ungiven: Vec<&str> = lib
+                .args
+                .iter()
+                .map(|a| a.name)
+                .filter(|name| !kernel.args.iter().any(|a| a.name == *name))
+                .collect();
+            for (i, arg) in kernel.args.iter().enumerate() {
+                let loc = Loc::KernelArg { node: n, index: i };
+                if !lib.args.iter().any(|a| a.name == arg.name) {
+                    let all: Vec<&str> = lib.args.iter().map(|a| a.name).collect();
+                    suggested.extend(did_you_mean(&arg.name, ungiven.iter().copied()));
+                    let d = misspelt(
+                        loc,
+                        "argument",
+                        format!("`kernels::{path}` has no argument `{}`", arg.name),
+                        &arg.name,
+                        &ungiven,
+                        &all,
+                    );
+                    self.diags.push(d);
+                } else if kernel.args[..i].iter().any(|a| a.name == arg.name) {
+                    self.diags.push(Diagnostic::new(
+                        loc,
+                        format!("argument `{}` is given twice", arg.name),
+                    ));
+                }
+            }
+            for arg in lib.args {
+                if !kernel.args.iter().any(|a| a.name == arg.name) && !suggested.contains(&arg.name)
+                {
+                    self.diags.push(
+                        Diagnostic::new(
+                            Loc::KernelSource(n),
+                            format!("`kernels::{path}` needs argument `{}`", arg.name),
+                        )
+                        .with_help(format!(
+                            "add `{}: VALUE`, a `{}` such as a literal or `params.NAME`",
+                            arg.name, arg.ty
+                        )),
+                    );
+                }
+            }
+            // Only a library kernel bound without error is validated: its WGSL is not the user's to fix.
+            if self.diags.len() == errors_before {
+                self.library_kernels[n] = Some(lib);
+            }
+        }
+    }
+}
+
+/// An unknown library binding or argument `name`: suggests the closest of the names not given yet (a name
+/// already given is not what the user meant), else lists them all.
+fn misspelt(
+    loc: Loc,
+    what: &str,
+    message: String,
+    name: &str,
+    not_given: &[&str],
+    all: &[&str],
+) -> Diagnostic {
+    let d = Diagnostic::new(loc, message);
+    if let Some(best) = did_you_mean(name, not_given.iter().copied()) {
+        return d.with_help(format!("did you mean `{best}`?"));
+    }
+    let list = |names: &[&str]| {
+        names
+            .iter()
+            .map(|n| format!("`{n}`"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    match (all, not_given.is_empty()) {
+        ([], _) => d.with_help(format!("it takes no {what}")),
+        ([one], true) => d.with_help(format!("its only {what} is `{one}`, given already")),
+        (_, true) => d.with_help(format!("its {what}s are {}, all given already", list(all))),
+        (_, false) => d.with_help(format!(
+            "its {what}s are {}; not given yet: {}",
+            list(all),
+            list(not_given)
+        )),
+    }
+}

@@ -1,0 +1,201 @@
+//! Dispatch sizes: each dimension of `threads(..)` or `workgroups(..)` resolves into a postfix program over
+//! `u32` parameters, buffer lengths and literals; the parts known now are computed now.
+
+use super::{Checker, SizeProgram, Space};
+use crate::diagnostic::{Diagnostic, Loc};
+use crate::ir::DispatchSpec;
+use crate::layout::ParamsLayout;
+use crate::size::{MAX_STACK, SizeExpr, SizeOp, SizeStep, stack_depth};
+use crate::types::Scalar;
+
+const COMPONENTS: [char; 4] = ['x', 'y', 'z', 'w'];
+
+impl Checker<'_> {
+    /// Every dimension of a `threads(..)`/`workgroups(..)` clause, resolved; `None` after reporting each
+    /// problem.
+    pub(super) fn resolve_sizes(
+        &mut self,
+        n: usize,
+        spec: &DispatchSpec,
+        layout: &ParamsLayout,
+    ) -> Option<Vec<SizeProgram>> {
+        let dims = spec.dims();
+        if dims.is_empty() || dims.len() > 3 {
+            self.diags.push(Diagnostic::new(
+                Loc::Dispatch(n),
+                format!(
+                    "`{}` takes 1 to 3 sizes (x, y, z), not {}",
+                    spec.keyword(),
+                    dims.len()
+                ),
+            ));
+            return None;
+        }
+        let programs: Vec<Option<SizeProgram>> = dims
+            .iter()
+            .enumerate()
+            .map(|(dim, expr)| self.resolve_size(n, dim, expr, layout))
+            .collect();
+        programs.into_iter().collect()
+    }
+
+    fn resolve_size(
+        &mut self,
+        n: usize,
+        dim: usize,
+        expr: &SizeExpr,
+        layout: &ParamsLayout,
+    ) -> Option<SizeProgram> {
+        let mut steps = Vec::new();
+        let mut term = 0;
+        let ok = self
+            .size_term(n, dim, expr, &mut term, layout, &mut steps)
+            .is_ok();
+        if !ok {
+            return None;
+        }
+        if stack_depth(&steps).is_none_or(|d| d > MAX_STACK) {
+            self.diags.push(Diagnostic::new(
+                Loc::SizeTerm {
+                    node: n,
+                    dim,
+                    term: 0,
+                },
+                format!("this size nests more than {MAX_STACK} levels deep; simplify it"),
+            ));
+            return None;
+        }
+        Some(SizeProgram {
+            text: expr.to_string(),
+            steps,
+        })
+    }
+
+    /// Emits the postfix steps of one term (numbered `*term` in preorder). `Ok(Some(v))` when the term is a
+    /// constant worth `v`; `Err` once a problem inside it was reported (its siblings are still checked).
+    fn size_term(
+        &mut self,
+        n: usize,
+        dim: usize,
+        expr: &SizeExpr,
+        term: &mut usize,
+        layout: &ParamsLayout,
+        steps: &mut Vec<SizeStep>,
+    ) -> Result<Option<u32>, ()> {
+        let loc = Loc::SizeTerm {
+            node: n,
+            dim,
+            term: *term,
+        };
+        *term += 1;
+        match expr {
+            SizeExpr::Literal(v) => match u32::try_from(*v) {
+                Ok(v) => {
+                    steps.push(SizeStep::Literal(v));
+                    Ok(Some(v))
+                }
+                Err(_) => {
+                    self.diags.push(Diagnostic::new(
+                        loc,
+                        format!("`{v}` does not fit in `u32`, the type of dispatch sizes"),
+                    ));
+                    Err(())
+                }
+            },
+            SizeExpr::Param { name, component } => {
+                let offset = self.size_param(loc, name, *component, layout)?;
+                steps.push(SizeStep::Param(offset));
+                Ok(None)
+            }
+            SizeExpr::Len(buffer) => {
+                let b = self.resolve_name(Space::Buffer, buffer, loc).ok_or(())?;
+                steps.push(SizeStep::Len(b as u32));
+                Ok(None)
+            }
+            SizeExpr::Binary { op, lhs, rhs } => {
+                let l = self.size_term(n, dim, lhs, term, layout, steps);
+                let r = self.size_term(n, dim, rhs, term, layout, steps);
+                let (l, r) = (l?, r?);
+                steps.push(SizeStep::Op(*op));
+                if matches!(op, SizeOp::Div | SizeOp::DivCeil) && r == Some(0) {
+                    self.diags.push(Diagnostic::new(
+                        loc,
+                        format!("this size always divides by zero: `{expr}`"),
+                    ));
+                    return Err(());
+                }
+                let (Some(l), Some(r)) = (l, r) else {
+                    return Ok(None);
+                };
+                // Known now, so an error now rather than at every replay.
+                match op.apply(l, r) {
+                    Ok(v) => Ok(Some(v)),
+                    Err(e) => {
+                        self.diags.push(Diagnostic::new(
+                            loc,
+                            format!("this size is always an error: {e}"),
+                        ));
+                        Err(())
+                    }
+                }
+            }
+        }
+    }
+
+    /// The byte offset of a `u32` parameter (or of a component of a `u32` vector) named in a size.
+    fn size_param(
+        &mut self,
+        loc: Loc,
+        name: &str,
+        component: Option<u8>,
+        layout: &ParamsLayout,
+    ) -> Result<u32, ()> {
+        self.resolve_name(Space::Param, name, loc.clone())
+            .ok_or(())?;
+        // A parameter of a refused type is not in the layout; its own error says why.
+        let field = layout.fields.iter().find(|f| f.name == name).ok_or(())?;
+        let ty = field.ty;
+        let written = match component {
+            Some(c) => format!(
+                "params.{name}.{}",
+                COMPONENTS.get(usize::from(c)).unwrap_or(&'?')
+            ),
+            None => format!("params.{name}"),
+        };
+        let problem = if ty.scalar != Scalar::U32 {
+            Some(
+                Diagnostic::new(
+                    loc,
+                    format!("dispatch sizes are `u32`, but `{written}` is `{ty}`"),
+                )
+                .with_help(format!(
+                    "declare `{name}` as `u32`{}",
+                    if ty.components > 1 { " components" } else { "" }
+                )),
+            )
+        } else {
+            let letter = |c: u8| *COMPONENTS.get(usize::from(c)).unwrap_or(&'?');
+            match component {
+                None if ty.components > 1 => Some(
+                    Diagnostic::new(loc, format!("`params.{name}` is a `{ty}`, not one size"))
+                        .with_help(format!("take one component, such as `params.{name}.x`")),
+                ),
+                None => None,
+                Some(_) if ty.components == 1 => Some(Diagnostic::new(
+                    loc,
+                    format!("`params.{name}` is a `u32`, which has no components"),
+                )),
+                Some(c) if c >= ty.components => Some(Diagnostic::new(
+                    loc,
+                    format!("`{ty}` has no component `{}`", letter(c)),
+                )),
+                Some(_) => None,
+            }
+        };
+        if let Some(d) = problem {
+            self.diags.push(d);
+            return Err(());
+        }
+        Ok(field.offset + 4 * u32::from(component.unwrap_or(0)))
+    }
+}

@@ -1,0 +1,38 @@
+//! `fill`: the built-in kernel that sets every element of a buffer to one value, for every element type the
+//! graph supports. The value is a WGSL expression of the buffer's element type, read through `value()`.
+
+use crate::types::{Scalar, ValueType};
+
+/// The name the kernel's WGSL gives the buffer it fills.
+pub const BINDING: &str = "dst";
+
+/// The function the value is read through.
+pub const VALUE: &str = "value";
+
+pub const ENTRY: &str = "main";
+
+pub const WORKGROUP: u32 = 64;
+
+/// One invocation per element; the index folds a second dimension in, so the runtime may split a long
+/// dispatch past the per-dimension limit into two dimensions.
+pub const WGSL: &str = "@compute @workgroup_size(64)
+fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {
+    let i = gid.x + gid.y * groups.x * 64u;
+    if (i < arrayLength(&dst)) {
+        dst[i] = value();
+    }
+}
+";
+
+/// A literal of `ty`, for messages: `0.0`, `0u`, `vec2<i32>(0i)`.
+pub fn example_literal(ty: ValueType) -> String {
+    let scalar = match ty.scalar {
+        Scalar::F32 => "0.0",
+        Scalar::I32 => "0i",
+        Scalar::U32 => "0u",
+    };
+    match ty.components {
+        1 => scalar.to_string(),
+        _ => format!("{}({scalar})", ty.wgsl()),
+    }
+}

@@ -1,0 +1,62 @@
+//! One operation's error scope: what the device reports while a bake, a replay, a wait or a buffer
+//! operation runs is that operation's error, and nobody else's.
+//!
+//! wgpu's error scopes are per thread, like the validation layer's callbacks, so an operation opens both on
+//! its thread and closes them when it ends. Device loss is not scoped: it is the device's state, which every
+//! later operation reports.
+
+use crate::validation::MessageScope;
+use crate::{Error, Gpu};
+
+/// wgpu's validation and out-of-memory scopes, and the validation layer's messages, around one operation.
+/// Not `Send`: it belongs to the thread that opened it.
+pub(crate) struct OpScope<'a> {
+    gpu: &'a Gpu,
+    validation: wgpu::ErrorScopeGuard,
+    out_of_memory: wgpu::ErrorScopeGuard,
+    messages: MessageScope,
+}
+
+impl<'a> OpScope<'a> {
+    pub(crate) fn enter(gpu: &'a Gpu) -> Self {
+        let device = gpu.device();
+        let validation = device.push_error_scope(wgpu::ErrorFilter::Validation);
+        let out_of_memory = device.push_error_scope(wgpu::ErrorFilter::OutOfMemory);
+        OpScope {
+            gpu,
+            validation,
+            out_of_memory,
+            messages: MessageScope::enter(),
+        }
+    }
+
+    /// Closes the scope. The operation's own result stands unless the device reported something during it,
+    /// which says more: device loss first, then out of memory, then wgpu's validation errors, then the
+    /// validation layer's messages.
+    pub(crate) fn finish<T>(self, result: Result<T, Error>) -> Result<T, Error> {
+        self.finish_with(result, Error::Gpu)
+    }
+
+    /// [`OpScope::finish`], with wgpu's validation errors described by `invalid` (as a bake's error, say).
+    pub(crate) fn finish_with<T>(
+        self,
+        result: Result<T, Error>,
+        invalid: impl FnOnce(String) -> Error,
+    ) -> Result<T, Error> {
+        // Scopes pop in the reverse order they were pushed. On native wgpu the futures are already resolved.
+        let out_of_memory = pollster::block_on(self.out_of_memory.pop());
+        let validation = pollster::block_on(self.validation.pop());
+        let messages = self.messages.finish();
+        self.gpu.check_lost()?;
+        if let Some(e) = out_of_memory {
+            return Err(Error::OutOfMemory(e.to_string()));
+        }
+        if let Some(e) = validation {
+            return Err(invalid(e.to_string()));
+        }
+        if let Some(e) = messages {
+            return Err(e);
+        }
+        result
+    }
+}

@@ -1,0 +1,16 @@
+use graph_runtime::graph;
+
+graph! {
+    graph G {
+        params { n: u32 }
+        buffers { x: [f32] = inout }
+        kernel k(x: read_write) threads(params.n, 70000 * 70000) {
+            @compute @workgroup_size(64)
+            fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
+                if (gid.x < arrayLength(&x)) { x[gid.x] = 2.0 * x[gid.x]; }
+            }
+        }
+    }
+}
+
+fn main() {}
