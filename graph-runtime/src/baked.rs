@@ -200,7 +200,6 @@ impl<G: TaskGraph> Baked<G> {
             self.uniform_written.extend_from_slice(params);
         }
         let mut last = None;
-        let mut ends_on_host = false;
         for partition in &self.plan.partitions {
             match partition {
                 Partition::Gpu(steps) => {
@@ -218,7 +217,6 @@ impl<G: TaskGraph> Baked<G> {
                         &self.workgroups,
                     );
                     last = Some(self.gpu.queue().submit([encoder.finish()]));
-                    ends_on_host = false;
                 }
                 Partition::Host(nodes) => {
                     // Only this replay's partition before: nothing to wait for when the graph starts here.
@@ -230,14 +228,12 @@ impl<G: TaskGraph> Baked<G> {
                     }
                     // A task may have lost the device (or destroyed it): stop before submitting to it.
                     self.gpu.poll_lost()?;
-                    ends_on_host = true;
                 }
             }
         }
-        if ends_on_host {
-            // What the last host tasks wrote is queued; submit it, so waiting on this replay covers it.
-            last = Some(self.gpu.queue().submit([]));
-        }
+        // What trailing host tasks wrote is queued, not submitted: it goes to the GPU ahead of the next
+        // submission (a replay, a read), which is all that can see it. Submitting it here would make waiting
+        // for this replay wait for every other graph's work before it on the queue.
         Ok(Submission {
             gpu: self.gpu.clone(),
             index: last,

@@ -240,6 +240,11 @@ impl Gpu {
             submission_index: submission,
             timeout: None,
         });
+        if polled.is_err() {
+            // A wait that fails returns before wgpu's maintenance, which is where a lost device is reported:
+            // run it, so the loss rather than its symptom is the error.
+            let _ = self.inner.device.poll(wgpu::PollType::Poll);
+        }
         // A failed wait usually has a cause the device reported (lost, out of memory): the scope says it first.
         scope.finish(polled.map(|_| ()).map_err(|e| Error::Wait(e.to_string())))
     }

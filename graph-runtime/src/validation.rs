@@ -14,6 +14,7 @@
 use std::cell::RefCell;
 use std::marker::PhantomData;
 use std::sync::OnceLock;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use crate::Error;
 
@@ -22,11 +23,27 @@ static LOGGER: ValidationLogger = ValidationLogger;
 /// The environment variable that turns validation mode on.
 pub const VALIDATION_ENV: &str = "GRAPH_RUNTIME_VALIDATION";
 
-/// Whether validation mode was asked for in the environment.
+static ENABLED: AtomicBool = AtomicBool::new(false);
+
+/// Whether validation mode is on: asked for in the environment, or by [`enable`].
 pub fn requested() -> bool {
-    static REQUESTED: OnceLock<bool> = OnceLock::new();
-    *REQUESTED
-        .get_or_init(|| std::env::var(VALIDATION_ENV).is_ok_and(|v| v != "0" && !v.is_empty()))
+    static FROM_ENV: OnceLock<bool> = OnceLock::new();
+    let from_env = *FROM_ENV
+        .get_or_init(|| std::env::var(VALIDATION_ENV).is_ok_and(|v| v != "0" && !v.is_empty()));
+    from_env || ENABLED.load(Ordering::Relaxed)
+}
+
+/// Turns validation mode on for every `Gpu` made after this call, as `GRAPH_RUNTIME_VALIDATION=1` does.
+pub fn enable() {
+    ENABLED.store(true, Ordering::Relaxed);
+    install();
+}
+
+/// Makes one invalid Vulkan call on `gpu`'s device, which the validation layer reports: a positive control
+/// for tests of validation mode. Inside a runtime operation (a host task of a replay, say), the report is that
+/// operation's error. Returns `false`, doing nothing, on a device that is not a Vulkan one.
+pub fn plant_error(gpu: &crate::Gpu) -> bool {
+    crate::native::plant_invalid_buffer(gpu.device())
 }
 
 /// Installs the logger that catches the layer's messages (wgpu-hal logs them), once per process. Returns
@@ -127,7 +144,8 @@ pub(crate) fn prove_active(device: &wgpu::Device) -> Result<(), Error> {
             Ok(())
         }
         (true, _) => Err(Error::ValidationUnavailable(format!(
-            "the Khronos validation layer did not report a planted error ({}), so it is not active",
+            "the Khronos validation layer did not report a planted error ({}) through wgpu: the layer is not \
+             installed, or the device's instance was made without `InstanceFlags::VALIDATION`",
             crate::native::PLANTED_VUID
         ))),
     }

@@ -1,9 +1,14 @@
-//! GPU tests of baked graphs against CPU references, on fresh random inputs with outputs poisoned first.
+//! GPU tests of baked graphs against CPU references, on fresh random inputs with outputs poisoned first, and
+//! compared as tightly as the arithmetic allows: exactly where both sides round the same operations in the
+//! same order, else within the rounding those operations can add.
 
 mod common;
 
-use common::{assert_close, gpu, poison_f32, random_f32s, random_u32, read, rng};
-use graph_runtime::{Baked, Error, ParamsStorage, graph, kernels::cpu};
+use common::{
+    U, assert_exact, assert_within, both_parameter_storages, gpu, poison_f32, random_f32s,
+    random_small_ints, random_u32, read, rng,
+};
+use graph_runtime::{Baked, Error, Gpu, ParamsStorage, graph, kernels::cpu};
 
 graph! {
     /// y = a*x + y (inline), then y *= 2 (library), then out = y (copy): a chain.
@@ -26,11 +31,22 @@ graph! {
     }
 }
 
-fn saxpy_cpu(a: f32, x: &[f32], y: &[f32]) -> Vec<f32> {
-    let mut y = y.to_vec();
-    cpu::axpy(a, x, &mut y);
-    cpu::scale(&mut y, 2.0);
-    y
+/// `2 (a x + y)` in f64, and the most f32 can be off from it: `a x + y` rounds at most twice (once if fused),
+/// and doubling is exact.
+fn saxpy_reference(a: f32, x: &[f32], y: &[f32], active: usize) -> (Vec<f64>, Vec<f64>) {
+    x.iter()
+        .zip(y)
+        .enumerate()
+        .map(|(i, (&x, &y))| {
+            let (a, x, y) = (f64::from(a), f64::from(x), f64::from(y));
+            if i < active {
+                let sum = a * x + y;
+                (2.0 * sum, 2.0 * U * ((a * x).abs() + sum.abs()) * 1.000_001)
+            } else {
+                (2.0 * y, 0.0)
+            }
+        })
+        .unzip()
 }
 
 #[test]
@@ -54,15 +70,23 @@ fn saxpy_chain_matches_the_cpu() -> Result<(), Error> {
     let a = random_f32s(&mut rng, 1)[0];
     *g.params_mut() = SaxpyParams { a, n: n as u32 };
     g.replay()?.wait()?;
-    let expected = saxpy_cpu(a, &xs, &ys);
-    assert_close(&read(&out), &expected, "out");
-    assert_close(&read(&y), &expected, "y");
+    let (expected, bound) = saxpy_reference(a, &xs, &ys, n);
+    assert_within(&read(&out), &expected, &bound, "out");
+    // The copy is exact: `out` is `y` bit for bit.
+    assert_exact(&read(&out), &read(&y), "out against y");
     Ok(())
 }
 
 #[test]
-fn a_parameter_change_takes_effect_without_a_rebake() -> Result<(), Error> {
-    let gpu = gpu();
+fn a_parameter_change_takes_effect_without_a_rebake_in_both_parameter_storages() -> Result<(), Error>
+{
+    for (gpu, storage) in both_parameter_storages() {
+        parameter_changes(&gpu, storage)?;
+    }
+    Ok(())
+}
+
+fn parameter_changes(gpu: &Gpu, storage: ParamsStorage) -> Result<(), Error> {
     let mut rng = rng();
     let n = 4096;
     let xs = random_f32s(&mut rng, n);
@@ -70,84 +94,104 @@ fn a_parameter_change_takes_effect_without_a_rebake() -> Result<(), Error> {
     let y = gpu.buffer_zeroed::<f32>(n)?;
     let out = gpu.buffer_zeroed::<f32>(n)?;
     let mut g = Saxpy::bake(
-        &gpu,
+        gpu,
         SaxpyBuffers {
             x: &x,
             y: &y,
             out: &out,
         },
     )?;
-    let mut expected = vec![0.0f32; n];
-    for step in 0..3 {
-        let a = step as f32 + 0.5;
-        // Only the first half this time: `n` is a parameter too, so the dispatch size changes as well.
-        let active = if step == 1 { n / 2 } else { n };
+    assert_eq!(g.params_storage(), storage);
+    for step in 0..4 {
+        let before = read(&y);
+        let a = random_f32s(&mut rng, 1)[0] + step as f32;
+        // `n` is a parameter too, so the dispatch size changes as well.
+        let active = [n, n / 2, n, 100][step];
         *g.params_mut() = SaxpyParams {
             a,
             n: active as u32,
         };
         poison_f32(&out);
         g.replay_blocking()?;
-        // axpy covers the first `active` elements; the library scale covers the whole buffer.
-        cpu::axpy(a, &xs[..active], &mut expected[..active]);
-        cpu::scale(&mut expected, 2.0);
-        assert_close(&read(&out), &expected, &format!("out after replay {step}"));
+        let (expected, bound) = saxpy_reference(a, &xs, &before, active);
+        assert_within(
+            &read(&out),
+            &expected,
+            &bound,
+            &format!("out after replay {step} ({storage:?})"),
+        );
     }
     Ok(())
 }
 
-#[test]
-fn a_hundred_replays_in_flight_equal_a_hundred_waited() -> Result<(), Error> {
-    let gpu = gpu();
-    let mut rng = rng();
-    let n = 2048;
-    let (xs, ys) = (random_f32s(&mut rng, n), random_f32s(&mut rng, n));
-    let run = |in_flight: bool| -> Result<Vec<f32>, Error> {
-        let x = gpu.buffer_from_slice(&xs)?;
-        let y = gpu.buffer_from_slice(&ys)?;
-        let out = gpu.buffer_zeroed::<f32>(n)?;
-        poison_f32(&out);
-        let mut g = Saxpy::bake(
-            &gpu,
-            SaxpyBuffers {
-                x: &x,
-                y: &y,
-                out: &out,
-            },
-        )?;
-        let mut pending = Vec::new();
-        for step in 0..100 {
-            // A parameter that differs per replay, so each replay must see its own value.
-            *g.params_mut() = SaxpyParams {
-                a: 1.0 / (step as f32 + 1.0),
-                n: n as u32,
-            };
-            let submission = g.replay()?;
-            if in_flight {
-                pending.push(submission);
-            } else {
-                submission.wait()?;
+graph! {
+    /// Each replay adds `k * x` to `acc` and writes `k` into slot `slot` of `log`. With small integers every
+    /// value is exact in f32, so every replay's parameter stays visible in the result.
+    graph Accumulate {
+        params { k: f32, slot: u32 }
+        buffers { x: [f32] = input, acc: [f32] = inout, log: [f32] = inout }
+        kernel add(x: read, acc: read_write) {
+            @compute @workgroup_size(64)
+            fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
+                let i = gid.x;
+                if (i < arrayLength(&acc)) { acc[i] = acc[i] + params.k * x[i]; }
             }
         }
-        for s in pending {
-            s.wait()?;
+        kernel record(log: read_write) workgroups(1) {
+            @compute @workgroup_size(1)
+            fn main() {
+                if (params.slot < arrayLength(&log)) { log[params.slot] = params.k; }
+            }
         }
-        Ok(read(&out))
-    };
-    let waited = run(false)?;
-    let in_flight = run(true)?;
-    assert_eq!(waited, in_flight);
-    let mut expected = ys.clone();
-    for step in 0..100 {
-        expected = saxpy_cpu(1.0 / (step as f32 + 1.0), &xs, &expected);
     }
-    // 100 dependent steps accumulate rounding: compare loosely against the CPU, exactly between GPU runs.
-    for (i, (g, c)) in waited.iter().zip(&expected).enumerate() {
-        assert!(
-            (g - c).abs() <= 1e-3 * c.abs().max(1.0),
-            "out[{i}]: GPU {g}, CPU {c}"
-        );
+}
+
+#[test]
+fn a_hundred_replays_in_flight_each_see_their_own_parameters_in_both_storages() -> Result<(), Error>
+{
+    for (gpu, storage) in both_parameter_storages() {
+        replays_in_flight(&gpu, storage)?;
     }
+    Ok(())
+}
+
+fn replays_in_flight(gpu: &Gpu, storage: ParamsStorage) -> Result<(), Error> {
+    const REPLAYS: usize = 100;
+    let mut rng = rng();
+    let n = 2048 + random_u32(&mut rng, 64) as usize;
+    let xs = random_small_ints(&mut rng, n);
+    let x = gpu.buffer_from_slice(&xs)?;
+    let acc = gpu.buffer_zeroed::<f32>(n)?;
+    let log = gpu.buffer_zeroed::<f32>(REPLAYS)?;
+    poison_f32(&log);
+    let mut g = Accumulate::bake(
+        gpu,
+        AccumulateBuffers {
+            x: &x,
+            acc: &acc,
+            log: &log,
+        },
+    )?;
+    assert_eq!(g.params_storage(), storage);
+    // A parameter of its own for every replay, none waited for until all are submitted.
+    let ks: Vec<f32> = (0..REPLAYS).map(|r| (r + 1) as f32).collect();
+    let mut pending = Vec::new();
+    for (slot, &k) in ks.iter().enumerate() {
+        *g.params_mut() = AccumulateParams {
+            k,
+            slot: slot as u32,
+        };
+        pending.push(g.replay()?);
+    }
+    for submission in pending {
+        submission.wait()?;
+    }
+    // Exact: integers below 2^24 throughout. A wrong `k` in any replay changes every element by a nonzero
+    // multiple of it.
+    let total: f32 = ks.iter().sum();
+    let expected: Vec<f32> = xs.iter().map(|&x| total * x).collect();
+    assert_exact(&read(&acc), &expected, &format!("acc ({storage:?})"));
+    assert_exact(&read(&log), &ks, &format!("log ({storage:?})"));
     Ok(())
 }
 
@@ -207,8 +251,10 @@ fn a_diamond_schedules_its_branches_in_one_level() -> Result<(), Error> {
     let k = random_f32s(&mut rng, 1)[0];
     g.params_mut().k = k;
     g.replay_blocking()?;
+    // The product, the sum and the difference are each stored by their own kernel, so each rounds once, as
+    // on the CPU: exact.
     let expected: Vec<f32> = xs.iter().map(|v| v * k - (v + k)).collect();
-    assert_close(&read(&dst), &expected, "dst");
+    assert_exact(&read(&dst), &expected, "dst");
     Ok(())
 }
 
@@ -244,17 +290,13 @@ fn uniform_parameters_work_and_vectors_keep_their_layout() -> Result<(), Error> 
         ..Default::default()
     };
     g.replay_blocking()?;
-    let got = read(&v);
-    for (i, (g, d)) in got.iter().zip(&data).enumerate() {
-        for c in 0..4 {
-            let e = d[c] * 0.5 + offset[c];
-            assert!(
-                (g[c] - e).abs() < 1e-5,
-                "v[{i}][{c}]: GPU {}, CPU {e}",
-                g[c]
-            );
-        }
-    }
+    // Halving is exact, so the one rounding is the addition's, fused or not: exact on both sides.
+    let expected: Vec<f32> = data
+        .iter()
+        .flat_map(|d| (0..4).map(move |c| d[c] * 0.5 + offset[c]))
+        .collect();
+    let got: Vec<f32> = read(&v).into_iter().flatten().collect();
+    assert_exact(&got, &expected, "v");
     Ok(())
 }
 
@@ -315,23 +357,21 @@ fn host_tasks_run_between_partitions_and_see_the_gpu_results() -> Result<(), Err
         Ok(())
     })?;
     g.replay_blocking()?;
+    // Two additions in one order on both sides, each correctly rounded: exact.
     let expected: Vec<f32> = cells
         .iter()
         .enumerate()
         .map(|(i, v)| v + 0.25 + (i as u32 % w) as f32)
         .collect();
-    assert_close(
+    assert_exact(
         &seen.lock().expect("lock"),
         &expected,
         "grid as the host task saw it",
     );
-    assert_close(&read(&grid), &expected, "grid");
-    let total: f32 = expected.iter().sum();
-    let got = read(&sum)[0];
-    assert!(
-        (got - total).abs() <= 1e-3 * total.abs().max(1.0),
-        "sum: GPU {got}, CPU {total}"
-    );
+    assert_exact(&read(&grid), &expected, "grid");
+    // One invocation sums in index order, as the CPU does here: exact, so a missing element shows.
+    let total = expected.iter().fold(0.0f32, |s, v| s + v);
+    assert_exact(&read(&sum), &[total], "sum");
     Ok(())
 }
 
@@ -346,20 +386,23 @@ fn a_host_task_without_a_closure_is_an_error() -> Result<(), Error> {
             grid: &grid,
             sum: &sum,
         },
-    )
-    .expect("bake");
+    )?;
     *g.params_mut() = StagedParams {
         w: 8,
         h: 8,
         bias: 0.0,
     };
-    assert!(matches!(
-        g.replay(),
-        Err(Error::HostTaskMissing {
-            node: "inspect",
-            ..
-        })
-    ));
+    let result = g.replay();
+    assert!(
+        matches!(
+            result,
+            Err(Error::HostTaskMissing {
+                node: "inspect",
+                ..
+            })
+        ),
+        "{result:?}"
+    );
     Ok(())
 }
 
@@ -395,51 +438,26 @@ fn library_kernels_match_their_cpu_references() -> Result<(), Error> {
     let (a, v) = (random_f32s(&mut rng, 1)[0], random_f32s(&mut rng, 1)[0]);
     *g.params_mut() = LibraryParams { a, v };
     g.replay_blocking()?;
-    let mut expected = ys.clone();
-    cpu::axpy(a, &xs, &mut expected);
-    cpu::scale(&mut expected, a);
-    let mut copied = vec![0.0; n];
-    cpu::copy(&expected, &mut copied);
+    // axpy rounds at most twice, then scaling by `a` once more: the bound carries the first error through.
+    let (expected, bound): (Vec<f64>, Vec<f64>) = xs
+        .iter()
+        .zip(&ys)
+        .map(|(&x, &y)| {
+            let (a, x, y) = (f64::from(a), f64::from(x), f64::from(y));
+            let sum = a * x + y;
+            let axpy_error = U * ((a * x).abs() + sum.abs());
+            let scaled = a * sum;
+            (
+                scaled,
+                (a.abs() * axpy_error + U * scaled.abs() * 1.000_001) * 1.000_001,
+            )
+        })
+        .unzip();
+    assert_within(&read(&y), &expected, &bound, "y");
+    assert_exact(&read(&z), &read(&y), "z, a copy of y");
     let mut filled = vec![0.0; n];
     cpu::fill(&mut filled, v);
-    assert_close(&read(&y), &expected, "y");
-    assert_close(&read(&z), &copied, "z");
-    assert_close(&read(&f), &filled, "f");
-    Ok(())
-}
-
-#[test]
-fn a_device_without_push_constants_falls_back_to_a_uniform_buffer() -> Result<(), Error> {
-    use graph_runtime::{Gpu, wgpu};
-    // An application's own device, created without `IMMEDIATES`: the same graph must still run.
-    let instance = wgpu::Instance::new(wgpu::InstanceDescriptor::new_without_display_handle());
-    let adapter =
-        pollster::block_on(instance.request_adapter(&wgpu::RequestAdapterOptions::default()))
-            .expect("a GPU adapter (install mesa-vulkan-drivers for the software one)");
-    let (device, queue) =
-        pollster::block_on(adapter.request_device(&wgpu::DeviceDescriptor::default()))
-            .expect("a device");
-    let gpu = Gpu::from_wgpu(device, queue)?;
-    assert_eq!(gpu.max_immediate_size(), 0);
-    let mut rng = rng();
-    let n = 5000;
-    let (xs, ys) = (random_f32s(&mut rng, n), random_f32s(&mut rng, n));
-    let (x, y) = (gpu.buffer_from_slice(&xs)?, gpu.buffer_from_slice(&ys)?);
-    let out = gpu.buffer_zeroed::<f32>(n)?;
-    poison_f32(&out);
-    let mut g = Saxpy::bake(
-        &gpu,
-        SaxpyBuffers {
-            x: &x,
-            y: &y,
-            out: &out,
-        },
-    )?;
-    assert_eq!(g.params_storage(), ParamsStorage::Uniform);
-    let a = random_f32s(&mut rng, 1)[0];
-    *g.params_mut() = SaxpyParams::new(a, n as u32);
-    g.replay_blocking()?;
-    assert_close(&read(&out), &saxpy_cpu(a, &xs, &ys), "out");
+    assert_exact(&read(&f), &filled, "f");
     Ok(())
 }
 
@@ -491,12 +509,12 @@ fn a_host_task_writes_what_the_next_partition_reads() -> Result<(), Error> {
     })?;
     g.replay_blocking()?;
     let expected: Vec<f32> = xs.iter().rev().map(|v| v * v + 0.5).collect();
-    assert_close(&read(&out), &expected, "out");
+    assert_exact(&read(&out), &expected, "out");
     Ok(())
 }
 
 #[test]
-fn library_kernels_fold_dispatches_past_the_per_dimension_limit() -> Result<(), Error> {
+fn fills_past_the_per_dimension_limit_are_folded_into_two_dimensions() -> Result<(), Error> {
     graph! {
         graph Long {
             params { v: f32 }
@@ -505,18 +523,59 @@ fn library_kernels_fold_dispatches_past_the_per_dimension_limit() -> Result<(), 
         }
     }
     let gpu = gpu();
+    let mut rng = rng();
     // 65535 workgroups of 64 cover 4,194,240 elements; go past that.
-    let n = 65_535 * 64 + 1000;
+    let n = 65_535 * 64 + 1000 + random_u32(&mut rng, 1000) as usize;
     let y = gpu.buffer_zeroed::<f32>(n)?;
     poison_f32(&y);
     let mut g = Long::bake(&gpu, LongBuffers { y: &y })?;
-    g.params_mut().v = 3.25;
+    let v = random_f32s(&mut rng, 1)[0];
+    g.params_mut().v = v;
     g.replay_blocking()?;
     let got = read(&y);
     assert!(
-        got.iter().all(|&v| v == 3.25),
+        got.iter().all(|&e| e.to_bits() == v.to_bits()),
         "first wrong element at {:?}",
-        got.iter().position(|&v| v != 3.25)
+        got.iter().position(|&e| e.to_bits() != v.to_bits())
     );
+    Ok(())
+}
+
+#[test]
+fn fill_writes_every_element_type() -> Result<(), Error> {
+    graph! {
+        graph Fills {
+            params { n: u32, v: vec4<f32> }
+            buffers { a: [u32] = output, b: [i32] = output, c: [vec4<f32>] = output, d: [vec2<u32>] = output }
+            fill fa(a = params.n);
+            fill fb(b = -7);
+            fill fc(c = params.v);
+            fill fd(d = vec2<u32>(params.n, 3u));
+        }
+    }
+    let gpu = gpu();
+    let mut rng = rng();
+    let len = 1 + random_u32(&mut rng, 300) as usize;
+    let a = gpu.buffer_from_slice(&vec![u32::MAX; len])?;
+    let b = gpu.buffer_from_slice(&vec![i32::MIN; len])?;
+    let c = gpu.buffer_from_slice(&vec![[f32::NAN; 4]; len])?;
+    let d = gpu.buffer_from_slice(&vec![[u32::MAX; 2]; len])?;
+    let mut g = Fills::bake(
+        &gpu,
+        FillsBuffers {
+            a: &a,
+            b: &b,
+            c: &c,
+            d: &d,
+        },
+    )?;
+    let n = random_u32(&mut rng, 1000);
+    let v = [1.5, -2.0, 0.25, 8.0];
+    *g.params_mut() = FillsParams::new(n, v);
+    g.replay_blocking()?;
+    assert_eq!(read(&a), vec![n; len]);
+    assert_eq!(read(&b), vec![-7; len]);
+    assert_eq!(read(&c), vec![v; len]);
+    assert_eq!(read(&d), vec![[n, 3]; len]);
     Ok(())
 }

@@ -26,10 +26,13 @@ commands:
   test [ARGS]                  cargo test --workspace ARGS
   test --validation [ARGS]     cargo test -p graph-runtime -p examples ARGS, under the Khronos
                                validation layer (synchronization validation on)
-  doctor                       show the Vulkan drivers, loader and validation layer found
+  test --backend gl [ARGS]     cargo test -p graph-runtime -p examples ARGS on wgpu's GL backend
+                               (Mesa's EGL, surfaceless)
+  doctor                       show the Vulkan drivers, loader, validation layer and EGL found
 
-demo and test install what is missing (mesa-vulkan-drivers, libvulkan1, vulkan-validationlayers)
-with apt-get when running as root; otherwise they print the command to run.";
+demo and test install what is missing (mesa-vulkan-drivers, libvulkan1, vulkan-validationlayers,
+and for GL libegl1, libegl-mesa0, libgl1-mesa-dri) with apt-get when running as root; otherwise
+they print the command to run.";
 
 fn main() -> ExitCode {
     match args().and_then(|args| dispatch(&args)) {
@@ -72,7 +75,7 @@ fn dispatch(args: &[String]) -> Result<ExitCode, String> {
 
 /// All arguments go to the flagship program; a leading `--` is accepted and dropped.
 fn demo(args: &[String]) -> Result<ExitCode, String> {
-    vulkan::ensure(false)?;
+    vulkan::ensure(vulkan::Needs::default())?;
     let program_args = match args.split_first() {
         Some((first, rest)) if first == "--" => rest,
         _ => args,
@@ -90,19 +93,51 @@ fn demo(args: &[String]) -> Result<ExitCode, String> {
     run::cargo(&cargo_args, &[])
 }
 
-/// Arguments other than `--validation` go to `cargo test` as given (so `-- --nocapture` works).
+/// Arguments other than `--validation` and `--backend gl` go to `cargo test` as given (so `-- --nocapture`
+/// works). Every run needs the validation layer: the runtime's own validation tests turn validation on.
 fn test(args: &[String]) -> Result<ExitCode, String> {
     let (validation, args) = take_flag(args, "--validation");
-    vulkan::ensure(validation)?;
-    if validation {
-        let mut cargo_args = strings(&["test", "-p", "graph-runtime", "-p", "examples"]);
-        cargo_args.extend(args);
-        run::cargo(&cargo_args, &vulkan::validation_env())
-    } else {
-        let mut cargo_args = strings(&["test", "--workspace"]);
-        cargo_args.extend(args);
-        run::cargo(&cargo_args, &[])
-    }
+    let (backend, args) = take_option(&args, "--backend")?;
+    let gl = match backend.as_deref() {
+        None | Some("vulkan") => false,
+        Some("gl") => true,
+        Some(other) => return Err(format!("unknown backend `{other}`: `vulkan` or `gl`")),
+    };
+    vulkan::ensure(vulkan::Needs {
+        validation_layer: true,
+        gl,
+    })?;
+    let gpu_tests = strings(&["test", "-p", "graph-runtime", "-p", "examples"]);
+    let (mut cargo_args, env) = match (validation, gl) {
+        (true, true) => {
+            return Err(
+                "the validation layer is Vulkan's: use `--validation` or `--backend gl`".into(),
+            );
+        }
+        (true, false) => (gpu_tests, vulkan::validation_env().to_vec()),
+        (false, true) => (gpu_tests, vec![("WGPU_BACKEND", "gl")]),
+        (false, false) => (strings(&["test", "--workspace"]), Vec::new()),
+    };
+    cargo_args.extend(args);
+    run::cargo(&cargo_args, &env)
+}
+
+/// Removes `name VALUE` where it appears before any `--`; the value, if it was there.
+fn take_option(args: &[String], name: &str) -> Result<(Option<String>, Vec<String>), String> {
+    let end = args
+        .iter()
+        .position(|arg| arg == "--")
+        .unwrap_or(args.len());
+    let Some(at) = args[..end].iter().position(|arg| arg == name) else {
+        return Ok((None, args.to_vec()));
+    };
+    let value = args
+        .get(at + 1)
+        .filter(|_| at + 1 < end)
+        .ok_or_else(|| format!("{name} needs a value"))?;
+    let mut rest = args.to_vec();
+    rest.drain(at..=at + 1);
+    Ok((Some(value.clone()), rest))
 }
 
 /// Removes `flag` where it appears before any `--` (what follows `--` belongs to the test binaries).

@@ -1,5 +1,5 @@
-//! Finding a Vulkan driver, the Vulkan loader and the Khronos validation layer, and installing what is
-//! missing with apt-get (Debian, Ubuntu) when running as root.
+//! Finding a Vulkan driver, the Vulkan loader, the Khronos validation layer and Mesa's EGL (for wgpu's GL
+//! backend), and installing what is missing with apt-get (Debian, Ubuntu) when running as root.
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -22,6 +22,10 @@ const LAYER_DIRS: [&str; 3] = [
 ];
 const LAYER_MANIFEST: &str = "VkLayer_khronos_validation.json";
 const LOADER: &str = "libvulkan.so.1";
+/// Mesa's EGL, which wgpu's GL backend loads through libglvnd's `libEGL.so.1` (surfaceless, no display).
+const EGL_LIBRARIES: [&str; 2] = ["libEGL.so.1", "libEGL_mesa.so.0"];
+/// Mesa's software OpenGL driver, which EGL loads without a GPU.
+const GL_DRIVER: &str = "dri/swrast_dri.so";
 /// Where to look for the loader when `ldconfig` cannot be run.
 const LIB_DIRS: [&str; 5] = [
     "/usr/lib/x86_64-linux-gnu",
@@ -63,14 +67,23 @@ struct Missing {
     packages: &'static [&'static str],
 }
 
-/// Makes sure a Vulkan driver and the loader (and with `validation`, the Khronos validation layer)
-/// are installed: installs them with apt-get as root, or fails with the command to run.
-pub fn ensure(validation: bool) -> Result<(), String> {
+/// What a command needs beyond a Vulkan driver and the loader.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Needs {
+    /// The Khronos validation layer.
+    pub validation_layer: bool,
+    /// Mesa's EGL and software OpenGL driver, for wgpu's GL backend.
+    pub gl: bool,
+}
+
+/// Makes sure a Vulkan driver and the loader, and what `needs` names, are installed: installs them with
+/// apt-get as root, or fails with the command to run.
+pub fn ensure(needs: Needs) -> Result<(), String> {
     if !cfg!(target_os = "linux") {
         say!("not Linux: using the system's graphics drivers as they are");
         return Ok(());
     }
-    let missing = find_missing(validation);
+    let missing = find_missing(needs);
     if missing.is_empty() {
         return Ok(());
     }
@@ -78,10 +91,7 @@ pub fn ensure(validation: bool) -> Result<(), String> {
         say!("not found: {}", item.what);
     }
     install(&packages(&missing))?;
-    let still: Vec<&str> = find_missing(validation)
-        .iter()
-        .map(|item| item.what)
-        .collect();
+    let still: Vec<&str> = find_missing(needs).iter().map(|item| item.what).collect();
     if still.is_empty() {
         Ok(())
     } else {
@@ -92,7 +102,7 @@ pub fn ensure(validation: bool) -> Result<(), String> {
     }
 }
 
-fn find_missing(validation: bool) -> Vec<Missing> {
+fn find_missing(needs: Needs) -> Vec<Missing> {
     let mut missing = Vec::new();
     if driver_manifests().is_empty() {
         missing.push(Missing {
@@ -106,13 +116,29 @@ fn find_missing(validation: bool) -> Vec<Missing> {
             packages: &["libvulkan1"],
         });
     }
-    if validation && validation_layer().is_none() {
+    if needs.validation_layer && validation_layer().is_none() {
         missing.push(Missing {
             what: "the Khronos validation layer",
             packages: &["vulkan-validationlayers"],
         });
     }
+    if needs.gl && !gl_found() {
+        missing.push(Missing {
+            what: "Mesa's EGL and software OpenGL driver",
+            packages: &["libegl1", "libegl-mesa0", "libgl1-mesa-dri"],
+        });
+    }
     missing
+}
+
+/// Whether libglvnd's EGL, Mesa's EGL vendor library and Mesa's software GL driver are installed.
+fn gl_found() -> bool {
+    EGL_LIBRARIES
+        .iter()
+        .all(|library| find_library(library).is_some())
+        && LIB_DIRS
+            .iter()
+            .any(|dir| Path::new(dir).join(GL_DRIVER).is_file())
 }
 
 /// The packages that provide `missing`, each once.
@@ -169,6 +195,10 @@ pub fn doctor() {
     let found =
         |path: Option<PathBuf>| path.map_or("not found".into(), |p| p.display().to_string());
     say!("Vulkan loader: {}", found(loader()));
+    say!(
+        "EGL and Mesa's GL driver (for `--backend gl`): {}",
+        if gl_found() { "found" } else { "not found" }
+    );
     say!("validation layer: {}", found(validation_layer()));
     let (name, value) = sync_validation_env();
     say!("synchronization validation through: {name}={value}");
@@ -179,9 +209,12 @@ pub fn doctor() {
         "not found"
     };
     say!("apt-get: {apt}");
-    let missing = find_missing(true);
+    let missing = find_missing(Needs {
+        validation_layer: true,
+        gl: true,
+    });
     if missing.is_empty() {
-        say!("ready for `cargo xtask test` and `cargo xtask test --validation`");
+        say!("ready for `cargo xtask test`, `--validation` and `--backend gl`");
     } else {
         say!(
             "to install what is missing: sudo apt-get install {}",
@@ -224,8 +257,13 @@ fn validation_layer() -> Option<PathBuf> {
         .find(|manifest| manifest.is_file())
 }
 
-/// The loader's path, from `ldconfig -p` (`\tlibvulkan.so.1 (libc6,x86-64) => /lib/.../libvulkan.so.1`).
+/// The loader's path.
 fn loader() -> Option<PathBuf> {
+    find_library(LOADER)
+}
+
+/// A shared library's path, from `ldconfig -p` (`\tlibvulkan.so.1 (libc6,x86-64) => /lib/.../libvulkan.so.1`).
+fn find_library(wanted: &str) -> Option<PathBuf> {
     // ldconfig lives in /sbin, which is not on every user's PATH.
     let listing = ["ldconfig", "/sbin/ldconfig", "/usr/sbin/ldconfig"]
         .into_iter()
@@ -234,11 +272,11 @@ fn loader() -> Option<PathBuf> {
         Some(listing) => listing.lines().find_map(|line| {
             let (name, path) = line.split_once("=>")?;
             let library = name.split_whitespace().next()?;
-            (library == LOADER).then(|| PathBuf::from(path.trim()))
+            (library == wanted).then(|| PathBuf::from(path.trim()))
         }),
         None => LIB_DIRS
             .iter()
-            .map(|dir| Path::new(dir).join(LOADER))
+            .map(|dir| Path::new(dir).join(wanted))
             .find(|path| path.exists()),
     }
 }

@@ -17,7 +17,9 @@
 //!
 //! It then checks the GPU's result against the same pipeline computed on the CPU, writes
 //! `out/flagship.png` (the edges), `out/flagship_blurred.png` and `out/flagship_gradient.png`, and sweeps the
-//! threshold to show a parameter changing between replays.
+//! threshold to show a parameter changing between replays, checking each sweep step against the CPU too.
+//! Before every checked replay the outputs are filled with NaN, so a pixel the GPU fails to write cannot pass
+//! for a right one.
 //!
 //! ```text
 //! cargo run --release -p examples --bin flagship [-- [INPUT.png] [--threshold T]]
@@ -247,21 +249,20 @@ fn main() -> Result<()> {
     );
 
     // ---------------------------------------------------------------------------------- check -------------
-    // Read every stage back and compare it with the CPU's version of the same pipeline.
+    // Poison every output, replay once more, read every stage back and compare it with the CPU's version of
+    // the same pipeline.
+    for output in [&blur_tmp, &blurred, &gradient, &edges] {
+        output.write(&vec![f32::NAN; len])?;
+    }
+    graph.replay()?.wait()?;
     let gpu_blurred = blurred.read_blocking()?;
     let gpu_gradient = gradient.read_blocking()?;
     let gpu_edges = edges.read_blocking()?;
-    let cpu = cpu_pipeline(&pixels, width as usize, height as usize, args.threshold);
+    let cpu = cpu_pipeline(&pixels, width as usize, height as usize);
 
     let (d_blur, at_blur) = max_abs_diff(&gpu_blurred, &cpu.blurred)?;
     let (d_grad, at_grad) = max_abs_diff(&gpu_gradient, &cpu.gradient)?;
-    // A pixel whose gradient lies within a rounding error of the threshold may land on either side on
-    // different hardware: those are not counted as mismatches.
-    let near = |i: usize| (cpu.gradient[i] - args.threshold).abs() <= GRADIENT_TOLERANCE;
-    let mismatched = (0..len)
-        .filter(|&i| gpu_edges[i] != cpu.edges[i] && !near(i))
-        .count();
-    let borderline = (0..len).filter(|&i| near(i)).count();
+    let (mismatched, borderline) = compare_edges(&gpu_edges, &cpu.gradient, args.threshold);
     println!("check:     against the CPU, all {len} pixels:");
     println!(
         "             blurred   max |gpu - cpu| = {d_blur:.1e} (at {})",
@@ -324,22 +325,51 @@ fn main() -> Result<()> {
     // The same baked graph at other thresholds: one field changes, the next replay pushes it. (The whole
     // graph runs again; a graph holding only the threshold node would be cheaper, but this shows that
     // nothing needs re-baking.)
+    // Each step is checked against the CPU's threshold of the CPU's gradient, with the edges poisoned first.
     let mut sweep = Vec::new();
     for threshold in [0.05, 0.1, 0.2, 0.4, 0.8, 1.6] {
         graph.params_mut().threshold = threshold;
+        edges.write(&vec![f32::NAN; len])?;
         graph.replay()?.wait()?;
-        let count = edges.read_blocking()?.iter().filter(|&&e| e > 0.5).count();
+        let swept = edges.read_blocking()?;
+        let (mismatched, _) = compare_edges(&swept, &cpu.gradient, threshold);
+        if mismatched > 0 {
+            return Err(format!(
+                "at threshold {threshold}, {mismatched} edge pixels differ from the CPU"
+            )
+            .into());
+        }
+        let count = swept.iter().filter(|&&e| e > 0.5).count();
         sweep.push(format!("{threshold} -> {count}"));
     }
-    println!("sweep:     edge pixels per threshold: {}", sweep.join(", "));
+    println!(
+        "sweep:     edge pixels per threshold, each matching the CPU: {}",
+        sweep.join(", ")
+    );
     println!("ok");
     Ok(())
 }
 
-/// The blur is a handful of multiply-adds: the GPU may fuse some (one rounding instead of two).
-const BLUR_TOLERANCE: f32 = 1e-5;
-/// The gradient adds a square root and differences of up to 8 values.
-const GRADIENT_TOLERANCE: f32 = 1e-4;
+/// How many pixels of `edges` differ from the CPU's verdict `gradient > threshold`, and how many pixels were
+/// not judged: a gradient within a rounding error of the threshold may land on either side on different
+/// hardware. A NaN (an unwritten pixel) is never an edge value, so it always counts as a difference.
+fn compare_edges(edges: &[f32], gradient: &[f32], threshold: f32) -> (usize, usize) {
+    let near = |i: usize| (gradient[i] - threshold).abs() <= GRADIENT_TOLERANCE;
+    let expected = |i: usize| if gradient[i] > threshold { 1.0 } else { 0.0 };
+    let mismatched = (0..edges.len())
+        .filter(|&i| (edges[i] != expected(i) && !near(i)) || edges[i].is_nan())
+        .count();
+    let borderline = (0..edges.len()).filter(|&i| near(i)).count();
+    (mismatched, borderline)
+}
+
+/// The blur's bound from its arithmetic: each pass rounds 6 times on values of at most 1 (the weights sum to
+/// 1, so the first pass's error passes through the second unamplified), and the GPU may fuse some of those
+/// multiply-adds: at most 12 unit roundoffs (2^-24) in all, 7.2e-7.
+const BLUR_TOLERANCE: f32 = 12.0 * f32::EPSILON / 2.0;
+/// The gradient's: each derivative weighs 8 blurred values by at most 2 (8 x 7.2e-7 passed on) and rounds 7
+/// times on terms of at most 8; the magnitude adds a square, a sum and a square root: under 2e-5.
+const GRADIENT_TOLERANCE: f32 = 2e-5;
 
 /// `i` as `(x, y)`, for printing.
 fn xy(i: usize, width: u32) -> String {
@@ -349,15 +379,15 @@ fn xy(i: usize, width: u32) -> String {
 
 // ---------------------------------------------------------------------------------- CPU reference ---------
 
-/// Every stage of the pipeline, computed on the CPU.
+/// The stages of the pipeline before the threshold, computed on the CPU (the threshold is applied to
+/// `gradient` by [`compare_edges`]).
 struct CpuResult {
     blurred: Vec<f32>,
     gradient: Vec<f32>,
-    edges: Vec<f32>,
 }
 
 /// The same pipeline as the graph, pixel for pixel and in the same order of operations.
-fn cpu_pipeline(image: &[f32], w: usize, h: usize, threshold: f32) -> CpuResult {
+fn cpu_pipeline(image: &[f32], w: usize, h: usize) -> CpuResult {
     // Clamp-to-edge reads, as in the kernels.
     let at = |buf: &[f32], x: usize, y: usize, dx: isize, dy: isize| -> f32 {
         let cx = (x as isize + dx).clamp(0, w as isize - 1) as usize;
@@ -391,15 +421,7 @@ fn cpu_pipeline(image: &[f32], w: usize, h: usize, threshold: f32) -> CpuResult 
             gradient[y * w + x] = (gx * gx + gy * gy).sqrt();
         }
     }
-    let edges = gradient
-        .iter()
-        .map(|&g| if g > threshold { 1.0 } else { 0.0 })
-        .collect();
-    CpuResult {
-        blurred,
-        gradient,
-        edges,
-    }
+    CpuResult { blurred, gradient }
 }
 
 // ---------------------------------------------------------------------------------- arguments -------------

@@ -1,8 +1,9 @@
-//! Shared by the GPU tests: the device, fresh random inputs, poisoned outputs, comparisons.
+//! Shared by the GPU tests: the devices (with push constants, and an application's device without them),
+//! fresh random inputs, poisoned outputs, and comparisons as tight as the arithmetic allows.
 
 #![allow(dead_code, reason = "each test file uses its own subset")]
 
-use graph_runtime::{Buffer, Element, Gpu};
+use graph_runtime::{Buffer, Element, Error, Gpu, ParamsStorage, validation, wgpu};
 use proptest::prelude::Rng;
 use proptest::test_runner::{RngAlgorithm, TestRng};
 
@@ -13,12 +14,50 @@ pub fn gpu() -> Gpu {
             eprintln!("adapter: {}", gpu.summary());
             gpu
         }
-        Err(e) => panic!(
-            "GPU tests need a GPU adapter and found none: {e}\n\
-             On Debian/Ubuntu without a GPU, install Mesa's software Vulkan driver: \
-             `sudo apt-get install mesa-vulkan-drivers libvulkan1`, or run `cargo xtask test`, which does it."
-        ),
+        Err(e) => panic!("{}", no_gpu(&e)),
     }
+}
+
+fn no_gpu(e: &Error) -> String {
+    format!(
+        "GPU tests need a GPU adapter and found none: {e}\n\
+         On Debian/Ubuntu without a GPU, install Mesa's software Vulkan driver: \
+         `sudo apt-get install mesa-vulkan-drivers libvulkan1`, or run `cargo xtask test`, which does it."
+    )
+}
+
+/// An application's own device, created without `IMMEDIATES`, so parameters go through the uniform-buffer
+/// fallback. It honours `WGPU_BACKEND` and validation mode like [`gpu`].
+pub fn gpu_without_immediates() -> Gpu {
+    let mut desc = wgpu::InstanceDescriptor::new_without_display_handle().with_env();
+    if validation::requested() {
+        desc.flags |= wgpu::InstanceFlags::VALIDATION | wgpu::InstanceFlags::DEBUG;
+    }
+    let instance = wgpu::Instance::new(desc);
+    let options = wgpu::RequestAdapterOptions::default();
+    let adapter = pollster::block_on(instance.request_adapter(&options))
+        .unwrap_or_else(|e| panic!("{}", no_gpu(&Error::Gpu(e.to_string()))));
+    let (device, queue) =
+        pollster::block_on(adapter.request_device(&wgpu::DeviceDescriptor::default()))
+            .expect("a device");
+    let gpu = Gpu::from_wgpu(device, queue).expect("wrap the device");
+    assert_eq!(gpu.max_immediate_size(), 0);
+    gpu
+}
+
+/// Both ways parameters travel: push constants on the default device, and a uniform buffer on an
+/// application's device without `IMMEDIATES`. Each with the storage a graph of small parameters gets on it.
+pub fn both_parameter_storages() -> [(Gpu, ParamsStorage); 2] {
+    let with = gpu();
+    let expected = if with.max_immediate_size() > 0 {
+        ParamsStorage::Immediates
+    } else {
+        ParamsStorage::Uniform
+    };
+    [
+        (with, expected),
+        (gpu_without_immediates(), ParamsStorage::Uniform),
+    ]
 }
 
 /// A generator seeded afresh each run; the seed is printed so a failure can be replayed with `TEST_SEED`.
@@ -44,6 +83,17 @@ pub fn random_f32s(rng: &mut TestRng, n: usize) -> Vec<f32> {
         .collect()
 }
 
+/// `n` nonzero integers in [-8, 8], as `f32`: sums of a few hundred products of them stay exact.
+pub fn random_small_ints(rng: &mut TestRng, n: usize) -> Vec<f32> {
+    (0..n)
+        .map(|_| {
+            let magnitude = 1 + rng.next_u32() % 8;
+            let sign = if rng.next_u32().is_multiple_of(2) { 1.0 } else { -1.0 };
+            sign * magnitude as f32
+        })
+        .collect()
+}
+
 pub fn random_u32(rng: &mut TestRng, below: u32) -> u32 {
     rng.next_u32() % below
 }
@@ -61,12 +111,30 @@ pub fn poison_u32(buffer: &Buffer<u32>) {
         .expect("poison write");
 }
 
-/// Element-wise comparison with a relative tolerance; names the first bad index.
-pub fn assert_close(actual: &[f32], expected: &[f32], what: &str) {
+/// The unit roundoff of `f32`: one correctly rounded operation is off by at most this much, relatively.
+pub const U: f64 = f32::EPSILON as f64 / 2.0;
+
+/// Element-wise: `|actual - expected| <= bound` (the bound, per element, from the arithmetic's rounding);
+/// names the first bad index.
+#[track_caller]
+pub fn assert_within(actual: &[f32], expected: &[f64], bound: &[f64], what: &str) {
+    assert_eq!(actual.len(), expected.len(), "{what}: length");
+    for (i, ((a, e), b)) in actual.iter().zip(expected).zip(bound).enumerate() {
+        let error = (f64::from(*a) - e).abs();
+        assert!(
+            error <= *b,
+            "{what}[{i}]: GPU {a}, reference {e}, off by {error:e} (bound {b:e})"
+        );
+    }
+}
+
+/// Element-wise bit-for-bit equality, for results whose every operation is correctly rounded in the same
+/// order on both sides.
+#[track_caller]
+pub fn assert_exact(actual: &[f32], expected: &[f32], what: &str) {
     assert_eq!(actual.len(), expected.len(), "{what}: length");
     for (i, (a, e)) in actual.iter().zip(expected).enumerate() {
-        let tolerance = 1e-5 * e.abs().max(1.0);
-        assert!((a - e).abs() <= tolerance, "{what}[{i}]: GPU {a}, CPU {e}");
+        assert!(a.to_bits() == e.to_bits(), "{what}[{i}]: GPU {a}, CPU {e}");
     }
 }
 
