@@ -6,6 +6,8 @@ mod expand;
 mod generate;
 mod lower;
 mod render;
+#[cfg(test)]
+mod wgsl_token_properties;
 mod wgsl_tokens;
 
 /// Declares a GPU task graph, checks it at compile time and generates its typed API. See `graph_runtime`.

@@ -88,7 +88,11 @@ pub fn random_small_ints(rng: &mut TestRng, n: usize) -> Vec<f32> {
     (0..n)
         .map(|_| {
             let magnitude = 1 + rng.next_u32() % 8;
-            let sign = if rng.next_u32().is_multiple_of(2) { 1.0 } else { -1.0 };
+            let sign = if rng.next_u32().is_multiple_of(2) {
+                1.0
+            } else {
+                -1.0
+            };
             sign * magnitude as f32
         })
         .collect()
