@@ -477,3 +477,47 @@ fn a_description_that_breaks_an_invariant_is_an_error_at_bake() -> Result<(), Er
     );
     Ok(())
 }
+
+graph! {
+    /// A second of GPU work, then a host task.
+    graph SlowThenHost {
+        params { spins: u32 }
+        buffers { x: [u32] = inout }
+        kernel spin(x: read_write) {
+            @compute @workgroup_size(64)
+            fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
+                let i = gid.x;
+                if (i < arrayLength(&x)) {
+                    var v = x[i] + i + 1u;
+                    for (var k = 0u; k < params.spins; k++) { v = v ^ (v << 13u); v = v ^ (v >> 17u); v = v ^ (v << 5u); }
+                    x[i] = v;
+                }
+            }
+        }
+        host after(x: read);
+    }
+}
+
+#[test]
+fn a_host_task_runs_once_the_gpu_work_before_it_has_finished() -> Result<(), Error> {
+    let gpu = gpu();
+    let x = gpu.buffer_zeroed::<u32>(1 << 20)?;
+    let mut g = SlowThenHost::bake(&gpu, SlowThenHostBuffers { x: &x })?;
+    g.params_mut().spins = 4096;
+    let finished = Arc::new(AtomicBool::new(false));
+    let seen = finished.clone();
+    let device = gpu.clone();
+    g.on_host(SlowThenHostNode::After, move |_| {
+        // Without reading anything (a read would wait for the queue by itself): is the GPU done?
+        let flag = done_flag(&device);
+        let _ = device.device().poll(wgpu::PollType::Poll);
+        seen.store(flag.load(Ordering::SeqCst), Ordering::SeqCst);
+        Ok(())
+    })?;
+    g.replay_blocking()?;
+    assert!(
+        finished.load(Ordering::SeqCst),
+        "the host task ran before the GPU work before it had finished"
+    );
+    Ok(())
+}
