@@ -86,6 +86,7 @@ fn in_module(def: &GraphDef, items: TokenStream) -> TokenStream {
         #vis mod #module #body
         // A graph declared and not (yet) used is no reason for a warning.
         #[allow(unused_imports)]
+        #[doc(inline)]
         #vis use #module::*;
     }
 }

@@ -1,5 +1,5 @@
 //! A graph declared here so that the documentation shows what `graph!` generates: [`Saxpy`] (with `bake`,
-//! `NODE_COUNT`, `TOPOLOGICAL_ORDER`, `LEVELS`, `DESCRIPTION`), [`SaxpyParams`], [`SaxpyBuffers`] and
+//! `NODE_COUNT`, `NODES`, `TOPOLOGICAL_ORDER`, `LEVELS`, `DESCRIPTION`), [`SaxpyParams`], [`SaxpyBuffers`] and
 //! [`SaxpyNode`]. It is the README's quickstart graph.
 
 crate::graph! {

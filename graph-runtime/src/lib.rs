@@ -52,18 +52,57 @@
 //! - `kernel name(buf: read | write | read_write, ..) [threads(x, y, z) | workgroups(..)] [entry(f)] { WGSL }`,
 //!   or `.. file("path.wgsl");` relative to the crate's manifest. The macro declares the listed buffers as
 //!   storage arrays of their access and `params`; `write` means "overwrites" (no read of old contents).
-//!   Without `threads`/`workgroups`, one invocation runs per element of the first written buffer. Sizes are
-//!   Rust `u32` expressions over `params.x` and `buf.len()`.
-//! - `kernel name = kernels::path(binding: buffer, arg: value, ..);`: a library kernel.
-//! - `fill name(buf = value);`, `copy name(src -> dst);`, `host name(buf: read | write | read_write, ..);` (a
-//!   closure given with [`Baked::on_host`], which reads and writes the buffers it declared through its
-//!   [`HostContext`] between GPU partitions), and explicit edges `a -> b -> c;`.
+//!   Without `threads`/`workgroups`, one invocation runs per element of the first written buffer.
+//! - Dispatch sizes are `u32` expressions over `params.NAME` (a `u32` parameter, or `params.NAME.x` of a
+//!   `u32` vector), `BUF.len()`, integer literals, `+ - * /`, `.div_ceil(..)`, `.min(..)`, `.max(..)` and
+//!   parentheses. They are checked at compile time (a part that is constant is computed there) and computed
+//!   at each replay with checked arithmetic: an overflow, a negative difference or a division by zero is an
+//!   [`Error::DispatchSize`], never a wrapped, too-small dispatch.
+//! - `kernel name = kernels::path(binding: buffer, arg: value, ..);`: a library kernel. An argument is WGSL of
+//!   the argument's type, exactly: a parameter of another type is a compile error, not a conversion.
+//! - `fill name(buf = value);` sets every element of `buf`, of any element type, to `value`, WGSL of that type
+//!   (`0.0`, `params.k`, `vec2<u32>(1u, 2u)`).
+//! - `copy name(src -> dst);` copies the whole of `src` into `dst`, of the same element type and length.
+//! - `host name(buf: read | write | read_write, ..);`: a closure given with [`Baked::on_host`], which reads
+//!   and writes the buffers it declared through its [`HostContext`] between GPU partitions, once the GPU work
+//!   before it has finished. A panic in it is the replay's [`Error::HostTaskPanicked`].
+//! - Explicit edges `a -> b -> c;`.
 //! - `#[explicit_edges]` turns inference off: conflicting accesses must be ordered by edges, or it is a
-//!   compile error (a data race).
+//!   compile error (a data race). `#[device_limits]` lifts the portable workgroup-size limits (256 in x and
+//!   y, 64 in z, 256 in all) to the device's own, checked at bake.
 //!
-//! For `pub graph Name`, the macro generates `Name` (with `Name::bake`, `NODE_COUNT`, `TOPOLOGICAL_ORDER`,
-//! `LEVELS`, `DESCRIPTION`), `NameParams` (the `#[repr(C)]` parameter block), `NameBuffers<'a>` (the external
-//! buffers) and `NameNode` (the node enum).
+//! For `pub graph Name`, the macro generates `Name` (with `Name::bake`, `NODE_COUNT`, `NODES`,
+//! `TOPOLOGICAL_ORDER`, `LEVELS`, `DESCRIPTION`), `NameParams` (the `#[repr(C)]` parameter block),
+//! `NameBuffers<'a>` (the external buffers) and `NameNode` (the node enum, with `name()` and `index()`).
+//! They live in a hidden module, re-exported: a second graph of one name in a module is one error.
+//!
+//! # Errors
+//!
+//! Every fallible call returns an [`Error`]; nothing a caller can get wrong panics. What the device reports
+//! while a bake, a replay, a wait or a buffer operation runs (wgpu's validation and out-of-memory errors, and
+//! in validation mode the Vulkan layer's messages) is that operation's error and no other's: wgpu's error
+//! scopes and the layer's callbacks are per thread, and each operation opens its own on its thread. What the
+//! application's own wgpu calls cause, outside any operation, is reported by [`Gpu::check`]. A lost device
+//! fails every operation after it with [`Error::DeviceLost`].
+//!
+//! Buffers belong to the [`Gpu`] they were made on (or its clones): binding one from another `Gpu` is an
+//! [`Error::ForeignBuffer`]. Buffer sizes are checked, never wrapped or cut: a length past `u32::MAX`
+//! elements or a size past the device's limit is an [`Error::BufferTooLarge`].
+//!
+//! # Driving the device
+//!
+//! Native wgpu does GPU bookkeeping (completing maps, reporting a lost device) only inside `Device::poll`.
+//! [`Submission::wait`] and [`Buffer::read_blocking`] poll on the calling thread, blocking until their own
+//! work is done. The future of [`Buffer::read`] is woken once, by the map callback, when the data is there;
+//! meanwhile the `Gpu`'s readback thread (started by the first async read) blocks in `poll` for that read's
+//! copy, so the future works under any executor and never spins.
+//!
+//! # Validation mode
+//!
+//! With `GRAPH_RUNTIME_VALIDATION=1` (or [`validation::enable`]), wgpu's validation and the Khronos
+//! validation layer are on, and each layer message fails the operation that caused it. A `Gpu` in validation
+//! mode first plants a real validation error and refuses to start unless the layer reports it: a missing
+//! layer fails loudly instead of validating nothing.
 
 // Generated code names `::graph_runtime`; this lets the crate's own example graph use the macro too.
 extern crate self as graph_runtime;

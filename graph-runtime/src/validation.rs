@@ -3,7 +3,7 @@
 //!
 //! The layer calls back on the thread that made the Vulkan call, inside that call, and wgpu-hal logs the
 //! message through `log`. So messages are attributed by thread: each runtime operation (creating a `Gpu`,
-//! bake, replay, wait, buffer reads and writes) opens a [`MessageScope`] on its thread for its duration, and
+//! bake, replay, wait, buffer reads and writes) opens a message scope on its thread for its duration, and
 //! the messages logged in it are that operation's error. Two threads never see each other's messages, and one
 //! graph's replay never reports another's. A message logged on a thread with no scope open (the
 //! application's own wgpu calls) is kept for that thread and reported by [`crate::Gpu::check`].
