@@ -85,6 +85,18 @@ fn element_count(elements: u64, elem: ValueType) -> Result<u32, Error> {
     })
 }
 
+impl Gpu {
+    /// A buffer holding a copy of `data`.
+    pub fn buffer_from_slice<T: Element>(&self, data: &[T]) -> Result<Buffer<T>, Error> {
+        Buffer::create(self, data.len(), Some(data))
+    }
+
+    /// A buffer of `len` zeroed elements.
+    pub fn buffer_zeroed<T: Element>(&self, len: usize) -> Result<Buffer<T>, Error> {
+        Buffer::create(self, len, None)
+    }
+}
+
 /// A GPU buffer of `T`, usable as storage and as a copy source and destination.
 #[derive(Debug, Clone)]
 pub struct Buffer<T> {
@@ -186,8 +198,8 @@ impl<T: Element> Buffer<T> {
     }
 
     /// Reads the contents back once all work submitted before has finished. The future is woken once, by the
-    /// map callback, when the data is there; the `Gpu`'s readback thread drives the device meanwhile (see
-    /// the `readback` module's docs), so any executor works and nothing spins.
+    /// map callback, when the data is there; the `Gpu`'s driver thread drives the device meanwhile, so any
+    /// executor works and nothing spins.
     pub fn read(&self) -> ReadFuture<T> {
         ReadFuture::start(&self.raw.gpu, &self.raw.buffer, self.len())
     }

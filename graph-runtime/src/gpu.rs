@@ -4,8 +4,7 @@ use std::fmt;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
-use crate::buffer::{Buffer, Element};
-use crate::readback::Driver;
+use crate::driver::Driver;
 use crate::scope::OpScope;
 use crate::{Error, validation};
 
@@ -26,7 +25,7 @@ struct GpuInner {
     /// Size of the push-constant (immediate) block the device accepts; 0 without `IMMEDIATES`.
     max_immediate_size: u32,
     state: Arc<DeviceState>,
-    /// The thread that drives the device for async readbacks, started by the first one.
+    /// The thread that drives the device for async work, started by the first async read.
     driver: OnceLock<Driver>,
 }
 
@@ -189,16 +188,6 @@ impl Gpu {
         }
     }
 
-    /// A buffer holding a copy of `data`.
-    pub fn buffer_from_slice<T: Element>(&self, data: &[T]) -> Result<Buffer<T>, Error> {
-        Buffer::create(self, data.len(), Some(data))
-    }
-
-    /// A buffer of `len` zeroed elements.
-    pub fn buffer_zeroed<T: Element>(&self, len: usize) -> Result<Buffer<T>, Error> {
-        Buffer::create(self, len, None)
-    }
-
     /// Errors of work that no graph operation owns: the device's loss, then, in order, what wgpu reported of
     /// the application's own calls and what the validation layer reported of calls made on this thread
     /// outside any operation. The first of them, each reported once.
@@ -249,7 +238,7 @@ impl Gpu {
         scope.finish(polled.map(|_| ()).map_err(|e| Error::Wait(e.to_string())))
     }
 
-    /// The thread that drives the device for async readbacks.
+    /// The thread that drives the device for async work.
     pub(crate) fn driver(&self) -> &Driver {
         self.inner
             .driver

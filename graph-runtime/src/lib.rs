@@ -94,7 +94,7 @@
 //! Native wgpu does GPU bookkeeping (completing maps, reporting a lost device) only inside `Device::poll`.
 //! [`Submission::wait`] and [`Buffer::read_blocking`] poll on the calling thread, blocking until their own
 //! work is done. The future of [`Buffer::read`] is woken once, by the map callback, when the data is there;
-//! meanwhile the `Gpu`'s readback thread (started by the first async read) blocks in `poll` for that read's
+//! meanwhile the `Gpu`'s driver thread (started by the first async read) blocks in `poll` for that read's
 //! copy, so the future works under any executor and never spins.
 //!
 //! # Validation mode
@@ -110,6 +110,7 @@ extern crate self as graph_runtime;
 mod bake;
 mod baked;
 mod buffer;
+mod driver;
 mod error;
 pub mod example;
 mod gpu;

@@ -3,22 +3,21 @@
 //! A read copies the buffer into a staging buffer, submits the copy and maps the staging buffer. Native wgpu
 //! runs the map's callback only from inside `Device::poll`, so something must poll the device:
 //! - [`crate::Buffer::read_blocking`] waits on the device for the copy, on the calling thread;
-//! - the future of [`crate::Buffer::read`] hands its copy to the `Gpu`'s readback thread, which blocks in
-//!   `poll` until that copy finished; the map callback, run inside that poll, wakes the future. The future is
-//!   woken once, when its data is there: it never spins.
+//! - the future of [`crate::Buffer::read`] hands its copy to the `Gpu`'s driver thread (`driver.rs`), which
+//!   blocks in `poll` until that copy finished; the map callback, run inside that poll, wakes the future. The
+//!   future is woken once, when its data is there: it never spins.
 
 use std::future::Future;
 use std::marker::PhantomData;
 use std::pin::Pin;
-use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll, Waker};
-use std::time::Duration;
 
+use crate::driver::Waiter;
 use crate::gpu::lock;
 use crate::{Element, Error, Gpu};
 
-/// What the map callback (or the readback thread, when the device fails) leaves for the future.
+/// What the map callback (or the driver thread, when the device fails) leaves for the future.
 #[derive(Debug, Default)]
 pub(crate) struct MapState {
     result: Option<Result<(), String>>,
@@ -42,68 +41,14 @@ impl MapState {
     }
 }
 
-/// One copy to wait for, and where its map's outcome goes.
-struct Request {
-    submission: wgpu::SubmissionIndex,
-    state: Arc<Mutex<MapState>>,
-}
-
-/// The thread that drives a device for async readbacks: it waits, blocking, for each read's copy, which
-/// runs the map callbacks. It ends when its `Gpu` is dropped.
-pub(crate) struct Driver {
-    requests: mpsc::Sender<Request>,
-}
-
-impl Driver {
-    pub(crate) fn start(device: wgpu::Device) -> Driver {
-        let (requests, incoming) = mpsc::channel::<Request>();
-        // If the thread cannot start, the receiver goes with it and every request fails at once (see
-        // `request`) rather than waiting forever.
-        let _ = std::thread::Builder::new()
-            .name("graph-runtime readback".into())
-            .spawn(move || {
-                for request in incoming {
-                    drive(&device, &request);
-                }
-            });
-        Driver { requests }
+impl Waiter for Mutex<MapState> {
+    fn done(&self) -> bool {
+        lock(self).result.is_some()
     }
 
-    fn request(&self, submission: wgpu::SubmissionIndex, state: Arc<Mutex<MapState>>) {
-        let request = Request { submission, state };
-        if let Err(mpsc::SendError(request)) = self.requests.send(request) {
-            MapState::complete(
-                &request.state,
-                Err("the readback thread has stopped".into()),
-            );
-        }
+    fn fail(&self, reason: String) {
+        MapState::complete(self, Err(reason));
     }
-}
-
-/// Waits for one copy. The map callback fires inside the poll that sees the copy finish; a device that fails
-/// instead completes the read with the failure, so no future waits forever.
-fn drive(device: &wgpu::Device, request: &Request) {
-    loop {
-        let polled = device.poll(wgpu::PollType::Wait {
-            submission_index: Some(request.submission.clone()),
-            timeout: Some(Duration::from_secs(1)),
-        });
-        match polled {
-            Ok(_) => break,
-            // A long copy: keep waiting, unless the map already completed another way.
-            Err(wgpu::PollError::Timeout) if lock(&request.state).result.is_none() => continue,
-            Err(wgpu::PollError::Timeout) => return,
-            Err(e) => {
-                MapState::complete(&request.state, Err(e.to_string()));
-                return;
-            }
-        }
-    }
-    // The copy finished, so its map's callback ran in that poll; this only guards against a wgpu that did not.
-    MapState::complete(
-        &request.state,
-        Err("the copy finished but the staging buffer was not mapped".into()),
-    );
 }
 
 /// The future of [`crate::Buffer::read`].
@@ -215,8 +160,8 @@ impl<T: Element> Future for ReadFuture<T> {
             state.waker = Some(cx.waker().clone());
         }
         if let Some(submission) = self.submission.take() {
-            let state = self.state.clone();
-            self.gpu.driver().request(submission, state);
+            let waiter: Arc<dyn Waiter> = self.state.clone();
+            self.gpu.driver().request(submission, waiter);
         }
         Poll::Pending
     }

@@ -30,17 +30,7 @@ graph! {
     graph Slow {
         params { spins: u32 }
         buffers { x: [u32] = inout }
-        kernel spin(x: read_write) {
-            @compute @workgroup_size(64)
-            fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
-                let i = gid.x;
-                if (i < arrayLength(&x)) {
-                    var v = x[i] + i + 1u;
-                    for (var k = 0u; k < params.spins; k++) { v = v ^ (v << 13u); v = v ^ (v >> 17u); v = v ^ (v << 5u); }
-                    x[i] = v;
-                }
-            }
-        }
+        kernel spin(x: read_write) file("tests/wgsl/spin.wgsl");
     }
 }
 
@@ -483,17 +473,7 @@ graph! {
     graph SlowThenHost {
         params { spins: u32 }
         buffers { x: [u32] = inout }
-        kernel spin(x: read_write) {
-            @compute @workgroup_size(64)
-            fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
-                let i = gid.x;
-                if (i < arrayLength(&x)) {
-                    var v = x[i] + i + 1u;
-                    for (var k = 0u; k < params.spins; k++) { v = v ^ (v << 13u); v = v ^ (v >> 17u); v = v ^ (v << 5u); }
-                    x[i] = v;
-                }
-            }
-        }
+        kernel spin(x: read_write) file("tests/wgsl/spin.wgsl");
         host after(x: read);
     }
 }
