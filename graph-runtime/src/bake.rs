@@ -8,8 +8,9 @@ use graph_core::desc::{DispatchDesc, GraphDesc, OpDesc, PartitionDesc};
 use graph_core::ir::{AccessMode, ParamsStorage, Role};
 
 use crate::buffer::AnyBuffer;
+use crate::error::Error;
+use crate::gpu::Gpu;
 use crate::replay::{DispatchSize, Partition, Plan, Step};
-use crate::{Error, Gpu};
 
 /// The buffers of a baked graph: external ones bound by the caller, owned ones created here.
 pub(crate) struct BoundBuffers {

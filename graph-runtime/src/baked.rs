@@ -8,11 +8,13 @@ use graph_core::ir::ParamsStorage;
 
 use crate::bake::{BoundBuffers, bind_buffers, build_plan, params_storage};
 use crate::buffer::AnyBuffer;
+use crate::error::Error;
+use crate::gpu::Gpu;
 use crate::host::{HostContext, HostTask};
 use crate::replay::{Partition, Plan, SizeProblem, encode_partition, resolve_dispatches};
 use crate::scope::OpScope;
 use crate::task_graph::TaskGraph;
-use crate::{Error, Gpu};
+use crate::wait::Submission;
 
 /// A graph baked onto a device: replay it as often as needed.
 pub struct Baked<G: TaskGraph> {
@@ -38,32 +40,6 @@ impl<G: TaskGraph> std::fmt::Debug for Baked<G> {
             .field("storage", &self.storage)
             .field("pipelines", &self.plan.pipelines.len())
             .finish_non_exhaustive()
-    }
-}
-
-/// A replay on its way: wait for it, or drop it and let it finish on its own.
-#[derive(Debug)]
-#[must_use = "a replay runs without waiting; call `wait` to know when it finished and whether it failed"]
-pub struct Submission {
-    gpu: Gpu,
-    index: Option<wgpu::SubmissionIndex>,
-}
-
-impl Submission {
-    /// Blocks until this replay's own work finished on the GPU (not other graphs'); reports what the device
-    /// reported meanwhile.
-    pub fn wait(self) -> Result<(), Error> {
-        match self.index {
-            Some(index) => self.gpu.wait_for(Some(index)),
-            // Nothing of this replay is left on the GPU.
-            None => self.gpu.check_lost(),
-        }
-    }
-
-    /// The wgpu submission of the replay's last GPU work, for waiting on it together with other work through
-    /// [`Gpu::wait_for`]. `None` when the replay left nothing on the GPU (it had no GPU work).
-    pub fn into_index(self) -> Option<wgpu::SubmissionIndex> {
-        self.index
     }
 }
 

@@ -5,8 +5,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
 use crate::driver::Driver;
-use crate::scope::OpScope;
-use crate::{Error, validation};
+use crate::error::Error;
+use crate::validation;
 
 /// A wgpu device and queue. Cheap to clone: clones share the device and count as the same `Gpu`.
 ///
@@ -218,24 +218,6 @@ impl Gpu {
     pub(crate) fn poll_lost(&self) -> Result<(), Error> {
         let _ = self.inner.device.poll(wgpu::PollType::Poll);
         self.check_lost()
-    }
-
-    /// Blocks until `submission` (or, with `None`, all work on the device, other graphs' included) finished;
-    /// reports what the device reported meanwhile.
-    pub fn wait_for(&self, submission: Option<wgpu::SubmissionIndex>) -> Result<(), Error> {
-        self.check_lost()?;
-        let scope = OpScope::enter(self);
-        let polled = self.inner.device.poll(wgpu::PollType::Wait {
-            submission_index: submission,
-            timeout: None,
-        });
-        if polled.is_err() {
-            // A wait that fails returns before wgpu's maintenance, which is where a lost device is reported:
-            // run it, so the loss rather than its symptom is the error.
-            let _ = self.inner.device.poll(wgpu::PollType::Poll);
-        }
-        // A failed wait usually has a cause the device reported (lost, out of memory): the scope says it first.
-        scope.finish(polled.map(|_| ()).map_err(|e| Error::Wait(e.to_string())))
     }
 
     /// The thread that drives the device for async work.

@@ -2,7 +2,10 @@
 
 use graph_core::desc::{AccessDesc, GraphDesc};
 
-use crate::{Buffer, Element, Error, Gpu};
+use crate::buffer::Buffer;
+use crate::element::Element;
+use crate::error::Error;
+use crate::gpu::Gpu;
 
 /// A host task's closure, given to [`crate::Baked::on_host`].
 pub type HostTask = Box<dyn FnMut(&HostContext<'_>) -> Result<(), Error> + Send>;

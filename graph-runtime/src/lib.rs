@@ -111,6 +111,7 @@ mod bake;
 mod baked;
 mod buffer;
 mod driver;
+mod element;
 mod error;
 pub mod example;
 mod gpu;
@@ -121,9 +122,11 @@ mod replay;
 mod scope;
 mod task_graph;
 pub mod validation;
+mod wait;
 
-pub use baked::{Baked, Submission};
-pub use buffer::{AnyBuffer, Buffer, Element};
+pub use baked::Baked;
+pub use buffer::{AnyBuffer, Buffer};
+pub use element::Element;
 pub use error::Error;
 pub use gpu::{ADAPTER_ENV, Gpu};
 pub use graph_core::desc;
@@ -133,6 +136,7 @@ pub use graph_macros::graph;
 pub use host::{HostContext, HostTask};
 pub use readback::ReadFuture;
 pub use task_graph::TaskGraph;
+pub use wait::Submission;
 pub use wgpu;
 
 /// The kernel library `graph!` reads as `kernels::..`, with CPU references.

@@ -14,8 +14,10 @@ use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll, Waker};
 
 use crate::driver::Waiter;
+use crate::element::Element;
+use crate::error::Error;
+use crate::gpu::Gpu;
 use crate::gpu::lock;
-use crate::{Element, Error, Gpu};
 
 /// What the map callback (or the driver thread, when the device fails) leaves for the future.
 #[derive(Debug, Default)]

@@ -5,8 +5,9 @@
 //! its thread and closes them when it ends. Device loss is not scoped: it is the device's state, which every
 //! later operation reports.
 
+use crate::error::Error;
+use crate::gpu::Gpu;
 use crate::validation::MessageScope;
-use crate::{Error, Gpu};
 
 /// wgpu's validation and out-of-memory scopes, and the validation layer's messages, around one operation.
 /// Not `Send`: it belongs to the thread that opened it.

@@ -3,7 +3,7 @@
 use std::fmt::Debug;
 
 use crate::buffer::AnyBuffer;
-use crate::desc::GraphDesc;
+use graph_core::desc::GraphDesc;
 
 /// A graph declared with `graph!`. Implemented by the macro; use the generated `bake` instead of calling these.
 pub trait TaskGraph: 'static {

@@ -16,7 +16,7 @@ use std::marker::PhantomData;
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use crate::Error;
+use crate::error::Error;
 
 static LOGGER: ValidationLogger = ValidationLogger;
 
@@ -39,11 +39,12 @@ pub fn enable() {
     install();
 }
 
-/// Makes one invalid Vulkan call on `gpu`'s device, which the validation layer reports: a positive control
-/// for tests of validation mode. Inside a runtime operation (a host task of a replay, say), the report is that
-/// operation's error. Returns `false`, doing nothing, on a device that is not a Vulkan one.
-pub fn plant_error(gpu: &crate::Gpu) -> bool {
-    crate::native::plant_invalid_buffer(gpu.device())
+/// Makes one invalid Vulkan call on `device` (a `Gpu`'s: `gpu.device()`), which the validation layer
+/// reports: a positive control for tests of validation mode. Inside a runtime operation (a host task of a
+/// replay, say), the report is that operation's error. Returns `false`, doing nothing, on a device that is not
+/// a Vulkan one.
+pub fn plant_error(device: &wgpu::Device) -> bool {
+    crate::native::plant_invalid_buffer(device)
 }
 
 /// Installs the logger that catches the layer's messages (wgpu-hal logs them), once per process. Returns

@@ -54,7 +54,7 @@ fn a_planted_validation_error_fails_the_replay_that_made_it_and_no_other() -> Re
     let mut plant = true;
     faulty.on_host(CheckedNode::Look, move |_| {
         if plant {
-            assert!(validation::plant_error(&planter), "a Vulkan device");
+            assert!(validation::plant_error(planter.device()), "a Vulkan device");
             plant = false;
         }
         Ok(())

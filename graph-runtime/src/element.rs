@@ -1,0 +1,22 @@
+//! The types a buffer can hold.
+
+use graph_core::types::{Scalar, ValueType};
+
+/// A type a buffer can hold: plain 32-bit data with a WGSL twin.
+pub trait Element: bytemuck::Pod + Send + Sync {
+    const TYPE: ValueType;
+}
+
+macro_rules! elements {
+    ($($t:ty => $scalar:ident, $n:literal;)*) => {
+        $(impl Element for $t {
+            const TYPE: ValueType = ValueType::vector(Scalar::$scalar, $n);
+        })*
+    };
+}
+
+elements! {
+    f32 => F32, 1; i32 => I32, 1; u32 => U32, 1;
+    [f32; 2] => F32, 2; [i32; 2] => I32, 2; [u32; 2] => U32, 2;
+    [f32; 4] => F32, 4; [i32; 4] => I32, 4; [u32; 4] => U32, 4;
+}

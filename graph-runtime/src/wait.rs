@@ -1,0 +1,51 @@
+//! Waiting: for a replay's own work (`Submission`), or for a submission index of the device.
+
+use crate::error::Error;
+use crate::gpu::Gpu;
+use crate::scope::OpScope;
+
+impl Gpu {
+    /// Blocks until `submission` (or, with `None`, all work on the device, other graphs' included) finished;
+    /// reports what the device reported meanwhile.
+    pub fn wait_for(&self, submission: Option<wgpu::SubmissionIndex>) -> Result<(), Error> {
+        self.check_lost()?;
+        let scope = OpScope::enter(self);
+        let polled = self.device().poll(wgpu::PollType::Wait {
+            submission_index: submission,
+            timeout: None,
+        });
+        if polled.is_err() {
+            // A wait that fails returns before wgpu's maintenance, which is where a lost device is reported:
+            // run it, so the loss rather than its symptom is the error.
+            let _ = self.device().poll(wgpu::PollType::Poll);
+        }
+        // A failed wait usually has a cause the device reported (lost, out of memory): the scope says it first.
+        scope.finish(polled.map(|_| ()).map_err(|e| Error::Wait(e.to_string())))
+    }
+}
+
+/// A replay on its way: wait for it, or drop it and let it finish on its own.
+#[derive(Debug)]
+#[must_use = "a replay runs without waiting; call `wait` to know when it finished and whether it failed"]
+pub struct Submission {
+    pub(crate) gpu: Gpu,
+    pub(crate) index: Option<wgpu::SubmissionIndex>,
+}
+
+impl Submission {
+    /// Blocks until this replay's own work finished on the GPU (not other graphs'); reports what the device
+    /// reported meanwhile.
+    pub fn wait(self) -> Result<(), Error> {
+        match self.index {
+            Some(index) => self.gpu.wait_for(Some(index)),
+            // Nothing of this replay is left on the GPU.
+            None => self.gpu.check_lost(),
+        }
+    }
+
+    /// The wgpu submission of the replay's last GPU work, for waiting on it together with other work through
+    /// [`Gpu::wait_for`]. `None` when the replay left nothing on the GPU (it had no GPU work).
+    pub fn into_index(self) -> Option<wgpu::SubmissionIndex> {
+        self.index
+    }
+}
