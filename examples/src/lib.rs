@@ -2,6 +2,8 @@
 //! statistics. Nothing here touches the GPU: each program in `src/bin/` is meant to be read on its own, and
 //! this file only keeps the bookkeeping out of their way.
 
+pub mod edge_detect;
+
 use std::fmt;
 use std::path::{Path, PathBuf};
 use std::time::Duration;

@@ -2,6 +2,8 @@
 
 use std::collections::HashSet;
 
+use serde::{Deserialize, Serialize};
+
 use crate::ir::AccessMode;
 
 /// A buffer access resolved to indices: what edge inference and hazard checks work on.
@@ -12,7 +14,8 @@ pub struct BufferAccess {
 }
 
 /// The data hazard an inferred edge prevents.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum Hazard {
     ReadAfterWrite,
     WriteAfterRead,

@@ -1,58 +1,88 @@
-//! The static description of a checked graph: what `graph!` emits as a `const` and the runtime bakes.
+//! The description of a checked graph: the one value every front door produces and the runtime bakes.
 //!
-//! Plain data with `'static` slices, so the generated code is a literal the compiler lays out once.
+//! Plain, owned data (serde-serializable) made by [`crate::describe::describe`] from a checked graph. Its text
+//! and lists are `Cow<'static, _>`, so that the same type is both a value built at run time (the builder, a
+//! graph file) and a constant laid out by the compiler (the macro bakes the value into tokens of borrowed
+//! data, which const evaluation can read).
 
+use std::borrow::Cow;
+
+use serde::{Deserialize, Serialize};
+
+use crate::deps::Hazard;
 use crate::ir::{AccessMode, ParamsStorage, Role};
 use crate::size::SizeStep;
 use crate::types::ValueType;
 
-#[derive(Debug, Clone, Copy)]
+/// Text of a description: borrowed in generated constants, owned in values built at run time.
+pub type Text = Cow<'static, str>;
+/// A list of a description, borrowed or owned like [`Text`].
+pub type List<T> = Cow<'static, [T]>;
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct GraphDesc {
-    pub name: &'static str,
+    pub name: Text,
     pub params: ParamsDesc,
-    pub buffers: &'static [BufferDesc],
-    pub nodes: &'static [NodeDesc],
-    /// Every dependency edge, `[from, to]`, inferred and explicit.
-    pub edges: &'static [[u32; 2]],
-    pub topological_order: &'static [u32],
-    pub levels: &'static [&'static [u32]],
-    pub partitions: &'static [PartitionDesc],
+    pub buffers: List<BufferDesc>,
+    pub nodes: List<NodeDesc>,
+    /// Every dependency edge, inferred and explicit, with why it exists.
+    pub edges: List<EdgeDesc>,
+    pub topological_order: List<u32>,
+    pub levels: List<List<u32>>,
+    pub partitions: List<PartitionDesc>,
 }
 
-#[derive(Debug, Clone, Copy)]
+/// A description made at run time, to bake.
+impl From<GraphDesc> for Cow<'static, GraphDesc> {
+    fn from(desc: GraphDesc) -> Self {
+        Cow::Owned(desc)
+    }
+}
+
+/// A generated description, baked without a copy.
+impl From<&'static GraphDesc> for Cow<'static, GraphDesc> {
+    fn from(desc: &'static GraphDesc) -> Self {
+        Cow::Borrowed(desc)
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ParamsDesc {
     /// Size of the block in bytes (0: no parameters).
     pub size: u32,
     pub storage: ParamsStorage,
-    pub fields: &'static [ParamFieldDesc],
+    pub fields: List<ParamFieldDesc>,
     /// The WGSL struct declaration (`struct GraphParams { .. }`), empty without parameters.
-    pub wgsl_struct: &'static str,
+    pub wgsl_struct: Text,
 }
 
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ParamFieldDesc {
-    pub name: &'static str,
+    pub name: Text,
     pub ty: ValueType,
     pub offset: u32,
 }
 
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct BufferDesc {
-    pub name: &'static str,
+    pub name: Text,
     pub elem: ValueType,
     /// Required length in elements, when the declaration fixes one.
     pub len: Option<u32>,
     pub role: Role,
 }
 
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct NodeDesc {
-    pub name: &'static str,
+    pub name: Text,
     pub op: OpDesc,
 }
 
-#[derive(Debug, Clone, Copy)]
+// Not boxed: generated descriptions are constants, and a `Box` cannot be made in a constant.
+#[allow(clippy::large_enum_variant)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub enum OpDesc {
+    /// A compute kernel; fills are kernels too.
     Kernel(KernelDesc),
     /// All of `src` into `dst`, of the same length.
     Copy {
@@ -60,35 +90,72 @@ pub enum OpDesc {
         dst: u32,
     },
     Host {
-        accesses: &'static [AccessDesc],
+        accesses: List<AccessDesc>,
     },
 }
 
-#[derive(Debug, Clone, Copy)]
+impl OpDesc {
+    /// A word for the kind of node, for messages and drawings.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            OpDesc::Kernel(_) => "kernel",
+            OpDesc::Copy { .. } => "copy",
+            OpDesc::Host { .. } => "host",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct AccessDesc {
     pub buffer: u32,
     pub mode: AccessMode,
 }
 
-#[derive(Debug, Clone, Copy)]
+/// Why `to` waits for `from`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct EdgeDesc {
+    pub from: u32,
+    pub to: u32,
+    pub origin: EdgeOriginDesc,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum EdgeOriginDesc {
+    /// Written by the user (`a -> b`, or a builder's edge).
+    Explicit,
+    /// Inferred from the accesses of both nodes to `buffer`.
+    Inferred { buffer: u32, hazard: Hazard },
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct KernelDesc {
     /// Binding declarations and, for library kernels, argument functions.
-    pub declarations: &'static str,
-    /// `fn name() -> T { return T(value); }` for each library argument, in order: `(name, type, value)`.
-    pub args: &'static [(&'static str, &'static str, &'static str)],
+    pub declarations: Text,
+    /// A function `fn name() -> ty { return value; }` for each library argument, in order.
+    pub args: List<KernelArgDesc>,
     /// The kernel's own code.
-    pub source: &'static str,
-    pub entry: &'static str,
+    pub source: Text,
+    pub entry: Text,
     pub workgroup_size: [u32; 3],
     /// Binding `i` of group 0 is `bindings[i]`.
-    pub bindings: &'static [AccessDesc],
+    pub bindings: List<AccessDesc>,
     pub dispatch: DispatchDesc,
     /// A one-dimensional dispatch past the device limit may be folded into two dimensions (the kernel
     /// indexes as `gid.x + gid.y * num_workgroups.x * workgroup_size.x`).
     pub foldable: bool,
 }
 
-#[derive(Debug, Clone, Copy)]
+/// A library kernel's argument, as the function the kernel calls for it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct KernelArgDesc {
+    pub name: Text,
+    /// The WGSL type the library declares.
+    pub ty: Text,
+    /// The WGSL value the graph gives.
+    pub value: Text,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub enum DispatchDesc {
     /// One invocation per element of this buffer.
     BufferLen(u32),
@@ -99,36 +166,41 @@ pub enum DispatchDesc {
 }
 
 /// One dimension of a dispatch size: a postfix program over the parameters and buffer lengths.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SizeDesc {
     /// The expression as the user wrote it, for messages.
-    pub text: &'static str,
-    pub steps: &'static [SizeStep],
+    pub text: Text,
+    pub steps: List<SizeStep>,
 }
 
 impl SizeDesc {
     /// A dimension the user did not give.
     pub const ONE: SizeDesc = SizeDesc {
-        text: "1",
-        steps: &[SizeStep::Literal(1)],
+        text: Cow::Borrowed("1"),
+        steps: Cow::Borrowed(&[SizeStep::Literal(1)]),
     };
 }
 
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub enum PartitionDesc {
-    Gpu { levels: &'static [&'static [u32]] },
-    Host { nodes: &'static [u32] },
+    Gpu { levels: List<List<u32>> },
+    Host { nodes: List<u32> },
 }
 
 impl KernelDesc {
     /// The complete WGSL module for this kernel with parameters in `storage`.
     pub fn compose(&self, params: &ParamsDesc, storage: ParamsStorage) -> String {
+        let args: Vec<(&str, &str, &str)> = self
+            .args
+            .iter()
+            .map(|a| (&*a.name, &*a.ty, &*a.value))
+            .collect();
         crate::wgsl::compose(
-            self.declarations,
-            params.wgsl_struct,
+            &self.declarations,
+            &params.wgsl_struct,
             storage,
-            self.args,
-            self.source,
+            &args,
+            &self.source,
         )
         .source
     }
@@ -160,7 +232,7 @@ impl GraphDesc {
     pub fn validate(&self, params_size: usize) -> Result<(), InvalidDescription> {
         self.validate_params(params_size)?;
         let buffers = self.buffers.len();
-        for b in self.buffers {
+        for b in self.buffers.iter() {
             ensure!(
                 b.role.is_external() || b.len.is_some(),
                 "graph-owned buffer `{}` has no length",
@@ -168,25 +240,31 @@ impl GraphDesc {
             );
             ensure!(b.len != Some(0), "buffer `{}` has length 0", b.name);
         }
-        for node in self.nodes {
+        for node in self.nodes.iter() {
             self.validate_op(node, buffers)?;
         }
         let nodes = self.nodes.len();
-        for &[from, to] in self.edges {
+        for &EdgeDesc { from, to, origin } in self.edges.iter() {
+            if let EdgeOriginDesc::Inferred { buffer, .. } = origin {
+                ensure!(
+                    (buffer as usize) < buffers,
+                    "edge {from} -> {to} is inferred from buffer {buffer} of {buffers}"
+                );
+            }
             ensure!(
                 (from as usize) < nodes && (to as usize) < nodes && from != to,
                 "edge {from} -> {to} does not join two nodes of the {nodes}"
             );
         }
-        let position = once_each(self.topological_order, nodes, "the topological order")?;
-        for &[from, to] in self.edges {
+        let position = once_each(&self.topological_order, nodes, "the topological order")?;
+        for &EdgeDesc { from, to, .. } in self.edges.iter() {
             ensure!(
                 position[from as usize] < position[to as usize],
                 "the topological order puts node {to} before node {from}, which it depends on"
             );
         }
-        let level = once_each_in_groups(self.levels.iter().copied(), nodes, "the levels")?;
-        for &[from, to] in self.edges {
+        let level = once_each_in_groups(self.levels.iter().map(|l| &**l), nodes, "the levels")?;
+        for &EdgeDesc { from, to, .. } in self.edges.iter() {
             ensure!(
                 level[from as usize] < level[to as usize],
                 "node {to} is not in a later level than node {from}, which it depends on"
@@ -201,7 +279,7 @@ impl GraphDesc {
             size as usize == params_size,
             "the parameter block is {size} bytes, but its Rust type is {params_size}"
         );
-        for f in self.params.fields {
+        for f in self.params.fields.iter() {
             ensure!(
                 f.offset % 4 == 0
                     && f.offset
@@ -216,9 +294,9 @@ impl GraphDesc {
     }
 
     fn validate_op(&self, node: &NodeDesc, buffers: usize) -> Result<(), InvalidDescription> {
-        let name = node.name;
+        let name = &*node.name;
         let in_range = |b: u32| (b as usize) < buffers;
-        match node.op {
+        match &node.op {
             OpDesc::Kernel(k) => {
                 for (i, a) in k.bindings.iter().enumerate() {
                     ensure!(
@@ -238,21 +316,21 @@ impl GraphDesc {
                     k.workgroup_size
                 );
                 ensure!(!k.entry.is_empty(), "kernel `{name}` has no entry point");
-                match k.dispatch {
-                    DispatchDesc::BufferLen(b) => {
+                match &k.dispatch {
+                    &DispatchDesc::BufferLen(b) => {
                         ensure!(
                             in_range(b),
                             "kernel `{name}` is sized by buffer {b} of {buffers}"
                         )
                     }
                     DispatchDesc::Threads(dims) | DispatchDesc::Workgroups(dims) => {
-                        for dim in &dims {
+                        for dim in dims {
                             self.validate_size(name, dim, buffers)?;
                         }
                     }
                 }
             }
-            OpDesc::Copy { src, dst } => {
+            &OpDesc::Copy { src, dst } => {
                 ensure!(
                     in_range(src) && in_range(dst) && src != dst,
                     "copy `{name}` joins buffers {src} and {dst} of {buffers}"
@@ -266,7 +344,7 @@ impl GraphDesc {
                 );
             }
             OpDesc::Host { accesses } => {
-                for a in accesses {
+                for a in accesses.iter() {
                     ensure!(
                         in_range(a.buffer),
                         "host task `{name}` uses buffer {} of {buffers}",
@@ -286,13 +364,13 @@ impl GraphDesc {
         size: &SizeDesc,
         buffers: usize,
     ) -> Result<(), InvalidDescription> {
-        let depth = crate::size::stack_depth(size.steps);
+        let depth = crate::size::stack_depth(&size.steps);
         ensure!(
             depth.is_some_and(|d| d <= crate::size::MAX_STACK),
             "the size `{}` of `{node}` is not a well-formed expression",
             size.text
         );
-        for step in size.steps {
+        for step in size.steps.iter() {
             match *step {
                 SizeStep::Param(offset) => {
                     let field = self.params.fields.iter().find(|f| {
@@ -323,7 +401,7 @@ impl GraphDesc {
         let mut place = vec![None; nodes];
         for (p, partition) in self.partitions.iter().enumerate() {
             let groups: Vec<&[u32]> = match partition {
-                PartitionDesc::Gpu { levels } => levels.to_vec(),
+                PartitionDesc::Gpu { levels } => levels.iter().map(|l| &**l).collect(),
                 // A host phase runs its tasks one after another: each is its own step.
                 PartitionDesc::Host { nodes } => nodes.chunks(1).collect(),
             };
@@ -353,7 +431,7 @@ impl GraphDesc {
                 p.ok_or_else(|| InvalidDescription(format!("node {n} is in no partition")))
             })
             .collect::<Result<_, _>>()?;
-        for &[from, to] in self.edges {
+        for &EdgeDesc { from, to, .. } in self.edges.iter() {
             ensure!(
                 place[from as usize] < place[to as usize],
                 "the partitions run node {to} before node {from}, which it depends on"

@@ -3,10 +3,13 @@
 //! The macro lowers its syntax tree to this, and a run-time builder can build it directly. Every item is
 //! addressed by its index, which is also how [`crate::Loc`] points back at it.
 
+use serde::{Deserialize, Serialize};
+
 pub use crate::size::{SizeExpr, SizeOp};
 
 /// How parameters reach the kernels.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum ParamsStorage {
     /// Push constants (`var<immediate>`), the default; the block must fit the portable 128 bytes.
     #[default]
@@ -16,7 +19,8 @@ pub enum ParamsStorage {
 }
 
 /// Whether edges are inferred from buffer access.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum EdgeMode {
     /// Read-after-write, write-after-read and write-after-write in declaration order, plus explicit edges.
     #[default]
@@ -26,13 +30,15 @@ pub enum EdgeMode {
 }
 
 /// Who provides a buffer and how the graph may use it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum Role {
     /// Bound by the caller at bake time; the graph only reads it.
     Input,
     /// Bound by the caller; the graph writes it.
     Output,
     /// Bound by the caller; the graph reads and writes it.
+    #[serde(rename = "inout")]
     InOut,
     /// Created by the graph at bake time, invisible to the caller.
     Owned,
@@ -54,7 +60,8 @@ impl Role {
 }
 
 /// How a node touches a buffer.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum AccessMode {
     Read,
     /// Overwrites without reading what was there.
@@ -80,46 +87,61 @@ impl AccessMode {
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Param {
     pub name: String,
     /// The WGSL type as written; checked, not trusted.
+    #[serde(rename = "type")]
     pub ty: String,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Buffer {
     pub name: String,
     /// The element type as written.
     pub elem: String,
     /// `Some(n)` for `[T; n]`, `None` for `[T]` (length known at bake time).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub len: Option<u64>,
     pub role: Role,
 }
 
 /// A buffer as one node sees it.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Access {
     /// The name the kernel's WGSL uses; for inline kernels and host tasks, the buffer's own name. For library
-    /// kernels the library fixes the mode, and `mode` here is ignored.
+    /// kernels the library fixes the mode, and `mode` here is ignored. A graph file may leave it out when it
+    /// is the buffer's name.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub binding: String,
     pub buffer: String,
     pub mode: AccessMode,
 }
 
 /// Where a kernel's WGSL comes from.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum KernelSource {
     /// Written in the graph (as tokens) or read from a `.wgsl` file (`file` holds its path for messages).
-    Wgsl { text: String, file: Option<String> },
+    Wgsl {
+        #[serde(default)]
+        text: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        file: Option<String>,
+    },
     /// A kernel of the `kernels` library, by path (`scale`, `reduce::sum_partials`).
     Library(String),
 }
 
 /// How many invocations a kernel runs.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum DispatchSpec {
     /// One invocation per element of the first buffer the kernel writes.
+    #[default]
     Auto,
     /// `threads(x[, y[, z]])`: invocations per dimension, rounded up to whole workgroups.
     Threads(Vec<SizeExpr>),
@@ -147,7 +169,8 @@ impl DispatchSpec {
 }
 
 /// Which workgroup sizes a graph's kernels may declare.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum WorkgroupLimits {
     /// WebGPU's defaults, which every backend offers: 256 invocations in x and y, 64 in z, 256 in all.
     #[default]
@@ -157,23 +180,30 @@ pub enum WorkgroupLimits {
 }
 
 /// A value given to a library kernel's argument, as WGSL text (`params.a`, `2.0`).
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct KernelArg {
     pub name: String,
+    #[serde(rename = "value")]
     pub wgsl: String,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Kernel {
     pub accesses: Vec<Access>,
     pub source: KernelSource,
     /// The entry point, when the user chose one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub entry: Option<String>,
+    #[serde(default, skip_serializing_if = "is_auto")]
     pub dispatch: DispatchSpec,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub args: Vec<KernelArg>,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum NodeKind {
     Kernel(Kernel),
     /// Copies all of `src` into `dst`, which has the same length.
@@ -192,9 +222,11 @@ pub enum NodeKind {
     },
 }
 
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// In a graph file, the kind is a key beside the name: `{"name": "c", "copy": {"src": "a", "dst": "b"}}`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Node {
     pub name: String,
+    #[serde(flatten)]
     pub kind: NodeKind,
 }
 
@@ -229,21 +261,39 @@ impl Node {
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct ExplicitEdge {
     pub from: String,
     pub to: String,
 }
 
 /// One `graph!` block.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
+/// In a graph file, everything but the name may be left out when empty or the default.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Graph {
     pub name: String,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub params: Vec<Param>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub buffers: Vec<Buffer>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub nodes: Vec<Node>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub edges: Vec<ExplicitEdge>,
+    #[serde(default, skip_serializing_if = "is_default")]
     pub edge_mode: EdgeMode,
+    #[serde(default, skip_serializing_if = "is_default")]
     pub params_storage: ParamsStorage,
+    #[serde(default, skip_serializing_if = "is_default")]
     pub workgroup_limits: WorkgroupLimits,
+}
+
+fn is_default<T: Default + PartialEq>(value: &T) -> bool {
+    *value == T::default()
+}
+
+fn is_auto(dispatch: &DispatchSpec) -> bool {
+    *dispatch == DispatchSpec::Auto
 }

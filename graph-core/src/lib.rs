@@ -14,20 +14,29 @@
 //! - WGSL: each kernel composed with its declarations and validated by naga, its entry point chosen, its
 //!   declared accesses matched against what the entry point really does.
 
+pub mod builder;
 pub mod check;
 pub mod cycles;
 pub mod deps;
 pub mod desc;
+pub mod describe;
 pub mod diagnostic;
+pub mod dot;
+pub mod file;
 pub mod fill;
 pub mod ir;
 pub mod layout;
 pub mod library;
 pub mod names;
+pub mod pipeline;
+pub mod render;
 pub mod schedule;
 pub mod size;
+pub mod size_parse;
 pub mod types;
 pub mod wgsl;
 
 pub use check::{CheckedGraph, check};
+pub use describe::describe;
 pub use diagnostic::{Diagnostic, Loc};
+pub use pipeline::{GraphErrors, describe_graph};

@@ -10,11 +10,14 @@
 
 use std::fmt;
 
+use serde::{Deserialize, Serialize};
+
 /// The deepest evaluation stack a program may need; deeper expressions are refused by the checks.
 pub const MAX_STACK: usize = 16;
 
 /// An operator of the language. `DivCeil`, `Min` and `Max` are written as methods: `a.div_ceil(b)`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum SizeOp {
     Add,
     Sub,
@@ -167,7 +170,8 @@ impl fmt::Display for SizeExpr {
 }
 
 /// One step of a resolved size program, in postfix order.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum SizeStep {
     Literal(u32),
     /// The `u32` at this byte offset of the parameter block.

@@ -2,6 +2,8 @@
 
 use std::fmt;
 
+use serde::{Deserialize, Serialize};
+
 /// A 32-bit WGSL scalar: the only scalars that are host-shareable on every backend.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Scalar {
@@ -36,7 +38,9 @@ impl Scalar {
 }
 
 /// A host-shareable WGSL scalar or vector of 32-bit components.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+/// Serialized as its WGSL spelling (`"vec2<f32>"`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(into = "String", try_from = "String")]
 pub struct ValueType {
     pub scalar: Scalar,
     /// 1 for a scalar, else 2, 3 or 4.
@@ -111,6 +115,22 @@ impl ValueType {
             1 => self.scalar.rust().to_string(),
             n => format!("[{}; {n}]", self.scalar.rust()),
         }
+    }
+}
+
+impl From<ValueType> for String {
+    fn from(t: ValueType) -> String {
+        t.wgsl()
+    }
+}
+
+impl TryFrom<String> for ValueType {
+    type Error = String;
+
+    fn try_from(text: String) -> Result<Self, String> {
+        ValueType::parse(&text).map_err(|_| {
+            format!("`{text}` is not a 32-bit WGSL scalar or vector (`f32`, `vec2<u32>`, ..)")
+        })
     }
 }
 

@@ -1,92 +1,129 @@
 //! A description that did not come from the checks is validated before the runtime trusts it: every index and
 //! every ordering invariant, each broken once here and reported as an error, never a panic.
 
+use graph_core::deps::Hazard;
 use graph_core::desc::{
-    AccessDesc, BufferDesc, DispatchDesc, GraphDesc, KernelDesc, NodeDesc, OpDesc, ParamFieldDesc,
-    ParamsDesc, PartitionDesc, SizeDesc,
+    AccessDesc, BufferDesc, DispatchDesc, EdgeDesc, EdgeOriginDesc, GraphDesc, KernelDesc, List,
+    NodeDesc, OpDesc, ParamFieldDesc, ParamsDesc, PartitionDesc, SizeDesc,
 };
 use graph_core::ir::{AccessMode, ParamsStorage, Role};
 use graph_core::size::{SizeOp, SizeStep};
 use graph_core::types::ValueType;
 
-const KERNEL: KernelDesc = KernelDesc {
-    declarations: "",
-    args: &[],
-    source: "",
-    entry: "main",
-    workgroup_size: [64, 1, 1],
-    bindings: &[AccessDesc {
+/// An owned list, as a description made at run time holds.
+fn list<T: Clone>(items: Vec<T>) -> List<T> {
+    items.into()
+}
+
+fn kernel_with(bindings: Vec<AccessDesc>, dispatch: DispatchDesc) -> KernelDesc {
+    KernelDesc {
+        declarations: "".into(),
+        args: list(vec![]),
+        source: "".into(),
+        entry: "main".into(),
+        workgroup_size: [64, 1, 1],
+        bindings: list(bindings),
+        dispatch,
+        foldable: false,
+    }
+}
+
+fn sized(steps: Vec<SizeStep>) -> DispatchDesc {
+    DispatchDesc::Workgroups([
+        SizeDesc {
+            text: "bad".into(),
+            steps: list(steps),
+        },
+        SizeDesc::ONE,
+        SizeDesc::ONE,
+    ])
+}
+
+fn edge(from: u32, to: u32) -> EdgeDesc {
+    EdgeDesc {
+        from,
+        to,
+        origin: EdgeOriginDesc::Inferred {
+            buffer: 0,
+            hazard: Hazard::ReadAfterWrite,
+        },
+    }
+}
+
+fn node(name: &str, op: OpDesc) -> NodeDesc {
+    NodeDesc {
+        name: name.to_string().into(),
+        op,
+    }
+}
+
+fn read_write_x() -> AccessDesc {
+    AccessDesc {
         buffer: 0,
         mode: AccessMode::ReadWrite,
-    }],
-    dispatch: DispatchDesc::Threads([
-        SizeDesc {
-            text: "params.n * 2",
-            steps: &[
-                SizeStep::Param(0),
-                SizeStep::Literal(2),
-                SizeStep::Op(SizeOp::Mul),
-            ],
-        },
-        SizeDesc::ONE,
-        SizeDesc::ONE,
-    ]),
-    foldable: false,
-};
+    }
+}
 
-/// `k` (a kernel over `x`) -> `h` (a host task reading `x`).
-const VALID: GraphDesc = GraphDesc {
-    name: "hand",
-    params: ParamsDesc {
-        size: 8,
-        storage: ParamsStorage::Immediates,
-        fields: &[
-            ParamFieldDesc {
-                name: "n",
-                ty: ValueType::U32,
-                offset: 0,
-            },
-            ParamFieldDesc {
-                name: "a",
-                ty: ValueType::F32,
-                offset: 4,
-            },
-        ],
-        wgsl_struct: "",
-    },
-    buffers: &[BufferDesc {
-        name: "x",
-        elem: ValueType::F32,
-        len: None,
-        role: Role::InOut,
-    }],
-    nodes: &[
-        NodeDesc {
-            name: "k",
-            op: OpDesc::Kernel(KERNEL),
+fn host_reading_x() -> NodeDesc {
+    node(
+        "h",
+        OpDesc::Host {
+            accesses: list(vec![AccessDesc {
+                buffer: 0,
+                mode: AccessMode::Read,
+            }]),
         },
-        NodeDesc {
-            name: "h",
-            op: OpDesc::Host {
-                accesses: &[AccessDesc {
-                    buffer: 0,
-                    mode: AccessMode::Read,
-                }],
-            },
-        },
-    ],
-    edges: &[[0, 1]],
-    topological_order: &[0, 1],
-    levels: &[&[0], &[1]],
-    partitions: &[
-        PartitionDesc::Gpu { levels: &[&[0]] },
-        PartitionDesc::Host { nodes: &[1] },
-    ],
-};
+    )
+}
 
-/// A `'static` slice for a description made at run time (descriptions hold `'static` data).
-fn leak<T>(items: Vec<T>) -> &'static [T] {
-    items.leak()
+/// `k` (a kernel over `x`, sized `params.n * 2`) -> `h` (a host task reading `x`).
+fn valid() -> GraphDesc {
+    let size = sized(vec![
+        SizeStep::Param(0),
+        SizeStep::Literal(2),
+        SizeStep::Op(SizeOp::Mul),
+    ]);
+    GraphDesc {
+        name: "hand".into(),
+        params: ParamsDesc {
+            size: 8,
+            storage: ParamsStorage::Immediates,
+            fields: list(vec![
+                ParamFieldDesc {
+                    name: "n".into(),
+                    ty: ValueType::U32,
+                    offset: 0,
+                },
+                ParamFieldDesc {
+                    name: "a".into(),
+                    ty: ValueType::F32,
+                    offset: 4,
+                },
+            ]),
+            wgsl_struct: "".into(),
+        },
+        buffers: list(vec![BufferDesc {
+            name: "x".into(),
+            elem: ValueType::F32,
+            len: None,
+            role: Role::InOut,
+        }]),
+        nodes: list(vec![
+            node("k", OpDesc::Kernel(kernel_with(vec![read_write_x()], size))),
+            host_reading_x(),
+        ]),
+        edges: list(vec![edge(0, 1)]),
+        topological_order: list(vec![0, 1]),
+        levels: list(vec![list(vec![0]), list(vec![1])]),
+        partitions: list(vec![
+            PartitionDesc::Gpu {
+                levels: list(vec![list(vec![0])]),
+            },
+            PartitionDesc::Host {
+                nodes: list(vec![1]),
+            },
+        ]),
+    }
 }
 
 #[track_caller]
@@ -99,12 +136,20 @@ fn refused(desc: GraphDesc, words: &str) {
 
 #[test]
 fn a_consistent_description_validates() {
-    assert_eq!(VALID.validate(8), Ok(()));
+    assert_eq!(valid().validate(8), Ok(()));
+}
+
+#[test]
+fn a_description_survives_json_unchanged() {
+    let d = valid();
+    let text = serde_json::to_string(&d).expect("a description serializes");
+    let back: GraphDesc = serde_json::from_str(&text).expect("and reads back");
+    assert_eq!(back, d);
 }
 
 #[test]
 fn a_parameter_block_of_another_size_is_refused() {
-    let e = VALID.validate(4).expect_err("4 bytes is not 8");
+    let e = valid().validate(4).expect_err("4 bytes is not 8");
     assert_eq!(
         e.0,
         "the parameter block is 8 bytes, but its Rust type is 4"
@@ -113,65 +158,60 @@ fn a_parameter_block_of_another_size_is_refused() {
 
 #[test]
 fn out_of_range_indices_are_refused() {
-    let mut d = VALID;
-    d.edges = &[[0, 7]];
+    let mut d = valid();
+    d.edges = list(vec![edge(0, 7)]);
     refused(d, "edge 0 -> 7");
-    let mut d = VALID;
-    d.nodes = leak(vec![
-        NodeDesc {
-            name: "k",
-            op: OpDesc::Kernel(KernelDesc {
-                bindings: &[AccessDesc {
-                    buffer: 3,
-                    mode: AccessMode::Read,
-                }],
-                ..KERNEL
-            }),
+    let mut d = valid();
+    d.edges = list(vec![EdgeDesc {
+        origin: EdgeOriginDesc::Inferred {
+            buffer: 5,
+            hazard: Hazard::WriteAfterRead,
         },
-        VALID.nodes[1],
+        ..edge(0, 1)
+    }]);
+    refused(d, "inferred from buffer 5 of 1");
+    let mut d = valid();
+    let read_3 = AccessDesc {
+        buffer: 3,
+        mode: AccessMode::Read,
+    };
+    d.nodes = list(vec![
+        node(
+            "k",
+            OpDesc::Kernel(kernel_with(vec![read_3], sized(vec![SizeStep::Literal(1)]))),
+        ),
+        host_reading_x(),
     ]);
     refused(d, "kernel `k` binds buffer 3 of 1");
-    let mut d = VALID;
-    d.nodes = leak(vec![
-        VALID.nodes[0],
-        NodeDesc {
-            name: "c",
-            op: OpDesc::Copy { src: 0, dst: 0 },
-        },
+    let mut d = valid();
+    d.nodes = list(vec![
+        valid().nodes[0].clone(),
+        node("c", OpDesc::Copy { src: 0, dst: 0 }),
     ]);
     refused(d, "copy `c`");
 }
 
 #[test]
 fn malformed_sizes_are_refused() {
-    let with_size = |steps: &'static [SizeStep]| {
-        let mut kernel = KERNEL;
-        kernel.dispatch = DispatchDesc::Workgroups([
-            SizeDesc { text: "bad", steps },
-            SizeDesc::ONE,
-            SizeDesc::ONE,
-        ]);
-        kernel
-    };
     for (steps, words) in [
         (
-            &[SizeStep::Op(SizeOp::Add)][..],
+            vec![SizeStep::Op(SizeOp::Add)],
             "not a well-formed expression",
         ),
         (
-            &[SizeStep::Param(4)][..],
+            vec![SizeStep::Param(4)],
             "byte 4 of the parameters, which is no `u32`",
         ),
-        (&[SizeStep::Param(8)][..], "byte 8"),
-        (&[SizeStep::Len(1)][..], "length of buffer 1 of 1"),
+        (vec![SizeStep::Param(8)], "byte 8"),
+        (vec![SizeStep::Len(1)], "length of buffer 1 of 1"),
     ] {
-        let mut d = VALID;
-        d.nodes = leak(vec![
-            NodeDesc {
-                name: "k",
-                op: OpDesc::Kernel(with_size(steps)),
-            },
-            VALID.nodes[1],
+        let mut d = valid();
+        d.nodes = list(vec![
+            node(
+                "k",
+                OpDesc::Kernel(kernel_with(vec![read_write_x()], sized(steps))),
+            ),
+            host_reading_x(),
         ]);
         refused(d, words);
     }
@@ -179,30 +219,29 @@ fn malformed_sizes_are_refused() {
 
 #[test]
 fn schedules_that_break_an_edge_are_refused() {
-    let mut d = VALID;
-    d.topological_order = &[1, 0];
+    let gpu = |levels: Vec<Vec<u32>>| PartitionDesc::Gpu {
+        levels: list(levels.into_iter().map(list).collect()),
+    };
+    let host = |nodes: Vec<u32>| PartitionDesc::Host { nodes: list(nodes) };
+    let mut d = valid();
+    d.topological_order = list(vec![1, 0]);
     refused(d, "topological order puts node 1 before node 0");
-    let mut d = VALID;
-    d.topological_order = &[0, 0];
+    let mut d = valid();
+    d.topological_order = list(vec![0, 0]);
     refused(d, "node 0 is repeated");
-    let mut d = VALID;
-    d.levels = &[&[0, 1]];
+    let mut d = valid();
+    d.levels = list(vec![list(vec![0, 1])]);
     refused(d, "not in a later level");
-    let mut d = VALID;
-    d.levels = &[&[0]];
+    let mut d = valid();
+    d.levels = list(vec![list(vec![0])]);
     refused(d, "leave out node 1");
-    let mut d = VALID;
-    d.partitions = &[
-        PartitionDesc::Host { nodes: &[1] },
-        PartitionDesc::Gpu { levels: &[&[0]] },
-    ];
+    let mut d = valid();
+    d.partitions = list(vec![host(vec![1]), gpu(vec![vec![0]])]);
     refused(d, "the partitions run node 1 before node 0");
-    let mut d = VALID;
-    d.partitions = &[PartitionDesc::Gpu {
-        levels: &[&[0], &[1]],
-    }];
+    let mut d = valid();
+    d.partitions = list(vec![gpu(vec![vec![0], vec![1]])]);
     refused(d, "partition of the other kind");
-    let mut d = VALID;
-    d.partitions = &[PartitionDesc::Gpu { levels: &[&[0]] }];
+    let mut d = valid();
+    d.partitions = list(vec![gpu(vec![vec![0]])]);
     refused(d, "node 1 is in no partition");
 }

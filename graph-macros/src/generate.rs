@@ -1,17 +1,15 @@
 //! Code generation: the typed items of one graph and its static description. Runs only on a checked graph,
 //! except [`types`], which also builds the stub emitted beside errors.
 
-use graph_core::check::{CheckedDispatch, CheckedGraph, CheckedNode, SizeProgram};
-use graph_core::ir::{AccessMode, ParamsStorage, Role};
+use graph_core::check::CheckedGraph;
 use graph_core::layout::ParamsLayout;
-use graph_core::schedule::Partition;
-use graph_core::size::{SizeOp, SizeStep};
 use graph_core::types::{Scalar, ValueType};
 use proc_macro2::{Span, TokenStream};
 use quote::{format_ident, quote};
 use syn::Ident;
 
 use crate::ast::GraphDef;
+use crate::const_tokens::ConstTokens;
 use crate::lower::Lowered;
 
 /// The names of the generated items.
@@ -252,26 +250,6 @@ fn rust_type(t: ValueType) -> TokenStream {
     }
 }
 
-fn value_type(t: ValueType) -> TokenStream {
-    let p = private();
-    let scalar = match t.scalar {
-        Scalar::F32 => quote!(F32),
-        Scalar::I32 => quote!(I32),
-        Scalar::U32 => quote!(U32),
-    };
-    let n = t.components;
-    quote!(#p::types::ValueType { scalar: #p::types::Scalar::#scalar, components: #n })
-}
-
-fn access_mode(m: AccessMode) -> TokenStream {
-    let p = private();
-    match m {
-        AccessMode::Read => quote!(#p::ir::AccessMode::Read),
-        AccessMode::Write => quote!(#p::ir::AccessMode::Write),
-        AccessMode::ReadWrite => quote!(#p::ir::AccessMode::ReadWrite),
-    }
-}
-
 /// The `impl TaskGraph`, the static description and the inspectable constants of a checked graph.
 pub fn description(
     checked: &CheckedGraph,
@@ -287,119 +265,8 @@ pub fn description(
         node,
     } = names;
     let g = &checked.graph;
-    let name_text = &g.name;
     let u = |v: usize| v as u32;
-
-    let layout = &checked.params;
-    let size = layout.size;
-    let storage = match g.params_storage {
-        ParamsStorage::Immediates => quote!(#p::ir::ParamsStorage::Immediates),
-        ParamsStorage::Uniform => quote!(#p::ir::ParamsStorage::Uniform),
-    };
-    let param_fields = layout.fields.iter().map(|f| {
-        let (name, ty, offset) = (&f.name, value_type(f.ty), f.offset);
-        quote!(#p::desc::ParamFieldDesc { name: #name, ty: #ty, offset: #offset })
-    });
-    let wgsl_struct = layout.wgsl_struct();
-
-    let buffer_descs = g.buffers.iter().zip(&checked.buffer_types).map(|(b, t)| {
-        let name = &b.name;
-        let elem = value_type(*t);
-        let len = match b.len {
-            Some(n) => {
-                let n = n as u32;
-                quote!(::core::option::Option::Some(#n))
-            }
-            None => quote!(::core::option::Option::None),
-        };
-        let role = match b.role {
-            Role::Input => quote!(Input),
-            Role::Output => quote!(Output),
-            Role::InOut => quote!(InOut),
-            Role::Owned => quote!(Owned),
-        };
-        quote!(#p::desc::BufferDesc { name: #name, elem: #elem, len: #len, role: #p::ir::Role::#role })
-    });
-
-    let node_descs: Vec<TokenStream> = checked
-        .nodes
-        .iter()
-        .enumerate()
-        .map(|(n, checked_node)| {
-            let name = &g.nodes[n].name;
-            let op = match checked_node {
-                CheckedNode::Kernel(k) => {
-                    let bindings = k.bindings.iter().map(|b| {
-                        let (buffer, mode) = (u(b.buffer), access_mode(b.mode));
-                        quote!(#p::desc::AccessDesc { buffer: #buffer, mode: #mode })
-                    });
-                    let args = k.args.iter().map(|(a, b, c)| quote!((#a, #b, #c)));
-                    let dispatch = match &k.dispatch {
-                        CheckedDispatch::BufferLen(b) => {
-                            let b = u(*b);
-                            quote!(#p::desc::DispatchDesc::BufferLen(#b))
-                        }
-                        CheckedDispatch::Threads(dims) => {
-                            let dims = size_descs(dims);
-                            quote!(#p::desc::DispatchDesc::Threads(#dims))
-                        }
-                        CheckedDispatch::Workgroups(dims) => {
-                            let dims = size_descs(dims);
-                            quote!(#p::desc::DispatchDesc::Workgroups(#dims))
-                        }
-                    };
-                    let (decls, source, entry) = (&k.declarations, &k.source, &k.entry);
-                    let [x, y, z] = k.workgroup_size;
-                    let foldable = k.foldable;
-                    quote!(#p::desc::OpDesc::Kernel(#p::desc::KernelDesc {
-                        declarations: #decls,
-                        args: &[#(#args),*],
-                        source: #source,
-                        entry: #entry,
-                        workgroup_size: [#x, #y, #z],
-                        bindings: &[#(#bindings),*],
-                        dispatch: #dispatch,
-                        foldable: #foldable,
-                    }))
-                }
-                CheckedNode::Copy { src, dst } => {
-                    let (src, dst) = (u(*src), u(*dst));
-                    quote!(#p::desc::OpDesc::Copy { src: #src, dst: #dst })
-                }
-                CheckedNode::Host { accesses } => {
-                    let accesses = accesses.iter().map(|a| {
-                        let (buffer, mode) = (u(a.buffer), access_mode(a.mode));
-                        quote!(#p::desc::AccessDesc { buffer: #buffer, mode: #mode })
-                    });
-                    quote!(#p::desc::OpDesc::Host { accesses: &[#(#accesses),*] })
-                }
-            };
-            quote!(#p::desc::NodeDesc { name: #name, op: #op })
-        })
-        .collect();
-
-    let edges = checked.edges.iter().map(|e| {
-        let (a, b) = (u(e.from), u(e.to));
-        quote!([#a, #b])
-    });
-    let order: Vec<u32> = checked.schedule.order.iter().map(|&n| u(n)).collect();
-    let level_lists = checked.schedule.levels.iter().map(|l| {
-        let l = l.iter().map(|&n| u(n));
-        quote!(&[#(#l),*])
-    });
-    let partitions = checked.schedule.partitions.iter().map(|part| match part {
-        Partition::Gpu { levels } => {
-            let levels = levels.iter().map(|l| {
-                let l = l.iter().map(|&n| u(n));
-                quote!(&[#(#l),*])
-            });
-            quote!(#p::desc::PartitionDesc::Gpu { levels: &[#(#levels),*] })
-        }
-        Partition::Host { nodes } => {
-            let nodes = nodes.iter().map(|&n| u(n));
-            quote!(#p::desc::PartitionDesc::Host { nodes: &[#(#nodes),*] })
-        }
-    });
+    let description = graph_core::describe(checked).const_tokens();
 
     let externals: Vec<(u32, Ident)> = g
         .buffers
@@ -437,16 +304,7 @@ pub fn description(
                 type Params = #params;
                 type Buffers<'a> = #buffers<'a>;
                 type Node = #node;
-                const DESCRIPTION: &'static #p::desc::GraphDesc = &#p::desc::GraphDesc {
-                    name: #name_text,
-                    params: #p::desc::ParamsDesc { size: #size, storage: #storage, fields: &[#(#param_fields),*], wgsl_struct: #wgsl_struct },
-                    buffers: &[#(#buffer_descs),*],
-                    nodes: &[#(#node_descs),*],
-                    edges: &[#(#edges),*],
-                    topological_order: &[#(#order),*],
-                    levels: &[#(#level_lists),*],
-                    partitions: &[#(#partitions),*],
-                };
+                const DESCRIPTION: &'static #p::desc::GraphDesc = &#description;
                 fn bind<'a>(buffers: &<Self as #p::TaskGraph>::Buffers<'a>) -> ::std::vec::Vec<(u32, &'a #p::AnyBuffer)> {
                     ::std::vec![#((#ext_index, buffers.#ext_field.as_any())),*]
                 }
@@ -501,42 +359,6 @@ fn graph_items(
             pub fn bake(gpu: &#p::Gpu, buffers: #buffers<'_>) -> ::core::result::Result<#p::Baked<Self>, #p::Error> {
                 #p::Baked::new(gpu, &buffers)
             }
-        }
-    }
-}
-
-/// `[SizeDesc; 3]` for the dimensions given, the missing ones 1.
-fn size_descs(dims: &[SizeProgram]) -> TokenStream {
-    let p = private();
-    let mut descs: Vec<TokenStream> = dims
-        .iter()
-        .map(|dim| {
-            let text = &dim.text;
-            let steps = dim.steps.iter().map(|step| size_step(*step));
-            quote!(#p::desc::SizeDesc { text: #text, steps: &[#(#steps),*] })
-        })
-        .collect();
-    descs.resize(3, quote!(#p::desc::SizeDesc::ONE));
-    quote!([#(#descs),*])
-}
-
-fn size_step(step: SizeStep) -> TokenStream {
-    let p = private();
-    match step {
-        SizeStep::Literal(v) => quote!(#p::size::SizeStep::Literal(#v)),
-        SizeStep::Param(offset) => quote!(#p::size::SizeStep::Param(#offset)),
-        SizeStep::Len(buffer) => quote!(#p::size::SizeStep::Len(#buffer)),
-        SizeStep::Op(op) => {
-            let op = match op {
-                SizeOp::Add => quote!(Add),
-                SizeOp::Sub => quote!(Sub),
-                SizeOp::Mul => quote!(Mul),
-                SizeOp::Div => quote!(Div),
-                SizeOp::DivCeil => quote!(DivCeil),
-                SizeOp::Min => quote!(Min),
-                SizeOp::Max => quote!(Max),
-            };
-            quote!(#p::size::SizeStep::Op(#p::size::SizeOp::#op))
         }
     }
 }

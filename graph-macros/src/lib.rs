@@ -2,6 +2,7 @@
 //! language; this crate only parses, checks (with `graph-core`) and generates.
 
 mod ast;
+mod const_tokens;
 mod expand;
 mod generate;
 mod lower;

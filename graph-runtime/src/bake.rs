@@ -21,10 +21,10 @@ pub(crate) struct BoundBuffers {
 /// Checks each external buffer against its declaration and creates the owned ones.
 pub(crate) fn bind_buffers(
     gpu: &Gpu,
-    desc: &'static GraphDesc,
+    desc: &GraphDesc,
     bound: &[(u32, &AnyBuffer)],
 ) -> Result<BoundBuffers, Error> {
-    let graph = desc.name;
+    let graph = || desc.name.to_string();
     let limits = gpu.device().limits();
     let mut buffers = Vec::with_capacity(desc.buffers.len());
     let mut lens = Vec::with_capacity(desc.buffers.len());
@@ -34,7 +34,7 @@ pub(crate) fn bind_buffers(
             let size = u64::from(len) * u64::from(b.elem.size());
             check_binding_size(desc, index as u32, size, &limits)?;
             buffers.push(gpu.device().create_buffer(&wgpu::BufferDescriptor {
-                label: Some(b.name),
+                label: Some(&b.name),
                 size,
                 usage: wgpu::BufferUsages::STORAGE
                     | wgpu::BufferUsages::COPY_SRC
@@ -46,21 +46,21 @@ pub(crate) fn bind_buffers(
         }
         let Some((_, any)) = bound.iter().find(|(i, _)| *i as usize == index) else {
             return Err(Error::MissingBuffer {
-                graph,
-                buffer: b.name,
+                graph: graph(),
+                buffer: b.name.to_string(),
             });
         };
         // Checked by the runtime's own identity: wgpu calls the devices of two instances equal.
         if any.gpu().id() != gpu.id() {
             return Err(Error::ForeignBuffer {
-                graph,
-                buffer: b.name,
+                graph: graph(),
+                buffer: b.name.to_string(),
             });
         }
         if any.elem() != b.elem {
             return Err(Error::BufferType {
-                graph,
-                buffer: b.name,
+                graph: graph(),
+                buffer: b.name.to_string(),
                 expected: b.elem.wgsl(),
                 actual: any.elem().wgsl(),
             });
@@ -68,16 +68,16 @@ pub(crate) fn bind_buffers(
         match b.len {
             Some(n) if any.len() != n => {
                 return Err(Error::BufferLength {
-                    graph,
-                    buffer: b.name,
+                    graph: graph(),
+                    buffer: b.name.to_string(),
                     expected: format!("exactly {n}"),
                     actual: any.len().into(),
                 });
             }
             None if any.is_empty() => {
                 return Err(Error::BufferLength {
-                    graph,
-                    buffer: b.name,
+                    graph: graph(),
+                    buffer: b.name.to_string(),
                     expected: "at least 1".into(),
                     actual: 0,
                 });
@@ -88,8 +88,8 @@ pub(crate) fn bind_buffers(
         let missing = needed - any.wgpu().usage();
         if !missing.is_empty() {
             return Err(Error::BufferUsage {
-                graph,
-                buffer: b.name,
+                graph: graph(),
+                buffer: b.name.to_string(),
                 missing: missing
                     .iter_names()
                     .map(|(name, _)| name)
@@ -132,15 +132,15 @@ fn check_binding_size(
 }
 
 /// Two external buffers may share memory only when the graph only reads both.
-fn check_aliasing(desc: &'static GraphDesc, buffers: &[wgpu::Buffer]) -> Result<(), Error> {
+fn check_aliasing(desc: &GraphDesc, buffers: &[wgpu::Buffer]) -> Result<(), Error> {
     for (i, a) in desc.buffers.iter().enumerate() {
         for (j, b) in desc.buffers.iter().enumerate().skip(i + 1) {
             let written = a.role != Role::Input || b.role != Role::Input;
             if a.role.is_external() && b.role.is_external() && written && buffers[i] == buffers[j] {
                 return Err(Error::AliasedBuffers {
-                    graph: desc.name,
-                    first: a.name,
-                    second: b.name,
+                    graph: desc.name.to_string(),
+                    first: a.name.to_string(),
+                    second: b.name.to_string(),
                 });
             }
         }
@@ -152,13 +152,13 @@ fn check_aliasing(desc: &'static GraphDesc, buffers: &[wgpu::Buffer]) -> Result<
 /// host tasks.
 fn needed_usage(desc: &GraphDesc, index: u32) -> wgpu::BufferUsages {
     let mut usage = wgpu::BufferUsages::empty();
-    for node in desc.nodes {
-        match node.op {
+    for node in desc.nodes.iter() {
+        match &node.op {
             OpDesc::Kernel(k) if k.bindings.iter().any(|b| b.buffer == index) => {
                 usage |= wgpu::BufferUsages::STORAGE
             }
-            OpDesc::Copy { src, .. } if src == index => usage |= wgpu::BufferUsages::COPY_SRC,
-            OpDesc::Copy { dst, .. } if dst == index => usage |= wgpu::BufferUsages::COPY_DST,
+            &OpDesc::Copy { src, .. } if src == index => usage |= wgpu::BufferUsages::COPY_SRC,
+            &OpDesc::Copy { dst, .. } if dst == index => usage |= wgpu::BufferUsages::COPY_DST,
             OpDesc::Host { accesses } => {
                 for a in accesses.iter().filter(|a| a.buffer == index) {
                     if a.mode.reads() {
@@ -187,7 +187,7 @@ pub(crate) fn params_storage(gpu: &Gpu, desc: &GraphDesc) -> ParamsStorage {
 /// Pipelines, bind groups and the step list, in schedule order. Identical kernels share one pipeline.
 pub(crate) fn build_plan(
     gpu: &Gpu,
-    desc: &'static GraphDesc,
+    desc: &GraphDesc,
     bound: &BoundBuffers,
     storage: ParamsStorage,
     uniform: Option<&(wgpu::BindGroupLayout, wgpu::Buffer)>,
@@ -200,8 +200,7 @@ pub(crate) fn build_plan(
         0
     };
     let mut pipelines: Vec<wgpu::ComputePipeline> = Vec::new();
-    let mut pipeline_index: HashMap<(String, &'static str, Vec<AccessMode>), usize> =
-        HashMap::new();
+    let mut pipeline_index: HashMap<(String, &str, Vec<AccessMode>), usize> = HashMap::new();
     let mut layouts: HashMap<Vec<AccessMode>, (wgpu::BindGroupLayout, wgpu::PipelineLayout)> =
         HashMap::new();
     let mut node_steps: Vec<Option<Step>> = Vec::with_capacity(desc.nodes.len());
@@ -218,10 +217,10 @@ pub(crate) fn build_plan(
         })
     });
 
-    for node in desc.nodes {
+    for (n, node) in desc.nodes.iter().enumerate() {
         let step = match &node.op {
             OpDesc::Kernel(k) => {
-                check_workgroup_size(desc, node.name, k.workgroup_size, &device.limits())?;
+                check_workgroup_size(desc, n, k.workgroup_size, &device.limits())?;
                 let modes: Vec<AccessMode> = k.bindings.iter().map(|b| b.mode).collect();
                 let (bind_layout, pipeline_layout) =
                     layouts.entry(modes.clone()).or_insert_with(|| {
@@ -259,20 +258,20 @@ pub(crate) fn build_plan(
                         (bgl, pl)
                     });
                 let source = k.compose(&desc.params, storage);
-                let key = (source, k.entry, modes);
+                let key = (source, &*k.entry, modes);
                 let pipeline = match pipeline_index.get(&key) {
                     Some(&i) => i,
                     None => {
                         let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
-                            label: Some(node.name),
+                            label: Some(&node.name),
                             source: wgpu::ShaderSource::Wgsl(Cow::Owned(key.0.clone())),
                         });
                         pipelines.push(device.create_compute_pipeline(
                             &wgpu::ComputePipelineDescriptor {
-                                label: Some(node.name),
+                                label: Some(&node.name),
                                 layout: Some(pipeline_layout),
                                 module: &module,
-                                entry_point: Some(k.entry),
+                                entry_point: Some(&k.entry),
                                 compilation_options: Default::default(),
                                 cache: None,
                             },
@@ -291,25 +290,27 @@ pub(crate) fn build_plan(
                     })
                     .collect();
                 let bind_group = device.create_bind_group(&wgpu::BindGroupDescriptor {
-                    label: Some(node.name),
+                    label: Some(&node.name),
                     layout: bind_layout,
                     entries: &entries,
                 });
                 let size = match &k.dispatch {
                     DispatchDesc::BufferLen(b) => DispatchSize::Fixed(element_dispatch(
                         desc,
-                        node.name,
+                        n,
                         bound.lens[*b as usize],
                         k.workgroup_size[0],
                         k.foldable,
                         max_workgroups,
                     )?),
-                    DispatchDesc::Threads(dims) => DispatchSize::Threads(dims, k.workgroup_size),
-                    DispatchDesc::Workgroups(dims) => DispatchSize::Workgroups(dims),
+                    DispatchDesc::Threads(dims) => {
+                        DispatchSize::Threads(dims.clone(), k.workgroup_size)
+                    }
+                    DispatchDesc::Workgroups(dims) => DispatchSize::Workgroups(dims.clone()),
                 };
                 dispatch_count += 1;
                 Some(Step::Dispatch {
-                    node: node.name,
+                    node: n,
                     pipeline,
                     bind_group,
                     size,
@@ -321,8 +322,8 @@ pub(crate) fn build_plan(
                 // A copy writes the whole of its destination, which is what the graph's ordering assumes.
                 if bound.lens[src] != bound.lens[dst] {
                     return Err(Error::BufferLength {
-                        graph: desc.name,
-                        buffer: desc.buffers[dst].name,
+                        graph: desc.name.to_string(),
+                        buffer: desc.buffers[dst].name.to_string(),
                         expected: format!(
                             "exactly {} (the length of `{}`, which node `{}` copies into it whole)",
                             bound.lens[src], desc.buffers[src].name, node.name
@@ -377,7 +378,7 @@ pub(crate) fn build_plan(
 /// `#[device_limits]`).
 fn check_workgroup_size(
     desc: &GraphDesc,
-    node: &'static str,
+    node: usize,
     size: [u32; 3],
     limits: &wgpu::Limits,
 ) -> Result<(), Error> {
@@ -390,8 +391,8 @@ fn check_workgroup_size(
     let invocations = size.iter().map(|&d| u64::from(d)).product::<u64>();
     if size.iter().zip(per_dim).any(|(&d, max)| d > max) || invocations > u64::from(total) {
         return Err(Error::WorkgroupTooLarge {
-            graph: desc.name,
-            node,
+            graph: desc.name.to_string(),
+            node: desc.nodes[node].name.to_string(),
             size,
             limit: format!(
                 "{} x {} x {} per dimension, {total} invocations in all",
@@ -407,7 +408,7 @@ fn check_workgroup_size(
 /// replay.
 fn element_dispatch(
     desc: &GraphDesc,
-    node: &'static str,
+    node: usize,
     elements: u32,
     workgroup_width: u32,
     foldable: bool,
@@ -422,8 +423,8 @@ fn element_dispatch(
         return Ok(folded);
     }
     Err(Error::DispatchTooLarge {
-        graph: desc.name,
-        node,
+        graph: desc.name.to_string(),
+        node: desc.nodes[node].name.to_string(),
         workgroups: [groups, 1, 1],
         limit,
     })

@@ -20,3 +20,23 @@ elements! {
     [f32; 2] => F32, 2; [i32; 2] => I32, 2; [u32; 2] => U32, 2;
     [f32; 4] => F32, 4; [i32; 4] => I32, 4; [u32; 4] => U32, 4;
 }
+
+/// A type a parameter can hold: an [`Element`], or a three-component vector (parameters may be `vec3`,
+/// buffers may not).
+pub trait ParamValue: bytemuck::Pod {
+    const TYPE: ValueType;
+}
+
+impl<T: Element> ParamValue for T {
+    const TYPE: ValueType = <T as Element>::TYPE;
+}
+
+macro_rules! vec3_params {
+    ($($t:ty => $scalar:ident;)*) => {
+        $(impl ParamValue for [$t; 3] {
+            const TYPE: ValueType = ValueType::vector(Scalar::$scalar, 3);
+        })*
+    };
+}
+
+vec3_params! { f32 => F32; i32 => I32; u32 => U32; }

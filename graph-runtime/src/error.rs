@@ -17,8 +17,8 @@ pub enum Error {
         "graph `{graph}`: buffer `{buffer}` holds `{actual}` elements, but the graph declares `{expected}`"
     )]
     BufferType {
-        graph: &'static str,
-        buffer: &'static str,
+        graph: String,
+        buffer: String,
         expected: String,
         actual: String,
     },
@@ -27,8 +27,8 @@ pub enum Error {
         "graph `{graph}`: buffer `{buffer}` has {actual} elements, but the graph needs {expected}"
     )]
     BufferLength {
-        graph: &'static str,
-        buffer: &'static str,
+        graph: String,
+        buffer: String,
         expected: String,
         actual: u64,
     },
@@ -37,8 +37,8 @@ pub enum Error {
         "graph `{graph}`: buffer `{buffer}` lacks the usage {missing}; create it with `BufferUsages::{missing}`"
     )]
     BufferUsage {
-        graph: &'static str,
-        buffer: &'static str,
+        graph: String,
+        buffer: String,
         missing: String,
     },
 
@@ -46,42 +46,36 @@ pub enum Error {
         "graph `{graph}`: buffer `{buffer}` was made on another `Gpu` than the one baking the graph; make it on \
          the same `Gpu` (or a clone of it)"
     )]
-    ForeignBuffer {
-        graph: &'static str,
-        buffer: &'static str,
-    },
+    ForeignBuffer { graph: String, buffer: String },
 
     #[error("graph `{graph}`: no buffer was bound for `{buffer}`")]
-    MissingBuffer {
-        graph: &'static str,
-        buffer: &'static str,
-    },
+    MissingBuffer { graph: String, buffer: String },
 
     #[error(
         "graph `{graph}`: buffers `{first}` and `{second}` are bound to one wgpu buffer, and the graph writes \
          one of them; the graph's ordering assumes distinct names are distinct memory"
     )]
     AliasedBuffers {
-        graph: &'static str,
-        first: &'static str,
-        second: &'static str,
+        graph: String,
+        first: String,
+        second: String,
     },
 
     #[error("graph `{graph}`: baking failed: {reason}")]
-    Bake { graph: &'static str, reason: String },
+    Bake { graph: String, reason: String },
 
     #[error(
-        "graph `{graph}`: its description is invalid ({reason}); descriptions come from `graph!`, which checks \
-         them: do not write a `TaskGraph` by hand"
+        "graph `{graph}`: its description is invalid ({reason}); descriptions come from `graph!`, the builder \
+         or a graph file, all checked: do not write one by hand"
     )]
-    InvalidDescription { graph: &'static str, reason: String },
+    InvalidDescription { graph: String, reason: String },
 
     #[error(
         "graph `{graph}`: kernel `{node}` has workgroup size {size:?}, over this device's limits ({limit})"
     )]
     WorkgroupTooLarge {
-        graph: &'static str,
-        node: &'static str,
+        graph: String,
+        node: String,
         size: [u32; 3],
         limit: String,
     },
@@ -90,9 +84,9 @@ pub enum Error {
         "graph `{graph}`: the size `{expression}` of node `{node}` cannot be computed: {reason}"
     )]
     DispatchSize {
-        graph: &'static str,
-        node: &'static str,
-        expression: &'static str,
+        graph: String,
+        node: String,
+        expression: String,
         reason: String,
     },
 
@@ -101,8 +95,8 @@ pub enum Error {
          dimension; split the work or use a 2D/3D dispatch"
     )]
     DispatchTooLarge {
-        graph: &'static str,
-        node: &'static str,
+        graph: String,
+        node: String,
         workgroups: [u32; 3],
         limit: u32,
     },
@@ -110,28 +104,50 @@ pub enum Error {
     #[error(
         "graph `{graph}`: host task `{node}` has no closure; give it one with `on_host` before replaying"
     )]
-    HostTaskMissing {
-        graph: &'static str,
-        node: &'static str,
-    },
+    HostTaskMissing { graph: String, node: String },
 
     #[error("graph `{graph}`: host task `{node}` panicked: {message}")]
     HostTaskPanicked {
-        graph: &'static str,
-        node: &'static str,
+        graph: String,
+        node: String,
         message: String,
     },
 
     #[error("`{0}` is not a node of this graph")]
     NotANode(String),
 
+    #[error("graph `{graph}` has no {kind} `{name}`{known}")]
+    UnknownName {
+        graph: String,
+        /// `parameter`, `buffer` or `node`.
+        kind: &'static str,
+        name: String,
+        /// The names it does have, for the message.
+        known: String,
+    },
+
+    #[error("graph `{graph}`: parameter `{name}` is a `{expected}`, but a `{actual}` was given")]
+    ParamType {
+        graph: String,
+        name: String,
+        expected: String,
+        actual: String,
+    },
+
+    #[error("graph `{graph}`: the parameter block is {expected} bytes, but {actual} were given")]
+    ParamsSize {
+        graph: String,
+        expected: usize,
+        actual: usize,
+    },
+
     #[error(
         "graph `{graph}`: host task `{node}` may not {used} `{buffer}`: declare it in the task's list, as in \
          `host {node}({buffer}: read_write);`"
     )]
     HostAccess {
-        graph: &'static str,
-        node: &'static str,
+        graph: String,
+        node: String,
         buffer: String,
         used: &'static str,
     },
@@ -149,6 +165,13 @@ pub enum Error {
         elem: String,
         reason: String,
     },
+
+    /// A built or loaded graph's mistakes, each with its location.
+    #[error(transparent)]
+    Graph(#[from] graph_core::GraphErrors),
+
+    #[error("cannot load the graph file: {0}")]
+    Load(#[from] graph_core::file::LoadError),
 
     #[error("the GPU ran out of memory: {0}")]
     OutOfMemory(String),

@@ -7,7 +7,7 @@ use crate::element::Element;
 use crate::error::Error;
 use crate::gpu::Gpu;
 
-/// A host task's closure, given to [`crate::Baked::on_host`].
+/// A host task's closure, given to [`crate::Baked::on_host`] or [`crate::BakedGraph::on_host`].
 pub type HostTask = Box<dyn FnMut(&HostContext<'_>) -> Result<(), Error> + Send>;
 
 /// What a host task sees: the buffers its node declared, by name, readable or writable as declared. The GPU
@@ -17,9 +17,10 @@ pub struct HostContext<'a> {
     pub(crate) gpu: &'a Gpu,
     pub(crate) buffers: &'a [wgpu::Buffer],
     pub(crate) lens: &'a [u32],
-    pub(crate) desc: &'static GraphDesc,
-    pub(crate) node: &'static str,
-    pub(crate) accesses: &'static [AccessDesc],
+    pub(crate) desc: &'a GraphDesc,
+    /// The task's node index in the description.
+    pub(crate) node: usize,
+    pub(crate) accesses: &'a [AccessDesc],
 }
 
 impl HostContext<'_> {
@@ -56,8 +57,8 @@ impl HostContext<'_> {
         });
         let (Some(index), true) = (index, allowed) else {
             return Err(Error::HostAccess {
-                graph: self.desc.name,
-                node: self.node,
+                graph: self.desc.name.to_string(),
+                node: self.desc.nodes[self.node].name.to_string(),
                 buffer: name.to_string(),
                 used,
             });
@@ -65,8 +66,8 @@ impl HostContext<'_> {
         let b = &self.desc.buffers[index];
         if b.elem != T::TYPE {
             return Err(Error::BufferType {
-                graph: self.desc.name,
-                buffer: b.name,
+                graph: self.desc.name.to_string(),
+                buffer: b.name.to_string(),
                 expected: b.elem.wgsl(),
                 actual: T::TYPE.wgsl(),
             });

@@ -109,6 +109,7 @@ extern crate self as graph_runtime;
 
 mod bake;
 mod baked;
+mod baked_graph;
 mod buffer;
 mod driver;
 mod element;
@@ -125,13 +126,19 @@ pub mod validation;
 mod wait;
 
 pub use baked::Baked;
+pub use baked_graph::BakedGraph;
 pub use buffer::{AnyBuffer, Buffer};
-pub use element::Element;
+pub use element::{Element, ParamValue};
 pub use error::Error;
 pub use gpu::{ADAPTER_ENV, Gpu};
-pub use graph_core::desc;
+pub use graph_core::builder::{GraphBuilder, KernelSpec};
+pub use graph_core::desc::{self, GraphDesc};
+pub use graph_core::dot::Detail;
+pub use graph_core::file;
 pub use graph_core::ir::ParamsStorage;
+pub use graph_core::ir::{AccessMode, Role};
 pub use graph_core::types::{Scalar, ValueType};
+pub use graph_core::{GraphErrors, describe_graph};
 pub use graph_macros::graph;
 pub use host::{HostContext, HostTask};
 pub use readback::ReadFuture;
@@ -141,28 +148,32 @@ pub use wgpu;
 
 /// The kernel library `graph!` reads as `kernels::..`, with CPU references.
 pub use kernels;
+/// The library the macro checks `kernels::..` against: give it to [`GraphBuilder::build`] and
+/// [`describe_graph`] so that built and loaded graphs mean the same by the same words.
+pub use kernels::LIBRARY;
 
 /// What generated code reaches; not a public API.
 #[doc(hidden)]
 pub mod __private {
     pub use crate::{AnyBuffer, Baked, Buffer, Error, Gpu, TaskGraph};
     pub use bytemuck;
-    pub use graph_core::{desc, ir, size, types};
+    pub use graph_core::{deps, desc, ir, size, types};
+    use std::borrow::Cow;
 
     /// The description of a graph whose checks failed: only seen beside compile errors.
     pub const STUB_DESCRIPTION: desc::GraphDesc = desc::GraphDesc {
-        name: "",
+        name: Cow::Borrowed(""),
         params: desc::ParamsDesc {
             size: 0,
             storage: ir::ParamsStorage::Immediates,
-            fields: &[],
-            wgsl_struct: "",
+            fields: Cow::Borrowed(&[]),
+            wgsl_struct: Cow::Borrowed(""),
         },
-        buffers: &[],
-        nodes: &[],
-        edges: &[],
-        topological_order: &[],
-        levels: &[],
-        partitions: &[],
+        buffers: Cow::Borrowed(&[]),
+        nodes: Cow::Borrowed(&[]),
+        edges: Cow::Borrowed(&[]),
+        topological_order: Cow::Borrowed(&[]),
+        levels: Cow::Borrowed(&[]),
+        partitions: Cow::Borrowed(&[]),
     };
 }

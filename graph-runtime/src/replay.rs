@@ -5,20 +5,20 @@ use graph_core::desc::SizeDesc;
 use graph_core::size::{SizeError, evaluate};
 
 /// How many workgroups a dispatch runs.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub(crate) enum DispatchSize {
     /// Decided at bake time.
     Fixed([u32; 3]),
     /// Invocations from the parameters and buffer lengths, rounded up to the workgroup size (the second).
-    Threads(&'static [SizeDesc; 3], [u32; 3]),
-    Workgroups(&'static [SizeDesc; 3]),
+    Threads([SizeDesc; 3], [u32; 3]),
+    Workgroups([SizeDesc; 3]),
 }
 
 /// Why a dispatch's size is refused at replay.
 #[derive(Debug)]
 pub(crate) enum SizeProblem {
     /// A size expression failed (overflow, division by zero), with its text.
-    Expression(&'static str, SizeError),
+    Expression(String, SizeError),
     /// Past the device's per-dimension limit.
     TooLarge([u32; 3]),
 }
@@ -26,7 +26,8 @@ pub(crate) enum SizeProblem {
 #[derive(Debug)]
 pub(crate) enum Step {
     Dispatch {
-        node: &'static str,
+        /// The node's index in the description.
+        node: usize,
         pipeline: usize,
         bind_group: wgpu::BindGroup,
         size: DispatchSize,
@@ -62,17 +63,17 @@ pub(crate) struct Plan {
 
 impl DispatchSize {
     /// The workgroup counts for these parameters and lengths, with checked arithmetic throughout.
-    pub(crate) fn workgroups(self, params: &[u8], lens: &[u32]) -> Result<[u32; 3], SizeProblem> {
-        let eval = |dims: &'static [SizeDesc; 3]| -> Result<[u32; 3], SizeProblem> {
+    pub(crate) fn workgroups(&self, params: &[u8], lens: &[u32]) -> Result<[u32; 3], SizeProblem> {
+        let eval = |dims: &[SizeDesc; 3]| -> Result<[u32; 3], SizeProblem> {
             let mut out = [0; 3];
             for (slot, dim) in out.iter_mut().zip(dims) {
-                *slot = evaluate(dim.steps, params, lens)
-                    .map_err(|e| SizeProblem::Expression(dim.text, e))?;
+                *slot = evaluate(&dim.steps, params, lens)
+                    .map_err(|e| SizeProblem::Expression(dim.text.to_string(), e))?;
             }
             Ok(out)
         };
         match self {
-            DispatchSize::Fixed(w) => Ok(w),
+            DispatchSize::Fixed(w) => Ok(*w),
             DispatchSize::Workgroups(dims) => eval(dims),
             DispatchSize::Threads(dims, wg) => {
                 let t = eval(dims)?;
@@ -94,7 +95,7 @@ pub(crate) fn resolve_dispatches(
     params: &[u8],
     lens: &[u32],
     workgroups: &mut [[u32; 3]],
-) -> Result<(), (&'static str, SizeProblem)> {
+) -> Result<(), (usize, SizeProblem)> {
     for partition in &plan.partitions {
         let Partition::Gpu(steps) = partition else {
             continue;
@@ -106,7 +107,7 @@ pub(crate) fn resolve_dispatches(
             {
                 let w = size.workgroups(params, lens).map_err(|p| (*node, p))?;
                 if w.iter().any(|&d| d > plan.max_workgroups) {
-                    return Err((node, SizeProblem::TooLarge(w)));
+                    return Err((*node, SizeProblem::TooLarge(w)));
                 }
                 workgroups[*slot] = w;
             }

@@ -395,11 +395,11 @@ fn a_host_task_without_a_closure_is_an_error() -> Result<(), Error> {
     let result = g.replay();
     assert!(
         matches!(
-            result,
+            &result,
             Err(Error::HostTaskMissing {
-                node: "inspect",
+                node,
                 ..
-            })
+            }) if node == "inspect"
         ),
         "{result:?}"
     );

@@ -14,7 +14,7 @@ graph! {
 #[test]
 fn a_file_kernel_compiles_with_the_file_as_its_source() {
     assert_eq!(FromFile::NODE_COUNT, 1);
-    let OpDesc::Kernel(kernel) = FromFile::DESCRIPTION.nodes[0].op else {
+    let OpDesc::Kernel(kernel) = &FromFile::DESCRIPTION.nodes[0].op else {
         panic!("`double` is a kernel");
     };
     assert_eq!(kernel.source, include_str!("../wgsl/double.wgsl"));

@@ -15,7 +15,7 @@ graph! {
 }
 
 fn main() {
-    let graph_runtime::desc::OpDesc::Kernel(k) = G::DESCRIPTION.nodes[0].op else {
+    let graph_runtime::desc::OpDesc::Kernel(k) = &G::DESCRIPTION.nodes[0].op else {
         panic!("a kernel");
     };
     assert_eq!(k.workgroup_size, [1024, 1, 1]);

@@ -22,10 +22,10 @@ graph! {
 }
 
 fn main() {
-    let graph_runtime::desc::OpDesc::Kernel(k) = G::DESCRIPTION.nodes[0].op else {
+    let graph_runtime::desc::OpDesc::Kernel(k) = &G::DESCRIPTION.nodes[0].op else {
         panic!("a kernel");
     };
-    let graph_runtime::desc::DispatchDesc::Threads(dims) = k.dispatch else {
+    let graph_runtime::desc::DispatchDesc::Threads(dims) = &k.dispatch else {
         panic!("threads");
     };
     assert_eq!(dims[0].text, "(params.w * params.h).min(x.len())");

@@ -19,7 +19,7 @@ graph! {
 }
 
 fn main() {
-    let graph_runtime::desc::OpDesc::Kernel(k) = G::DESCRIPTION.nodes[0].op else {
+    let graph_runtime::desc::OpDesc::Kernel(k) = &G::DESCRIPTION.nodes[0].op else {
         panic!("a kernel");
     };
     assert!(k.source.contains(".5 * x[i] + 1.e-3 + 1e3 + 2.5e+2f + .25f"), "{}", k.source);

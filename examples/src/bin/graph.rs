@@ -1,0 +1,446 @@
+//! # graph — check, draw and run saved graph files
+//!
+//! ```text
+//! graph check FILE                 every diagnostic with its location; exit 1 when there are any
+//! graph dot FILE [--verbose]       the graph in Graphviz DOT (`| dot -Tsvg > graph.svg`)
+//! graph run FILE [--replays N] [--param NAME=VALUE].. [--len BUFFER=N]..
+//!                                  bake on the default adapter and replay, with timings
+//! ```
+//!
+//! A file that cannot be read or is not a graph file exits with 2, a graph with mistakes with 1.
+//!
+//! `run` binds every external buffer to deterministic data (values in `0..1` for `f32`, `0..1024` for
+//! integers) of its declared length, or of `--len` (65536 elements unless given) for run-time lengths.
+//! Parameters start at zero; `--param` sets one (vectors as `1,2,3`). Host tasks are bound to a stand-in
+//! that sums what it may read and fills what it writes with the same kind of deterministic data. After the
+//! replays it prints the sum of every buffer the graph writes, so two runs can be compared.
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use clap::{Parser, Subcommand};
+use examples::{median, ms};
+use graph_runtime::desc::{GraphDesc, OpDesc};
+use graph_runtime::{
+    AnyBuffer, BakedGraph, Detail, Error, Gpu, HostContext, LIBRARY, Scalar, ValueType,
+    describe_graph, file,
+};
+
+#[derive(Parser)]
+#[command(name = "graph", about = "Check, draw and run saved GPU task graphs")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Check a graph file: every diagnostic with its location.
+    Check { file: PathBuf },
+    /// Print a graph file as Graphviz DOT.
+    Dot {
+        file: PathBuf,
+        /// Also each node's accesses, dispatch size and the parameters.
+        #[arg(long)]
+        verbose: bool,
+    },
+    /// Bake a graph file on the default adapter and replay it, with timings.
+    Run {
+        file: PathBuf,
+        /// Timed replays after the first.
+        #[arg(long, default_value_t = 10)]
+        replays: usize,
+        /// A parameter's value, `NAME=VALUE` (vectors as `1,2,3`).
+        #[arg(long = "param", value_name = "NAME=VALUE")]
+        params: Vec<String>,
+        /// The length of an external buffer of run-time length, `BUFFER=N` (65536 when not given).
+        #[arg(long = "len", value_name = "BUFFER=N")]
+        lens: Vec<String>,
+    },
+}
+
+/// How the program ends: 1 for a graph with mistakes or a failed run, 2 for a file that is not a graph.
+enum Failure {
+    Graph(String),
+    File(String),
+}
+
+impl From<Error> for Failure {
+    fn from(e: Error) -> Self {
+        Failure::Graph(e.to_string())
+    }
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Check { file } => check(&file),
+        Command::Dot { file, verbose } => dot(&file, verbose),
+        Command::Run {
+            file,
+            replays,
+            params,
+            lens,
+        } => run(&file, replays, &params, &lens),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(Failure::Graph(message)) => {
+            eprintln!("{}", message.trim_end());
+            ExitCode::from(1)
+        }
+        Err(Failure::File(message)) => {
+            eprintln!("error: {message}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+/// The file's graph, checked and described.
+fn load(path: &Path) -> Result<GraphDesc, Failure> {
+    let graph = file::load(path).map_err(|e| Failure::File(format!("{}: {e}", path.display())))?;
+    describe_graph(graph, &LIBRARY).map_err(|e| Failure::Graph(format!("{}: {e}", path.display())))
+}
+
+fn check(path: &Path) -> Result<(), Failure> {
+    let desc = load(path)?;
+    let gpu_partitions = desc
+        .partitions
+        .iter()
+        .filter(|p| matches!(p, graph_runtime::desc::PartitionDesc::Gpu { .. }))
+        .count();
+    println!(
+        "{}: graph `{}` is well-formed: {} nodes, {} edges, {} levels, {} GPU partitions",
+        path.display(),
+        desc.name,
+        desc.nodes.len(),
+        desc.edges.len(),
+        desc.levels.len(),
+        gpu_partitions
+    );
+    Ok(())
+}
+
+fn dot(path: &Path, verbose: bool) -> Result<(), Failure> {
+    let desc = load(path)?;
+    let detail = if verbose {
+        Detail::Verbose
+    } else {
+        Detail::Plain
+    };
+    print!("{}", desc.to_dot(detail));
+    Ok(())
+}
+
+const DEFAULT_LEN: u32 = 65536;
+
+fn run(path: &Path, replays: usize, params: &[String], lens: &[String]) -> Result<(), Failure> {
+    let desc = load(path)?;
+    let lens = parse_pairs(lens, "--len")?;
+    let params = parse_pairs(params, "--param")?;
+    for (name, _) in &lens {
+        if !desc
+            .buffers
+            .iter()
+            .any(|b| b.name == *name && b.role.is_external())
+        {
+            return Err(Failure::Graph(format!(
+                "--len {name}: graph `{}` has no external buffer `{name}`",
+                desc.name
+            )));
+        }
+    }
+
+    let gpu = Gpu::new_blocking()?;
+    println!("adapter: {}", gpu.summary());
+    let mut buffers: Vec<(String, AnyBuffer)> = Vec::new();
+    for (index, b) in desc.buffers.iter().enumerate() {
+        if !b.role.is_external() {
+            continue;
+        }
+        let given = lens.iter().find(|(name, _)| *name == b.name);
+        let len = match (b.len, given) {
+            (Some(fixed), _) => fixed,
+            (None, Some((_, text))) => text.parse().map_err(|_| {
+                Failure::Graph(format!("--len {}: `{text}` is not a length", b.name))
+            })?,
+            (None, None) => DEFAULT_LEN,
+        };
+        let words = deterministic_words(b.elem, len as usize, index as u64);
+        let typed = gpu.buffer_from_slice(&words)?;
+        buffers.push((
+            b.name.to_string(),
+            AnyBuffer::from_wgpu(&gpu, typed.wgpu().clone(), b.elem)?,
+        ));
+    }
+    let bound: Vec<(&str, &AnyBuffer)> = buffers.iter().map(|(n, b)| (n.as_str(), b)).collect();
+
+    let start = Instant::now();
+    let mut graph = BakedGraph::bake(&gpu, desc.clone(), &bound)?;
+    println!("bake:    {}", ms(start.elapsed()));
+    for (name, value) in &params {
+        set_param(&mut graph, name, value)?;
+    }
+    let len_of = |index: usize| -> usize {
+        let b = &desc.buffers[index];
+        let bound = buffers.iter().find(|(n, _)| *n == b.name);
+        bound.map_or(b.len.unwrap_or(0), |(_, any)| any.len()) as usize
+    };
+    let host_sums = bind_host_tasks(&mut graph, &desc, len_of)?;
+
+    let start = Instant::now();
+    graph.replay()?.wait()?;
+    println!("first replay (waited): {}", ms(start.elapsed()));
+    let mut waited: Vec<Duration> = Vec::with_capacity(replays);
+    for _ in 0..replays {
+        let start = Instant::now();
+        graph.replay()?.wait()?;
+        waited.push(start.elapsed());
+    }
+    if replays > 0 {
+        let start = Instant::now();
+        let mut last = None;
+        for _ in 0..replays {
+            last = Some(graph.replay()?);
+        }
+        if let Some(last) = last {
+            last.wait()?;
+        }
+        let back_to_back = start.elapsed() / replays as u32;
+        let fastest = waited.iter().min().copied().unwrap_or_default();
+        println!(
+            "{replays} replays: median {}, fastest {} each (submit to finished); {} each back to back",
+            ms(median(&waited)),
+            ms(fastest),
+            ms(back_to_back)
+        );
+    }
+    if let Ok(sums) = host_sums.lock() {
+        for (node, sum) in sums.iter() {
+            println!("host task `{node}` last read a sum of {sum}");
+        }
+    }
+    for (index, b) in desc.buffers.iter().enumerate() {
+        let written = desc.nodes.iter().any(|n| writes(&n.op, index as u32));
+        if !written || !b.role.is_external() {
+            continue;
+        }
+        if let Some((_, buffer)) = buffers.iter().find(|(n, _)| *n == b.name) {
+            let sum = sum_words(b.elem, &read_words(&gpu, buffer)?);
+            println!(
+                "{}: {} elements of {}, sum {sum}",
+                b.name,
+                buffer.len(),
+                b.elem
+            );
+        }
+    }
+    Ok(())
+}
+
+fn parse_pairs<'a>(items: &'a [String], flag: &str) -> Result<Vec<(&'a str, &'a str)>, Failure> {
+    items
+        .iter()
+        .map(|item| {
+            item.split_once('=')
+                .ok_or_else(|| Failure::Graph(format!("{flag} {item}: write it as NAME=VALUE")))
+        })
+        .collect()
+}
+
+fn writes(op: &OpDesc, buffer: u32) -> bool {
+    match op {
+        OpDesc::Kernel(k) => k
+            .bindings
+            .iter()
+            .any(|a| a.buffer == buffer && a.mode.writes()),
+        OpDesc::Copy { dst, .. } => *dst == buffer,
+        OpDesc::Host { accesses } => accesses
+            .iter()
+            .any(|a| a.buffer == buffer && a.mode.writes()),
+    }
+}
+
+/// `len` elements of type `elem` as 32-bit words: floats in `0..1`, integers in `0..1024`, from a generator
+/// seeded by `seed`, so every run binds the same data.
+fn deterministic_words(elem: ValueType, len: usize, seed: u64) -> Vec<u32> {
+    let mut state = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+    (0..len * usize::from(elem.components))
+        .map(|_| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            let bits = (state >> 40) as u32;
+            match elem.scalar {
+                Scalar::F32 => (bits as f32 / (1u32 << 24) as f32).to_bits(),
+                Scalar::I32 | Scalar::U32 => bits % 1024,
+            }
+        })
+        .collect()
+}
+
+fn sum_words(elem: ValueType, words: &[u32]) -> f64 {
+    words
+        .iter()
+        .map(|&w| match elem.scalar {
+            Scalar::F32 => f64::from(f32::from_bits(w)),
+            Scalar::I32 => f64::from(w as i32),
+            Scalar::U32 => f64::from(w),
+        })
+        .sum()
+}
+
+fn read_words(gpu: &Gpu, buffer: &AnyBuffer) -> Result<Vec<u32>, Error> {
+    graph_runtime::Buffer::<u32>::from_wgpu(gpu, buffer.wgpu().clone())?.read_blocking()
+}
+
+/// Parameter `name` from text, by its declared type.
+fn set_param(graph: &mut BakedGraph, name: &str, text: &str) -> Result<(), Failure> {
+    let field = graph
+        .description()
+        .params
+        .fields
+        .iter()
+        .find(|f| f.name == name)
+        .map(|f| f.ty);
+    let Some(ty) = field else {
+        // The runtime's own message, with the parameters the graph has.
+        return Err(graph.set_param(name, 0u32).err().map_or_else(
+            || Failure::Graph(format!("no parameter `{name}`")),
+            Failure::from,
+        ));
+    };
+    let parts: Vec<&str> = text.split(',').map(str::trim).collect();
+    if parts.len() != usize::from(ty.components) {
+        return Err(Failure::Graph(format!(
+            "--param {name}={text}: `{name}` is a `{ty}`, which takes {} value(s)",
+            ty.components
+        )));
+    }
+    let bad = || Failure::Graph(format!("--param {name}={text}: not a `{ty}`"));
+    macro_rules! set {
+        ($t:ty) => {{
+            let values: Vec<$t> = parts
+                .iter()
+                .map(|p| p.parse::<$t>().map_err(|_| bad()))
+                .collect::<Result<_, _>>()?;
+            match values[..] {
+                [a] => graph.set_param(name, a)?,
+                [a, b] => graph.set_param(name, [a, b])?,
+                [a, b, c] => graph.set_param(name, [a, b, c])?,
+                [a, b, c, d] => graph.set_param(name, [a, b, c, d])?,
+                _ => return Err(bad()),
+            }
+        }};
+    }
+    match ty.scalar {
+        Scalar::F32 => set!(f32),
+        Scalar::I32 => set!(i32),
+        Scalar::U32 => set!(u32),
+    }
+    Ok(())
+}
+
+type HostSums = Arc<Mutex<Vec<(String, f64)>>>;
+
+/// One buffer as a stand-in host task uses it.
+struct HostUse {
+    buffer: String,
+    elem: ValueType,
+    mode: graph_runtime::AccessMode,
+    len: usize,
+    seed: u64,
+}
+
+/// Binds every host task to the stand-in described at the top; the sums it reads are kept by node.
+fn bind_host_tasks(
+    graph: &mut BakedGraph,
+    desc: &GraphDesc,
+    len_of: impl Fn(usize) -> usize,
+) -> Result<HostSums, Error> {
+    let sums: HostSums = Arc::new(Mutex::new(Vec::new()));
+    for node in desc.nodes.iter() {
+        let OpDesc::Host { accesses } = &node.op else {
+            continue;
+        };
+        let uses: Vec<HostUse> = accesses
+            .iter()
+            .filter_map(|a| {
+                let b = desc.buffers.get(a.buffer as usize)?;
+                Some(HostUse {
+                    buffer: b.name.to_string(),
+                    elem: b.elem,
+                    mode: a.mode,
+                    len: len_of(a.buffer as usize),
+                    seed: u64::from(a.buffer),
+                })
+            })
+            .collect();
+        let name = node.name.to_string();
+        let sums = Arc::clone(&sums);
+        graph.on_host(&node.name.clone(), move |ctx: &HostContext<'_>| {
+            let mut total = 0.0;
+            for u in &uses {
+                if u.mode.reads() {
+                    total += sum_words(u.elem, &host_read(ctx, &u.buffer, u.elem)?);
+                }
+                if u.mode.writes() {
+                    let words = deterministic_words(u.elem, u.len, u.seed);
+                    host_write(ctx, &u.buffer, u.elem, &words)?;
+                }
+            }
+            if let Ok(mut sums) = sums.lock() {
+                sums.retain(|(n, _)| *n != name);
+                sums.push((name.clone(), total));
+            }
+            Ok(())
+        })?;
+    }
+    Ok(sums)
+}
+
+/// A host task's buffer as words, read as its declared type (the context checks the type).
+fn host_read(ctx: &HostContext<'_>, buffer: &str, elem: ValueType) -> Result<Vec<u32>, Error> {
+    macro_rules! read {
+        ($t:ty) => {
+            bytemuck::cast_slice(&ctx.read::<$t>(buffer)?).to_vec()
+        };
+    }
+    Ok(match (elem.scalar, elem.components) {
+        (Scalar::F32, 1) => read!(f32),
+        (Scalar::F32, 2) => read!([f32; 2]),
+        (Scalar::F32, _) => read!([f32; 4]),
+        (Scalar::I32, 1) => read!(i32),
+        (Scalar::I32, 2) => read!([i32; 2]),
+        (Scalar::I32, _) => read!([i32; 4]),
+        (Scalar::U32, 1) => read!(u32),
+        (Scalar::U32, 2) => read!([u32; 2]),
+        (Scalar::U32, _) => read!([u32; 4]),
+    })
+}
+
+fn host_write(
+    ctx: &HostContext<'_>,
+    buffer: &str,
+    elem: ValueType,
+    words: &[u32],
+) -> Result<(), Error> {
+    macro_rules! write {
+        ($t:ty) => {
+            ctx.write::<$t>(buffer, bytemuck::cast_slice(words))
+        };
+    }
+    match (elem.scalar, elem.components) {
+        (Scalar::F32, 1) => write!(f32),
+        (Scalar::F32, 2) => write!([f32; 2]),
+        (Scalar::F32, _) => write!([f32; 4]),
+        (Scalar::I32, 1) => write!(i32),
+        (Scalar::I32, 2) => write!([i32; 2]),
+        (Scalar::I32, _) => write!([i32; 4]),
+        (Scalar::U32, 1) => write!(u32),
+        (Scalar::U32, 2) => write!([u32; 2]),
+        (Scalar::U32, _) => write!([u32; 4]),
+    }
+}

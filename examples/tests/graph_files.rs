@@ -1,0 +1,192 @@
+//! The shipped graph files: each loads, checks, draws and runs; the one with a host task computes what the
+//! CPU computes; and a file that is not a graph is an error that says why, never a panic.
+
+use std::path::{Path, PathBuf};
+
+use graph_runtime::file::{self, LoadError};
+use graph_runtime::{AccessMode, BakedGraph, Detail, Error, Gpu, LIBRARY, describe_graph};
+
+fn graphs_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("graphs")
+}
+
+fn shipped() -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(graphs_dir())
+        .expect("examples/graphs exists")
+        .filter_map(|entry| entry.ok().map(|e| e.path()))
+        .filter(|path| path.extension().is_some_and(|ext| ext == "json"))
+        .collect();
+    files.sort();
+    files
+}
+
+#[test]
+fn every_shipped_file_loads_and_checks() -> Result<(), Error> {
+    let files = shipped();
+    assert!(files.len() >= 3, "{files:?}");
+    for path in files {
+        let graph = file::load(&path)?;
+        // Saving and loading again gives the same graph.
+        assert_eq!(
+            file::from_json(&file::to_json(&graph))?,
+            graph,
+            "{}",
+            path.display()
+        );
+        describe_graph(graph, &LIBRARY)?;
+    }
+    Ok(())
+}
+
+#[test]
+fn the_drawing_says_why_each_edge_exists() -> Result<(), Error> {
+    let desc = describe_graph(
+        file::load(&graphs_dir().join("edge_detect.json"))?,
+        &LIBRARY,
+    )?;
+    let dot = desc.to_dot(Detail::Plain);
+    assert!(dot.starts_with("digraph \"EdgeDetect\" {"), "{dot}");
+    for edge in [
+        "n0 -> n1 [label=\"read-after-write of blur_tmp\", style=dashed];",
+        "n1 -> n2 [label=\"read-after-write of blurred\", style=dashed];",
+        "n2 -> n3 [label=\"read-after-write of gradient\", style=dashed];",
+        "{ rank=same; n0; }",
+        "b0 [label=\"image: [f32]\\ninput\"",
+    ] {
+        assert!(dot.contains(edge), "{edge} missing from\n{dot}");
+    }
+    assert!(!dot.contains("threads("), "plain DOT has no dispatch sizes");
+    let verbose = desc.to_dot(Detail::Verbose);
+    for detail in [
+        "threads(params.width, params.height)",
+        "@workgroup_size(8, 8, 1)",
+        "image: read",
+        "params { width: u32, height: u32, threshold: f32 }",
+    ] {
+        assert!(verbose.contains(detail), "{detail} missing from\n{verbose}");
+    }
+    Ok(())
+}
+
+#[test]
+fn an_explicit_edge_is_drawn_as_explicit() -> Result<(), Error> {
+    let mut b = graph_runtime::GraphBuilder::new("Two");
+    b.inout("x", "f32").inout("y", "f32");
+    b.fill("a", "x", "1.0").fill("b", "y", "2.0").edge("a", "b");
+    let dot = b.build(&LIBRARY)?.to_dot(Detail::Plain);
+    assert!(
+        dot.contains("n0 -> n1 [label=\"explicit\", style=solid];"),
+        "{dot}"
+    );
+    Ok(())
+}
+
+/// `Normalize` with its real host task: the norm summed on the host between two GPU partitions.
+#[test]
+fn the_normalize_file_with_its_host_task_computes_what_the_cpu_does() -> Result<(), Error> {
+    let desc = describe_graph(file::load(&graphs_dir().join("normalize.json"))?, &LIBRARY)?;
+    let gpu = Gpu::new_blocking()?;
+    let len = 3000;
+    let x: Vec<f32> = (0..len)
+        .map(|i| ((i * 7919) % 1000) as f32 / 997.0 - 0.5)
+        .collect();
+    let x_buf = gpu.buffer_from_slice(&x)?;
+    let poisoned = || gpu.buffer_from_slice(&vec![f32::NAN; len]);
+    let (squares, y, y_copy) = (poisoned()?, poisoned()?, poisoned()?);
+    let norm = gpu.buffer_from_slice(&[f32::NAN])?;
+    let mut g = BakedGraph::bake(
+        &gpu,
+        desc,
+        &[
+            ("x", x_buf.as_any()),
+            ("squares", squares.as_any()),
+            ("norm", norm.as_any()),
+            ("y", y.as_any()),
+            ("y_copy", y_copy.as_any()),
+        ],
+    )?;
+    g.on_host("total", |ctx| {
+        let sum: f64 = ctx
+            .read::<f32>("squares")?
+            .iter()
+            .map(|&s| f64::from(s))
+            .sum();
+        ctx.write("norm", &[sum.sqrt() as f32])
+    })?;
+    g.replay()?.wait()?;
+    let want_norm = x.iter().map(|&v| f64::from(v * v)).sum::<f64>().sqrt() as f32;
+    let got_norm = norm.read_blocking()?[0];
+    assert!(
+        (got_norm - want_norm).abs() <= 1e-5 * want_norm,
+        "{got_norm} vs {want_norm}"
+    );
+    let y = y.read_blocking()?;
+    for (i, (&got, &xi)) in y.iter().zip(&x).enumerate() {
+        // One division by the GPU's own norm: exact up to the division's rounding.
+        let want = xi / got_norm;
+        assert!(
+            (got - want).abs() <= f32::EPSILON * want.abs(),
+            "y[{i}] = {got}, want {want}"
+        );
+    }
+    assert_eq!(y_copy.read_blocking()?, y);
+    Ok(())
+}
+
+#[test]
+fn a_host_task_of_a_file_graph_is_named_by_its_node() -> Result<(), Error> {
+    let desc = describe_graph(file::load(&graphs_dir().join("normalize.json"))?, &LIBRARY)?;
+    let host = desc.nodes.iter().find(|n| n.name == "total").map(|n| &n.op);
+    assert!(
+        matches!(host, Some(graph_runtime::desc::OpDesc::Host { accesses }) if accesses[0].mode == AccessMode::Read)
+    );
+    Ok(())
+}
+
+#[track_caller]
+fn load_error(text: &str) -> String {
+    match file::from_json(text) {
+        Ok(graph) => panic!("loaded {graph:?}"),
+        Err(e) => e.to_string(),
+    }
+}
+
+#[test]
+fn files_that_are_not_graphs_are_errors_that_say_why() {
+    assert!(
+        load_error("").contains("line 1, column 0"),
+        "{}",
+        load_error("")
+    );
+    assert!(load_error("not json").contains("line 1"));
+    assert_eq!(
+        load_error(r#"{"format": 7, "graph": {}}"#),
+        "the file is format 7, but this version reads format 1"
+    );
+    let missing = load_error(r#"{"format": 1}"#);
+    assert!(missing.contains("missing field `graph`"), "{missing}");
+    let typo = load_error(r#"{"format": 1, "graph": {"name": "G", "bufers": []}}"#);
+    assert!(typo.contains("unknown field `bufers`"), "{typo}");
+    let size = load_error(
+        r#"{"format": 1, "graph": {"name": "G", "nodes": [{"name": "k", "kernel": {"accesses": [],
+            "source": {"wgsl": {"text": ""}}, "dispatch": {"threads": ["params.n +"]}}}]}}"#,
+    );
+    assert!(size.contains("size `params.n +`"), "{size}");
+    let wgsl_file = load_error(
+        r#"{"format": 1, "graph": {"name": "G", "nodes": [{"name": "k", "kernel": {"accesses": [],
+            "source": {"wgsl": {"file": "k.wgsl"}}}}]}}"#,
+    );
+    assert!(
+        wgsl_file.contains("relative to a graph file"),
+        "{wgsl_file}"
+    );
+}
+
+#[test]
+fn a_missing_file_is_an_error_naming_it() {
+    let path = graphs_dir().join("no_such_graph.json");
+    match file::load(&path) {
+        Err(LoadError::Read { path: p, .. }) => assert!(p.ends_with("no_such_graph.json")),
+        other => panic!("{other:?}"),
+    }
+}

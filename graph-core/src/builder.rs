@@ -1,0 +1,328 @@
+//! The run-time builder, for graphs known only at run time (SYCL's explicit graph API): the same IR the
+//! macro lowers to, built by calls, checked by the same checks and described by the same function.
+//!
+//! Nothing is checked while building, so the calls cannot fail; [`GraphBuilder::build`] reports every
+//! mistake at once, as [`GraphErrors`] whose messages are the compile errors' and whose locations are words.
+//!
+//! ```
+//! use graph_core::builder::{GraphBuilder, KernelSpec};
+//! use graph_core::library::Library;
+//!
+//! let mut b = GraphBuilder::new("Twice");
+//! b.param("n", "u32").inout("x", "f32");
+//! b.kernel(
+//!     "twice",
+//!     KernelSpec::wgsl(
+//!         "@compute @workgroup_size(64)
+//!          fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
+//!              if (gid.x < params.n) { x[gid.x] = 2.0 * x[gid.x]; }
+//!          }",
+//!     )
+//!     .read_write("x")
+//!     .threads(&["params.n"]),
+//! );
+//! let desc = b.build(&Library::EMPTY).expect("a good graph");
+//! assert_eq!(desc.nodes.len(), 1);
+//! ```
+
+use crate::desc::GraphDesc;
+use crate::diagnostic::{Diagnostic, Loc};
+use crate::ir::{
+    Access, AccessMode, Buffer, DispatchSpec, EdgeMode, ExplicitEdge, Graph, Kernel, KernelArg,
+    KernelSource, Node, NodeKind, Param, ParamsStorage, Role, WorkgroupLimits,
+};
+use crate::library::Library;
+use crate::pipeline::{GraphErrors, describe_graph};
+use crate::size::SizeExpr;
+use crate::size_parse::parse_size;
+
+/// A graph under construction.
+#[derive(Debug, Clone, Default)]
+pub struct GraphBuilder {
+    graph: Graph,
+    /// Mistakes found while building (a size expression that does not parse), by node: reported by `build`
+    /// with the checks' own.
+    early: Vec<Diagnostic>,
+}
+
+/// A kernel written in WGSL, with its accesses and dispatch size.
+#[derive(Debug, Clone)]
+pub struct KernelSpec {
+    kernel: Kernel,
+    /// Size expressions that did not parse: (dimension, message).
+    bad_sizes: Vec<(usize, String)>,
+}
+
+impl KernelSpec {
+    /// A kernel with this WGSL, which sees the buffers it declares (by name) and `params`.
+    pub fn wgsl(text: impl Into<String>) -> Self {
+        KernelSpec {
+            kernel: Kernel {
+                accesses: Vec::new(),
+                source: KernelSource::Wgsl {
+                    text: text.into(),
+                    file: None,
+                },
+                entry: None,
+                dispatch: DispatchSpec::Auto,
+                args: Vec::new(),
+            },
+            bad_sizes: Vec::new(),
+        }
+    }
+
+    fn access(mut self, buffer: &str, mode: AccessMode) -> Self {
+        self.kernel.accesses.push(Access {
+            binding: buffer.to_string(),
+            buffer: buffer.to_string(),
+            mode,
+        });
+        self
+    }
+
+    /// Declares `buffer` read.
+    pub fn read(self, buffer: &str) -> Self {
+        self.access(buffer, AccessMode::Read)
+    }
+
+    /// Declares `buffer` overwritten without being read.
+    pub fn write(self, buffer: &str) -> Self {
+        self.access(buffer, AccessMode::Write)
+    }
+
+    pub fn read_write(self, buffer: &str) -> Self {
+        self.access(buffer, AccessMode::ReadWrite)
+    }
+
+    /// The entry point, when the WGSL has several.
+    pub fn entry(mut self, name: &str) -> Self {
+        self.kernel.entry = Some(name.to_string());
+        self
+    }
+
+    /// Invocations per dimension (1 to 3), as size expressions: `"params.n"`, `"x.len() / 2"`.
+    pub fn threads(mut self, dims: &[&str]) -> Self {
+        self.kernel.dispatch = DispatchSpec::Threads(self.sizes(dims));
+        self
+    }
+
+    /// Workgroups per dimension (1 to 3), as size expressions.
+    pub fn workgroups(mut self, dims: &[&str]) -> Self {
+        self.kernel.dispatch = DispatchSpec::Workgroups(self.sizes(dims));
+        self
+    }
+
+    /// Sizes already built as expressions.
+    pub fn dispatch(mut self, dispatch: DispatchSpec) -> Self {
+        self.kernel.dispatch = dispatch;
+        self
+    }
+
+    fn sizes(&mut self, dims: &[&str]) -> Vec<SizeExpr> {
+        dims.iter()
+            .enumerate()
+            .map(|(d, text)| {
+                parse_size(text).unwrap_or_else(|e| {
+                    self.bad_sizes
+                        .push((d, format!("the size `{text}` cannot be read: {e}")));
+                    SizeExpr::Literal(1)
+                })
+            })
+            .collect()
+    }
+}
+
+impl GraphBuilder {
+    pub fn new(name: impl Into<String>) -> Self {
+        GraphBuilder {
+            graph: Graph {
+                name: name.into(),
+                ..Graph::default()
+            },
+            early: Vec::new(),
+        }
+    }
+
+    /// A builder that continues a declared graph (one loaded from a file, say).
+    pub fn from_graph(graph: Graph) -> Self {
+        GraphBuilder {
+            graph,
+            early: Vec::new(),
+        }
+    }
+
+    /// The graph as declared so far.
+    pub fn graph(&self) -> &Graph {
+        &self.graph
+    }
+
+    /// A parameter of WGSL type `ty` (`f32`, `vec2<u32>`..), in the block every kernel sees as `params`.
+    pub fn param(&mut self, name: &str, ty: &str) -> &mut Self {
+        self.graph.params.push(Param {
+            name: name.to_string(),
+            ty: ty.to_string(),
+        });
+        self
+    }
+
+    /// A buffer of element type `elem`; `len` fixes its length (required for graph-owned buffers).
+    pub fn buffer(&mut self, name: &str, elem: &str, role: Role, len: Option<u64>) -> &mut Self {
+        self.graph.buffers.push(Buffer {
+            name: name.to_string(),
+            elem: elem.to_string(),
+            len,
+            role,
+        });
+        self
+    }
+
+    /// An external buffer the graph only reads, of any length.
+    pub fn input(&mut self, name: &str, elem: &str) -> &mut Self {
+        self.buffer(name, elem, Role::Input, None)
+    }
+
+    /// An external buffer the graph writes, of any length.
+    pub fn output(&mut self, name: &str, elem: &str) -> &mut Self {
+        self.buffer(name, elem, Role::Output, None)
+    }
+
+    /// An external buffer the graph reads and writes, of any length.
+    pub fn inout(&mut self, name: &str, elem: &str) -> &mut Self {
+        self.buffer(name, elem, Role::InOut, None)
+    }
+
+    /// A graph-owned buffer of `len` elements.
+    pub fn owned(&mut self, name: &str, elem: &str, len: u64) -> &mut Self {
+        self.buffer(name, elem, Role::Owned, Some(len))
+    }
+
+    fn node(&mut self, name: &str, kind: NodeKind) -> &mut Self {
+        self.graph.nodes.push(Node {
+            name: name.to_string(),
+            kind,
+        });
+        self
+    }
+
+    /// A kernel written in WGSL.
+    pub fn kernel(&mut self, name: &str, spec: KernelSpec) -> &mut Self {
+        let node = self.graph.nodes.len();
+        for (_, message) in &spec.bad_sizes {
+            self.early
+                .push(Diagnostic::new(Loc::Dispatch(node), message.clone()));
+        }
+        self.node(name, NodeKind::Kernel(spec.kernel))
+    }
+
+    /// A kernel of the library, by path (`scale`, `reduce::sum_partials`), with its bindings
+    /// (`("data", "y")`) and arguments as WGSL of the argument's type (`("alpha", "params.a")`).
+    pub fn library(
+        &mut self,
+        name: &str,
+        path: &str,
+        bindings: &[(&str, &str)],
+        args: &[(&str, &str)],
+    ) -> &mut Self {
+        let kernel = Kernel {
+            accesses: bindings
+                .iter()
+                .map(|&(binding, buffer)| Access {
+                    binding: binding.to_string(),
+                    buffer: buffer.to_string(),
+                    // The library fixes the mode; this one is not read.
+                    mode: AccessMode::Read,
+                })
+                .collect(),
+            source: KernelSource::Library(path.to_string()),
+            entry: None,
+            dispatch: DispatchSpec::Auto,
+            args: args
+                .iter()
+                .map(|&(name, value)| KernelArg {
+                    name: name.to_string(),
+                    wgsl: value.to_string(),
+                })
+                .collect(),
+        };
+        self.node(name, NodeKind::Kernel(kernel))
+    }
+
+    /// Copies the whole of `src` into `dst`, of the same element type and length.
+    pub fn copy(&mut self, name: &str, src: &str, dst: &str) -> &mut Self {
+        self.node(
+            name,
+            NodeKind::Copy {
+                src: src.to_string(),
+                dst: dst.to_string(),
+            },
+        )
+    }
+
+    /// Sets every element of `dst` to `value`, WGSL of its element type (`0.0`, `params.k`).
+    pub fn fill(&mut self, name: &str, dst: &str, value: &str) -> &mut Self {
+        self.node(
+            name,
+            NodeKind::Fill {
+                dst: dst.to_string(),
+                value: value.to_string(),
+            },
+        )
+    }
+
+    /// A host task over the buffers it declares, given its closure after bake.
+    pub fn host(&mut self, name: &str, accesses: &[(&str, AccessMode)]) -> &mut Self {
+        let accesses = accesses
+            .iter()
+            .map(|&(buffer, mode)| Access {
+                binding: buffer.to_string(),
+                buffer: buffer.to_string(),
+                mode,
+            })
+            .collect();
+        self.node(name, NodeKind::Host { accesses })
+    }
+
+    /// `from` finishes before `to` starts.
+    pub fn edge(&mut self, from: &str, to: &str) -> &mut Self {
+        self.graph.edges.push(ExplicitEdge {
+            from: from.to_string(),
+            to: to.to_string(),
+        });
+        self
+    }
+
+    /// Turns edge inference off: only explicit edges order nodes, and conflicting accesses with no path
+    /// between them are a race (the macro's `#[explicit_edges]`).
+    pub fn explicit_edges_only(&mut self) -> &mut Self {
+        self.graph.edge_mode = EdgeMode::ExplicitOnly;
+        self
+    }
+
+    /// Parameters in a uniform buffer, lifting the 128-byte push-constant budget (`#[uniform_params]`).
+    pub fn uniform_params(&mut self) -> &mut Self {
+        self.graph.params_storage = ParamsStorage::Uniform;
+        self
+    }
+
+    /// The device's workgroup limits instead of the portable ones, checked at bake (`#[device_limits]`).
+    pub fn device_limits(&mut self) -> &mut Self {
+        self.graph.workgroup_limits = WorkgroupLimits::Device;
+        self
+    }
+
+    /// Runs every check and describes the graph; every mistake at once otherwise, never a panic.
+    pub fn build(&self, library: &Library) -> Result<GraphDesc, GraphErrors> {
+        let checked = describe_graph(self.graph.clone(), library);
+        if self.early.is_empty() {
+            return checked;
+        }
+        let mut diagnostics = self.early.clone();
+        if let Err(e) = checked {
+            diagnostics.extend(e.diagnostics);
+        }
+        Err(GraphErrors {
+            graph: Box::new(self.graph.clone()),
+            diagnostics,
+        })
+    }
+}

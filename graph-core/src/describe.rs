@@ -1,0 +1,151 @@
+//! The one function that turns a checked graph into its description, whatever front door it came through.
+
+use std::borrow::Cow;
+
+use crate::check::{CheckedDispatch, CheckedGraph, CheckedNode, SizeProgram};
+use crate::deps::{BufferAccess, EdgeOrigin};
+use crate::desc::{
+    AccessDesc, BufferDesc, DispatchDesc, EdgeDesc, EdgeOriginDesc, GraphDesc, KernelArgDesc,
+    KernelDesc, List, NodeDesc, OpDesc, ParamFieldDesc, ParamsDesc, PartitionDesc, SizeDesc,
+};
+use crate::schedule::Partition;
+
+/// The description of `checked`: plain owned data, everything the runtime needs and nothing it must re-check
+/// (it still validates a description it did not get from here, see [`GraphDesc::validate`]).
+///
+/// Indices fit `u32`: the checks refuse longer buffers, and a graph has far fewer nodes than that.
+pub fn describe(checked: &CheckedGraph) -> GraphDesc {
+    let g = &checked.graph;
+    let layout = &checked.params;
+    GraphDesc {
+        name: g.name.clone().into(),
+        params: ParamsDesc {
+            size: layout.size,
+            storage: g.params_storage,
+            fields: layout
+                .fields
+                .iter()
+                .map(|f| ParamFieldDesc {
+                    name: f.name.clone().into(),
+                    ty: f.ty,
+                    offset: f.offset,
+                })
+                .collect(),
+            wgsl_struct: layout.wgsl_struct().into(),
+        },
+        buffers: g
+            .buffers
+            .iter()
+            .zip(&checked.buffer_types)
+            .map(|(b, &elem)| BufferDesc {
+                name: b.name.clone().into(),
+                elem,
+                len: b.len.map(index),
+                role: b.role,
+            })
+            .collect(),
+        nodes: g
+            .nodes
+            .iter()
+            .zip(&checked.nodes)
+            .map(|(node, op)| NodeDesc {
+                name: node.name.clone().into(),
+                op: describe_op(op),
+            })
+            .collect(),
+        edges: checked
+            .edges
+            .iter()
+            .map(|e| EdgeDesc {
+                from: index(e.from),
+                to: index(e.to),
+                origin: match e.origin {
+                    EdgeOrigin::Explicit(_) => EdgeOriginDesc::Explicit,
+                    EdgeOrigin::Inferred { buffer, hazard } => EdgeOriginDesc::Inferred {
+                        buffer: index(buffer),
+                        hazard,
+                    },
+                },
+            })
+            .collect(),
+        topological_order: indices(&checked.schedule.order),
+        levels: checked.schedule.levels.iter().map(|l| indices(l)).collect(),
+        partitions: checked
+            .schedule
+            .partitions
+            .iter()
+            .map(|p| match p {
+                Partition::Gpu { levels } => PartitionDesc::Gpu {
+                    levels: levels.iter().map(|l| indices(l)).collect(),
+                },
+                Partition::Host { nodes } => PartitionDesc::Host {
+                    nodes: indices(nodes),
+                },
+            })
+            .collect(),
+    }
+}
+
+fn describe_op(op: &CheckedNode) -> OpDesc {
+    match op {
+        CheckedNode::Kernel(k) => OpDesc::Kernel(KernelDesc {
+            declarations: k.declarations.clone().into(),
+            args: k
+                .args
+                .iter()
+                .map(|(name, ty, value)| KernelArgDesc {
+                    name: name.clone().into(),
+                    ty: ty.clone().into(),
+                    value: value.clone().into(),
+                })
+                .collect(),
+            source: k.source.clone().into(),
+            entry: k.entry.clone().into(),
+            workgroup_size: k.workgroup_size,
+            bindings: accesses(&k.bindings),
+            dispatch: match &k.dispatch {
+                CheckedDispatch::BufferLen(b) => DispatchDesc::BufferLen(index(*b)),
+                CheckedDispatch::Threads(dims) => DispatchDesc::Threads(sizes(dims)),
+                CheckedDispatch::Workgroups(dims) => DispatchDesc::Workgroups(sizes(dims)),
+            },
+            foldable: k.foldable,
+        }),
+        CheckedNode::Copy { src, dst } => OpDesc::Copy {
+            src: index(*src),
+            dst: index(*dst),
+        },
+        CheckedNode::Host { accesses: list } => OpDesc::Host {
+            accesses: accesses(list),
+        },
+    }
+}
+
+fn accesses(list: &[BufferAccess]) -> List<AccessDesc> {
+    list.iter()
+        .map(|a| AccessDesc {
+            buffer: index(a.buffer),
+            mode: a.mode,
+        })
+        .collect()
+}
+
+/// The dimensions given, the missing ones 1.
+fn sizes(dims: &[SizeProgram]) -> [SizeDesc; 3] {
+    let dim = |d: usize| {
+        dims.get(d).map_or(SizeDesc::ONE, |p| SizeDesc {
+            text: p.text.clone().into(),
+            steps: Cow::Owned(p.steps.clone()),
+        })
+    };
+    [dim(0), dim(1), dim(2)]
+}
+
+fn indices(list: &[usize]) -> List<u32> {
+    list.iter().map(|&i| index(i)).collect()
+}
+
+/// An index or length the checks have bounded: buffers are at most `u32::MAX` elements long, and node and
+/// buffer counts are far below it.
+fn index<T: TryInto<u32>>(i: T) -> u32 {
+    i.try_into().unwrap_or(u32::MAX)
+}

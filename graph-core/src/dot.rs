@@ -1,0 +1,202 @@
+//! A description drawn as Graphviz DOT (SYCL's `print_graph`): nodes with their kind and name, edges solid
+//! when written by the user and dashed when inferred (labelled with the hazard and the buffer), one rank per
+//! topological level, and the external buffers as notes beside the nodes that touch them.
+
+use std::fmt::Write;
+
+use crate::deps::Hazard;
+use crate::desc::{DispatchDesc, EdgeOriginDesc, GraphDesc, OpDesc, SizeDesc};
+use crate::ir::AccessMode;
+
+/// How much of the graph to draw.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Detail {
+    /// Nodes, edges with their reasons, levels, external buffers.
+    #[default]
+    Plain,
+    /// Also each node's accesses and dispatch size, and the parameters.
+    Verbose,
+}
+
+impl GraphDesc {
+    /// The graph in DOT; `dot -Tsvg` draws it.
+    pub fn to_dot(&self, detail: Detail) -> String {
+        let mut out = String::new();
+        // Writing to a String cannot fail.
+        let _ = self.write_dot(&mut out, detail);
+        out
+    }
+
+    fn write_dot(&self, out: &mut String, detail: Detail) -> std::fmt::Result {
+        writeln!(out, "digraph {} {{", quote(&self.name))?;
+        writeln!(out, "  rankdir=TB;")?;
+        writeln!(
+            out,
+            "  node [fontname=\"Helvetica\", fontsize=11]; edge [fontname=\"Helvetica\", fontsize=9];"
+        )?;
+        writeln!(out, "  label={};", quote(&self.title(detail)))?;
+        for (n, node) in self.nodes.iter().enumerate() {
+            let (shape, color) = match node.op {
+                OpDesc::Kernel(_) => ("box", "#dbe9f6"),
+                OpDesc::Copy { .. } => ("cds", "#e8f3dc"),
+                OpDesc::Host { .. } => ("ellipse", "#fbe6c8"),
+            };
+            let mut label = format!("{}\n{}", node.op.kind(), node.name);
+            if detail == Detail::Verbose {
+                label.push_str(&self.node_details(&node.op));
+            }
+            writeln!(
+                out,
+                "  n{n} [label={}, shape={shape}, style=filled, fillcolor=\"{color}\"];",
+                quote(&label)
+            )?;
+        }
+        for level in self.levels.iter() {
+            let members: Vec<String> = level.iter().map(|n| format!("n{n};")).collect();
+            writeln!(out, "  {{ rank=same; {} }}", members.join(" "))?;
+        }
+        for edge in self.edges.iter() {
+            let attrs = match edge.origin {
+                EdgeOriginDesc::Explicit => "label=\"explicit\", style=solid".to_string(),
+                EdgeOriginDesc::Inferred { buffer, hazard } => format!(
+                    "label={}, style=dashed",
+                    quote(&format!(
+                        "{} of {}",
+                        hazard_words(hazard),
+                        self.buffer_name(buffer)
+                    ))
+                ),
+            };
+            writeln!(out, "  n{} -> n{} [{attrs}];", edge.from, edge.to)?;
+        }
+        for (b, buffer) in self.buffers.iter().enumerate() {
+            if !buffer.role.is_external() {
+                continue;
+            }
+            let ty = match buffer.len {
+                Some(n) => format!("[{}; {n}]", buffer.elem),
+                None => format!("[{}]", buffer.elem),
+            };
+            writeln!(
+                out,
+                "  b{b} [label={}, shape=note, style=filled, fillcolor=\"#eeeeee\"];",
+                quote(&format!("{}: {ty}\n{}", buffer.name, buffer.role.keyword()))
+            )?;
+            for (n, node) in self.nodes.iter().enumerate() {
+                for mode in self.modes_of(&node.op, b as u32) {
+                    if mode.writes() {
+                        writeln!(out, "  n{n} -> b{b} [style=dotted, arrowhead=empty];")?;
+                    }
+                    if mode.reads() {
+                        writeln!(out, "  b{b} -> n{n} [style=dotted, arrowhead=empty];")?;
+                    }
+                }
+            }
+        }
+        writeln!(out, "}}")
+    }
+
+    fn title(&self, detail: Detail) -> String {
+        let mut title = format!("graph {}", self.name);
+        if detail == Detail::Verbose && !self.params.fields.is_empty() {
+            let params: Vec<String> = self
+                .params
+                .fields
+                .iter()
+                .map(|f| format!("{}: {}", f.name, f.ty))
+                .collect();
+            let _ = write!(title, "\nparams {{ {} }}", params.join(", "));
+        }
+        title
+    }
+
+    fn node_details(&self, op: &OpDesc) -> String {
+        let mut text = String::new();
+        let accesses: Vec<(u32, AccessMode)> = match op {
+            OpDesc::Kernel(k) => k.bindings.iter().map(|a| (a.buffer, a.mode)).collect(),
+            OpDesc::Copy { src, dst } => vec![(*src, AccessMode::Read), (*dst, AccessMode::Write)],
+            OpDesc::Host { accesses } => accesses.iter().map(|a| (a.buffer, a.mode)).collect(),
+        };
+        for (buffer, mode) in accesses {
+            let _ = write!(text, "\n{}: {}", self.buffer_name(buffer), mode.keyword());
+        }
+        if let OpDesc::Kernel(k) = op {
+            let size = match &k.dispatch {
+                DispatchDesc::BufferLen(b) => {
+                    format!("one per element of {}", self.buffer_name(*b))
+                }
+                DispatchDesc::Threads(dims) => format!("threads({})", dims_text(dims)),
+                DispatchDesc::Workgroups(dims) => format!("workgroups({})", dims_text(dims)),
+            };
+            let [x, y, z] = k.workgroup_size;
+            let _ = write!(text, "\n{size}\n@workgroup_size({x}, {y}, {z})");
+        }
+        text
+    }
+
+    /// How `op` touches buffer `b`, once per access.
+    fn modes_of(&self, op: &OpDesc, b: u32) -> Vec<AccessMode> {
+        match op {
+            OpDesc::Kernel(k) => k
+                .bindings
+                .iter()
+                .filter(|a| a.buffer == b)
+                .map(|a| a.mode)
+                .collect(),
+            OpDesc::Copy { src, dst } => {
+                let mut modes = Vec::new();
+                if *src == b {
+                    modes.push(AccessMode::Read);
+                }
+                if *dst == b {
+                    modes.push(AccessMode::Write);
+                }
+                modes
+            }
+            OpDesc::Host { accesses } => accesses
+                .iter()
+                .filter(|a| a.buffer == b)
+                .map(|a| a.mode)
+                .collect(),
+        }
+    }
+
+    fn buffer_name(&self, b: u32) -> String {
+        self.buffers
+            .get(b as usize)
+            .map_or_else(|| format!("buffer {b}"), |buffer| buffer.name.to_string())
+    }
+}
+
+/// The dimensions given, leaving out trailing ones the user did not write.
+fn dims_text(dims: &[SizeDesc; 3]) -> String {
+    let mut given: Vec<&str> = dims.iter().map(|d| &*d.text).collect();
+    while given.len() > 1 && given.last().is_some_and(|t| *t == SizeDesc::ONE.text) {
+        given.pop();
+    }
+    given.join(", ")
+}
+
+fn hazard_words(hazard: Hazard) -> &'static str {
+    match hazard {
+        Hazard::ReadAfterWrite => "read-after-write",
+        Hazard::WriteAfterRead => "write-after-read",
+        Hazard::WriteAfterWrite => "write-after-write",
+    }
+}
+
+/// A DOT string literal.
+fn quote(text: &str) -> String {
+    let mut out = String::with_capacity(text.len() + 2);
+    out.push('"');
+    for c in text.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}

@@ -1,0 +1,207 @@
+//! Saved graphs: a graph as declared (the IR), in JSON, with a format version.
+//!
+//! A file holds the IR, not the description. The IR is what a person writes and reads (names, not indices;
+//! WGSL as written; sizes as expressions), and a loaded graph goes through the same checks as a macro or a
+//! builder graph: a file cannot carry a description that skipped them, and its mistakes are reported as
+//! diagnostics with their locations rather than as a refusal to bake. The description is then made from
+//! it by the same function as for every other front door, so all three agree by construction.
+//!
+//! ```json
+//! { "format": 1,
+//!   "graph": {
+//!     "name": "Scale",
+//!     "params": [{ "name": "n", "type": "u32" }],
+//!     "buffers": [{ "name": "x", "elem": "f32", "role": "inout" }],
+//!     "nodes": [{ "name": "twice", "kernel": {
+//!       "accesses": [{ "buffer": "x", "mode": "read_write" }],
+//!       "source": { "wgsl": { "text": "@compute @workgroup_size(64) fn main(..) { .. }" } },
+//!       "dispatch": { "threads": ["params.n"] } } }] } }
+//! ```
+//!
+//! A kernel may name a `.wgsl` file instead of holding its text (`"source": {"wgsl": {"file": "k.wgsl"}}`),
+//! read relative to the graph file by [`load`]. An access's `binding` may be left out when it is the
+//! buffer's own name (inline kernels and host tasks).
+
+use std::fmt;
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+
+use crate::ir::{Graph, KernelSource, NodeKind};
+
+/// The format this crate writes and reads. A file of another version is refused with both numbers.
+pub const FORMAT_VERSION: u32 = 1;
+
+#[derive(Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct GraphFile {
+    format: u32,
+    graph: Graph,
+}
+
+/// Only the version, read first so that a file of another version is refused as such, whatever its shape.
+#[derive(Deserialize)]
+struct Version {
+    format: u32,
+}
+
+/// Why a graph file could not be loaded. (A file that loads may still have mistakes: the checks report
+/// those as diagnostics.)
+#[derive(Debug)]
+pub enum LoadError {
+    /// The file (or a `.wgsl` file it names) could not be read.
+    Read { path: String, reason: String },
+    /// Not JSON, or not the shape of a graph file.
+    Json {
+        line: usize,
+        column: usize,
+        reason: String,
+    },
+    /// Written for another version of the format.
+    Format { found: u32 },
+    /// A kernel names a `.wgsl` file, but the graph was not loaded from a file to find it relative to.
+    NoBaseForWgslFile { node: String, file: String },
+}
+
+impl fmt::Display for LoadError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            LoadError::Read { path, reason } => write!(f, "cannot read `{path}`: {reason}"),
+            LoadError::Json {
+                line,
+                column,
+                reason,
+            } => write!(
+                f,
+                "line {line}, column {column}: {reason} (a graph file is JSON: {{\"format\": \
+                 {FORMAT_VERSION}, \"graph\": {{..}}}})"
+            ),
+            LoadError::Format { found } => write!(
+                f,
+                "the file is format {found}, but this version reads format {FORMAT_VERSION}"
+            ),
+            LoadError::NoBaseForWgslFile { node, file } => write!(
+                f,
+                "node `{node}` names the WGSL file `{file}`, which can only be found relative to a graph \
+                 file: load the graph with `file::load(path)`"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for LoadError {}
+
+fn json_error(e: &serde_json::Error) -> LoadError {
+    LoadError::Json {
+        line: e.line(),
+        column: e.column(),
+        reason: strip_position(&e.to_string()),
+    }
+}
+
+/// serde_json ends its messages with " at line L column C", which [`LoadError`] says already.
+fn strip_position(message: &str) -> String {
+    match message.rfind(" at line ") {
+        Some(at) => message[..at].to_string(),
+        None => message.to_string(),
+    }
+}
+
+/// A graph from the text of a graph file. Kernels must hold their WGSL text (see [`load`] for files).
+pub fn from_json(text: &str) -> Result<Graph, LoadError> {
+    let graph = parse(text)?;
+    if let Some((node, file)) = unread_wgsl_files(&graph).next() {
+        return Err(LoadError::NoBaseForWgslFile {
+            node: node.to_string(),
+            file: file.to_string(),
+        });
+    }
+    Ok(graph)
+}
+
+/// A graph from the graph file at `path`, with the `.wgsl` files its kernels name read relative to it.
+pub fn load(path: &Path) -> Result<Graph, LoadError> {
+    let read = |p: &Path| {
+        std::fs::read_to_string(p).map_err(|e| LoadError::Read {
+            path: p.display().to_string(),
+            reason: e.to_string(),
+        })
+    };
+    let mut graph = parse(&read(path)?)?;
+    let base = path.parent().unwrap_or(Path::new("."));
+    for node in &mut graph.nodes {
+        if let NodeKind::Kernel(kernel) = &mut node.kind
+            && let KernelSource::Wgsl {
+                text,
+                file: Some(file),
+            } = &mut kernel.source
+            && text.is_empty()
+        {
+            *text = read(&base.join(&*file))?;
+        }
+    }
+    Ok(graph)
+}
+
+fn parse(text: &str) -> Result<Graph, LoadError> {
+    let version: Version = serde_json::from_str(text).map_err(|e| json_error(&e))?;
+    if version.format != FORMAT_VERSION {
+        return Err(LoadError::Format {
+            found: version.format,
+        });
+    }
+    let file: GraphFile = serde_json::from_str(text).map_err(|e| json_error(&e))?;
+    let mut graph = file.graph;
+    // An access written without its binding is bound by the buffer's own name.
+    for node in &mut graph.nodes {
+        let accesses = match &mut node.kind {
+            NodeKind::Kernel(k) => &mut k.accesses,
+            NodeKind::Host { accesses } => accesses,
+            NodeKind::Copy { .. } | NodeKind::Fill { .. } => continue,
+        };
+        for a in accesses {
+            if a.binding.is_empty() {
+                a.binding = a.buffer.clone();
+            }
+        }
+    }
+    Ok(graph)
+}
+
+/// Kernels that name a `.wgsl` file and do not hold its text yet.
+fn unread_wgsl_files(graph: &Graph) -> impl Iterator<Item = (&str, &str)> {
+    graph.nodes.iter().filter_map(|node| match &node.kind {
+        NodeKind::Kernel(k) => match &k.source {
+            KernelSource::Wgsl {
+                text,
+                file: Some(file),
+            } if text.is_empty() => Some((node.name.as_str(), file.as_str())),
+            _ => None,
+        },
+        _ => None,
+    })
+}
+
+/// The graph file of `graph`, pretty-printed. Bindings that repeat the buffer's name are left out, and kernel
+/// text is kept even where it came from a `.wgsl` file, so the file stands alone.
+pub fn to_json(graph: &Graph) -> String {
+    let mut graph = graph.clone();
+    for node in &mut graph.nodes {
+        let accesses = match &mut node.kind {
+            NodeKind::Kernel(k) => &mut k.accesses,
+            NodeKind::Host { accesses } => accesses,
+            NodeKind::Copy { .. } | NodeKind::Fill { .. } => continue,
+        };
+        for a in accesses {
+            if a.binding == a.buffer {
+                a.binding.clear();
+            }
+        }
+    }
+    let file = GraphFile {
+        format: FORMAT_VERSION,
+        graph,
+    };
+    // A graph is strings, numbers and lists: serializing it cannot fail.
+    serde_json::to_string_pretty(&file).unwrap_or_default()
+}

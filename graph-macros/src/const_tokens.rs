@@ -1,0 +1,222 @@
+//! A description value turned into the tokens of a constant expression that rebuilds it: text and lists as
+//! borrowed `Cow`s, so the compiler lays the description out once and const evaluation can read it. The
+//! macro never assembles a description by hand; it writes out the value `graph_core::describe` made.
+
+use graph_core::deps::Hazard;
+use graph_core::desc::{
+    AccessDesc, BufferDesc, DispatchDesc, EdgeDesc, EdgeOriginDesc, GraphDesc, KernelArgDesc,
+    KernelDesc, NodeDesc, OpDesc, ParamFieldDesc, ParamsDesc, PartitionDesc, SizeDesc,
+};
+use graph_core::ir::{AccessMode, ParamsStorage, Role};
+use graph_core::size::{SizeOp, SizeStep};
+use graph_core::types::{Scalar, ValueType};
+use proc_macro2::TokenStream;
+use quote::quote;
+
+/// A value that can be written as a constant expression of itself.
+pub trait ConstTokens {
+    fn const_tokens(&self) -> TokenStream;
+}
+
+fn p() -> TokenStream {
+    quote!(::graph_runtime::__private)
+}
+
+fn cow() -> TokenStream {
+    quote!(::std::borrow::Cow::Borrowed)
+}
+
+impl ConstTokens for std::borrow::Cow<'static, str> {
+    fn const_tokens(&self) -> TokenStream {
+        let (cow, text) = (cow(), &**self);
+        quote!(#cow(#text))
+    }
+}
+
+impl<T: ConstTokens + Clone> ConstTokens for std::borrow::Cow<'static, [T]> {
+    fn const_tokens(&self) -> TokenStream {
+        let cow = cow();
+        let items = self.iter().map(ConstTokens::const_tokens);
+        quote!(#cow(&[#(#items),*]))
+    }
+}
+
+impl<T: ConstTokens, const N: usize> ConstTokens for [T; N] {
+    fn const_tokens(&self) -> TokenStream {
+        let items = self.iter().map(ConstTokens::const_tokens);
+        quote!([#(#items),*])
+    }
+}
+
+impl<T: ConstTokens> ConstTokens for Option<T> {
+    fn const_tokens(&self) -> TokenStream {
+        match self {
+            Some(v) => {
+                let v = v.const_tokens();
+                quote!(::core::option::Option::Some(#v))
+            }
+            None => quote!(::core::option::Option::None),
+        }
+    }
+}
+
+impl ConstTokens for u32 {
+    fn const_tokens(&self) -> TokenStream {
+        quote!(#self)
+    }
+}
+
+impl ConstTokens for bool {
+    fn const_tokens(&self) -> TokenStream {
+        quote!(#self)
+    }
+}
+
+/// A fieldless enum as `path::Variant`.
+macro_rules! unit_enums {
+    ($($ty:ident in $module:ident { $($variant:ident),* })*) => {$(
+        impl ConstTokens for $ty {
+            fn const_tokens(&self) -> TokenStream {
+                let p = p();
+                match self {
+                    $($ty::$variant => quote!(#p::$module::$ty::$variant),)*
+                }
+            }
+        }
+    )*};
+}
+
+unit_enums! {
+    Scalar in types { F32, I32, U32 }
+    AccessMode in ir { Read, Write, ReadWrite }
+    Role in ir { Input, Output, InOut, Owned }
+    ParamsStorage in ir { Immediates, Uniform }
+    Hazard in deps { ReadAfterWrite, WriteAfterRead, WriteAfterWrite }
+    SizeOp in size { Add, Sub, Mul, Div, DivCeil, Min, Max }
+}
+
+/// A struct as `path::Name { field: value, .. }`.
+macro_rules! structs {
+    ($($ty:ident in $module:ident { $($field:ident),* })*) => {$(
+        impl ConstTokens for $ty {
+            fn const_tokens(&self) -> TokenStream {
+                let p = p();
+                $(let $field = self.$field.const_tokens();)*
+                quote!(#p::$module::$ty { $($field: #$field),* })
+            }
+        }
+    )*};
+}
+
+structs! {
+    ValueType in types { scalar, components }
+    GraphDesc in desc { name, params, buffers, nodes, edges, topological_order, levels, partitions }
+    ParamsDesc in desc { size, storage, fields, wgsl_struct }
+    ParamFieldDesc in desc { name, ty, offset }
+    BufferDesc in desc { name, elem, len, role }
+    NodeDesc in desc { name, op }
+    AccessDesc in desc { buffer, mode }
+    EdgeDesc in desc { from, to, origin }
+    KernelDesc in desc { declarations, args, source, entry, workgroup_size, bindings, dispatch, foldable }
+    KernelArgDesc in desc { name, ty, value }
+    SizeDesc in desc { text, steps }
+}
+
+impl ConstTokens for u8 {
+    fn const_tokens(&self) -> TokenStream {
+        quote!(#self)
+    }
+}
+
+impl ConstTokens for OpDesc {
+    fn const_tokens(&self) -> TokenStream {
+        let p = p();
+        match self {
+            OpDesc::Kernel(k) => {
+                let k = k.const_tokens();
+                quote!(#p::desc::OpDesc::Kernel(#k))
+            }
+            OpDesc::Copy { src, dst } => quote!(#p::desc::OpDesc::Copy { src: #src, dst: #dst }),
+            OpDesc::Host { accesses } => {
+                let accesses = accesses.const_tokens();
+                quote!(#p::desc::OpDesc::Host { accesses: #accesses })
+            }
+        }
+    }
+}
+
+impl ConstTokens for EdgeOriginDesc {
+    fn const_tokens(&self) -> TokenStream {
+        let p = p();
+        match self {
+            EdgeOriginDesc::Explicit => quote!(#p::desc::EdgeOriginDesc::Explicit),
+            EdgeOriginDesc::Inferred { buffer, hazard } => {
+                let hazard = hazard.const_tokens();
+                quote!(#p::desc::EdgeOriginDesc::Inferred { buffer: #buffer, hazard: #hazard })
+            }
+        }
+    }
+}
+
+impl ConstTokens for DispatchDesc {
+    fn const_tokens(&self) -> TokenStream {
+        let p = p();
+        match self {
+            DispatchDesc::BufferLen(b) => quote!(#p::desc::DispatchDesc::BufferLen(#b)),
+            DispatchDesc::Threads(dims) => {
+                let dims = dims.const_tokens();
+                quote!(#p::desc::DispatchDesc::Threads(#dims))
+            }
+            DispatchDesc::Workgroups(dims) => {
+                let dims = dims.const_tokens();
+                quote!(#p::desc::DispatchDesc::Workgroups(#dims))
+            }
+        }
+    }
+}
+
+impl ConstTokens for SizeStep {
+    fn const_tokens(&self) -> TokenStream {
+        let p = p();
+        match self {
+            SizeStep::Literal(v) => quote!(#p::size::SizeStep::Literal(#v)),
+            SizeStep::Param(offset) => quote!(#p::size::SizeStep::Param(#offset)),
+            SizeStep::Len(buffer) => quote!(#p::size::SizeStep::Len(#buffer)),
+            SizeStep::Op(op) => {
+                let op = op.const_tokens();
+                quote!(#p::size::SizeStep::Op(#op))
+            }
+        }
+    }
+}
+
+impl ConstTokens for PartitionDesc {
+    fn const_tokens(&self) -> TokenStream {
+        let p = p();
+        match self {
+            PartitionDesc::Gpu { levels } => {
+                let levels = levels.const_tokens();
+                quote!(#p::desc::PartitionDesc::Gpu { levels: #levels })
+            }
+            PartitionDesc::Host { nodes } => {
+                let nodes = nodes.const_tokens();
+                quote!(#p::desc::PartitionDesc::Host { nodes: #nodes })
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn borrowed_text_and_lists_are_written_as_borrowed_cows() {
+        let size = SizeDesc::ONE.const_tokens().to_string();
+        assert!(
+            size.contains(":: std :: borrow :: Cow :: Borrowed (\"1\")"),
+            "{size}"
+        );
+        assert!(size.contains("SizeStep :: Literal (1u32)"), "{size}");
+    }
+}

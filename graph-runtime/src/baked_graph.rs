@@ -1,0 +1,416 @@
+//! A graph baked onto a device, untyped: what every front door's graph becomes. Built graphs and graph files
+//! use it directly, by names; `graph!` graphs through the typed [`crate::Baked`], a thin layer over it.
+
+use std::borrow::Cow;
+use std::panic::AssertUnwindSafe;
+
+use graph_core::desc::{GraphDesc, OpDesc};
+use graph_core::ir::ParamsStorage;
+
+use crate::bake::{BoundBuffers, bind_buffers, build_plan, params_storage};
+use crate::buffer::AnyBuffer;
+use crate::element::ParamValue;
+use crate::error::Error;
+use crate::gpu::Gpu;
+use crate::host::{HostContext, HostTask};
+use crate::replay::{Partition, Plan, SizeProblem, encode_partition, resolve_dispatches};
+use crate::scope::OpScope;
+use crate::wait::Submission;
+
+/// A graph baked onto a device: set parameters by name, give host tasks their closures, replay.
+pub struct BakedGraph {
+    desc: Cow<'static, GraphDesc>,
+    gpu: Gpu,
+    /// The parameter block the next replay uses, laid out as the WGSL struct.
+    params: Vec<u8>,
+    storage: ParamsStorage,
+    uniform: Option<(wgpu::BindGroupLayout, wgpu::Buffer)>,
+    bound: BoundBuffers,
+    plan: Plan,
+    host_tasks: Vec<Option<HostTask>>,
+    /// Workgroup counts of each dispatch for the current replay, rewritten in place (no allocation).
+    workgroups: Vec<[u32; 3]>,
+    /// The parameter bytes last written to the uniform buffer (fallback only): rewritten only on change.
+    uniform_written: Vec<u8>,
+}
+
+impl std::fmt::Debug for BakedGraph {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("BakedGraph")
+            .field("graph", &self.desc.name)
+            .field("storage", &self.storage)
+            .field("pipelines", &self.plan.pipelines.len())
+            .finish_non_exhaustive()
+    }
+}
+
+impl BakedGraph {
+    /// Bakes a description (from the builder, a graph file or a `graph!` graph's `DESCRIPTION`) with the
+    /// caller's buffers by name. Every external buffer must be bound, each to a buffer of its element type,
+    /// length and usage; parameters start zeroed.
+    pub fn bake(
+        gpu: &Gpu,
+        desc: impl Into<Cow<'static, GraphDesc>>,
+        buffers: &[(&str, &AnyBuffer)],
+    ) -> Result<Self, Error> {
+        let desc = desc.into();
+        let mut indexed = Vec::with_capacity(buffers.len());
+        for &(name, buffer) in buffers {
+            let index = desc.buffers.iter().position(|b| b.name == name);
+            match index {
+                Some(i) if desc.buffers[i].role.is_external() => indexed.push((i as u32, buffer)),
+                _ => {
+                    let known = desc
+                        .buffers
+                        .iter()
+                        .filter(|b| b.role.is_external())
+                        .map(|b| format!("`{}`", b.name));
+                    return Err(unknown(&desc, "external buffer", name, known));
+                }
+            }
+        }
+        let size = desc.params.size as usize;
+        Self::bake_indexed(gpu, desc, &indexed, size)
+    }
+
+    /// Bakes with buffers given by declaration index. The description is validated first, so one that did
+    /// not come from the checks is an error rather than a panic; `params_size` is the size of the caller's
+    /// parameter block, which must match the description's.
+    pub(crate) fn bake_indexed(
+        gpu: &Gpu,
+        desc: Cow<'static, GraphDesc>,
+        buffers: &[(u32, &AnyBuffer)],
+        params_size: usize,
+    ) -> Result<Self, Error> {
+        desc.validate(params_size)
+            .map_err(|e| Error::InvalidDescription {
+                graph: desc.name.to_string(),
+                reason: e.0,
+            })?;
+        gpu.check_lost()?;
+        let storage = params_storage(gpu, &desc);
+        let scope = OpScope::enter(gpu);
+        let built = (|| {
+            let bound = bind_buffers(gpu, &desc, buffers)?;
+            let uniform = (storage == ParamsStorage::Uniform && desc.params.size > 0)
+                .then(|| uniform_params(gpu, desc.params.size));
+            let plan = build_plan(gpu, &desc, &bound, storage, uniform.as_ref())?;
+            Ok::<_, Error>((bound, uniform, plan))
+        })();
+        let (bound, uniform, plan) = scope.finish_with(built, |reason| Error::Bake {
+            graph: desc.name.to_string(),
+            reason,
+        })?;
+        let mut host_tasks = Vec::new();
+        host_tasks.resize_with(desc.nodes.len(), || None);
+        let size = desc.params.size as usize;
+        Ok(BakedGraph {
+            gpu: gpu.clone(),
+            params: vec![0; size],
+            storage,
+            uniform,
+            bound,
+            workgroups: vec![[0; 3]; plan.dispatch_count],
+            uniform_written: Vec::with_capacity(size),
+            plan,
+            host_tasks,
+            desc,
+        })
+    }
+
+    /// The description this graph was baked from.
+    pub fn description(&self) -> &GraphDesc {
+        &self.desc
+    }
+
+    /// Where the parameters go on this device: push constants, or the uniform-buffer fallback.
+    pub fn params_storage(&self) -> ParamsStorage {
+        self.storage
+    }
+
+    /// The parameter block the next replay uses, as bytes in the WGSL layout.
+    pub fn params_bytes(&self) -> &[u8] {
+        &self.params
+    }
+
+    /// Replaces the whole parameter block; its length must be the block's.
+    pub fn set_params_bytes(&mut self, bytes: &[u8]) -> Result<(), Error> {
+        if bytes.len() != self.params.len() {
+            return Err(Error::ParamsSize {
+                graph: self.desc.name.to_string(),
+                expected: self.params.len(),
+                actual: bytes.len(),
+            });
+        }
+        self.params.copy_from_slice(bytes);
+        Ok(())
+    }
+
+    /// Sets parameter `name` for the next replays (no re-bake); `T` must be its declared type.
+    pub fn set_param<T: ParamValue>(&mut self, name: &str, value: T) -> Result<(), Error> {
+        let offset = self.param_offset::<T>(name)?;
+        self.params[offset..offset + size_of::<T>()].copy_from_slice(bytemuck::bytes_of(&value));
+        Ok(())
+    }
+
+    /// The value of parameter `name` for the next replay; `T` must be its declared type.
+    pub fn param<T: ParamValue>(&self, name: &str) -> Result<T, Error> {
+        let offset = self.param_offset::<T>(name)?;
+        Ok(bytemuck::pod_read_unaligned(
+            &self.params[offset..offset + size_of::<T>()],
+        ))
+    }
+
+    /// The byte offset of parameter `name`, checked to hold a `T` within the block.
+    fn param_offset<T: ParamValue>(&self, name: &str) -> Result<usize, Error> {
+        let fields = &self.desc.params.fields;
+        let Some(field) = fields.iter().find(|f| f.name == name) else {
+            let known = fields.iter().map(|f| format!("`{}`", f.name));
+            return Err(unknown(&self.desc, "parameter", name, known));
+        };
+        if field.ty != T::TYPE {
+            return Err(Error::ParamType {
+                graph: self.desc.name.to_string(),
+                name: name.to_string(),
+                expected: field.ty.wgsl(),
+                actual: T::TYPE.wgsl(),
+            });
+        }
+        // Validated at bake: every field fits the block.
+        Ok(field.offset as usize)
+    }
+
+    /// Gives host task `node` its closure.
+    pub fn on_host(
+        &mut self,
+        node: &str,
+        task: impl FnMut(&HostContext<'_>) -> Result<(), Error> + Send + 'static,
+    ) -> Result<&mut Self, Error> {
+        let index = self.desc.nodes.iter().position(|n| n.name == node);
+        match index {
+            Some(i) => self.on_host_at(i, Box::new(task)),
+            None => {
+                let known = self
+                    .desc
+                    .nodes
+                    .iter()
+                    .filter(|n| matches!(n.op, OpDesc::Host { .. }))
+                    .map(|n| format!("`{}`", n.name));
+                Err(unknown(&self.desc, "host task", node, known))
+            }
+        }
+    }
+
+    /// Gives the host task at declaration index `index` its closure.
+    pub(crate) fn on_host_at(&mut self, index: usize, task: HostTask) -> Result<&mut Self, Error> {
+        let is_host = matches!(
+            self.desc.nodes.get(index).map(|n| &n.op),
+            Some(OpDesc::Host { .. })
+        );
+        match self.host_tasks.get_mut(index) {
+            Some(slot) if is_host => {
+                *slot = Some(task);
+                Ok(self)
+            }
+            _ => {
+                let name = self.desc.nodes.get(index).map_or_else(
+                    || format!("node {index}"),
+                    |n| format!("{} (not a host task)", n.name),
+                );
+                Err(Error::NotANode(name))
+            }
+        }
+    }
+
+    /// Runs the graph once: one command buffer per GPU partition, one submission each; returns without
+    /// waiting unless the graph has host tasks, which wait for the partition before them. What the device
+    /// reports while the replay records and submits is this replay's error.
+    pub fn replay(&mut self) -> Result<Submission, Error> {
+        self.gpu.check_lost()?;
+        let gpu = self.gpu.clone();
+        let scope = OpScope::enter(&gpu);
+        let submitted = self.submit();
+        scope.finish(submitted)
+    }
+
+    /// [`BakedGraph::replay`], then waits for it.
+    pub fn replay_blocking(&mut self) -> Result<(), Error> {
+        self.replay()?.wait()
+    }
+
+    fn submit(&mut self) -> Result<Submission, Error> {
+        let desc: &GraphDesc = &self.desc;
+        let node_name = |n: usize| desc.nodes[n].name.to_string();
+        let immediates = self.storage == ParamsStorage::Immediates;
+        resolve_dispatches(
+            &self.plan,
+            &self.params,
+            &self.bound.lens,
+            &mut self.workgroups,
+        )
+        .map_err(|(node, problem)| match problem {
+            SizeProblem::TooLarge(workgroups) => Error::DispatchTooLarge {
+                graph: desc.name.to_string(),
+                node: node_name(node),
+                workgroups,
+                limit: self.plan.max_workgroups,
+            },
+            SizeProblem::Expression(expression, e) => Error::DispatchSize {
+                graph: desc.name.to_string(),
+                node: node_name(node),
+                expression,
+                reason: e.to_string(),
+            },
+        })?;
+        // Every host task has its closure before any work is submitted: a replay fails whole or not at all.
+        if let Some(missing) = self.missing_host_task() {
+            return Err(Error::HostTaskMissing {
+                graph: desc.name.to_string(),
+                node: node_name(missing),
+            });
+        }
+        let params: &[u8] = &self.params;
+        if let Some((_, buffer)) = &self.uniform
+            && self.uniform_written.as_slice() != params
+        {
+            self.gpu.queue().write_buffer(buffer, 0, params);
+            self.uniform_written.clear();
+            self.uniform_written.extend_from_slice(params);
+        }
+        let mut last = None;
+        for partition in &self.plan.partitions {
+            match partition {
+                Partition::Gpu(steps) => {
+                    let mut encoder = self
+                        .gpu
+                        .device()
+                        .create_command_encoder(&Default::default());
+                    encode_partition(
+                        &mut encoder,
+                        &self.plan,
+                        steps,
+                        &self.bound.buffers,
+                        params,
+                        immediates,
+                        &self.workgroups,
+                    );
+                    last = Some(self.gpu.queue().submit([encoder.finish()]));
+                }
+                Partition::Host(nodes) => {
+                    // Only this replay's partition before: nothing to wait for when the graph starts here.
+                    if let Some(index) = last.take() {
+                        self.gpu.wait_for(Some(index))?;
+                    }
+                    for &n in nodes {
+                        run_host_task(desc, &self.gpu, &self.bound, &mut self.host_tasks, n)?;
+                    }
+                    // A task may have lost the device (or destroyed it): stop before submitting to it.
+                    self.gpu.poll_lost()?;
+                }
+            }
+        }
+        // What trailing host tasks wrote is queued, not submitted: it goes to the GPU ahead of the next
+        // submission (a replay, a read), which is all that can see it. Submitting it here would make waiting
+        // for this replay wait for every other graph's work before it on the queue.
+        Ok(Submission {
+            gpu: self.gpu.clone(),
+            index: last,
+        })
+    }
+
+    fn missing_host_task(&self) -> Option<usize> {
+        self.plan.partitions.iter().find_map(|p| match p {
+            Partition::Host(nodes) => nodes
+                .iter()
+                .copied()
+                .find(|&n| self.host_tasks[n].is_none()),
+            Partition::Gpu(_) => None,
+        })
+    }
+}
+
+/// An unknown name, with the names the graph does have.
+fn unknown(
+    desc: &GraphDesc,
+    kind: &'static str,
+    name: &str,
+    known: impl Iterator<Item = String>,
+) -> Error {
+    let known: Vec<String> = known.collect();
+    Error::UnknownName {
+        graph: desc.name.to_string(),
+        kind,
+        name: name.to_string(),
+        known: if known.is_empty() {
+            format!(" (it has no {kind}s)")
+        } else {
+            format!(" (it has {})", known.join(", "))
+        },
+    }
+}
+
+/// Runs host task `n`. A panic in it is caught and becomes this replay's error; the baked graph stays
+/// usable, and the next replay runs the task again.
+fn run_host_task(
+    desc: &GraphDesc,
+    gpu: &Gpu,
+    bound: &BoundBuffers,
+    host_tasks: &mut [Option<HostTask>],
+    n: usize,
+) -> Result<(), Error> {
+    let OpDesc::Host { accesses } = &desc.nodes[n].op else {
+        return Ok(());
+    };
+    let context = HostContext {
+        gpu,
+        buffers: &bound.buffers,
+        lens: &bound.lens,
+        desc,
+        node: n,
+        accesses,
+    };
+    let Some(task) = host_tasks.get_mut(n).and_then(Option::as_mut) else {
+        return Ok(());
+    };
+    match std::panic::catch_unwind(AssertUnwindSafe(|| task(&context))) {
+        Ok(result) => result,
+        Err(payload) => Err(Error::HostTaskPanicked {
+            graph: desc.name.to_string(),
+            node: desc.nodes[n].name.to_string(),
+            message: panic_message(payload.as_ref()),
+        }),
+    }
+}
+
+/// The text a panic was raised with, when it has one.
+fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+    payload
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "a panic without a message".to_string())
+}
+
+fn uniform_params(gpu: &Gpu, size: u32) -> (wgpu::BindGroupLayout, wgpu::Buffer) {
+    let device = gpu.device();
+    let layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+        label: Some("graph params"),
+        entries: &[wgpu::BindGroupLayoutEntry {
+            binding: 0,
+            visibility: wgpu::ShaderStages::COMPUTE,
+            ty: wgpu::BindingType::Buffer {
+                ty: wgpu::BufferBindingType::Uniform,
+                has_dynamic_offset: false,
+                min_binding_size: None,
+            },
+            count: None,
+        }],
+    });
+    let buffer = device.create_buffer(&wgpu::BufferDescriptor {
+        label: Some("graph params"),
+        size: u64::from(size.next_multiple_of(16)),
+        usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
+        mapped_at_creation: false,
+    });
+    (layout, buffer)
+}
