@@ -54,7 +54,9 @@ pub enum Loc {
     EdgeTo(usize),
 }
 
-/// One problem found in a graph.
+/// One problem found in a graph. A diagnostic made and dropped is a mistake lost: it must be pushed into the
+/// run's [`Diagnostics`].
+#[must_use = "a diagnostic must be reported: push it into the run's `Diagnostics`"]
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Diagnostic {
     pub loc: Loc,
@@ -75,13 +77,11 @@ impl Diagnostic {
         }
     }
 
-    #[must_use]
     pub fn with_help(mut self, help: impl Into<String>) -> Self {
         self.help = Some(help.into());
         self
     }
 
-    #[must_use]
     pub fn with_note(mut self, note: impl Into<String>) -> Self {
         self.note = Some(note.into());
         self
@@ -108,7 +108,9 @@ impl fmt::Display for Diagnostic {
     }
 }
 
-/// Collects every diagnostic of a check run, so all are reported at once.
+/// Collects every diagnostic of a check run, so all are reported at once: the one sink from the checks to
+/// the renderers (spans in the macro, words in the builder and the file loader).
+#[must_use = "the diagnostics of a run must be reported: call `into_vec`"]
 #[derive(Debug, Default)]
 pub struct Diagnostics {
     list: Vec<Diagnostic>,

@@ -29,6 +29,7 @@ pub mod layout;
 pub mod library;
 pub mod names;
 pub mod pipeline;
+pub mod plan;
 pub mod render;
 pub mod schedule;
 pub mod size;

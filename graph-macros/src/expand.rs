@@ -1,6 +1,5 @@
 //! parse -> lower -> check -> generate, with every error collected on the way.
 
-use graph_core::layout::ParamsLayout;
 use graph_core::{Diagnostic, Loc};
 use proc_macro2::{Span, TokenStream};
 use quote::{quote, quote_spanned};
@@ -8,6 +7,7 @@ use syn::Ident;
 use syn::ext::IdentExt;
 
 use crate::ast::GraphDef;
+use crate::fallback;
 use crate::generate::{self, Names};
 use crate::lower::{self, Lowered};
 use crate::render::render;
@@ -50,21 +50,7 @@ pub fn expand(input: TokenStream) -> TokenStream {
                         .map(|d| render(d, &lowered.spans)),
                 );
             }
-            // A stub of the public items beside the errors, so code using the graph does not add errors of its
-            // own. Its parameter struct keeps the parameters whose types are valid, each name once (a duplicate,
-            // which the checks report, would break the struct); each node's variant is there once.
-            let layout = ParamsLayout::of_valid_params(&lowered.graph.params);
-            let mut named: Vec<(Ident, String)> = Vec::new();
-            for (v, (name, _)) in variants.iter().zip(&nodes) {
-                if !named.iter().any(|(_, n)| n == name) {
-                    named.push((v.clone(), name.clone()));
-                }
-            }
-            let types = generate::types(&def, &lowered, &layout, &names, &named);
-            let stub_variants: Vec<Ident> = named.into_iter().map(|(v, _)| v).collect();
-            let stub = generate::stub_description(&names, &stub_variants);
-            let errors = errors.iter().map(syn::Error::to_compile_error);
-            quote!(#(#errors)* #types #stub)
+            fallback::stub(&def, &lowered, &names, &variants, &nodes, &errors)
         }
     };
     in_module(&def, items)

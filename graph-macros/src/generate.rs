@@ -78,7 +78,7 @@ pub fn rust_ident(name: &str, span: Span) -> Ident {
     }
 }
 
-fn private() -> TokenStream {
+pub fn private() -> TokenStream {
     quote!(::graph_runtime::__private)
 }
 
@@ -323,7 +323,7 @@ pub fn description(
 
 /// The graph type's own items: its node lists and `bake`. The stub beside errors has them too, so code using
 /// them sees only the real error.
-fn graph_items(
+pub fn graph_items(
     names: &Names,
     nodes: &[Ident],
     order: &[&Ident],
@@ -360,32 +360,5 @@ fn graph_items(
                 #p::Baked::new(gpu, &buffers)
             }
         }
-    }
-}
-
-/// A description that bakes nothing, for the stub emitted beside errors: every item of a checked graph, so
-/// code using them sees only the real errors. Its schedule is declaration order in one level per node.
-pub fn stub_description(names: &Names, nodes: &[Ident]) -> TokenStream {
-    let p = private();
-    let Names {
-        graph,
-        params,
-        buffers,
-        node,
-    } = names;
-    let order: Vec<&Ident> = nodes.iter().collect();
-    let levels: Vec<Vec<&Ident>> = nodes.iter().map(|n| vec![n]).collect();
-    let inherent = graph_items(names, nodes, &order, &levels);
-    quote! {
-        impl #p::TaskGraph for #graph {
-            type Params = #params;
-            type Buffers<'a> = #buffers<'a>;
-            type Node = #node;
-            const DESCRIPTION: &'static #p::desc::GraphDesc = &#p::STUB_DESCRIPTION;
-            fn bind<'a>(_: &<Self as #p::TaskGraph>::Buffers<'a>) -> ::std::vec::Vec<(u32, &'a #p::AnyBuffer)> { ::std::vec::Vec::new() }
-            fn node(index: usize) -> ::core::option::Option<#node> { #graph::NODES.get(index).copied() }
-            fn node_index(node: #node) -> usize { node.index() }
-        }
-        #inherent
     }
 }

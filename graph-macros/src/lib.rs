@@ -4,6 +4,7 @@
 mod ast;
 mod const_tokens;
 mod expand;
+mod fallback;
 mod generate;
 mod lower;
 mod render;

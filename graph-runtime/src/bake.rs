@@ -4,13 +4,15 @@
 use std::borrow::Cow;
 use std::collections::HashMap;
 
-use graph_core::desc::{DispatchDesc, GraphDesc, OpDesc, PartitionDesc};
-use graph_core::ir::{AccessMode, ParamsStorage, Role};
+use graph_core::desc::{DispatchDesc, GraphDesc, OpDesc};
+use graph_core::ir::{AccessMode, Role};
+use graph_core::plan::{Plan, PlanError, plan};
 
 use crate::buffer::AnyBuffer;
 use crate::error::Error;
 use crate::gpu::Gpu;
-use crate::replay::{DispatchSize, Partition, Plan, Step};
+use crate::params::ParamsTransport;
+use crate::replay::{DispatchSize, KernelStep, Kernels};
 
 /// The buffers of a baked graph: external ones bound by the caller, owned ones created here.
 pub(crate) struct BoundBuffers {
@@ -175,202 +177,161 @@ fn needed_usage(desc: &GraphDesc, index: u32) -> wgpu::BufferUsages {
     usage
 }
 
-/// Where the parameters live for this bake.
-pub(crate) fn params_storage(gpu: &Gpu, desc: &GraphDesc) -> ParamsStorage {
-    let fits = desc.params.size <= gpu.max_immediate_size();
-    match desc.params.storage {
-        ParamsStorage::Immediates if fits => ParamsStorage::Immediates,
-        _ => ParamsStorage::Uniform,
-    }
-}
-
-/// Pipelines, bind groups and the step list, in schedule order. Identical kernels share one pipeline.
-pub(crate) fn build_plan(
+/// Pipelines and bind groups for every kernel node, created once. Identical kernels share one pipeline.
+pub(crate) fn build_kernels(
     gpu: &Gpu,
     desc: &GraphDesc,
     bound: &BoundBuffers,
-    storage: ParamsStorage,
-    uniform: Option<&(wgpu::BindGroupLayout, wgpu::Buffer)>,
-) -> Result<Plan, Error> {
+    params: &ParamsTransport,
+) -> Result<Kernels, Error> {
     let device = gpu.device();
-    let has_params = desc.params.size > 0;
-    let immediate_size = if storage == ParamsStorage::Immediates {
-        desc.params.size
-    } else {
-        0
-    };
+    let limits = device.limits();
     let mut pipelines: Vec<wgpu::ComputePipeline> = Vec::new();
     let mut pipeline_index: HashMap<(String, &str, Vec<AccessMode>), usize> = HashMap::new();
     let mut layouts: HashMap<Vec<AccessMode>, (wgpu::BindGroupLayout, wgpu::PipelineLayout)> =
         HashMap::new();
-    let mut node_steps: Vec<Option<Step>> = Vec::with_capacity(desc.nodes.len());
-    let mut dispatch_count = 0;
-    let max_workgroups = device.limits().max_compute_workgroups_per_dimension;
-    let uniform_group = uniform.map(|(layout, buffer)| {
-        device.create_bind_group(&wgpu::BindGroupDescriptor {
-            label: Some("graph params"),
-            layout,
-            entries: &[wgpu::BindGroupEntry {
-                binding: 0,
-                resource: buffer.as_entire_binding(),
-            }],
-        })
-    });
+    let mut nodes = Vec::with_capacity(desc.nodes.len());
+    let max_workgroups = limits.max_compute_workgroups_per_dimension;
 
     for (n, node) in desc.nodes.iter().enumerate() {
-        let step = match &node.op {
-            OpDesc::Kernel(k) => {
-                check_workgroup_size(desc, n, k.workgroup_size, &device.limits())?;
-                let modes: Vec<AccessMode> = k.bindings.iter().map(|b| b.mode).collect();
-                let (bind_layout, pipeline_layout) =
-                    layouts.entry(modes.clone()).or_insert_with(|| {
-                        let entries: Vec<wgpu::BindGroupLayoutEntry> = modes
-                            .iter()
-                            .enumerate()
-                            .map(|(i, m)| wgpu::BindGroupLayoutEntry {
-                                binding: i as u32,
-                                visibility: wgpu::ShaderStages::COMPUTE,
-                                ty: wgpu::BindingType::Buffer {
-                                    ty: wgpu::BufferBindingType::Storage {
-                                        read_only: *m == AccessMode::Read,
-                                    },
-                                    has_dynamic_offset: false,
-                                    min_binding_size: None,
-                                },
-                                count: None,
-                            })
-                            .collect();
-                        let bgl =
-                            device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
-                                label: None,
-                                entries: &entries,
-                            });
-                        let groups: Vec<Option<&wgpu::BindGroupLayout>> =
-                            match uniform.filter(|_| has_params) {
-                                Some((ul, _)) => vec![Some(&bgl), Some(ul)],
-                                None => vec![Some(&bgl)],
-                            };
-                        let pl = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
-                            label: None,
-                            bind_group_layouts: &groups,
-                            immediate_size,
-                        });
-                        (bgl, pl)
-                    });
-                let source = k.compose(&desc.params, storage);
-                let key = (source, &*k.entry, modes);
-                let pipeline = match pipeline_index.get(&key) {
-                    Some(&i) => i,
-                    None => {
-                        let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
-                            label: Some(&node.name),
-                            source: wgpu::ShaderSource::Wgsl(Cow::Owned(key.0.clone())),
-                        });
-                        pipelines.push(device.create_compute_pipeline(
-                            &wgpu::ComputePipelineDescriptor {
-                                label: Some(&node.name),
-                                layout: Some(pipeline_layout),
-                                module: &module,
-                                entry_point: Some(&k.entry),
-                                compilation_options: Default::default(),
-                                cache: None,
-                            },
-                        ));
-                        pipeline_index.insert(key, pipelines.len() - 1);
-                        pipelines.len() - 1
-                    }
-                };
-                let entries: Vec<wgpu::BindGroupEntry<'_>> = k
-                    .bindings
-                    .iter()
-                    .enumerate()
-                    .map(|(i, b)| wgpu::BindGroupEntry {
-                        binding: i as u32,
-                        resource: bound.buffers[b.buffer as usize].as_entire_binding(),
-                    })
-                    .collect();
-                let bind_group = device.create_bind_group(&wgpu::BindGroupDescriptor {
-                    label: Some(&node.name),
-                    layout: bind_layout,
-                    entries: &entries,
-                });
-                let size = match &k.dispatch {
-                    DispatchDesc::BufferLen(b) => DispatchSize::Fixed(element_dispatch(
-                        desc,
-                        n,
-                        bound.lens[*b as usize],
-                        k.workgroup_size[0],
-                        k.foldable,
-                        max_workgroups,
-                    )?),
-                    DispatchDesc::Threads(dims) => {
-                        DispatchSize::Threads(dims.clone(), k.workgroup_size)
-                    }
-                    DispatchDesc::Workgroups(dims) => DispatchSize::Workgroups(dims.clone()),
-                };
-                dispatch_count += 1;
-                Some(Step::Dispatch {
-                    node: n,
-                    pipeline,
-                    bind_group,
-                    size,
-                    slot: dispatch_count - 1,
-                })
-            }
-            &OpDesc::Copy { src, dst } => {
-                let (src, dst) = (src as usize, dst as usize);
-                // A copy writes the whole of its destination, which is what the graph's ordering assumes.
-                if bound.lens[src] != bound.lens[dst] {
-                    return Err(Error::BufferLength {
-                        graph: desc.name.to_string(),
-                        buffer: desc.buffers[dst].name.to_string(),
-                        expected: format!(
-                            "exactly {} (the length of `{}`, which node `{}` copies into it whole)",
-                            bound.lens[src], desc.buffers[src].name, node.name
-                        ),
-                        actual: bound.lens[dst].into(),
-                    });
-                }
-                Some(Step::Copy {
-                    src,
-                    dst,
-                    size: u64::from(bound.lens[src]) * u64::from(desc.buffers[src].elem.size()),
-                })
-            }
-            OpDesc::Host { .. } => None,
+        let OpDesc::Kernel(k) = &node.op else {
+            nodes.push(None);
+            continue;
         };
-        node_steps.push(step);
-    }
-
-    let partitions = desc
-        .partitions
-        .iter()
-        .map(|p| match p {
-            // Within a level, dispatches first and copies after, so a level's kernels share one compute pass.
-            PartitionDesc::Gpu { levels } => Partition::Gpu(
-                levels
-                    .iter()
-                    .flat_map(|level| {
-                        let mut steps: Vec<Step> = level
-                            .iter()
-                            .filter_map(|&n| node_steps[n as usize].take())
-                            .collect();
-                        steps.sort_by_key(|s| matches!(s, Step::Copy { .. }));
-                        steps
-                    })
-                    .collect(),
-            ),
-            PartitionDesc::Host { nodes } => {
-                Partition::Host(nodes.iter().map(|&n| n as usize).collect())
+        check_workgroup_size(desc, n, k.workgroup_size, &limits)?;
+        let modes: Vec<AccessMode> = k.bindings.iter().map(|b| b.mode).collect();
+        let (bind_layout, pipeline_layout) = layouts
+            .entry(modes.clone())
+            .or_insert_with(|| layouts_for(device, &modes, params));
+        let source = k.compose(&desc.params, params.storage());
+        let key = (source, &*k.entry, modes);
+        let pipeline = match pipeline_index.get(&key) {
+            Some(&i) => i,
+            None => {
+                let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
+                    label: Some(&node.name),
+                    source: wgpu::ShaderSource::Wgsl(Cow::Owned(key.0.clone())),
+                });
+                pipelines.push(
+                    device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+                        label: Some(&node.name),
+                        layout: Some(pipeline_layout),
+                        module: &module,
+                        entry_point: Some(&k.entry),
+                        compilation_options: Default::default(),
+                        cache: None,
+                    }),
+                );
+                pipeline_index.insert(key, pipelines.len() - 1);
+                pipelines.len() - 1
             }
+        };
+        let entries: Vec<wgpu::BindGroupEntry<'_>> = k
+            .bindings
+            .iter()
+            .enumerate()
+            .map(|(i, b)| wgpu::BindGroupEntry {
+                binding: i as u32,
+                resource: bound.buffers[b.buffer as usize].as_entire_binding(),
+            })
+            .collect();
+        let bind_group = device.create_bind_group(&wgpu::BindGroupDescriptor {
+            label: Some(&node.name),
+            layout: bind_layout,
+            entries: &entries,
+        });
+        let size = match &k.dispatch {
+            DispatchDesc::BufferLen(b) => DispatchSize::Fixed(element_dispatch(
+                desc,
+                n,
+                bound.lens[*b as usize],
+                k.workgroup_size[0],
+                k.foldable,
+                max_workgroups,
+            )?),
+            DispatchDesc::Threads(dims) => DispatchSize::Threads(dims.clone(), k.workgroup_size),
+            DispatchDesc::Workgroups(dims) => DispatchSize::Workgroups(dims.clone()),
+        };
+        nodes.push(Some(KernelStep {
+            pipeline,
+            bind_group,
+            size,
+        }));
+    }
+    Ok(Kernels {
+        pipelines,
+        nodes,
+        max_workgroups,
+    })
+}
+
+/// The bind group layout of one combination of access modes, and the pipeline layout around it (with the
+/// parameters' push-constant range or uniform group).
+fn layouts_for(
+    device: &wgpu::Device,
+    modes: &[AccessMode],
+    params: &ParamsTransport,
+) -> (wgpu::BindGroupLayout, wgpu::PipelineLayout) {
+    let entries: Vec<wgpu::BindGroupLayoutEntry> = modes
+        .iter()
+        .enumerate()
+        .map(|(i, m)| wgpu::BindGroupLayoutEntry {
+            binding: i as u32,
+            visibility: wgpu::ShaderStages::COMPUTE,
+            ty: wgpu::BindingType::Buffer {
+                ty: wgpu::BufferBindingType::Storage {
+                    read_only: *m == AccessMode::Read,
+                },
+                has_dynamic_offset: false,
+                min_binding_size: None,
+            },
+            count: None,
         })
         .collect();
-    Ok(Plan {
-        pipelines,
-        partitions,
-        uniform_group,
-        max_workgroups,
-        dispatch_count,
+    let bind_layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+        label: None,
+        entries: &entries,
+    });
+    let mut groups = vec![Some(&bind_layout)];
+    if let Some(uniform) = params.group_layout() {
+        groups.push(Some(uniform));
+    }
+    let pipeline_layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
+        label: None,
+        bind_group_layouts: &groups,
+        immediate_size: params.immediate_size(),
+    });
+    (bind_layout, pipeline_layout)
+}
+
+/// The handle-free plan for the bound lengths; a copy between buffers of different lengths is refused here,
+/// naming the buffer.
+pub(crate) fn plan_replay(desc: &GraphDesc, bound: &BoundBuffers) -> Result<Plan, Error> {
+    plan(desc, &bound.lens).map_err(|e| match e {
+        PlanError::CopyLengths {
+            node,
+            src_len,
+            dst_len,
+        } => {
+            let node = &desc.nodes[node as usize];
+            let (src, dst) = match node.op {
+                OpDesc::Copy { src, dst } => (src as usize, dst as usize),
+                _ => (0, 0),
+            };
+            Error::BufferLength {
+                graph: desc.name.to_string(),
+                buffer: desc.buffers[dst].name.to_string(),
+                expected: format!(
+                    "exactly {src_len} (the length of `{}`, which node `{}` copies into it whole)",
+                    desc.buffers[src].name, node.name
+                ),
+                actual: dst_len.into(),
+            }
+        }
+        PlanError::Lengths { expected, given } => Error::Bake {
+            graph: desc.name.to_string(),
+            reason: format!("{given} buffer lengths for {expected} buffers"),
+        },
     })
 }
 

@@ -7,15 +7,20 @@ use std::panic::AssertUnwindSafe;
 use graph_core::desc::{GraphDesc, OpDesc};
 use graph_core::ir::ParamsStorage;
 
-use crate::bake::{BoundBuffers, bind_buffers, build_plan, params_storage};
+use graph_core::plan::{Plan, PlanPartition};
+
+use crate::bake::{BoundBuffers, bind_buffers, build_kernels, plan_replay};
 use crate::buffer::AnyBuffer;
 use crate::element::ParamValue;
 use crate::error::Error;
 use crate::gpu::Gpu;
 use crate::host::{HostContext, HostTask};
-use crate::replay::{Partition, Plan, SizeProblem, encode_partition, resolve_dispatches};
+use crate::params::ParamsTransport;
+use crate::recorder::record_replay;
+use crate::replay::{Kernels, SizeProblem, resolve_dispatches};
 use crate::scope::OpScope;
 use crate::wait::Submission;
+use crate::wgpu_recorder::WgpuRecorder;
 
 /// A graph baked onto a device: set parameters by name, give host tasks their closures, replay.
 pub struct BakedGraph {
@@ -23,23 +28,22 @@ pub struct BakedGraph {
     gpu: Gpu,
     /// The parameter block the next replay uses, laid out as the WGSL struct.
     params: Vec<u8>,
-    storage: ParamsStorage,
-    uniform: Option<(wgpu::BindGroupLayout, wgpu::Buffer)>,
+    transport: ParamsTransport,
     bound: BoundBuffers,
+    kernels: Kernels,
+    /// What a replay records, as ids.
     plan: Plan,
     host_tasks: Vec<Option<HostTask>>,
-    /// Workgroup counts of each dispatch for the current replay, rewritten in place (no allocation).
+    /// Workgroup counts of each kernel node for the current replay, rewritten in place (no allocation).
     workgroups: Vec<[u32; 3]>,
-    /// The parameter bytes last written to the uniform buffer (fallback only): rewritten only on change.
-    uniform_written: Vec<u8>,
 }
 
 impl std::fmt::Debug for BakedGraph {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("BakedGraph")
             .field("graph", &self.desc.name)
-            .field("storage", &self.storage)
-            .field("pipelines", &self.plan.pipelines.len())
+            .field("storage", &self.transport.storage())
+            .field("pipelines", &self.kernels.pipelines.len())
             .finish_non_exhaustive()
     }
 }
@@ -88,30 +92,27 @@ impl BakedGraph {
                 reason: e.0,
             })?;
         gpu.check_lost()?;
-        let storage = params_storage(gpu, &desc);
         let scope = OpScope::enter(gpu);
         let built = (|| {
             let bound = bind_buffers(gpu, &desc, buffers)?;
-            let uniform = (storage == ParamsStorage::Uniform && desc.params.size > 0)
-                .then(|| uniform_params(gpu, desc.params.size));
-            let plan = build_plan(gpu, &desc, &bound, storage, uniform.as_ref())?;
-            Ok::<_, Error>((bound, uniform, plan))
+            let plan = plan_replay(&desc, &bound)?;
+            let transport = ParamsTransport::new(gpu, &desc);
+            let kernels = build_kernels(gpu, &desc, &bound, &transport)?;
+            Ok::<_, Error>((bound, plan, transport, kernels))
         })();
-        let (bound, uniform, plan) = scope.finish_with(built, |reason| Error::Bake {
+        let (bound, plan, transport, kernels) = scope.finish_with(built, |reason| Error::Bake {
             graph: desc.name.to_string(),
             reason,
         })?;
         let mut host_tasks = Vec::new();
         host_tasks.resize_with(desc.nodes.len(), || None);
-        let size = desc.params.size as usize;
         Ok(BakedGraph {
             gpu: gpu.clone(),
-            params: vec![0; size],
-            storage,
-            uniform,
+            params: vec![0; desc.params.size as usize],
+            transport,
             bound,
-            workgroups: vec![[0; 3]; plan.dispatch_count],
-            uniform_written: Vec::with_capacity(size),
+            kernels,
+            workgroups: vec![[0; 3]; desc.nodes.len()],
             plan,
             host_tasks,
             desc,
@@ -125,7 +126,7 @@ impl BakedGraph {
 
     /// Where the parameters go on this device: push constants, or the uniform-buffer fallback.
     pub fn params_storage(&self) -> ParamsStorage {
-        self.storage
+        self.transport.storage()
     }
 
     /// The parameter block the next replay uses, as bytes in the WGSL layout.
@@ -241,9 +242,8 @@ impl BakedGraph {
     fn submit(&mut self) -> Result<Submission, Error> {
         let desc: &GraphDesc = &self.desc;
         let node_name = |n: usize| desc.nodes[n].name.to_string();
-        let immediates = self.storage == ParamsStorage::Immediates;
         resolve_dispatches(
-            &self.plan,
+            &self.kernels,
             &self.params,
             &self.bound.lens,
             &mut self.workgroups,
@@ -253,7 +253,7 @@ impl BakedGraph {
                 graph: desc.name.to_string(),
                 node: node_name(node),
                 workgroups,
-                limit: self.plan.max_workgroups,
+                limit: self.kernels.max_workgroups,
             },
             SizeProblem::Expression(expression, e) => Error::DispatchSize {
                 graph: desc.name.to_string(),
@@ -269,46 +269,22 @@ impl BakedGraph {
                 node: node_name(missing),
             });
         }
-        let params: &[u8] = &self.params;
-        if let Some((_, buffer)) = &self.uniform
-            && self.uniform_written.as_slice() != params
-        {
-            self.gpu.queue().write_buffer(buffer, 0, params);
-            self.uniform_written.clear();
-            self.uniform_written.extend_from_slice(params);
-        }
-        let mut last = None;
-        for partition in &self.plan.partitions {
-            match partition {
-                Partition::Gpu(steps) => {
-                    let mut encoder = self
-                        .gpu
-                        .device()
-                        .create_command_encoder(&Default::default());
-                    encode_partition(
-                        &mut encoder,
-                        &self.plan,
-                        steps,
-                        &self.bound.buffers,
-                        params,
-                        immediates,
-                        &self.workgroups,
-                    );
-                    last = Some(self.gpu.queue().submit([encoder.finish()]));
-                }
-                Partition::Host(nodes) => {
-                    // Only this replay's partition before: nothing to wait for when the graph starts here.
-                    if let Some(index) = last.take() {
-                        self.gpu.wait_for(Some(index))?;
-                    }
-                    for &n in nodes {
-                        run_host_task(desc, &self.gpu, &self.bound, &mut self.host_tasks, n)?;
-                    }
-                    // A task may have lost the device (or destroyed it): stop before submitting to it.
-                    self.gpu.poll_lost()?;
-                }
+        self.transport.before_replay(self.gpu.queue(), &self.params);
+        let mut recorder = WgpuRecorder::new(
+            &self.gpu,
+            &self.kernels,
+            &self.bound.buffers,
+            &self.transport,
+            &self.params,
+        );
+        let (gpu, bound, host_tasks) = (&self.gpu, &self.bound, &mut self.host_tasks);
+        let last = record_replay(&self.plan, &self.workgroups, &mut recorder, |nodes| {
+            for &n in nodes {
+                run_host_task(desc, gpu, bound, host_tasks, n as usize)?;
             }
-        }
+            // A task may have lost the device (or destroyed it): stop before submitting to it.
+            gpu.poll_lost()
+        })?;
         // What trailing host tasks wrote is queued, not submitted: it goes to the GPU ahead of the next
         // submission (a replay, a read), which is all that can see it. Submitting it here would make waiting
         // for this replay wait for every other graph's work before it on the queue.
@@ -320,11 +296,11 @@ impl BakedGraph {
 
     fn missing_host_task(&self) -> Option<usize> {
         self.plan.partitions.iter().find_map(|p| match p {
-            Partition::Host(nodes) => nodes
+            PlanPartition::Host { nodes } => nodes
                 .iter()
-                .copied()
-                .find(|&n| self.host_tasks[n].is_none()),
-            Partition::Gpu(_) => None,
+                .map(|&n| n as usize)
+                .find(|&n| self.host_tasks.get(n).is_none_or(Option::is_none)),
+            PlanPartition::Gpu { .. } => None,
         })
     }
 }
@@ -389,28 +365,4 @@ fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
         .map(|s| s.to_string())
         .or_else(|| payload.downcast_ref::<String>().cloned())
         .unwrap_or_else(|| "a panic without a message".to_string())
-}
-
-fn uniform_params(gpu: &Gpu, size: u32) -> (wgpu::BindGroupLayout, wgpu::Buffer) {
-    let device = gpu.device();
-    let layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
-        label: Some("graph params"),
-        entries: &[wgpu::BindGroupLayoutEntry {
-            binding: 0,
-            visibility: wgpu::ShaderStages::COMPUTE,
-            ty: wgpu::BindingType::Buffer {
-                ty: wgpu::BufferBindingType::Uniform,
-                has_dynamic_offset: false,
-                min_binding_size: None,
-            },
-            count: None,
-        }],
-    });
-    let buffer = device.create_buffer(&wgpu::BufferDescriptor {
-        label: Some("graph params"),
-        size: u64::from(size.next_multiple_of(16)),
-        usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
-        mapped_at_creation: false,
-    });
-    (layout, buffer)
 }

@@ -118,12 +118,15 @@ pub mod example;
 mod gpu;
 mod host;
 mod native;
+mod params;
 mod readback;
+mod recorder;
 mod replay;
 mod scope;
 mod task_graph;
 pub mod validation;
 mod wait;
+mod wgpu_recorder;
 
 pub use baked::Baked;
 pub use baked_graph::BakedGraph;

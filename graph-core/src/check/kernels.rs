@@ -4,7 +4,9 @@
 use super::{CheckedDispatch, CheckedKernel, Checker, Space};
 use crate::deps::BufferAccess;
 use crate::diagnostic::{Diagnostic, Loc};
-use crate::ir::{AccessMode, DispatchSpec, Kernel, KernelSource, NodeKind, WorkgroupLimits};
+use crate::ir::{
+    AccessMode, DispatchSpec, Kernel, KernelSource, NodeKind, ParamsStorage, WorkgroupLimits,
+};
 use crate::layout::ParamsLayout;
 use crate::names::unknown;
 use crate::types::ValueType;
@@ -121,6 +123,7 @@ impl Checker<'_> {
                 return None;
             }
         };
+        self.check_other_storage(n, &declarations, &params_struct, &arg_refs(&args), &source);
         let entry_index =
             self.choose_entry_point(n, &reflection.entry_points, kernel.entry.as_deref())?;
         let detail = &reflection.details[entry_index];
@@ -437,6 +440,46 @@ impl Checker<'_> {
             ))
         } else {
             None
+        }
+    }
+
+    /// A kernel that validates with its parameters in push constants must also validate with them in a uniform
+    /// buffer: the runtime falls back to one on a device without push constants (or with too few), so both
+    /// forms are checked here, at compile time, rather than at some user's bake.
+    fn check_other_storage(
+        &mut self,
+        n: usize,
+        declarations: &str,
+        params_struct: &str,
+        args: &[(&str, &str, &str)],
+        source: &str,
+    ) {
+        if params_struct.is_empty() {
+            return;
+        }
+        // A `#[uniform_params]` graph always gets a uniform buffer: only push constants fall back.
+        if self.graph.params_storage == ParamsStorage::Uniform {
+            return;
+        }
+        let composed = wgsl::compose(
+            declarations,
+            params_struct,
+            ParamsStorage::Uniform,
+            args,
+            source,
+        );
+        if let Err(e) = wgsl::validate(&composed.source) {
+            self.diags.push(
+                Diagnostic::new(
+                    Loc::Node(n),
+                    format!(
+                        "kernel `{}` does not validate with its parameters in a uniform buffer, where they go on \
+                         devices without push constants: {}",
+                        self.graph.nodes[n].name, e.message
+                    ),
+                )
+                .with_help("read parameters as `params.NAME`, without pointers to `params`"),
+            );
         }
     }
 

@@ -1,0 +1,236 @@
+//! The plan: what a replay records, as ids (no GPU handles), made by a pure function from a description.
+//!
+//! GPU partitions are recorded level by level. Before each level the plan lists the hazards that cross the
+//! boundary: the buffers that level reads or writes which an earlier level of the partition wrote (or read,
+//! for a write), since the last boundary that needed ordering. A recorder that places its own barriers
+//! (portable wgpu) may ignore them; one that places them itself (native Vulkan) puts one barrier where the
+//! list is not empty, carrying exactly these hazards, so barriers scale with the depth of the graph and not
+//! with its node count. Partitions end at host tasks, where the replay waits for the GPU.
+
+use crate::deps::Hazard;
+use crate::desc::{GraphDesc, OpDesc, PartitionDesc};
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Plan {
+    pub partitions: Vec<PlanPartition>,
+    /// The number of dispatch steps in the whole plan.
+    pub dispatches: usize,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PlanPartition {
+    /// Recorded into one command buffer and submitted.
+    Gpu { levels: Vec<PlanLevel> },
+    /// Host tasks by node index, run in this order once the partition before has finished.
+    Host { nodes: Vec<u32> },
+}
+
+/// One topological level of a GPU partition: no two of its steps depend on each other.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PlanLevel {
+    /// What must be ordered before this level's steps run; empty for the first level and for a level that
+    /// touches nothing an earlier level touched in a conflicting way.
+    pub hazards: Vec<BufferHazard>,
+    /// Dispatches first, then copies, each in declaration order.
+    pub steps: Vec<PlanStep>,
+}
+
+/// A buffer written on one side of a level boundary and read or written on the other.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct BufferHazard {
+    pub buffer: u32,
+    pub hazard: HazardKind,
+}
+
+/// [`Hazard`], orderable so that a level's list is sorted and free of repeats.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum HazardKind {
+    ReadAfterWrite,
+    WriteAfterRead,
+    WriteAfterWrite,
+}
+
+impl From<HazardKind> for Hazard {
+    fn from(kind: HazardKind) -> Hazard {
+        match kind {
+            HazardKind::ReadAfterWrite => Hazard::ReadAfterWrite,
+            HazardKind::WriteAfterRead => Hazard::WriteAfterRead,
+            HazardKind::WriteAfterWrite => Hazard::WriteAfterWrite,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PlanStep {
+    /// The kernel of node `node`; its workgroup counts are evaluated at each replay.
+    Dispatch { node: u32 },
+    /// All of `src` into `dst`: `bytes` from the bound lengths.
+    Copy {
+        node: u32,
+        src: u32,
+        dst: u32,
+        bytes: u64,
+    },
+}
+
+impl PlanStep {
+    pub fn node(&self) -> u32 {
+        match *self {
+            PlanStep::Dispatch { node } | PlanStep::Copy { node, .. } => node,
+        }
+    }
+}
+
+/// Why a description cannot be planned with these lengths.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PlanError {
+    /// `lens` does not hold one length per buffer.
+    Lengths { expected: usize, given: usize },
+    /// A copy whose source and destination differ in length: it would not write all of its destination,
+    /// which the graph's ordering assumes.
+    CopyLengths {
+        node: u32,
+        src_len: u32,
+        dst_len: u32,
+    },
+}
+
+/// The plan of `desc` with buffer `i` bound at `lens[i]` elements. `desc` must be valid
+/// ([`GraphDesc::validate`]); indices out of range in an invalid one are skipped, never a panic.
+pub fn plan(desc: &GraphDesc, lens: &[u32]) -> Result<Plan, PlanError> {
+    if lens.len() != desc.buffers.len() {
+        return Err(PlanError::Lengths {
+            expected: desc.buffers.len(),
+            given: lens.len(),
+        });
+    }
+    let mut dispatches = 0;
+    let mut partitions = Vec::with_capacity(desc.partitions.len());
+    for partition in desc.partitions.iter() {
+        match partition {
+            PartitionDesc::Host { nodes } => partitions.push(PlanPartition::Host {
+                nodes: nodes.to_vec(),
+            }),
+            PartitionDesc::Gpu { levels } => {
+                let mut since_barrier = Touched::default();
+                let mut planned = Vec::with_capacity(levels.len());
+                for level in levels.iter() {
+                    let steps = level_steps(desc, level, lens)?;
+                    dispatches += steps
+                        .iter()
+                        .filter(|s| matches!(s, PlanStep::Dispatch { .. }))
+                        .count();
+                    let here = Touched::of(desc, &steps);
+                    let hazards = since_barrier.hazards_before(&here);
+                    if hazards.is_empty() {
+                        since_barrier.add(&here);
+                    } else {
+                        // The barrier orders everything before it: only this level is left to order later.
+                        since_barrier = here;
+                    }
+                    planned.push(PlanLevel { hazards, steps });
+                }
+                partitions.push(PlanPartition::Gpu { levels: planned });
+            }
+        }
+    }
+    Ok(Plan {
+        partitions,
+        dispatches,
+    })
+}
+
+fn level_steps(desc: &GraphDesc, level: &[u32], lens: &[u32]) -> Result<Vec<PlanStep>, PlanError> {
+    let mut dispatches = Vec::new();
+    let mut copies = Vec::new();
+    for &node in level {
+        match desc.nodes.get(node as usize).map(|n| &n.op) {
+            Some(OpDesc::Kernel(_)) => dispatches.push(PlanStep::Dispatch { node }),
+            Some(&OpDesc::Copy { src, dst }) => {
+                let (Some(&src_len), Some(&dst_len)) =
+                    (lens.get(src as usize), lens.get(dst as usize))
+                else {
+                    continue;
+                };
+                if src_len != dst_len {
+                    return Err(PlanError::CopyLengths {
+                        node,
+                        src_len,
+                        dst_len,
+                    });
+                }
+                let elem = desc.buffers.get(src as usize).map_or(4, |b| b.elem.size());
+                copies.push(PlanStep::Copy {
+                    node,
+                    src,
+                    dst,
+                    bytes: u64::from(src_len) * u64::from(elem),
+                });
+            }
+            Some(OpDesc::Host { .. }) | None => {}
+        }
+    }
+    dispatches.append(&mut copies);
+    Ok(dispatches)
+}
+
+/// The buffers some steps read and write.
+#[derive(Debug, Default)]
+struct Touched {
+    read: Vec<u32>,
+    written: Vec<u32>,
+}
+
+impl Touched {
+    fn of(desc: &GraphDesc, steps: &[PlanStep]) -> Touched {
+        let mut t = Touched::default();
+        for step in steps {
+            match *step {
+                PlanStep::Copy { src, dst, .. } => {
+                    t.read.push(src);
+                    t.written.push(dst);
+                }
+                PlanStep::Dispatch { node } => {
+                    if let Some(OpDesc::Kernel(k)) = desc.nodes.get(node as usize).map(|n| &n.op) {
+                        for a in k.bindings.iter() {
+                            if a.mode.reads() {
+                                t.read.push(a.buffer);
+                            }
+                            if a.mode.writes() {
+                                t.written.push(a.buffer);
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        t
+    }
+
+    fn add(&mut self, other: &Touched) {
+        self.read.extend_from_slice(&other.read);
+        self.written.extend_from_slice(&other.written);
+    }
+
+    /// The hazards between what `self` touched and what `later` touches, sorted, each once.
+    fn hazards_before(&self, later: &Touched) -> Vec<BufferHazard> {
+        let mut hazards = Vec::new();
+        let mut add = |buffer, hazard| hazards.push(BufferHazard { buffer, hazard });
+        for &b in &later.read {
+            if self.written.contains(&b) {
+                add(b, HazardKind::ReadAfterWrite);
+            }
+        }
+        for &b in &later.written {
+            if self.written.contains(&b) {
+                add(b, HazardKind::WriteAfterWrite);
+            }
+            if self.read.contains(&b) {
+                add(b, HazardKind::WriteAfterRead);
+            }
+        }
+        hazards.sort_unstable();
+        hazards.dedup();
+        hazards
+    }
+}

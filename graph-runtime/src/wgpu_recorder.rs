@@ -1,0 +1,128 @@
+//! The portable recorder: a replay's partitions as wgpu command buffers. wgpu tracks every buffer use and
+//! places its own barriers, so the plan's hazards are not needed here. Consecutive dispatches share one
+//! compute pass; a pipeline is set only when it changes.
+
+use graph_core::plan::BufferHazard;
+
+use crate::error::Error;
+use crate::gpu::Gpu;
+use crate::params::ParamsTransport;
+use crate::recorder::Recorder;
+use crate::replay::Kernels;
+
+pub(crate) struct WgpuRecorder<'a> {
+    gpu: &'a Gpu,
+    kernels: &'a Kernels,
+    buffers: &'a [wgpu::Buffer],
+    params: &'a ParamsTransport,
+    /// This replay's parameter block.
+    bytes: &'a [u8],
+    encoder: Option<wgpu::CommandEncoder>,
+    /// The open compute pass. It holds the encoder locked: it is ended (dropped) before the encoder is used.
+    pass: Option<wgpu::ComputePass<'static>>,
+    pipeline: Option<usize>,
+}
+
+impl<'a> WgpuRecorder<'a> {
+    pub(crate) fn new(
+        gpu: &'a Gpu,
+        kernels: &'a Kernels,
+        buffers: &'a [wgpu::Buffer],
+        params: &'a ParamsTransport,
+        bytes: &'a [u8],
+    ) -> Self {
+        WgpuRecorder {
+            gpu,
+            kernels,
+            buffers,
+            params,
+            bytes,
+            encoder: None,
+            pass: None,
+            pipeline: None,
+        }
+    }
+
+    fn end_pass(&mut self) {
+        self.pass = None;
+        self.pipeline = None;
+    }
+}
+
+impl Recorder for WgpuRecorder<'_> {
+    type Submitted = wgpu::SubmissionIndex;
+
+    fn begin(&mut self) {
+        self.end_pass();
+        self.encoder = Some(
+            self.gpu
+                .device()
+                .create_command_encoder(&Default::default()),
+        );
+    }
+
+    fn barrier(&mut self, _: &[BufferHazard]) {
+        // wgpu's own tracking orders every use it sees.
+    }
+
+    fn dispatch(&mut self, node: u32, [x, y, z]: [u32; 3]) {
+        let Some(kernel) = self
+            .kernels
+            .nodes
+            .get(node as usize)
+            .and_then(Option::as_ref)
+        else {
+            return;
+        };
+        if x == 0 || y == 0 || z == 0 {
+            return;
+        }
+        if self.pass.is_none() {
+            let Some(encoder) = &mut self.encoder else {
+                return;
+            };
+            let mut pass = encoder
+                .begin_compute_pass(&wgpu::ComputePassDescriptor::default())
+                .forget_lifetime();
+            self.params.begin_pass(&mut pass);
+            self.pass = Some(pass);
+        }
+        let Some(pass) = &mut self.pass else {
+            return;
+        };
+        if self.pipeline != Some(kernel.pipeline) {
+            pass.set_pipeline(&self.kernels.pipelines[kernel.pipeline]);
+            self.params.after_pipeline(pass, self.bytes);
+            self.pipeline = Some(kernel.pipeline);
+        }
+        pass.set_bind_group(0, &kernel.bind_group, &[]);
+        pass.dispatch_workgroups(x, y, z);
+    }
+
+    fn copy(&mut self, src: u32, dst: u32, bytes: u64) {
+        self.end_pass();
+        if let Some(encoder) = &mut self.encoder {
+            encoder.copy_buffer_to_buffer(
+                &self.buffers[src as usize],
+                0,
+                &self.buffers[dst as usize],
+                0,
+                bytes,
+            );
+        }
+    }
+
+    fn submit(&mut self) -> Result<wgpu::SubmissionIndex, Error> {
+        self.end_pass();
+        let encoder = self.encoder.take().unwrap_or_else(|| {
+            self.gpu
+                .device()
+                .create_command_encoder(&Default::default())
+        });
+        Ok(self.gpu.queue().submit([encoder.finish()]))
+    }
+
+    fn wait(&mut self, submitted: wgpu::SubmissionIndex) -> Result<(), Error> {
+        self.gpu.wait_for(Some(submitted))
+    }
+}

@@ -1,0 +1,1326 @@
+//! The run-time builder reports the same mistakes with the same words as `graph!`.
+//!
+//! Every compile-fail fixture under `tests/fail` is either in [`CASES`], rebuilt with [`GraphBuilder`] (same
+//! names, same WGSL, same mistake) and checked against the fixture's `.stderr`, or in [`INEXPRESSIBLE`], with
+//! the reason the builder cannot make that mistake. A new fixture must join one of the two lists.
+//!
+//! A diagnostic's whole text (its message, then `help:` and `note:` lines) is compared with the whole of one
+//! `error: ..` block of the `.stderr`: rustc prints the message after `error: ` and indents its further lines
+//! by seven spaces.
+
+use std::collections::BTreeSet;
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use graph_runtime::{AccessMode, GraphBuilder, KernelSpec, LIBRARY, Role};
+
+/// One fixture rebuilt with the builder.
+struct Case {
+    /// The fixture's path under `tests/fail`, without `.rs`.
+    fixture: &'static str,
+    /// The same graph, with the same mistake.
+    build: fn() -> GraphBuilder,
+    /// The messages of `error:` blocks of the `.stderr` that rustc reports, not the graph checks (errors about
+    /// using a generated item, say); the builder gives the others.
+    rustc_errors: &'static [&'static str],
+}
+
+/// Fixtures whose builder message differs from the compile error: each is a finding to fix in the checks, and
+/// a `// DIFFERS:` comment at its entry in [`CASES`] says how. They are printed, and must still differ.
+const KNOWN_DIFFERENCES: &[&str] = &[];
+
+/// Fixtures the builder cannot express, each with the reason.
+const INEXPRESSIBLE: &[(&str, &str)] = &[
+    (
+        "dispatch/unsupported-size-syntax",
+        "`params.n << 2` is outside the macro's size grammar, reported by its Rust-expression parser; the builder \
+         reads size text with its own parser, which reports `the size .. cannot be read: at byte N: ..` instead",
+    ),
+    (
+        "names/two-graphs-of-one-name",
+        "two graphs of one name clash as Rust modules (E0428); a builder makes one graph and no Rust items",
+    ),
+    (
+        "recovery/missing-comma-in-accesses",
+        "a missing `,` is a syntax error of the macro language; the builder takes accesses as method calls",
+    ),
+    (
+        "recovery/missing-comma-in-buffers",
+        "a missing `,` is a syntax error of the macro language; the builder declares buffers by method calls",
+    ),
+    (
+        "recovery/missing-semicolon",
+        "a missing `;` is a syntax error of the macro language; the builder adds nodes by method calls",
+    ),
+    (
+        "recovery/misspelt-buffers-keyword",
+        "a misspelt item keyword is a syntax error of the macro language; the builder has no keywords",
+    ),
+    (
+        "recovery/misspelt-kernels-path",
+        "the `kernels::` prefix is macro syntax; the builder's `library` takes the path without it",
+    ),
+    (
+        "recovery/unknown-access-word",
+        "access modes are words of the macro language; the builder takes `read`/`write`/`read_write` methods \
+         or the `AccessMode` enum",
+    ),
+    (
+        "syntax/bad-param-keeps-the-rest",
+        "a parameter without a type is a syntax error of the macro language; `param` always takes a type",
+    ),
+    (
+        "syntax/kernel-without-body",
+        "a kernel without a body is a syntax error of the macro language; `KernelSpec::wgsl` always takes WGSL",
+    ),
+    (
+        "syntax/two-graphs",
+        "two graphs in one `graph!` block is macro syntax; one builder is one graph",
+    ),
+    (
+        "syntax/unknown-access-mode",
+        "access modes are words of the macro language; the builder takes the `AccessMode` enum",
+    ),
+    (
+        "syntax/unknown-buffer-role",
+        "buffer roles are words of the macro language; the builder takes the `Role` enum or a method per role",
+    ),
+    (
+        "syntax/unknown-graph-attribute",
+        "graph attributes are macro syntax; the builder sets them with methods",
+    ),
+    (
+        "syntax/unknown-item",
+        "a misspelt item keyword is a syntax error of the macro language; the builder has no keywords",
+    ),
+    (
+        "wgsl/missing-file",
+        "the macro reads `file(..)` kernels from disk; the builder has no file kernels, only WGSL text",
+    ),
+];
+
+fn graph_g() -> GraphBuilder {
+    GraphBuilder::new("G")
+}
+
+const CASES: &[Case] = &[
+    // buffers/
+    Case {
+        fixture: "buffers/copy-length-mismatch",
+        build: || {
+            let mut b = graph_g();
+            b.buffer("a", "f32", Role::Input, Some(64))
+                .buffer("b", "f32", Role::Output, Some(32))
+                .copy("c", "a", "b");
+            b
+        },
+        rustc_errors: &[],
+    },
+    Case {
+        fixture: "buffers/copy-type-mismatch",
+        build: || {
+            let mut b = graph_g();
+            b.input("x", "f32").output("y", "u32").copy("out", "x", "y");
+            b
+        },
+        rustc_errors: &[],
+    },
+    Case {
+        fixture: "buffers/fill-value-of-another-type",
+        build: || {
+            let mut b = graph_g();
+            b.param("n", "u32")
+                .output("x", "f32")
+                .fill("clear", "x", "params.n");
+            b
+        },
+        rustc_errors: &[],
+    },
+    Case {
+        fixture: "buffers/input-written",
+        build: || {
+            let mut b = graph_g();
+            b.input("x", "f32").kernel(
+                "double",
+                KernelSpec::wgsl(
+                    "@compute @workgroup_size(64)
+                    fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
+                        x[gid.x] = 2.0 * x[gid.x];
+                    }",
+                )
+                .read_write("x"),
+            );
+            b
+        },
+        rustc_errors: &[],
+    },
+    Case {
+        fixture: "buffers/named-twice-in-node",
+        build: || {
+            let mut b = graph_g();
+            b.inout("x", "f32").host(
+                "show",
+                &[("x", AccessMode::Read), ("x", AccessMode::ReadWrite)],
+            );
+            b
+        },
+        rustc_errors: &[],
+    },
+    Case {
+        fixture: "buffers/output-never-written",
+        build: || {
+            let mut b = graph_g();
+            b.inout("x", "f32").output("y", "f32").library(
+                "scale",
+                "scale",
+                &[("data", "x")],
+                &[("alpha", "2.0")],
+            );
+            b
+        },
+        rustc_errors: &[],
+    },
+    Case {
+        fixture: "buffers/owned-without-length",
+        build: || {
+            let mut b = graph_g();
+            b.buffer("tmp", "f32", Role::Owned, None)
+                .output("y", "f32")
+                .fill("zero", "tmp", "0.0")
+                .copy("out", "tmp", "y");
+            b
+        },
+        rustc_errors: &[],
+    },
+    Case {
+        fixture: "buffers/read-before-write",
+        build: || {
+            let mut b = graph_g();
+            b.owned("tmp", "f32", 256)
+                .output("y", "f32")
+                .copy("out", "tmp", "y");
+            b
+        },
+        rustc_errors: &[],
+    },
+    Case {
+        fixture: "buffers/too-long",
+        build: || {
+            let mut b = graph_g();
+            b.output("y", "f32")
+                .owned("huge", "f32", 5_000_000_000)
+                .kernel(
+                    "k",
+                    KernelSpec::wgsl(
+                        "@compute @workgroup_size(64)
+                        fn main(@builtin(global_invocation_id) gid: vec3<u32>) { huge[gid.x] = 1.0; y[gid.x] = 1.0; }",
+                    )
+                    .write("huge")
+                    .write("y"),
+                );
+            b
+        },
+        rustc_errors: &[],
+    },
+    Case {
+        fixture: "buffers/vec3-element",
+        build: || {
+            let mut b = graph_g();
+            b.inout("points", "vec3<f32>")
+                .host("show", &[("points", AccessMode::Read)]);
+            b
+        },
+        rustc_errors: &[],
+    },
+    Case {
+        fixture: "buffers/zero-length",
+        build: || {
+            let mut b = graph_g();
+            b.owned("tmp", "f32", 0)
+                .output("y", "f32")
+                .fill("zero", "tmp", "0.0")
+                .copy("out", "tmp", "y");
+            b
+        },
+        rustc_errors: &[],
+    },
+    // cycles/
+    Case {
+        fixture: "cycles/explicit-and-inferred-cycle",
+        build: || {
+            let mut b = graph_g();
+            b.input("x", "f32")
+                .output("y", "f32")
+                .copy("first", "x", "y")
+                .kernel(
+                    "second",
+                    KernelSpec::wgsl(
+                        "@compute @workgroup_size(64)
+                        fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
+                            y[gid.x] = 2.0 * y[gid.x];
+                        }",
+                    )
+                    .read_write("y"),
+                )
+                .edge("second", "first");
+            b
+        },
+        rustc_errors: &[],
+    },
+    Case {
+        fixture: "cycles/explicit-edge-cycle",
+        build: || {
+            let mut b = graph_g();
+            b.output("x", "f32")
+                .output("y", "f32")
+                .fill("a", "x", "1.0")
+                .fill("b", "y", "2.0")
+                .fill("c", "x", "3.0")
+                .edge("b", "c")
+                .edge("c", "b");
+            b
+        },
+        rustc_errors: &[],
+    },
+    Case {
+        fixture: "cycles/long-cycle",
+        build: || {
+            let mut b = graph_g();
+            let names: Vec<String> = (0..20).map(|i| format!("n{i}")).collect();
+            for name in &names {
+                b.host(name, &[]);
+            }
+            for i in 0..names.len() {
+                b.edge(&names[i], &names[(i + 1) % names.len()]);
+            }
+            b
+        },
+        rustc_errors: &[],
+    },
+    Case {
+        fixture: "cycles/self-edge",
+        build: || {
+            let mut b = graph_g();
+            b.output("x", "f32").fill("a", "x", "1.0").edge("a", "a");
+            b
+        },
+        rustc_errors: &[],
+    },
+    // dispatch/
+    Case {
+        fixture: "dispatch/constant-size-overflow",
+        build: || {
+            let mut b = graph_g();
+            b.param("n", "u32").inout("x", "f32").kernel(
+                "k",
+                KernelSpec::wgsl(
+                    "@compute @workgroup_size(64)
+                    fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
+                        if (gid.x < arrayLength(&x)) { x[gid.x] = 2.0 * x[gid.x]; }
+                    }",
+                )
+                .read_write("x")
+                .threads(&["params.n", "70000 * 70000"]),
+            );
+            b
+        },
+        rustc_errors: &[],
+    },
+    Case {
+        fixture: "dispatch/nothing-written-no-size",
+        build: || {
+            let mut b = graph_g();
+            b.input("x", "f32").kernel(
+                "check",
+                KernelSpec::wgsl(
+                    "@compute @workgroup_size(64)
+                    fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
+                        let v = x[gid.x];
+                    }",
+                )
+                .read("x"),
+            );
+            b
+        },
+        rustc_errors: &[],
+    },
+    Case {
+        fixture: "dispatch/too-many-dimensions",
+        build: || {
+            let mut b = graph_g();
+            b.inout("x", "f32").kernel(
+                "double",
+                KernelSpec::wgsl(
+                    "@compute @workgroup_size(64)
+                    fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
+                        x[gid.x] = 2.0 * x[gid.x];
+                    }",
+                )
+                .read_write("x")
+                .threads(&["1", "1", "1", "1"]),
+            );
+            b
+        },
+        rustc_errors: &[],
+    },
+    Case {
+        fixture: "dispatch/unknown-buffer-in-size",
+        build: || {
+            let mut b = graph_g();
+            b.inout("x", "f32").kernel(
+                "double",
+                KernelSpec::wgsl(
+                    "@compute @workgroup_size(64)
+                    fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
+                        x[gid.x] = 2.0 * x[gid.x];
+                    }",
+                )
+                .read_write("x")
+                .threads(&["y.len()"]),
+            );
+            b
+        },
+        rustc_errors: &[],
+    },
+    Case {
+        fixture: "dispatch/vector-without-component",
+        build: || {
+            let mut b = graph_g();
+            b.param("size", "vec2<u32>").inout("x", "f32").kernel(
+                "k",
+                KernelSpec::wgsl(
+                    "@compute @workgroup_size(64)
+                    fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
+                        if (gid.x < arrayLength(&x)) { x[gid.x] = 2.0 * x[gid.x]; }
+                    }",
+                )
+                .read_write("x")
+                .threads(&["params.size"]),
+            );
+            b
+        },
+        rustc_errors: &[],
+    },
+    Case {
+        fixture: "dispatch/wrong-expression-type",
+        build: || {
+            let mut b = graph_g();
+            b.param("a", "f32").inout("x", "f32").kernel(
+                "double",
+                KernelSpec::wgsl(
+                    "@compute @workgroup_size(64)
+                    fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
+                        x[gid.x] = 2.0 * x[gid.x];
+                    }",
+                )
+                .read_write("x")
+                .threads(&["params.a"]),
+            );
+            b
+        },
+        rustc_errors: &[],
+    },
+    // library/
+    Case {
+        fixture: "library/argument-type-error",
+        build: || {
+            let mut b = graph_g();
+            b.param("factors", "vec2<f32>").inout("x", "f32").library(
+                "twice",
+                "scale",
+                &[("data", "x")],
+                &[("alpha", "params.factors")],
+            );
+            b
+        },
+        rustc_errors: &[],
+    },
+    Case {
+        fixture: "library/missing-argument",
+        build: || {
+            let mut b = graph_g();
+            b.inout("x", "f32")
+                .library("twice", "scale", &[("data", "x")], &[]);
+            b
+        },
+        rustc_errors: &[],
+    },
+    Case {
+        fixture: "library/misspelt-argument",
+        build: || {
+            let mut b = graph_g();
+            b.inout("x", "f32")
+                .library("twice", "scale", &[("data", "x")], &[("alhpa", "2.0")]);
+            b
+        },
+        rustc_errors: &[],
+    },
+    Case {
+        fixture: "library/unknown-argument",
+        build: || {
+            let mut b = graph_g();
+            b.inout("x", "f32").library(
+                "twice",
+                "scale",
+                &[("data", "x")],
+                &[("alpha", "2.0"), ("beta", "1.0")],
+            );
+            b
+        },
+        rustc_errors: &[],
+    },
+    Case {
+        fixture: "library/unknown-binding",
+        build: || {
+            let mut b = graph_g();
+            b.input("x", "f32").inout("y", "f32").library(
+                "axpy",
+                "axpy",
+                &[("x", "x"), ("z", "y")],
+                &[("a", "2.0")],
+            );
+            b
+        },
+        rustc_errors: &[],
+    },
+    Case {
+        fixture: "library/unknown-kernel",
+        build: || {
+            let mut b = graph_g();
+            b.inout("x", "f32")
+                .library("twice", "scal", &[("data", "x")], &[("alpha", "2.0")]);
+            b
+        },
+        rustc_errors: &[],
+    },
+    Case {
+        fixture: "library/wrong-element-type",
+        build: || {
+            let mut b = graph_g();
+            b.inout("x", "u32")
+                .library("twice", "scale", &[("data", "x")], &[("alpha", "2.0")]);
+            b
+        },
+        rustc_errors: &[],
+    },
+    // names/
+    Case {
+        fixture: "names/buffer-as-a-parameter",
+        build: || {
+            let mut b = graph_g();
+            b.param("a", "f32")
+                .input("x", "f32")
+                .output("y", "f32")
+                .kernel(
+                    "k",
+                    KernelSpec::wgsl(
+                        "@compute @workgroup_size(64)
+                        fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
+                            if (gid.x < arrayLength(&y)) { y[gid.x] = params.x[gid.x]; }
+                        }",
+                    )
+                    .read("x")
+                    .write("y"),
+                );
+            b
+        },
+        rustc_errors: &[],
+    },
+    Case {
+        fixture: "names/buffer-in-an-edge",
+        build: || {
+            let mut b = graph_g();
+            b.inout("x", "f32")
+                .fill("a", "x", "1.0")
+                .host("b", &[("x", AccessMode::Read)])
+                .edge("x", "b");
+            b
+        },
+        rustc_errors: &[],
+    },
+    Case {
+        fixture: "names/duplicate-buffer",
+        build: || {
+            let mut b = graph_g();
+            b.output("x", "f32")
+                .output("x", "f32")
+                .fill("zero", "x", "0.0");
+            b
+        },
+        rustc_errors: &[],
+    },
+    Case {
+        fixture: "names/duplicate-node",
+        build: || {
+            let mut b = graph_g();
+            b.output("x", "f32")
+                .output("y", "f32")
+                .fill("zero", "x", "0.0")
+                .fill("zero", "y", "0.0");
+            b
+        },
+        rustc_errors: &[],
+    },
+    Case {
+        fixture: "names/duplicate-param",
+        build: || {
+            let mut b = graph_g();
+            b.param("a", "f32")
+                .param("a", "u32")
+                .output("x", "f32")
+                .fill("set", "x", "params.a");
+            b
+        },
+        rustc_errors: &[],
+    },
+    Case {
+        fixture: "names/param-named-like-padding",
+        build: || {
+            let mut b = graph_g();
+            b.param("a", "f32")
+                .param("__pad0", "vec4<f32>")
+                .output("x", "f32")
+                .fill("f", "x", "params.a");
+            b
+        },
+        rustc_errors: &[],
+    },
+    Case {
+        fixture: "names/parameter-as-a-buffer",
+        build: || {
+            let mut b = graph_g();
+            b.param("k", "f32")
+                .output("y", "f32")
+                .library("twice", "scale", &[("data", "k")], &[("alpha", "2.0")])
+                .fill("f", "y", "params.k");
+            b
+        },
+        rustc_errors: &[],
+    },
+    Case {
+        fixture: "names/reserved-buffer-name",
+        build: || {
+            let mut b = graph_g();
+            b.output("target", "f32").kernel(
+                "k",
+                KernelSpec::wgsl(
+                    "@compute @workgroup_size(64)
+                    fn main(@builtin(global_invocation_id) gid: vec3<u32>) {}",
+                )
+                .write("target"),
+            );
+            b
+        },
+        rustc_errors: &[],
+    },
+    Case {
+        fixture: "names/unknown-buffer-in-kernel",
+        build: || {
+            let mut b = graph_g();
+            b.inout("data", "f32").kernel(
+                "double",
+                KernelSpec::wgsl(
+                    "@compute @workgroup_size(64)
+                    fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
+                        data[gid.x] = 2.0 * data[gid.x];
+                    }",
+                )
+                .read_write("dat"),
+            );
+            b
+        },
+        rustc_errors: &[],
+    },
+    Case {
+        fixture: "names/unknown-node-in-edge",
+        build: || {
+            let mut b = graph_g();
+            b.output("x", "f32")
+                .output("y", "f32")
+                .fill("zero_x", "x", "0.0")
+                .fill("zero_y", "y", "0.0")
+                .edge("zero_x", "zero_z");
+            b
+        },
+        rustc_errors: &[],
+    },
+    Case {
+        fixture: "names/unknown-param-in-wgsl",
+        build: || {
+            let mut b = graph_g();
+            b.param("n", "u32").inout("data", "f32").kernel(
+                "double",
+                KernelSpec::wgsl(
+                    "@compute @workgroup_size(64)
+                    fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
+                        if (gid.x < params.nn) { data[gid.x] = 2.0 * data[gid.x]; }
+                    }",
+                )
+                .read_write("data"),
+            );
+            b
+        },
+        rustc_errors: &[],
+    },
+    // params/
+    Case {
+        fixture: "params/bool-param",
+        build: || {
+            let mut b = graph_g();
+            b.param("enabled", "bool")
+                .output("x", "f32")
+                .fill("zero", "x", "0.0");
+            b
+        },
+        rustc_errors: &[],
+    },
+    Case {
+        fixture: "params/f64-param",
+        build: || {
+            let mut b = graph_g();
+            b.param("scale", "f64")
+                .output("x", "f32")
+                .fill("zero", "x", "0.0");
+            b
+        },
+        rustc_errors: &[],
+    },
+    Case {
+        fixture: "params/over-128-bytes",
+        build: || {
+            let mut b = graph_g();
+            for name in ["a", "b", "c", "d", "e", "f", "g", "h"] {
+                b.param(name, "vec4<f32>");
+            }
+            b.param("i", "f32")
+                .output("x", "f32")
+                .fill("zero", "x", "params.i");
+            b
+        },
+        rustc_errors: &[],
+    },
+    // races/
+    Case {
+        fixture: "races/explicit-edges-race",
+        build: || {
+            let mut b = graph_g();
+            b.explicit_edges_only()
+                .input("x", "f32")
+                .output("y", "f32")
+                .copy("first", "x", "y")
+                .kernel(
+                    "second",
+                    KernelSpec::wgsl(
+                        "@compute @workgroup_size(64)
+                        fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
+                            y[gid.x] = 2.0 * y[gid.x];
+                        }",
+                    )
+                    .read_write("y"),
+                );
+            b
+        },
+        rustc_errors: &[],
+    },
+    Case {
+        fixture: "races/explicit-edges-write-write",
+        build: || {
+            let mut b = graph_g();
+            b.explicit_edges_only()
+                .output("x", "f32")
+                .fill("a", "x", "1.0")
+                .fill("b", "x", "2.0");
+            b
+        },
+        rustc_errors: &[],
+    },
+    // recovery/
+    Case {
+        fixture: "recovery/stub-has-every-item",
+        build: || {
+            let mut b = graph_g();
+            b.param("a", "f32")
+                .param("n", "u32")
+                .input("x", "f32")
+                .output("y", "f32")
+                .kernel(
+                    "scale",
+                    KernelSpec::wgsl(
+                        "@compute @workgroup_size(64)
+                        fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
+                            if (gid.x < params.n) { y[gid.x] = params.alpha * x[gid.x]; }
+                        }",
+                    )
+                    .read("x")
+                    .write("y")
+                    .threads(&["params.n"]),
+                )
+                .host("show", &[("y", AccessMode::Read)]);
+            b
+        },
+        rustc_errors: &[],
+    },
+    // wgsl/
+    Case {
+        fixture: "wgsl/no-entry-point",
+        build: || {
+            let mut b = graph_g();
+            b.inout("data", "f32").kernel(
+                "double",
+                KernelSpec::wgsl(
+                    "fn main(i: u32) {
+                        data[i] = 2.0 * data[i];
+                    }",
+                )
+                .read_write("data"),
+            );
+            b
+        },
+        rustc_errors: &[],
+    },
+    Case {
+        fixture: "wgsl/override-workgroup-size",
+        build: || {
+            let mut b = graph_g();
+            b.output("y", "f32").kernel(
+                "k",
+                KernelSpec::wgsl(
+                    "override WIDTH: u32 = 64;
+                    @compute @workgroup_size(WIDTH)
+                    fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
+                        y[gid.x] = 1.0;
+                    }",
+                )
+                .write("y"),
+            );
+            b
+        },
+        rustc_errors: &[],
+    },
+    Case {
+        fixture: "wgsl/own-resource",
+        build: || {
+            let mut b = graph_g();
+            b.output("y", "f32").kernel(
+                "k",
+                KernelSpec::wgsl(
+                    "@group(0) @binding(5) var<storage, read> extra: array<f32>;
+                    @compute @workgroup_size(64)
+                    fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
+                        y[gid.x] = extra[gid.x];
+                    }",
+                )
+                .write("y"),
+            );
+            b
+        },
+        rustc_errors: &[],
+    },
+    Case {
+        fixture: "wgsl/param-without-prefix",
+        build: || {
+            let mut b = graph_g();
+            b.param("scale", "f32").inout("y", "f32").kernel(
+                "apply",
+                KernelSpec::wgsl(
+                    "@compute @workgroup_size(64)
+                    fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
+                        y[gid.x] = scale * y[gid.x];
+                    }",
+                )
+                .read_write("y"),
+            );
+            b
+        },
+        rustc_errors: &[],
+    },
+    Case {
+        fixture: "wgsl/read-write-never-written",
+        build: || {
+            let mut b = graph_g();
+            b.inout("x", "f32").output("y", "f32").kernel(
+                "double",
+                KernelSpec::wgsl(
+                    "@compute @workgroup_size(64)
+                    fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
+                        y[gid.x] = 2.0 * x[gid.x];
+                    }",
+                )
+                .read_write("x")
+                .write("y"),
+            );
+            b
+        },
+        rustc_errors: &[],
+    },
+    Case {
+        fixture: "wgsl/several-entry-points",
+        build: || {
+            let mut b = graph_g();
+            b.inout("data", "f32").kernel(
+                "double",
+                KernelSpec::wgsl(
+                    "@compute @workgroup_size(64)
+                    fn double(@builtin(global_invocation_id) gid: vec3<u32>) {
+                        data[gid.x] = 2.0 * data[gid.x];
+                    }
+                    @compute @workgroup_size(64)
+                    fn halve(@builtin(global_invocation_id) gid: vec3<u32>) {
+                        data[gid.x] = 0.5 * data[gid.x];
+                    }",
+                )
+                .read_write("data"),
+            );
+            b
+        },
+        rustc_errors: &[],
+    },
+    Case {
+        fixture: "wgsl/store-to-read-buffer",
+        build: || {
+            let mut b = graph_g();
+            b.inout("data", "f32").kernel(
+                "double",
+                KernelSpec::wgsl(
+                    "@compute @workgroup_size(64)
+                    fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
+                        data[gid.x] = 2.0 * data[gid.x];
+                    }",
+                )
+                .read("data"),
+            );
+            b
+        },
+        rustc_errors: &[],
+    },
+    Case {
+        fixture: "wgsl/syntax-error",
+        build: || {
+            let mut b = graph_g();
+            b.inout("data", "f32").kernel(
+                "double",
+                KernelSpec::wgsl(
+                    "@compute @workgroup_size(64)
+                    fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
+                        let i = gid.x;
+                        data[i] = 2.0 * ;
+                    }",
+                )
+                .read_write("data"),
+            );
+            b
+        },
+        rustc_errors: &[],
+    },
+    Case {
+        fixture: "wgsl/type-error",
+        build: || {
+            let mut b = graph_g();
+            b.inout("data", "f32").kernel(
+                "double",
+                KernelSpec::wgsl(
+                    "@compute @workgroup_size(64)
+                    fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
+                        let i = gid.x;
+                        data[i] = 2u * data[i];
+                    }",
+                )
+                .read_write("data"),
+            );
+            b
+        },
+        rustc_errors: &[],
+    },
+    Case {
+        fixture: "wgsl/undeclared-buffer",
+        build: || {
+            let mut b = graph_g();
+            b.input("x", "f32").output("y", "f32").kernel(
+                "double",
+                KernelSpec::wgsl(
+                    "@compute @workgroup_size(64)
+                    fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
+                        y[gid.x] = 2.0 * x[gid.x];
+                    }",
+                )
+                .write("y"),
+            );
+            b
+        },
+        rustc_errors: &[],
+    },
+    Case {
+        fixture: "wgsl/unknown-entry-point",
+        build: || {
+            let mut b = graph_g();
+            b.inout("data", "f32").kernel(
+                "double",
+                KernelSpec::wgsl(
+                    "@compute @workgroup_size(64)
+                    fn double(@builtin(global_invocation_id) gid: vec3<u32>) {
+                        data[gid.x] = 2.0 * data[gid.x];
+                    }
+                    @compute @workgroup_size(64)
+                    fn halve(@builtin(global_invocation_id) gid: vec3<u32>) {
+                        data[gid.x] = 0.5 * data[gid.x];
+                    }",
+                )
+                .read_write("data")
+                .entry("dobule"),
+            );
+            b
+        },
+        rustc_errors: &[],
+    },
+    Case {
+        fixture: "wgsl/unknown-function",
+        build: || {
+            let mut b = graph_g();
+            b.inout("y", "f32").kernel(
+                "apply",
+                KernelSpec::wgsl(
+                    "@compute @workgroup_size(64)
+                    fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
+                        y[gid.x] = sqr(y[gid.x]);
+                    }",
+                )
+                .read_write("y"),
+            );
+            b
+        },
+        rustc_errors: &[],
+    },
+    Case {
+        fixture: "wgsl/unused-binding",
+        build: || {
+            let mut b = graph_g();
+            b.input("x", "f32").output("y", "f32").kernel(
+                "ones",
+                KernelSpec::wgsl(
+                    "@compute @workgroup_size(64)
+                    fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
+                        y[gid.x] = 1.0;
+                    }",
+                )
+                .read("x")
+                .write("y"),
+            );
+            b
+        },
+        rustc_errors: &[],
+    },
+    Case {
+        fixture: "wgsl/workgroup-over-portable-limit",
+        build: || {
+            let mut b = graph_g();
+            b.inout("x", "f32").kernel(
+                "k",
+                KernelSpec::wgsl(
+                    "@compute @workgroup_size(512)
+                    fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
+                        if (gid.x < arrayLength(&x)) { x[gid.x] = 2.0 * x[gid.x]; }
+                    }",
+                )
+                .read_write("x"),
+            );
+            b
+        },
+        rustc_errors: &[],
+    },
+    Case {
+        fixture: "wgsl/write-but-reads",
+        build: || {
+            let mut b = graph_g();
+            b.inout("data", "f32").kernel(
+                "double",
+                KernelSpec::wgsl(
+                    "@compute @workgroup_size(64)
+                    fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
+                        data[gid.x] = 2.0 * data[gid.x];
+                    }",
+                )
+                .write("data"),
+            );
+            b
+        },
+        rustc_errors: &[],
+    },
+];
+
+fn fail_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fail")
+}
+
+fn read_stderr(fixture: &str) -> String {
+    let path = fail_dir().join(format!("{fixture}.stderr"));
+    fs::read_to_string(&path).unwrap_or_else(|e| panic!("reading {}: {e}", path.display()))
+}
+
+/// The errors of a trybuild `.stderr`, each as the whole text rustc printed after `error: `: the message's
+/// first line, then each further line without rustc's seven-space indent. Errors with a code
+/// (`error[E0428]: ..`) are kept too, so that a rustc error is counted.
+fn stderr_errors(stderr: &str) -> Vec<String> {
+    const INDENT: &str = "       ";
+    let mut errors = Vec::new();
+    let mut current: Option<String> = None;
+    for line in stderr.lines() {
+        let start = line.strip_prefix("error: ").or_else(|| {
+            line.strip_prefix("error[")
+                .and_then(|rest| rest.split_once("]: ").map(|(_, message)| message))
+        });
+        if let Some(first) = start {
+            errors.extend(current.take());
+            current = Some(first.to_string());
+        } else if let Some(text) = current.as_mut() {
+            match line.strip_prefix(INDENT) {
+                // The location line (` --> file:line:col`) ends the message.
+                Some(more) if !line.trim_start().starts_with("-->") => {
+                    text.push('\n');
+                    text.push_str(more);
+                }
+                _ => errors.extend(current.take()),
+            }
+        }
+    }
+    errors.extend(current);
+    errors
+}
+
+/// Checks the builder's diagnostics (whole texts: message, help, note) against a fixture's `.stderr`: each must
+/// be one of its errors, and together they must be all of its errors but `rustc_errors`, one for one.
+fn compare(builder: &[String], stderr: &str, rustc_errors: &[&str]) -> Result<(), String> {
+    let mut expected = stderr_errors(stderr);
+    for rustc in rustc_errors {
+        match expected
+            .iter()
+            .position(|e| e.lines().next() == Some(*rustc))
+        {
+            Some(i) => {
+                expected.remove(i);
+            }
+            None => return Err(format!("the .stderr has no rustc error `{rustc}`")),
+        }
+    }
+    let mut problems = Vec::new();
+    let mut unmatched = expected.clone();
+    for text in builder {
+        match unmatched.iter().position(|e| e == text) {
+            Some(i) => {
+                unmatched.remove(i);
+            }
+            None => {
+                let message = text.lines().next().unwrap_or_default();
+                let same_message = expected
+                    .iter()
+                    .any(|e| e.lines().next().unwrap_or_default() == message);
+                problems.push(if same_message {
+                    format!("the builder's help or note differs:\n  builder: {text:?}")
+                } else {
+                    format!("the builder's message is not in the .stderr:\n  builder: {text:?}")
+                });
+            }
+        }
+    }
+    if builder.len() != expected.len() {
+        problems.push(format!(
+            "the builder gives {} diagnostics, the checks {} errors",
+            builder.len(),
+            expected.len()
+        ));
+    }
+    if problems.is_empty() {
+        Ok(())
+    } else {
+        for text in &unmatched {
+            problems.push(format!("  expected: {text:?}"));
+        }
+        Err(problems.join("\n"))
+    }
+}
+
+/// The builder's diagnostics for a case, as whole texts; `Err` when the builder accepts the graph.
+fn builder_texts(case: &Case) -> Result<Vec<String>, String> {
+    match (case.build)().build(&LIBRARY) {
+        Ok(_) => Err("the builder accepts the graph".to_string()),
+        Err(errors) => Ok(errors
+            .diagnostics
+            .iter()
+            .map(|d| d.full_message())
+            .collect()),
+    }
+}
+
+fn check_case(case: &Case) -> Result<(), String> {
+    let texts = builder_texts(case)?;
+    compare(&texts, &read_stderr(case.fixture), case.rustc_errors)
+}
+
+#[test]
+fn the_builder_reports_each_fixtures_compile_error() {
+    println!("KNOWN_DIFFERENCES (not compared): {KNOWN_DIFFERENCES:?}");
+    let mut failures = Vec::new();
+    for case in CASES {
+        let result = check_case(case);
+        if KNOWN_DIFFERENCES.contains(&case.fixture) {
+            match result {
+                Ok(()) => failures.push(format!(
+                    "{}: listed in KNOWN_DIFFERENCES but now agrees; remove it from the list",
+                    case.fixture
+                )),
+                Err(e) => println!("{} (known difference):\n{e}", case.fixture),
+            }
+        } else if let Err(e) = result {
+            failures.push(format!("{}: {e}", case.fixture));
+        }
+    }
+    assert!(failures.is_empty(), "\n{}", failures.join("\n\n"));
+}
+
+fn fixtures_on_disk() -> BTreeSet<String> {
+    fn walk(dir: &Path, root: &Path, out: &mut BTreeSet<String>) {
+        let entries =
+            fs::read_dir(dir).unwrap_or_else(|e| panic!("reading {}: {e}", dir.display()));
+        for entry in entries {
+            let path = entry.expect("a directory entry").path();
+            if path.is_dir() {
+                walk(&path, root, out);
+            } else if path.extension().is_some_and(|e| e == "rs") {
+                let relative = path
+                    .strip_prefix(root)
+                    .expect("under the root")
+                    .with_extension("");
+                let parts: Vec<_> = relative
+                    .components()
+                    .map(|c| c.as_os_str().to_string_lossy().into_owned())
+                    .collect();
+                out.insert(parts.join("/"));
+            }
+        }
+    }
+    let root = fail_dir();
+    let mut out = BTreeSet::new();
+    walk(&root, &root, &mut out);
+    out
+}
+
+#[test]
+fn every_fixture_is_in_one_list() {
+    let on_disk = fixtures_on_disk();
+    let mut listed = BTreeSet::new();
+    let mut problems = Vec::new();
+    let names = CASES
+        .iter()
+        .map(|c| c.fixture)
+        .chain(INEXPRESSIBLE.iter().map(|&(f, _)| f));
+    for name in names {
+        if !listed.insert(name.to_string()) {
+            problems.push(format!("{name} is listed twice"));
+        }
+        if !on_disk.contains(name) {
+            problems.push(format!(
+                "{name} is listed but tests/fail/{name}.rs does not exist"
+            ));
+        }
+    }
+    for name in on_disk.difference(&listed) {
+        problems.push(format!(
+            "tests/fail/{name}.rs is in neither CASES nor INEXPRESSIBLE"
+        ));
+    }
+    for name in KNOWN_DIFFERENCES {
+        if !CASES.iter().any(|c| c.fixture == *name) {
+            problems.push(format!("{name} is in KNOWN_DIFFERENCES but not in CASES"));
+        }
+    }
+    assert!(problems.is_empty(), "\n{}", problems.join("\n"));
+    assert!(!on_disk.is_empty(), "no fixtures found under tests/fail");
+}
+
+/// The comparison catches a wrong message: `names/duplicate-node`'s `.stderr` against a graph whose mistake is
+/// a duplicate buffer instead.
+#[test]
+fn a_planted_wrong_message_is_reported() {
+    let wrong = CASES
+        .iter()
+        .find(|c| c.fixture == "names/duplicate-buffer")
+        .expect("the duplicate-buffer case");
+    let texts = builder_texts(wrong).expect("the builder rejects a duplicate buffer");
+    let stderr = read_stderr("names/duplicate-node");
+    let error =
+        compare(&texts, &stderr, &[]).expect_err("a different mistake must not compare equal");
+    assert!(error.contains("not in the .stderr"), "{error}");
+
+    // The right message with the wrong help is caught too.
+    let right = CASES
+        .iter()
+        .find(|c| c.fixture == "names/duplicate-node")
+        .expect("the duplicate-node case");
+    let mut texts = builder_texts(right).expect("the builder rejects a duplicate node");
+    assert!(compare(&texts, &stderr, &[]).is_ok());
+    texts[0].push_str(" (planted)");
+    let error = compare(&texts, &stderr, &[]).expect_err("a changed help must not compare equal");
+    assert!(error.contains("help or note differs"), "{error}");
+
+    // One diagnostic too many, or one missing, is caught.
+    let mut doubled = builder_texts(right).expect("the builder rejects a duplicate node");
+    doubled.push(doubled[0].clone());
+    assert!(compare(&doubled, &stderr, &[]).is_err());
+    assert!(compare(&[], &stderr, &[]).is_err());
+}
+
+/// The size-syntax fixture is inexpressible because the builder reads size text with its own parser; it still
+/// rejects the size.
+#[test]
+fn the_builder_rejects_size_syntax_outside_the_grammar() {
+    let mut b = graph_g();
+    b.param("n", "u32").inout("x", "f32").kernel(
+        "k",
+        KernelSpec::wgsl(
+            "@compute @workgroup_size(64)
+            fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
+                if (gid.x < arrayLength(&x)) { x[gid.x] = 2.0 * x[gid.x]; }
+            }",
+        )
+        .read_write("x")
+        .threads(&["params.n << 2"]),
+    );
+    let errors = b
+        .build(&LIBRARY)
+        .expect_err("`<<` is not in the size grammar");
+    let messages: Vec<&str> = errors
+        .diagnostics
+        .iter()
+        .map(|d| d.message.as_str())
+        .collect();
+    assert_eq!(messages.len(), 1, "{messages:?}");
+    assert!(
+        messages[0].starts_with("the size `params.n << 2` cannot be read"),
+        "{messages:?}"
+    );
+}
+
+/// The `.stderr` reader splits errors where rustc does, keeps their help and note lines, and counts rustc's own
+/// coded errors.
+#[test]
+fn the_stderr_reader_splits_errors() {
+    assert_eq!(
+        stderr_errors(&read_stderr("recovery/unknown-access-word")),
+        [
+            "unknown access `reed`; did you mean `read`?",
+            "unknown access `raed`; did you mean `read`?",
+        ]
+    );
+    assert_eq!(
+        stderr_errors(&read_stderr("names/two-graphs-of-one-name")),
+        ["the name `__graph_Twice` is defined multiple times"]
+    );
+    let long = stderr_errors(&read_stderr("cycles/long-cycle"));
+    assert_eq!(long.len(), 1);
+    assert_eq!(long[0].lines().count(), 3, "{long:?}");
+    assert!(
+        long[0]
+            .lines()
+            .nth(2)
+            .is_some_and(|l| l.starts_with("note: "))
+    );
+}
