@@ -190,3 +190,33 @@ fn a_missing_file_is_an_error_naming_it() {
         other => panic!("{other:?}"),
     }
 }
+
+/// A kernel from a `.wgsl` file through the builder describes the same as through the graph file.
+#[test]
+fn a_builder_kernel_from_a_wgsl_file_matches_the_graph_file()
+-> Result<(), Box<dyn std::error::Error>> {
+    use graph_runtime::KernelSpec;
+    let loaded = describe_graph(file::load(&graphs_dir().join("normalize.json"))?, &LIBRARY)?;
+    let mut b = graph_runtime::GraphBuilder::new("Normalize");
+    b.input("x", "f32").output("squares", "f32");
+    b.buffer("norm", "f32", graph_runtime::Role::Output, Some(1));
+    b.output("y", "f32").output("y_copy", "f32");
+    let square = KernelSpec::wgsl_file(graphs_dir().join("normalize_square.wgsl"))?;
+    b.kernel("square", square.read("x").write("squares"));
+    b.host(
+        "total",
+        &[("squares", AccessMode::Read), ("norm", AccessMode::Write)],
+    );
+    let divide = graph_runtime::desc::OpDesc::clone(&loaded.nodes[2].op);
+    let graph_runtime::desc::OpDesc::Kernel(divide) = divide else {
+        return Err("node 2 is the divide kernel".into());
+    };
+    let divide = KernelSpec::wgsl(divide.source.to_string())
+        .read("x")
+        .read("norm")
+        .write("y");
+    b.kernel("divide", divide);
+    b.copy("keep", "y", "y_copy");
+    assert_eq!(b.build(&LIBRARY)?, loaded);
+    Ok(())
+}

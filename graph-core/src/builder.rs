@@ -71,6 +71,18 @@ impl KernelSpec {
         }
     }
 
+    /// A kernel whose WGSL is in the file at `path` (the macro's `file("..")`); messages name the file.
+    pub fn wgsl_file(path: impl AsRef<std::path::Path>) -> std::io::Result<Self> {
+        let path = path.as_ref();
+        let text = std::fs::read_to_string(path)?;
+        let mut spec = KernelSpec::wgsl(String::new());
+        spec.kernel.source = KernelSource::Wgsl {
+            text,
+            file: Some(path.display().to_string()),
+        };
+        Ok(spec)
+    }
+
     fn access(mut self, buffer: &str, mode: AccessMode) -> Self {
         self.kernel.accesses.push(Access {
             binding: buffer.to_string(),

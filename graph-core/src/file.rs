@@ -27,7 +27,7 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
-use crate::ir::{Graph, KernelSource, NodeKind};
+use crate::ir::{Graph, KernelSource, Node, NodeKind};
 
 /// The format this crate writes and reads. A file of another version is refused with both numbers.
 pub const FORMAT_VERSION: u32 = 1;
@@ -153,12 +153,7 @@ fn parse(text: &str) -> Result<Graph, LoadError> {
     let file: GraphFile = serde_json::from_str(text).map_err(|e| json_error(&e))?;
     let mut graph = file.graph;
     // An access written without its binding is bound by the buffer's own name.
-    for node in &mut graph.nodes {
-        let accesses = match &mut node.kind {
-            NodeKind::Kernel(k) => &mut k.accesses,
-            NodeKind::Host { accesses } => accesses,
-            NodeKind::Copy { .. } | NodeKind::Fill { .. } => continue,
-        };
+    for accesses in graph.nodes.iter_mut().filter_map(Node::listed_accesses_mut) {
         for a in accesses {
             if a.binding.is_empty() {
                 a.binding = a.buffer.clone();
@@ -186,12 +181,7 @@ fn unread_wgsl_files(graph: &Graph) -> impl Iterator<Item = (&str, &str)> {
 /// text is kept even where it came from a `.wgsl` file, so the file stands alone.
 pub fn to_json(graph: &Graph) -> String {
     let mut graph = graph.clone();
-    for node in &mut graph.nodes {
-        let accesses = match &mut node.kind {
-            NodeKind::Kernel(k) => &mut k.accesses,
-            NodeKind::Host { accesses } => accesses,
-            NodeKind::Copy { .. } | NodeKind::Fill { .. } => continue,
-        };
+    for accesses in graph.nodes.iter_mut().filter_map(Node::listed_accesses_mut) {
         for a in accesses {
             if a.binding == a.buffer {
                 a.binding.clear();

@@ -256,6 +256,15 @@ impl Node {
         }
     }
 
+    /// The accesses a node lists itself (kernels and host tasks); copies and fills have theirs implied.
+    pub fn listed_accesses_mut(&mut self) -> Option<&mut Vec<Access>> {
+        match &mut self.kind {
+            NodeKind::Kernel(k) => Some(&mut k.accesses),
+            NodeKind::Host { accesses } => Some(accesses),
+            NodeKind::Copy { .. } | NodeKind::Fill { .. } => None,
+        }
+    }
+
     pub const fn is_host(&self) -> bool {
         matches!(self.kind, NodeKind::Host { .. })
     }

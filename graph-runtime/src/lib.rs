@@ -76,6 +76,42 @@
 //! `NameBuffers<'a>` (the external buffers) and `NameNode` (the node enum, with `name()` and `index()`).
 //! They live in a hidden module, re-exported: a second graph of one name in a module is one error.
 //!
+//! # Graphs known at run time, and saved graphs
+//!
+//! Every graph becomes one value, a [`GraphDesc`]: `graph!` makes it at compile time, the [`GraphBuilder`]
+//! at run time, and a saved graph file when it is loaded ([`file::load`], then [`describe_graph`]). The same
+//! checks run for all three and report the same messages ([`GraphErrors`] renders each with its location
+//! in words); [`BakedGraph`] bakes any of them, with buffers and parameters by name, and `Baked<G>` is its
+//! typed layer for `graph!` graphs.
+//!
+//! ```
+//! use graph_runtime::{BakedGraph, Gpu, GraphBuilder, KernelSpec, LIBRARY};
+//!
+//! # fn main() -> Result<(), graph_runtime::Error> {
+//! let mut b = GraphBuilder::new("Twice");
+//! b.param("n", "u32").inout("x", "f32");
+//! let kernel = KernelSpec::wgsl(
+//!     "@compute @workgroup_size(64)
+//!      fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
+//!          if (gid.x < params.n) { x[gid.x] = 2.0 * x[gid.x]; }
+//!      }",
+//! );
+//! b.kernel("twice", kernel.read_write("x").threads(&["params.n"]));
+//! let desc = b.build(&LIBRARY)?;
+//!
+//! let gpu = Gpu::new_blocking()?;
+//! let x = gpu.buffer_from_slice(&[1.5f32; 100])?;
+//! let mut g = BakedGraph::bake(&gpu, desc, &[("x", x.as_any())])?;
+//! g.set_param("n", 100u32)?;
+//! g.replay()?.wait()?;
+//! assert_eq!(x.read_blocking()?[99], 3.0);
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! A saved graph is the graph as declared, in JSON with a format version (see [`file`]); the `graph`
+//! binary of the `examples` crate checks, draws ([`GraphDesc::to_dot`]) and runs them.
+//!
 //! # Errors
 //!
 //! Every fallible call returns an [`Error`]; nothing a caller can get wrong panics. What the device reports

@@ -1,0 +1,150 @@
+//! Names, types and layout: what WGSL may call a buffer or a parameter, the types parameters and elements
+//! may have, and the parameter block's size against the push-constant budget.
+
+use super::Checker;
+use crate::diagnostic::{Diagnostic, Loc};
+use crate::ir::{ParamsStorage, Role};
+use crate::layout::{PORTABLE_IMMEDIATE_BYTES, ParamsLayout};
+use crate::types::{ValueType, element_type_problem, param_type_problem};
+
+impl Checker<'_> {
+    /// Buffers and parameters become WGSL names: not a WGSL keyword or reserved word, and no buffer called
+    /// `params` (the parameter block's name).
+    pub(super) fn check_wgsl_names(&mut self) {
+        // WGSL also forbids names starting with `__`, which the generated Rust keeps for its padding fields.
+        let reserved = |name: &str| {
+            naga::keywords::wgsl::RESERVED.contains(&name)
+                || name == crate::layout::WGSL_PARAMS_STRUCT
+                || name.starts_with("__")
+        };
+        for (i, b) in self.graph.buffers.iter().enumerate() {
+            if reserved(&b.name) || b.name == "params" {
+                self.badly_named_buffers.push(i);
+                self.diags.push(
+                    Diagnostic::new(Loc::Buffer(i), format!("`{}` cannot name a buffer: kernels see buffers by name, and WGSL reserves it", b.name))
+                        .with_help("choose another name"),
+                );
+            }
+        }
+        for (i, p) in self.graph.params.iter().enumerate() {
+            if reserved(&p.name) {
+                self.badly_named_params = true;
+                self.diags.push(
+                    Diagnostic::new(
+                        Loc::Param(i),
+                        format!("`{}` cannot name a parameter: WGSL reserves it", p.name),
+                    )
+                    .with_help("choose another name"),
+                );
+            }
+        }
+    }
+
+    /// Parameters are 32-bit scalars or vectors, the host-shareable types push constants can hold.
+    pub(super) fn check_param_types(&mut self) {
+        for (i, p) in self.graph.params.iter().enumerate() {
+            match param_type_problem(&p.ty) {
+                None => self.param_types.push(ValueType::parse(&p.ty).ok()),
+                Some(problem) => {
+                    self.diags.push(Diagnostic::new(
+                        Loc::ParamType(i),
+                        format!(
+                            "parameter `{}` cannot have type `{}`: {problem}",
+                            p.name,
+                            p.ty.replace(' ', "")
+                        ),
+                    ));
+                    self.param_types.push(None);
+                }
+            }
+        }
+    }
+
+    /// The layout the kernels are checked against, whatever else is wrong with the parameters.
+    pub(super) fn params_layout(&self) -> ParamsLayout {
+        ParamsLayout::of_valid_params(&self.graph.params)
+    }
+
+    /// The parameter block fits the 128 bytes of push constants every backend offers, unless the graph moved
+    /// its parameters to a uniform buffer.
+    pub(super) fn check_params_budget(&mut self) {
+        let layout = self.params_layout();
+        if self.graph.params_storage == ParamsStorage::Immediates
+            && layout.size > PORTABLE_IMMEDIATE_BYTES
+        {
+            // 128 is a multiple of every alignment, so some field itself ends past the budget.
+            let end = |f: &crate::layout::ParamField| f.offset + f.ty.size();
+            let over = layout
+                .fields
+                .iter()
+                .find(|f| end(f) > PORTABLE_IMMEDIATE_BYTES);
+            let (name, ends_at) = over.map_or(("", layout.size), |f| (f.name.as_str(), end(f)));
+            self.diags.push(
+                Diagnostic::new(
+                    Loc::ParamsBlock,
+                    format!(
+                        "the parameter block is {} bytes, over the {PORTABLE_IMMEDIATE_BYTES}-byte push-constant \
+                         budget every backend offers (`{name}` ends at byte {ends_at})",
+                        layout.size,
+                    ),
+                )
+                .with_help(
+                    "move some values into a buffer, or mark the graph `#[uniform_params]` to pass parameters in a \
+                     uniform buffer instead of push constants",
+                ),
+            );
+        }
+    }
+
+    /// Buffer elements are 32-bit scalars or 2- and 4-vectors, whose Rust twins have no hidden padding.
+    pub(super) fn check_buffer_types(&mut self) {
+        for (i, b) in self.graph.buffers.iter().enumerate() {
+            match element_type_problem(&b.elem) {
+                None => self.buffer_types.push(ValueType::parse(&b.elem).ok()),
+                Some(problem) => {
+                    self.diags.push(Diagnostic::new(
+                        Loc::BufferType(i),
+                        format!(
+                            "buffer `{}` cannot hold `{}`: {problem}",
+                            b.name,
+                            b.elem.replace(' ', "")
+                        ),
+                    ));
+                    self.buffer_types.push(None);
+                }
+            }
+        }
+    }
+
+    /// The graph allocates its own buffers at bake time, so it must know their length.
+    pub(super) fn check_owned_buffers_have_a_length(&mut self) {
+        for (i, b) in self.graph.buffers.iter().enumerate() {
+            if b.role == Role::Owned && b.len.is_none() {
+                self.diags.push(
+                    Diagnostic::new(Loc::Buffer(i), format!("graph-owned buffer `{}` needs a length", b.name))
+                        .with_help(format!(
+                            "write `{}: [{}; N]`, or bind it from outside with `= input`, `= output` or `= inout`",
+                            b.name, b.elem
+                        )),
+                );
+            }
+            if b.len == Some(0) {
+                self.diags.push(Diagnostic::new(
+                    Loc::Buffer(i),
+                    format!("buffer `{}` has length 0", b.name),
+                ));
+            }
+            // Lengths travel as u32 element counts, the most a storage binding can index.
+            if b.len.is_some_and(|n| n > u64::from(u32::MAX)) {
+                self.diags.push(Diagnostic::new(
+                    Loc::Buffer(i),
+                    format!(
+                        "buffer `{}` is longer than {} elements, the most a kernel can index",
+                        b.name,
+                        u32::MAX
+                    ),
+                ));
+            }
+        }
+    }
+}

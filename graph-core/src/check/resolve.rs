@@ -1,0 +1,144 @@
+//! The resolve stage: names to indices, in the graph's three namespaces. An unknown name is reported once,
+//! where it is written (with what it names when it names something of another kind), and resolves to
+//! nothing, so later checks skip it rather than repeat it.
+
+use super::Checker;
+use crate::deps::{BufferAccess, Edge, infer_edges, merge_edges};
+use crate::diagnostic::{Diagnostic, Loc};
+use crate::ir::EdgeMode;
+use crate::names::{NameTable, unknown};
+
+impl<'g> Checker<'g> {
+    pub(super) fn table(&self, space: Space) -> &NameTable<'g> {
+        match space {
+            Space::Node => &self.nodes,
+            Space::Buffer => &self.buffers,
+            Space::Param => &self.params,
+        }
+    }
+
+    /// Looks a name up in its namespace, reporting an unknown one at `loc`.
+    pub(super) fn resolve_name(&mut self, space: Space, name: &str, loc: Loc) -> Option<usize> {
+        let found = self.table(space).get(name);
+        if found.is_none() {
+            let d = self.unknown_name(space, name, loc);
+            self.diags.push(d);
+        }
+        found
+    }
+
+    /// An unknown name: when it names something of another kind, says so (the likelier mistake); else the
+    /// closest name of the right kind.
+    pub(super) fn unknown_name(&self, space: Space, name: &str, loc: Loc) -> Diagnostic {
+        let other = [Space::Node, Space::Buffer, Space::Param]
+            .into_iter()
+            .find(|&other| other != space && self.table(other).get(name).is_some());
+        match other {
+            Some(other) => Diagnostic::new(
+                loc,
+                format!("`{name}` is a {}, not a {}", other.what(), space.what()),
+            )
+            .with_help(wrong_namespace_help(space, other, name)),
+            None => unknown(loc, space.what(), name, self.table(space).names()),
+        }
+    }
+
+    /// Every buffer a node names exists, and no node names one buffer twice.
+    pub(super) fn resolve_accesses(&mut self) {
+        for (n, node) in self.graph.nodes.iter().enumerate() {
+            let mut resolved = Vec::new();
+            for (i, access) in node.accesses().iter().enumerate() {
+                let loc = Loc::Access { node: n, index: i };
+                let found = self.resolve_name(Space::Buffer, &access.buffer, loc.clone());
+                let repeated = found.is_some()
+                    && resolved
+                        .iter()
+                        .flatten()
+                        .any(|a: &BufferAccess| Some(a.buffer) == found);
+                if repeated {
+                    self.diags.push(
+                        Diagnostic::new(
+                            loc,
+                            format!(
+                                "node `{}` names buffer `{}` twice",
+                                node.name, access.buffer
+                            ),
+                        )
+                        .with_help("bind each buffer once, with the widest access the node needs"),
+                    );
+                }
+                resolved.push(found.filter(|_| !repeated).map(|buffer| BufferAccess {
+                    buffer,
+                    mode: access.mode,
+                }));
+            }
+            self.accesses.push(resolved);
+        }
+    }
+
+    /// Both ends of an explicit edge are nodes of this graph.
+    pub(super) fn resolve_explicit_edges(&mut self) {
+        for (i, e) in self.graph.edges.iter().enumerate() {
+            let from = self.resolve_name(Space::Node, &e.from, Loc::EdgeFrom(i));
+            let to = self.resolve_name(Space::Node, &e.to, Loc::EdgeTo(i));
+            if let (Some(from), Some(to)) = (from, to) {
+                self.explicit.push((i, from, to));
+            }
+        }
+    }
+
+    pub(super) fn dependency_edges(&self) -> Vec<Edge> {
+        let inferred = match self.graph.edge_mode {
+            EdgeMode::Inferred => infer_edges(self.graph.buffers.len(), &self.resolved_accesses()),
+            EdgeMode::ExplicitOnly => Vec::new(),
+        };
+        merge_edges(&self.explicit, inferred)
+    }
+
+    pub(super) fn resolved_accesses(&self) -> Vec<Vec<BufferAccess>> {
+        self.accesses
+            .iter()
+            .map(|list| list.iter().flatten().copied().collect())
+            .collect()
+    }
+}
+
+/// The graph's three namespaces.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Space {
+    Node,
+    Buffer,
+    Param,
+}
+
+impl Space {
+    pub(super) fn what(self) -> &'static str {
+        match self {
+            Space::Node => "node",
+            Space::Buffer => "buffer",
+            Space::Param => "parameter",
+        }
+    }
+}
+
+/// What to write instead, when a name of one kind stands where another kind belongs.
+fn wrong_namespace_help(wanted: Space, found: Space, name: &str) -> String {
+    match (wanted, found) {
+        (Space::Node, Space::Buffer) => format!(
+            "edges join nodes; the nodes that use buffer `{name}` are already ordered by their accesses"
+        ),
+        (Space::Node, _) => "edges join nodes: `a -> b;`".to_string(),
+        (Space::Buffer, Space::Param) => format!(
+            "parameters are not buffers: kernels read this one as `params.{name}`, and library kernels take it as \
+             an argument (`alpha: params.{name}`)"
+        ),
+        (Space::Buffer, _) => "name a buffer declared in `buffers { .. }`".to_string(),
+        (Space::Param, Space::Buffer) => format!(
+            "a kernel sees buffer `{name}` by its own name once it lists it (`{name}: read`); in a dispatch size, \
+             its length is `{name}.len()`"
+        ),
+        (Space::Param, _) => {
+            "`params.NAME` names a parameter declared in `params { .. }`".to_string()
+        }
+    }
+}
