@@ -100,6 +100,14 @@ impl<'a> NameTable<'a> {
     }
 }
 
+/// Whether `name` can name a buffer or a parameter: kernels see it as a WGSL identifier, and sizes in
+/// graph files write it as one (letters, digits and `_`, not starting with a digit, not `_` alone).
+pub fn is_identifier(name: &str) -> bool {
+    let mut chars = name.chars();
+    let first_ok = chars.next().is_some_and(|c| c.is_alphabetic() || c == '_');
+    first_ok && name != "_" && chars.all(|c| c.is_alphanumeric() || c == '_')
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

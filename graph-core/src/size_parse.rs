@@ -152,11 +152,11 @@ fn lex(text: &str) -> Vec<Token<'_>> {
         };
         let (kind, end) = if let Some(kind) = punctuation {
             (kind, start + c.len_utf8())
-        } else if c.is_ascii_alphanumeric() || c == '_' {
+        } else if c.is_alphanumeric() || c == '_' {
             // A number and its suffix are one run of word characters, as in Rust: `64u32`, `1_000`.
             let mut end = start + c.len_utf8();
             while let Some(&(at, next)) = chars.peek() {
-                if !(next.is_ascii_alphanumeric() || next == '_') {
+                if !(next.is_alphanumeric() || next == '_') {
                     break;
                 }
                 end = at + next.len_utf8();
@@ -749,8 +749,11 @@ mod tests {
         );
         assert_eq!(error("1 + $"), (4, "unexpected character `$`".into()));
         assert_eq!(error("1 % 2"), (2, "unexpected character `%`".into()));
-        // Offsets are in bytes: `é` is two.
-        assert_eq!(error("é + €"), (0, "unexpected character `é`".into()));
+        // Offsets are in bytes: `é` is two. Letters of any script make names; `€` is no letter.
+        assert_eq!(
+            error("é.len() + €"),
+            (11, "unexpected character `€`".into())
+        );
         assert_eq!(error("1 +  €"), (5, "unexpected character `€`".into()));
         // A grammatical error before bad text is the one reported.
         assert_eq!(

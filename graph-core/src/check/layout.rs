@@ -5,11 +5,13 @@ use super::Checker;
 use crate::diagnostic::{Diagnostic, Loc};
 use crate::ir::{ParamsStorage, Role};
 use crate::layout::{PORTABLE_IMMEDIATE_BYTES, ParamsLayout};
+use crate::names::is_identifier;
 use crate::types::{ValueType, element_type_problem, param_type_problem};
 
 impl Checker<'_> {
-    /// Buffers and parameters become WGSL names: not a WGSL keyword or reserved word, and no buffer called
-    /// `params` (the parameter block's name).
+    /// Buffers and parameters become WGSL names: identifiers (the macro's parser ensures it; the builder and
+    /// files do not), not a WGSL keyword or reserved word, and no buffer called `params` (the parameter
+    /// block's name).
     pub(super) fn check_wgsl_names(&mut self) {
         // WGSL also forbids names starting with `__`, which the generated Rust keeps for its padding fields.
         let reserved = |name: &str| {
@@ -18,7 +20,11 @@ impl Checker<'_> {
                 || name.starts_with("__")
         };
         for (i, b) in self.graph.buffers.iter().enumerate() {
-            if reserved(&b.name) || b.name == "params" {
+            if !is_identifier(&b.name) {
+                self.badly_named_buffers.push(i);
+                self.diags
+                    .push(not_an_identifier(Loc::Buffer(i), "a buffer", &b.name));
+            } else if reserved(&b.name) || b.name == "params" {
                 self.badly_named_buffers.push(i);
                 self.diags.push(
                     Diagnostic::new(Loc::Buffer(i), format!("`{}` cannot name a buffer: kernels see buffers by name, and WGSL reserves it", b.name))
@@ -27,7 +33,11 @@ impl Checker<'_> {
             }
         }
         for (i, p) in self.graph.params.iter().enumerate() {
-            if reserved(&p.name) {
+            if !is_identifier(&p.name) {
+                self.badly_named_params = true;
+                self.diags
+                    .push(not_an_identifier(Loc::Param(i), "a parameter", &p.name));
+            } else if reserved(&p.name) {
                 self.badly_named_params = true;
                 self.diags.push(
                     Diagnostic::new(
@@ -147,4 +157,12 @@ impl Checker<'_> {
             }
         }
     }
+}
+
+fn not_an_identifier(loc: Loc, what: &str, name: &str) -> Diagnostic {
+    Diagnostic::new(
+        loc,
+        format!("`{name}` cannot name {what}: kernels see it by name, so it must be an identifier"),
+    )
+    .with_help("letters, digits and `_`, not starting with a digit: `blur_tmp`")
 }

@@ -6,6 +6,7 @@ use crate::diagnostic::{Diagnostic, Loc};
 use crate::ir::DispatchSpec;
 use crate::layout::ParamsLayout;
 use crate::size::{MAX_STACK, SizeExpr, SizeOp, SizeStep, stack_depth};
+use crate::size_parse::MAX_DEPTH;
 use crate::types::Scalar;
 
 const COMPONENTS: [char; 4] = ['x', 'y', 'z', 'w'];
@@ -46,6 +47,18 @@ impl Checker<'_> {
         expr: &SizeExpr,
         layout: &ParamsLayout,
     ) -> Option<SizeProgram> {
+        // The deepest a size may be written: what a graph file can hold, since it stores sizes as text.
+        if tree_depth(expr) > MAX_DEPTH {
+            self.diags.push(Diagnostic::new(
+                Loc::SizeTerm {
+                    node: n,
+                    dim,
+                    term: 0,
+                },
+                format!("this size nests more than {MAX_DEPTH} levels deep; simplify it"),
+            ));
+            return None;
+        }
         let mut steps = Vec::new();
         let mut term = 0;
         let ok = self
@@ -197,5 +210,13 @@ impl Checker<'_> {
             return Err(());
         }
         Ok(field.offset + 4 * u32::from(component.unwrap_or(0)))
+    }
+}
+
+/// The levels of a size's tree, a leaf being one: how [`crate::size_parse`] counts them.
+fn tree_depth(expr: &SizeExpr) -> usize {
+    match expr {
+        SizeExpr::Binary { lhs, rhs, .. } => 1 + tree_depth(lhs).max(tree_depth(rhs)),
+        _ => 1,
     }
 }

@@ -8,5 +8,5 @@ mod validate;
 pub use compose::{Composed, Segment, binding_declarations, compose, params_declaration};
 pub use scan::{ParamUse, param_uses};
 pub use validate::{
-    BindingUse, EntryPointDetail, Reflection, WgslError, expression_type, validate,
+    BindingUse, EntryPointDetail, MAX_WGSL_BYTES, Reflection, WgslError, expression_type, validate,
 };

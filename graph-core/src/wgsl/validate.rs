@@ -43,8 +43,51 @@ pub struct BindingUse {
     pub query: bool,
 }
 
-/// Parses and validates `source` with the capabilities the runtime asks for (immediates), then reflects.
+/// The most WGSL one kernel module may have. naga's front end recurses once per term of an expression
+/// (`a + b + ..`, `!!..x`, `((..))`) with no limit of its own, and a stack overflow aborts the process with
+/// nothing to catch; so a module is validated on a thread with [`NAGA_STACK`] bytes of stack, which this much
+/// text cannot exhaust (tested with the deepest forms at this size), and a longer one is refused unread.
+pub const MAX_WGSL_BYTES: usize = 256 * 1024;
+
+/// The stack of the validating thread: address space reserved, and memory used only as deep as naga goes.
+const NAGA_STACK: usize = 1 << 30;
+
+/// Parses and validates `source` with the capabilities the runtime asks for (immediates), then reflects, on
+/// a thread of its own (see [`MAX_WGSL_BYTES`]); a panic inside naga is an error, not a crash.
 pub fn validate(source: &str) -> Result<Reflection, WgslError> {
+    if source.len() > MAX_WGSL_BYTES {
+        return Err(WgslError {
+            message: format!(
+                "the kernel's WGSL module is {} bytes, over the {MAX_WGSL_BYTES} bytes one kernel may have",
+                source.len()
+            ),
+            labels: Vec::new(),
+            rendered: String::new(),
+        });
+    }
+    on_naga_stack(|| validate_here(source)).unwrap_or_else(|| {
+        Err(WgslError {
+            message: "naga could not validate the kernel: it panicked, or no thread could be started for it"
+                .to_string(),
+            labels: Vec::new(),
+            rendered: String::new(),
+        })
+    })
+}
+
+/// Runs `work` (naga) on a thread with [`NAGA_STACK`] bytes of stack; `None` if it panicked or no thread
+/// could be started.
+fn on_naga_stack<T: Send>(work: impl FnOnce() -> T + Send) -> Option<T> {
+    std::thread::scope(|scope| {
+        let thread = std::thread::Builder::new()
+            .name("naga".into())
+            .stack_size(NAGA_STACK)
+            .spawn_scoped(scope, work);
+        thread.ok()?.join().ok()
+    })
+}
+
+fn validate_here(source: &str) -> Result<Reflection, WgslError> {
     let module = naga::front::wgsl::parse_str(source).map_err(|e| WgslError {
         message: e.message().to_string(),
         labels: e
@@ -136,7 +179,14 @@ pub fn validate(source: &str) -> Result<Reflection, WgslError> {
 /// validate on its own.
 pub fn expression_type(prelude: &str, expr: &str) -> Option<String> {
     let source = format!("{prelude}fn probe_value() {{ let probe = {expr}; }}\n");
-    let module = naga::front::wgsl::parse_str(&source).ok()?;
+    if source.len() > MAX_WGSL_BYTES {
+        return None;
+    }
+    on_naga_stack(|| expression_type_here(&source)).flatten()
+}
+
+fn expression_type_here(source: &str) -> Option<String> {
+    let module = naga::front::wgsl::parse_str(source).ok()?;
     let info = Validator::new(ValidationFlags::all(), Capabilities::IMMEDIATES)
         .validate(&module)
         .ok()?;
