@@ -89,6 +89,26 @@ fn run_takes_parameters_by_name_and_type() {
         "{}",
         text(&wrong.stderr)
     );
+    let empty = graph(&["run", file, "--len", "image=0"]);
+    assert_eq!(empty.status.code(), Some(1));
+    assert!(
+        text(&empty.stderr).contains("`0` is not a length"),
+        "{}",
+        text(&empty.stderr)
+    );
+    let normalize = Path::new(env!("CARGO_MANIFEST_DIR")).join("graphs/normalize.json");
+    let fixed = graph(&[
+        "run",
+        normalize.to_str().expect("a UTF-8 path"),
+        "--len",
+        "norm=5",
+    ]);
+    assert_eq!(fixed.status.code(), Some(1));
+    assert!(
+        text(&fixed.stderr).contains("`norm` has a fixed length"),
+        "{}",
+        text(&fixed.stderr)
+    );
     let unknown = graph(&["run", file, "--param", "widht=5"]);
     assert_eq!(unknown.status.code(), Some(1));
     assert!(

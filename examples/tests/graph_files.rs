@@ -172,6 +172,22 @@ fn files_that_are_not_graphs_are_errors_that_say_why() {
             "source": {"wgsl": {"text": ""}}, "dispatch": {"threads": ["params.n +"]}}}]}}"#,
     );
     assert!(size.contains("size `params.n +`"), "{size}");
+    let misspelt = load_error(
+        r#"{"format": 1, "graph": {"name": "G", "nodes": [{"name": "c", "nmae": "x",
+            "copy": {"src": "a", "dst": "b"}}]}}"#,
+    );
+    assert_eq!(
+        misspelt,
+        "node 0 (`c`): unknown key `nmae`: a node has a `name` and one of `kernel`, `copy`, `fill`, `host`"
+    );
+    let two_kinds = load_error(
+        r#"{"format": 1, "graph": {"name": "G", "nodes": [{"name": "c",
+            "copy": {"src": "a", "dst": "b"}, "fill": {"dst": "a", "value": "0.0"}}]}}"#,
+    );
+    assert!(
+        two_kinds.contains("a node is one kind, but this one has"),
+        "{two_kinds}"
+    );
     let wgsl_file = load_error(
         r#"{"format": 1, "graph": {"name": "G", "nodes": [{"name": "k", "kernel": {"accesses": [],
             "source": {"wgsl": {"file": "k.wgsl"}}}}]}}"#,

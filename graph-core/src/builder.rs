@@ -114,18 +114,21 @@ impl KernelSpec {
 
     /// Invocations per dimension (1 to 3), as size expressions: `"params.n"`, `"x.len() / 2"`.
     pub fn threads(mut self, dims: &[&str]) -> Self {
+        self.bad_sizes.clear();
         self.kernel.dispatch = DispatchSpec::Threads(self.sizes(dims));
         self
     }
 
     /// Workgroups per dimension (1 to 3), as size expressions.
     pub fn workgroups(mut self, dims: &[&str]) -> Self {
+        self.bad_sizes.clear();
         self.kernel.dispatch = DispatchSpec::Workgroups(self.sizes(dims));
         self
     }
 
     /// Sizes already built as expressions.
     pub fn dispatch(mut self, dispatch: DispatchSpec) -> Self {
+        self.bad_sizes.clear();
         self.kernel.dispatch = dispatch;
         self
     }
@@ -336,5 +339,45 @@ impl GraphBuilder {
             graph: Box::new(self.graph.clone()),
             diagnostics,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn twice(spec: KernelSpec) -> GraphBuilder {
+        let mut b = GraphBuilder::new("G");
+        b.param("n", "u32").inout("x", "f32");
+        b.kernel("k", spec.read_write("x"));
+        b
+    }
+
+    const WGSL: &str = "@compute @workgroup_size(64)
+        fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
+            if (gid.x < params.n) { x[gid.x] = 2.0 * x[gid.x]; }
+        }";
+
+    #[test]
+    fn a_size_that_does_not_parse_is_a_diagnostic_at_the_dispatch() {
+        let b = twice(KernelSpec::wgsl(WGSL).threads(&["params.n +"]));
+        let errors = b.build(&Library::EMPTY).expect_err("refused");
+        assert_eq!(errors.diagnostics[0].loc, Loc::Dispatch(0));
+        assert!(
+            errors.diagnostics[0]
+                .message
+                .starts_with("the size `params.n +` cannot be read")
+        );
+    }
+
+    #[test]
+    fn a_replaced_size_takes_its_errors_with_it() {
+        // Found in review: the first size's parse error outlived the size.
+        let b = twice(
+            KernelSpec::wgsl(WGSL)
+                .threads(&["params.n +"])
+                .threads(&["params.n"]),
+        );
+        assert!(b.build(&Library::EMPTY).is_ok());
     }
 }

@@ -206,6 +206,11 @@ impl KernelDesc {
     }
 }
 
+/// The largest parameter block a description may declare: WebGPU's default limit on a uniform buffer
+/// binding, which every backend offers (the checks hold push constants to 128 bytes, and a
+/// `#[uniform_params]` block to this).
+pub const MAX_PARAMS_BYTES: u32 = 64 * 1024;
+
 /// Why a description cannot be baked: one that did not come from the checks (a hand-written `TaskGraph`)
 /// and breaks an invariant they guarantee.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -275,6 +280,10 @@ impl GraphDesc {
 
     fn validate_params(&self, params_size: usize) -> Result<(), InvalidDescription> {
         let size = self.params.size;
+        ensure!(
+            size.is_multiple_of(4) && size <= MAX_PARAMS_BYTES,
+            "the parameter block is {size} bytes; a block is a multiple of 4 bytes, at most {MAX_PARAMS_BYTES}"
+        );
         ensure!(
             size as usize == params_size,
             "the parameter block is {size} bytes, but its Rust type is {params_size}"

@@ -59,6 +59,12 @@ pub enum LoadError {
     },
     /// Written for another version of the format.
     Format { found: u32 },
+    /// A node with a key that is no part of a node, or with several kinds.
+    Node {
+        index: usize,
+        name: String,
+        reason: String,
+    },
     /// A kernel names a `.wgsl` file, but the graph was not loaded from a file to find it relative to.
     NoBaseForWgslFile { node: String, file: String },
 }
@@ -80,6 +86,11 @@ impl fmt::Display for LoadError {
                 f,
                 "the file is format {found}, but this version reads format {FORMAT_VERSION}"
             ),
+            LoadError::Node {
+                index,
+                name,
+                reason,
+            } => write!(f, "node {index} (`{name}`): {reason}"),
             LoadError::NoBaseForWgslFile { node, file } => write!(
                 f,
                 "node `{node}` names the WGSL file `{file}`, which can only be found relative to a graph \
@@ -150,6 +161,7 @@ fn parse(text: &str) -> Result<Graph, LoadError> {
             found: version.format,
         });
     }
+    check_node_keys(text)?;
     let file: GraphFile = serde_json::from_str(text).map_err(|e| json_error(&e))?;
     let mut graph = file.graph;
     // An access written without its binding is bound by the buffer's own name.
@@ -161,6 +173,48 @@ fn parse(text: &str) -> Result<Graph, LoadError> {
         }
     }
     Ok(graph)
+}
+
+/// The keys a node may have: its name and exactly one kind.
+const NODE_KEYS: [&str; 5] = ["name", "kernel", "copy", "fill", "host"];
+
+/// A node's kind is a key beside its name, which serde reads with `flatten`, and `flatten` cannot refuse
+/// unknown keys: a misspelt key, or a second kind, would be dropped without a word. They are refused here.
+fn check_node_keys(text: &str) -> Result<(), LoadError> {
+    let value: serde_json::Value = serde_json::from_str(text).map_err(|e| json_error(&e))?;
+    let nodes = value
+        .get("graph")
+        .and_then(|g| g.get("nodes"))
+        .and_then(|n| n.as_array());
+    for (index, node) in nodes.into_iter().flatten().enumerate() {
+        // Not an object: the typed reading says so, with the position.
+        let Some(map) = node.as_object() else {
+            continue;
+        };
+        let name = map.get("name").and_then(|v| v.as_str()).unwrap_or("?");
+        let error = |reason: String| LoadError::Node {
+            index,
+            name: name.to_string(),
+            reason,
+        };
+        if let Some(key) = map.keys().find(|k| !NODE_KEYS.contains(&k.as_str())) {
+            return Err(error(format!(
+                "unknown key `{key}`: a node has a `name` and one of `kernel`, `copy`, `fill`, `host`"
+            )));
+        }
+        let kinds: Vec<&str> = map
+            .keys()
+            .map(String::as_str)
+            .filter(|k| *k != "name")
+            .collect();
+        if kinds.len() > 1 {
+            return Err(error(format!(
+                "a node is one kind, but this one has {}",
+                kinds.join(" and ")
+            )));
+        }
+    }
+    Ok(())
 }
 
 /// Kernels that name a `.wgsl` file and do not hold its text yet.

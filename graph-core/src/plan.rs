@@ -2,7 +2,7 @@
 //!
 //! GPU partitions are recorded level by level. Before each level the plan lists the hazards that cross the
 //! boundary: the buffers that level reads or writes which an earlier level of the partition wrote (or read,
-//! for a write), since the last boundary that needed ordering. A recorder that places its own barriers
+//! for a write), with no barrier carrying that buffer in between. A recorder that places its own barriers
 //! (portable wgpu) may ignore them; one that places them itself (native Vulkan) puts one barrier where the
 //! list is not empty, carrying exactly these hazards, so barriers scale with the depth of the graph and not
 //! with its node count. Partitions end at host tasks, where the replay waits for the GPU.
@@ -28,8 +28,9 @@ pub enum PlanPartition {
 /// One topological level of a GPU partition: no two of its steps depend on each other.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PlanLevel {
-    /// What must be ordered before this level's steps run; empty for the first level and for a level that
-    /// touches nothing an earlier level touched in a conflicting way.
+    /// What must be ordered before this level's steps run: each buffer this level reads or writes that an
+    /// earlier level of the partition wrote (or read, for a write) with no barrier carrying that buffer in
+    /// between. Empty for the first level and for a level that conflicts with nothing still unordered.
     pub hazards: Vec<BufferHazard>,
     /// Dispatches first, then copies, each in declaration order.
     pub steps: Vec<PlanStep>,
@@ -112,7 +113,7 @@ pub fn plan(desc: &GraphDesc, lens: &[u32]) -> Result<Plan, PlanError> {
                 nodes: nodes.to_vec(),
             }),
             PartitionDesc::Gpu { levels } => {
-                let mut since_barrier = Touched::default();
+                let mut unordered = Touched::default();
                 let mut planned = Vec::with_capacity(levels.len());
                 for level in levels.iter() {
                     let steps = level_steps(desc, level, lens)?;
@@ -121,13 +122,11 @@ pub fn plan(desc: &GraphDesc, lens: &[u32]) -> Result<Plan, PlanError> {
                         .filter(|s| matches!(s, PlanStep::Dispatch { .. }))
                         .count();
                     let here = Touched::of(desc, &steps);
-                    let hazards = since_barrier.hazards_before(&here);
-                    if hazards.is_empty() {
-                        since_barrier.add(&here);
-                    } else {
-                        // The barrier orders everything before it: only this level is left to order later.
-                        since_barrier = here;
-                    }
+                    let hazards = unordered.hazards_before(&here);
+                    // A barrier carrying a buffer's hazards orders every earlier access to it; the accesses
+                    // to other buffers stay unordered until a later barrier carries them.
+                    unordered.forget(&hazards);
+                    unordered.add(&here);
                     planned.push(PlanLevel { hazards, steps });
                 }
                 partitions.push(PlanPartition::Gpu { levels: planned });
@@ -174,7 +173,7 @@ fn level_steps(desc: &GraphDesc, level: &[u32], lens: &[u32]) -> Result<Vec<Plan
     Ok(dispatches)
 }
 
-/// The buffers some steps read and write.
+/// The buffers some steps read and write (for the plan: not yet ordered by a barrier that carries them).
 #[derive(Debug, Default)]
 struct Touched {
     read: Vec<u32>,
@@ -210,6 +209,13 @@ impl Touched {
     fn add(&mut self, other: &Touched) {
         self.read.extend_from_slice(&other.read);
         self.written.extend_from_slice(&other.written);
+    }
+
+    /// Drops every access to the buffers these hazards name: a barrier carrying them orders those accesses.
+    fn forget(&mut self, hazards: &[BufferHazard]) {
+        let carried = |b: &u32| hazards.iter().any(|h| h.buffer == *b);
+        self.read.retain(|b| !carried(b));
+        self.written.retain(|b| !carried(b));
     }
 
     /// The hazards between what `self` touched and what `later` touches, sorted, each once.

@@ -157,6 +157,16 @@ fn a_parameter_block_of_another_size_is_refused() {
 }
 
 #[test]
+fn a_parameter_block_too_large_to_bind_is_refused() {
+    // Found in review: a block of `u32::MAX` bytes once passed and overflowed at bake.
+    let mut d = valid();
+    d.params.size = u32::MAX;
+    d.params.fields = list(vec![]);
+    let e = d.validate(u32::MAX as usize).expect_err("too large");
+    assert!(e.0.contains("at most 65536"), "{e}");
+}
+
+#[test]
 fn out_of_range_indices_are_refused() {
     let mut d = valid();
     d.edges = list(vec![edge(0, 7)]);

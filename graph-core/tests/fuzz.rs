@@ -260,7 +260,9 @@ fn check_text(text: &str, library: &Library) -> Result<Option<bool>, TestCaseErr
                     return Err(fail(format!("`from_json` read a file: {message}")));
                 }
                 LoadError::Format { found } => prop_assert_ne!(found, FORMAT_VERSION),
-                LoadError::Json { .. } | LoadError::NoBaseForWgslFile { .. } => {}
+                LoadError::Json { .. }
+                | LoadError::Node { .. }
+                | LoadError::NoBaseForWgslFile { .. } => {}
             }
             Ok(None)
         }

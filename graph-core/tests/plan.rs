@@ -236,3 +236,28 @@ fn lengths_are_checked_not_trusted() {
         })
     );
 }
+
+/// A write two levels before its reader, past a barrier that carried another buffer, is carried by the
+/// first barrier before the reader (found in review: a plan that forgot it would let a per-buffer barrier race).
+#[test]
+fn a_write_past_a_barrier_for_another_buffer_is_still_carried() {
+    let mut b = GraphBuilder::new("Past");
+    b.input("i", "f32");
+    for out in ["p", "c", "r", "s"] {
+        b.output(out, "f32");
+    }
+    b.kernel("wp", add_one("i", "p"));
+    b.kernel("wc", add_one("i", "c"));
+    b.kernel("rp", add_one("p", "r"));
+    b.kernel("sc", add_one("c", "s"));
+    b.edge("rp", "sc");
+    let plan = planned(&built(&b));
+    let hazards = hazards(&plan);
+    assert_eq!(hazards.len(), 3);
+    assert_eq!(hazards[1], vec![raw(1)], "`rp` reads p");
+    assert_eq!(
+        hazards[2],
+        vec![raw(2)],
+        "`sc` reads c, written two levels before"
+    );
+}

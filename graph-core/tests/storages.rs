@@ -33,3 +33,18 @@ fn a_kernel_that_only_works_with_push_constants_is_refused() {
         "and with `ptr<immediate>` it fails as written"
     );
 }
+
+#[test]
+fn a_uniform_parameter_block_over_64_kib_is_refused() {
+    let mut b = GraphBuilder::new("Big");
+    for i in 0..4097 {
+        b.param(&format!("p{i}"), "vec4<f32>");
+    }
+    b.uniform_params().inout("x", "f32");
+    b.fill("f", "x", "params.p0.x");
+    let errors = b.build(&Library::EMPTY).expect_err("refused");
+    assert_eq!(
+        errors.diagnostics[0].message,
+        "the parameter block is 65552 bytes, over the 65536 bytes of a uniform buffer binding every backend offers"
+    );
+}

@@ -13,7 +13,7 @@
 //! integers) of its declared length, or of `--len` (65536 elements unless given) for run-time lengths.
 //! Parameters start at zero; `--param` sets one (vectors as `1,2,3`). Host tasks are bound to a stand-in
 //! that sums what it may read and fills what it writes with the same kind of deterministic data. After the
-//! replays it prints the sum of every buffer the graph writes, so two runs can be compared.
+//! replays it prints the sum of every external buffer the graph writes, so two runs can be compared.
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -141,15 +141,24 @@ fn run(path: &Path, replays: usize, params: &[String], lens: &[String]) -> Resul
     let lens = parse_pairs(lens, "--len")?;
     let params = parse_pairs(params, "--param")?;
     for (name, _) in &lens {
-        if !desc
+        let buffer = desc
             .buffers
             .iter()
-            .any(|b| b.name == *name && b.role.is_external())
-        {
-            return Err(Failure::Graph(format!(
-                "--len {name}: graph `{}` has no external buffer `{name}`",
-                desc.name
-            )));
+            .find(|b| b.name == *name && b.role.is_external());
+        match buffer {
+            None => {
+                return Err(Failure::Graph(format!(
+                    "--len {name}: graph `{}` has no external buffer `{name}`",
+                    desc.name
+                )));
+            }
+            Some(b) if b.len.is_some() => {
+                return Err(Failure::Graph(format!(
+                    "--len {name}: `{name}` has a fixed length in graph `{}`",
+                    desc.name
+                )));
+            }
+            Some(_) => {}
         }
     }
 
@@ -163,9 +172,16 @@ fn run(path: &Path, replays: usize, params: &[String], lens: &[String]) -> Resul
         let given = lens.iter().find(|(name, _)| *name == b.name);
         let len = match (b.len, given) {
             (Some(fixed), _) => fixed,
-            (None, Some((_, text))) => text.parse().map_err(|_| {
-                Failure::Graph(format!("--len {}: `{text}` is not a length", b.name))
-            })?,
+            (None, Some((_, text))) => match text.parse::<u32>() {
+                Ok(len) if len > 0 => len,
+                _ => {
+                    return Err(Failure::Graph(format!(
+                        "--len {}: `{text}` is not a length (1 to {})",
+                        b.name,
+                        u32::MAX
+                    )));
+                }
+            },
             (None, None) => DEFAULT_LEN,
         };
         let words = deterministic_words(b.elem, len as usize, index as u64);
@@ -193,7 +209,8 @@ fn run(path: &Path, replays: usize, params: &[String], lens: &[String]) -> Resul
     let start = Instant::now();
     graph.replay()?.wait()?;
     println!("first replay (waited): {}", ms(start.elapsed()));
-    let mut waited: Vec<Duration> = Vec::with_capacity(replays);
+    // Not `with_capacity(replays)`: a huge count runs until stopped, it does not abort allocating.
+    let mut waited: Vec<Duration> = Vec::with_capacity(replays.min(1 << 16));
     for _ in 0..replays {
         let start = Instant::now();
         graph.replay()?.wait()?;

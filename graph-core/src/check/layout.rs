@@ -2,6 +2,7 @@
 //! may have, and the parameter block's size against the push-constant budget.
 
 use super::Checker;
+use crate::desc::MAX_PARAMS_BYTES;
 use crate::diagnostic::{Diagnostic, Loc};
 use crate::ir::{ParamsStorage, Role};
 use crate::layout::{PORTABLE_IMMEDIATE_BYTES, ParamsLayout};
@@ -102,6 +103,18 @@ impl Checker<'_> {
                     "move some values into a buffer, or mark the graph `#[uniform_params]` to pass parameters in a \
                      uniform buffer instead of push constants",
                 ),
+            );
+        } else if layout.size > MAX_PARAMS_BYTES {
+            self.diags.push(
+                Diagnostic::new(
+                    Loc::ParamsBlock,
+                    format!(
+                        "the parameter block is {} bytes, over the {MAX_PARAMS_BYTES} bytes of a uniform buffer \
+                         binding every backend offers",
+                        layout.size
+                    ),
+                )
+                .with_help("move some values into a buffer"),
             );
         }
     }
