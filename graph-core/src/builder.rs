@@ -297,6 +297,17 @@ impl GraphBuilder {
         self.node(name, NodeKind::Host { accesses })
     }
 
+    /// A node with no work, a join point for explicit edges (SYCL's empty node).
+    pub fn empty(&mut self, name: &str) -> &mut Self {
+        self.node(name, NodeKind::Empty {})
+    }
+
+    /// A node with no work after every node declared so far that nothing declared so far depends on
+    /// (SYCL's `depends_on_all_leaves`); order later nodes after it with explicit edges.
+    pub fn barrier(&mut self, name: &str) -> &mut Self {
+        self.node(name, NodeKind::Barrier {})
+    }
+
     /// `from` finishes before `to` starts.
     pub fn edge(&mut self, from: &str, to: &str) -> &mut Self {
         self.graph.edges.push(ExplicitEdge {

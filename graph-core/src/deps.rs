@@ -31,6 +31,8 @@ pub enum EdgeOrigin {
         buffer: usize,
         hazard: Hazard,
     },
+    /// `from` was a leaf when the barrier `to` was declared.
+    Leaf,
 }
 
 /// `from` must finish before `to` starts.
@@ -112,6 +114,27 @@ pub fn merge_edges(explicit: &[(usize, usize, usize)], inferred: Vec<Edge>) -> V
         .chain(inferred)
         .filter(|e| seen.insert((e.from, e.to)))
         .collect()
+}
+
+/// `edges` with, for each barrier (in declaration order), an edge from every node declared before it that no
+/// node declared before it depends on: SYCL's `depends_on_all_leaves`. An edge already there is kept as is.
+pub fn add_leaf_edges(is_barrier: &[bool], mut edges: Vec<Edge>) -> Vec<Edge> {
+    for (barrier, _) in is_barrier.iter().enumerate().filter(|(_, b)| **b) {
+        let has_earlier_successor = |n: usize| edges.iter().any(|e| e.from == n && e.to < barrier);
+        let leaves: Vec<usize> = (0..barrier)
+            .filter(|&n| !has_earlier_successor(n))
+            .collect();
+        for from in leaves {
+            if !edges.iter().any(|e| e.from == from && e.to == barrier) {
+                edges.push(Edge {
+                    from,
+                    to: barrier,
+                    origin: EdgeOrigin::Leaf,
+                });
+            }
+        }
+    }
+    edges
 }
 
 #[cfg(test)]

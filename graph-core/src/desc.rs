@@ -92,6 +92,8 @@ pub enum OpDesc {
     Host {
         accesses: List<AccessDesc>,
     },
+    /// No work, only ordering: an empty node or a barrier.
+    Empty,
 }
 
 impl OpDesc {
@@ -101,6 +103,7 @@ impl OpDesc {
             OpDesc::Kernel(_) => "kernel",
             OpDesc::Copy { .. } => "copy",
             OpDesc::Host { .. } => "host",
+            OpDesc::Empty => "empty",
         }
     }
 }
@@ -125,6 +128,8 @@ pub enum EdgeOriginDesc {
     Explicit,
     /// Inferred from the accesses of both nodes to `buffer`.
     Inferred { buffer: u32, hazard: Hazard },
+    /// `from` was a leaf when the barrier `to` was declared.
+    Leaf,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -361,6 +366,7 @@ impl GraphDesc {
                     );
                 }
             }
+            OpDesc::Empty => {}
         }
         Ok(())
     }

@@ -65,6 +65,7 @@ pub fn describe(checked: &CheckedGraph) -> GraphDesc {
                         buffer: index(buffer),
                         hazard,
                     },
+                    EdgeOrigin::Leaf => EdgeOriginDesc::Leaf,
                 },
             })
             .collect(),
@@ -117,6 +118,7 @@ fn describe_op(op: &CheckedNode) -> OpDesc {
         CheckedNode::Host { accesses: list } => OpDesc::Host {
             accesses: accesses(list),
         },
+        CheckedNode::Empty => OpDesc::Empty,
     }
 }
 

@@ -40,6 +40,7 @@ impl GraphDesc {
                 OpDesc::Kernel(_) => ("box", "#dbe9f6"),
                 OpDesc::Copy { .. } => ("cds", "#e8f3dc"),
                 OpDesc::Host { .. } => ("ellipse", "#fbe6c8"),
+                OpDesc::Empty => ("diamond", "#ffffff"),
             };
             let mut label = format!("{}\n{}", node.op.kind(), node.name);
             if detail == Detail::Verbose {
@@ -58,6 +59,7 @@ impl GraphDesc {
         for edge in self.edges.iter() {
             let attrs = match edge.origin {
                 EdgeOriginDesc::Explicit => "label=\"explicit\", style=solid".to_string(),
+                EdgeOriginDesc::Leaf => "label=\"leaf before barrier\", style=dotted".to_string(),
                 EdgeOriginDesc::Inferred { buffer, hazard } => format!(
                     "label={}, style=dashed",
                     quote(&format!(
@@ -116,6 +118,7 @@ impl GraphDesc {
             OpDesc::Kernel(k) => k.bindings.iter().map(|a| (a.buffer, a.mode)).collect(),
             OpDesc::Copy { src, dst } => vec![(*src, AccessMode::Read), (*dst, AccessMode::Write)],
             OpDesc::Host { accesses } => accesses.iter().map(|a| (a.buffer, a.mode)).collect(),
+            OpDesc::Empty => Vec::new(),
         };
         for (buffer, mode) in accesses {
             let _ = write!(text, "\n{}: {}", self.buffer_name(buffer), mode.keyword());
@@ -158,6 +161,7 @@ impl GraphDesc {
                 .filter(|a| a.buffer == b)
                 .map(|a| a.mode)
                 .collect(),
+            OpDesc::Empty => Vec::new(),
         }
     }
 

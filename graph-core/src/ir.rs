@@ -220,6 +220,11 @@ pub enum NodeKind {
     Host {
         accesses: Vec<Access>,
     },
+    /// No work: a join point that orders what its edges say (SYCL's empty node).
+    Empty {},
+    /// No work, after every node declared before it that nothing declared before it depends on (SYCL's
+    /// `depends_on_all_leaves`): what runs after it, through explicit edges, runs after all of them.
+    Barrier {},
 }
 
 /// In a graph file, the kind is a key beside the name: `{"name": "c", "copy": {"src": "a", "dst": "b"}}`.
@@ -236,6 +241,7 @@ impl Node {
         match &self.kind {
             NodeKind::Kernel(k) => k.accesses.clone(),
             NodeKind::Host { accesses } => accesses.clone(),
+            NodeKind::Empty {} | NodeKind::Barrier {} => Vec::new(),
             NodeKind::Fill { dst, .. } => vec![Access {
                 binding: "dst".into(),
                 buffer: dst.clone(),
@@ -261,7 +267,10 @@ impl Node {
         match &mut self.kind {
             NodeKind::Kernel(k) => Some(&mut k.accesses),
             NodeKind::Host { accesses } => Some(accesses),
-            NodeKind::Copy { .. } | NodeKind::Fill { .. } => None,
+            NodeKind::Copy { .. }
+            | NodeKind::Fill { .. }
+            | NodeKind::Empty {}
+            | NodeKind::Barrier {} => None,
         }
     }
 

@@ -166,7 +166,7 @@ fn level_steps(desc: &GraphDesc, level: &[u32], lens: &[u32]) -> Result<Vec<Plan
                     bytes: u64::from(src_len) * u64::from(elem),
                 });
             }
-            Some(OpDesc::Host { .. }) | None => {}
+            Some(OpDesc::Host { .. } | OpDesc::Empty) | None => {}
         }
     }
     dispatches.append(&mut copies);

@@ -34,7 +34,9 @@ pub mod kw {
 }
 
 /// The words that start an item.
-const ITEM_KEYWORDS: [&str; 6] = ["params", "buffers", "kernel", "fill", "copy", "host"];
+const ITEM_KEYWORDS: [&str; 8] = [
+    "params", "buffers", "kernel", "fill", "copy", "host", "empty", "barrier",
+];
 
 /// The clauses a kernel takes after its access list.
 const CLAUSES: [&str; 3] = ["threads", "workgroups", "entry"];
@@ -71,6 +73,11 @@ pub enum Item {
     Host {
         name: Ident,
         accesses: Vec<AccessDecl>,
+    },
+    /// `empty name;` (`barrier: false`) or `barrier name;`.
+    Empty {
+        name: Ident,
+        barrier: bool,
     },
     Edges(Vec<Ident>),
 }
@@ -238,7 +245,8 @@ fn parse_item(input: ParseStream<'_>, errors: &mut Errors) -> syn::Result<Item> 
     let word: Ident = input.call(Ident::parse_any).map_err(|e| {
         syn::Error::new(
             e.span(),
-            "expected an item: `params`, `buffers`, `kernel`, `fill`, `copy`, `host`, or an edge `a -> b;`",
+            "expected an item: `params`, `buffers`, `kernel`, `fill`, `copy`, `host`, `empty`, `barrier`, or an \
+             edge `a -> b;`",
         )
     })?;
     // A chain of edges may start with any node name, one that looks like a keyword included.
@@ -262,8 +270,8 @@ fn parse_item(input: ParseStream<'_>, errors: &mut Errors) -> syn::Result<Item> 
                 return Err(syn::Error::new(
                     word.span(),
                     format!(
-                        "expected an item: `params`, `buffers`, `kernel`, `fill`, `copy`, `host`, or an edge \
-                         `{text} -> other;`"
+                        "expected an item: `params`, `buffers`, `kernel`, `fill`, `copy`, `host`, `empty`, \
+                         `barrier`, or an edge `{text} -> other;`"
                     ),
                 ));
             }
@@ -310,6 +318,14 @@ fn parse_item(input: ParseStream<'_>, errors: &mut Errors) -> syn::Result<Item> 
             expect_end(&content, errors)?;
             expect_semi(input, errors, group.span.close());
             Ok(Item::Fill { name, dst, value })
+        }
+        "empty" | "barrier" => {
+            let name: Ident = input.parse()?;
+            expect_semi(input, errors, name.span());
+            Ok(Item::Empty {
+                name,
+                barrier: keyword == "barrier",
+            })
         }
         _ => {
             let name = input.parse()?;

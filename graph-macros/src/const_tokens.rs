@@ -141,6 +141,7 @@ impl ConstTokens for OpDesc {
                 let accesses = accesses.const_tokens();
                 quote!(#p::desc::OpDesc::Host { accesses: #accesses })
             }
+            OpDesc::Empty => quote!(#p::desc::OpDesc::Empty),
         }
     }
 }
@@ -150,6 +151,7 @@ impl ConstTokens for EdgeOriginDesc {
         let p = p();
         match self {
             EdgeOriginDesc::Explicit => quote!(#p::desc::EdgeOriginDesc::Explicit),
+            EdgeOriginDesc::Leaf => quote!(#p::desc::EdgeOriginDesc::Leaf),
             EdgeOriginDesc::Inferred { buffer, hazard } => {
                 let hazard = hazard.const_tokens();
                 quote!(#p::desc::EdgeOriginDesc::Inferred { buffer: #buffer, hazard: #hazard })

@@ -215,6 +215,20 @@ pub fn lower(def: &GraphDef) -> Lowered {
                     SourceSpans::Builtin { name: name.span() },
                 );
             }
+            Item::Empty { name, barrier } => {
+                let kind = if *barrier {
+                    NodeKind::Barrier {}
+                } else {
+                    NodeKind::Empty {}
+                };
+                push_node(
+                    &mut out,
+                    name,
+                    kind,
+                    Vec::new(),
+                    SourceSpans::Builtin { name: name.span() },
+                );
+            }
             Item::Edges(chain) => {
                 for pair in chain.windows(2) {
                     out.graph.edges.push(ExplicitEdge {

@@ -66,6 +66,9 @@
 //! - `host name(buf: read | write | read_write, ..);`: a closure given with [`Baked::on_host`], which reads
 //!   and writes the buffers it declared through its [`HostContext`] between GPU partitions, once the GPU work
 //!   before it has finished. A panic in it is the replay's [`Error::HostTaskPanicked`].
+//! - `empty name;`: a node with no work, a join point for explicit edges (SYCL's empty node).
+//!   `barrier name;`: a node with no work after every node declared before it that nothing declared before it
+//!   depends on (SYCL's `depends_on_all_leaves`); later nodes follow it through explicit edges.
 //! - Explicit edges `a -> b -> c;`.
 //! - `#[explicit_edges]` turns inference off: conflicting accesses must be ordered by edges, or it is a
 //!   compile error (a data race). `#[device_limits]` lifts the portable workgroup-size limits (256 in x and

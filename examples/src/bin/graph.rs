@@ -277,6 +277,7 @@ fn writes(op: &OpDesc, buffer: u32) -> bool {
         OpDesc::Host { accesses } => accesses
             .iter()
             .any(|a| a.buffer == buffer && a.mode.writes()),
+        OpDesc::Empty => false,
     }
 }
 

@@ -27,7 +27,10 @@ impl Checker<'_> {
             .map(|n| match &graph.nodes[n].kind {
                 NodeKind::Kernel(kernel) => self.check_kernel(n, kernel, &layout),
                 NodeKind::Fill { value, .. } => self.check_fill(n, value, &layout),
-                NodeKind::Copy { .. } | NodeKind::Host { .. } => None,
+                NodeKind::Copy { .. }
+                | NodeKind::Host { .. }
+                | NodeKind::Empty {}
+                | NodeKind::Barrier {} => None,
             })
             .collect()
     }

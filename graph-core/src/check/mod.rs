@@ -39,8 +39,15 @@ pub struct CheckedGraph {
 #[derive(Debug, Clone)]
 pub enum CheckedNode {
     Kernel(CheckedKernel),
-    Copy { src: usize, dst: usize },
-    Host { accesses: Vec<BufferAccess> },
+    Copy {
+        src: usize,
+        dst: usize,
+    },
+    Host {
+        accesses: Vec<BufferAccess>,
+    },
+    /// An empty node or a barrier: no work, only ordering.
+    Empty,
 }
 
 /// A kernel whose WGSL validated against its bindings and parameters.
@@ -193,6 +200,7 @@ impl<'g> Checker<'g> {
                     src: accesses.first().copied()??.buffer,
                     dst: accesses.get(1).copied()??.buffer,
                 }),
+                NodeKind::Empty {} | NodeKind::Barrier {} => Some(CheckedNode::Empty),
                 NodeKind::Host { .. } => accesses
                     .iter()
                     .copied()

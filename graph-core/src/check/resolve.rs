@@ -3,9 +3,9 @@
 //! nothing, so later checks skip it rather than repeat it.
 
 use super::Checker;
-use crate::deps::{BufferAccess, Edge, infer_edges, merge_edges};
+use crate::deps::{BufferAccess, Edge, add_leaf_edges, infer_edges, merge_edges};
 use crate::diagnostic::{Diagnostic, Loc};
-use crate::ir::EdgeMode;
+use crate::ir::{EdgeMode, NodeKind};
 use crate::names::{NameTable, unknown};
 
 impl<'g> Checker<'g> {
@@ -92,7 +92,13 @@ impl<'g> Checker<'g> {
             EdgeMode::Inferred => infer_edges(self.graph.buffers.len(), &self.resolved_accesses()),
             EdgeMode::ExplicitOnly => Vec::new(),
         };
-        merge_edges(&self.explicit, inferred)
+        let is_barrier: Vec<bool> = self
+            .graph
+            .nodes
+            .iter()
+            .map(|n| matches!(n.kind, NodeKind::Barrier {}))
+            .collect();
+        add_leaf_edges(&is_barrier, merge_edges(&self.explicit, inferred))
     }
 
     pub(super) fn resolved_accesses(&self) -> Vec<Vec<BufferAccess>> {

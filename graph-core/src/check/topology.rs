@@ -45,7 +45,7 @@ impl Checker<'_> {
             }
             let closing = cycle.iter().filter_map(|&e| match edges[e].origin {
                 EdgeOrigin::Explicit(i) => Some(i),
-                EdgeOrigin::Inferred { .. } => None,
+                EdgeOrigin::Inferred { .. } | EdgeOrigin::Leaf => None,
             });
             let loc = closing
                 .max()
@@ -69,6 +69,7 @@ impl Checker<'_> {
         let from = &self.graph.nodes[edge.from].name;
         match edge.origin {
             EdgeOrigin::Explicit(_) => "explicit edge".to_string(),
+            EdgeOrigin::Leaf => format!("`{from}` was a leaf when the barrier was declared"),
             EdgeOrigin::Inferred { buffer, hazard } => {
                 let b = &self.graph.buffers[buffer].name;
                 match hazard {
