@@ -179,7 +179,7 @@ fn files_that_are_not_graphs_are_errors_that_say_why() {
     assert_eq!(
         misspelt,
         "node 0 (`c`): unknown key `nmae`: a node has a `name` and one of `kernel`, `copy`, `fill`, `host`, \
-         `empty`, `barrier`"
+         `interop`, `empty`, `barrier`"
     );
     let two_kinds = load_error(
         r#"{"format": 1, "graph": {"name": "G", "nodes": [{"name": "c",
@@ -235,5 +235,36 @@ fn a_builder_kernel_from_a_wgsl_file_matches_the_graph_file()
     b.kernel("divide", divide);
     b.copy("keep", "y", "y_copy");
     assert_eq!(b.build(&LIBRARY)?, loaded);
+    Ok(())
+}
+
+/// An interop task built at run time and saved in a file: the same description, bound by name.
+#[test]
+fn an_interop_task_through_the_builder_and_a_file() -> Result<(), Box<dyn std::error::Error>> {
+    let mut b = graph_runtime::GraphBuilder::new("Mirror");
+    b.input("x", "f32").output("y", "f32");
+    b.interop(
+        "mirror",
+        &[("x", AccessMode::Read), ("y", AccessMode::Write)],
+    );
+    let built = b.build(&LIBRARY)?;
+    let text = file::to_json(b.graph());
+    assert!(text.contains("\"interop\""), "{text}");
+    let loaded = describe_graph(file::from_json(&text)?, &LIBRARY)?;
+    assert_eq!(loaded, built);
+
+    let gpu = Gpu::new_blocking()?;
+    let xs: Vec<f32> = (0..500).map(|i| i as f32 * 0.5).collect();
+    let x = gpu.buffer_from_slice(&xs)?;
+    let y = gpu.buffer_from_slice(&[f32::NAN; 500])?;
+    let mut g = BakedGraph::bake(&gpu, loaded, &[("x", x.as_any()), ("y", y.as_any())])?;
+    g.on_interop("mirror", |ctx| {
+        let (from, to) = (ctx.buffer("x")?, ctx.buffer("y")?);
+        ctx.encoder()
+            .copy_buffer_to_buffer(&from, 0, &to, 0, from.size());
+        Ok(())
+    })?;
+    g.replay()?.wait()?;
+    assert_eq!(y.read_blocking()?, xs);
     Ok(())
 }

@@ -45,3 +45,8 @@ fn flagship_rejects_a_missing_input() {
 fn heat() {
     run(env!("CARGO_BIN_EXE_03_heat"), &[], "heat_frames.png");
 }
+
+#[test]
+fn interop() {
+    run(env!("CARGO_BIN_EXE_04_interop"), &[], "ok:");
+}

@@ -297,6 +297,20 @@ impl GraphBuilder {
         self.node(name, NodeKind::Host { accesses })
     }
 
+    /// An interop task over the buffers it declares: a closure, given after bake, that records its own wgpu
+    /// work with the partition's command encoder.
+    pub fn interop(&mut self, name: &str, accesses: &[(&str, AccessMode)]) -> &mut Self {
+        let accesses = accesses
+            .iter()
+            .map(|&(buffer, mode)| Access {
+                binding: buffer.to_string(),
+                buffer: buffer.to_string(),
+                mode,
+            })
+            .collect();
+        self.node(name, NodeKind::Interop { accesses })
+    }
+
     /// A node with no work, a join point for explicit edges (SYCL's empty node).
     pub fn empty(&mut self, name: &str) -> &mut Self {
         self.node(name, NodeKind::Empty {})

@@ -92,6 +92,10 @@ pub enum OpDesc {
     Host {
         accesses: List<AccessDesc>,
     },
+    /// A closure recording its own wgpu work with the partition's encoder, over these buffers.
+    Interop {
+        accesses: List<AccessDesc>,
+    },
     /// No work, only ordering: an empty node or a barrier.
     Empty,
 }
@@ -103,6 +107,7 @@ impl OpDesc {
             OpDesc::Kernel(_) => "kernel",
             OpDesc::Copy { .. } => "copy",
             OpDesc::Host { .. } => "host",
+            OpDesc::Interop { .. } => "interop",
             OpDesc::Empty => "empty",
         }
     }
@@ -357,7 +362,7 @@ impl GraphDesc {
                     d.elem
                 );
             }
-            OpDesc::Host { accesses } => {
+            OpDesc::Host { accesses } | OpDesc::Interop { accesses } => {
                 for a in accesses.iter() {
                     ensure!(
                         in_range(a.buffer),

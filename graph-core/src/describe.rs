@@ -118,6 +118,9 @@ fn describe_op(op: &CheckedNode) -> OpDesc {
         CheckedNode::Host { accesses: list } => OpDesc::Host {
             accesses: accesses(list),
         },
+        CheckedNode::Interop { accesses: list } => OpDesc::Interop {
+            accesses: accesses(list),
+        },
         CheckedNode::Empty => OpDesc::Empty,
     }
 }

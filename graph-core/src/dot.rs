@@ -40,6 +40,7 @@ impl GraphDesc {
                 OpDesc::Kernel(_) => ("box", "#dbe9f6"),
                 OpDesc::Copy { .. } => ("cds", "#e8f3dc"),
                 OpDesc::Host { .. } => ("ellipse", "#fbe6c8"),
+                OpDesc::Interop { .. } => ("component", "#f3e1f7"),
                 OpDesc::Empty => ("diamond", "#ffffff"),
             };
             let mut label = format!("{}\n{}", node.op.kind(), node.name);
@@ -117,7 +118,9 @@ impl GraphDesc {
         let accesses: Vec<(u32, AccessMode)> = match op {
             OpDesc::Kernel(k) => k.bindings.iter().map(|a| (a.buffer, a.mode)).collect(),
             OpDesc::Copy { src, dst } => vec![(*src, AccessMode::Read), (*dst, AccessMode::Write)],
-            OpDesc::Host { accesses } => accesses.iter().map(|a| (a.buffer, a.mode)).collect(),
+            OpDesc::Host { accesses } | OpDesc::Interop { accesses } => {
+                accesses.iter().map(|a| (a.buffer, a.mode)).collect()
+            }
             OpDesc::Empty => Vec::new(),
         };
         for (buffer, mode) in accesses {
@@ -156,7 +159,7 @@ impl GraphDesc {
                 }
                 modes
             }
-            OpDesc::Host { accesses } => accesses
+            OpDesc::Host { accesses } | OpDesc::Interop { accesses } => accesses
                 .iter()
                 .filter(|a| a.buffer == b)
                 .map(|a| a.mode)

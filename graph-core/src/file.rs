@@ -176,7 +176,9 @@ fn parse(text: &str) -> Result<Graph, LoadError> {
 }
 
 /// The keys a node may have: its name and exactly one kind.
-const NODE_KEYS: [&str; 7] = ["name", "kernel", "copy", "fill", "host", "empty", "barrier"];
+const NODE_KEYS: [&str; 8] = [
+    "name", "kernel", "copy", "fill", "host", "interop", "empty", "barrier",
+];
 
 /// A node's kind is a key beside its name, which serde reads with `flatten`, and `flatten` cannot refuse
 /// unknown keys: a misspelt key, or a second kind, would be dropped without a word. They are refused here.
@@ -200,7 +202,7 @@ fn check_node_keys(text: &str) -> Result<(), LoadError> {
         if let Some(key) = map.keys().find(|k| !NODE_KEYS.contains(&k.as_str())) {
             return Err(error(format!(
                 "unknown key `{key}`: a node has a `name` and one of `kernel`, `copy`, `fill`, `host`, \
-                 `empty`, `barrier`"
+                 `interop`, `empty`, `barrier`"
             )));
         }
         let kinds: Vec<&str> = map

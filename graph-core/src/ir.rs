@@ -220,6 +220,11 @@ pub enum NodeKind {
     Host {
         accesses: Vec<Access>,
     },
+    /// A Rust closure given the native wgpu objects (device, queue, the partition's command encoder and the
+    /// declared buffers), recording its own wgpu work in order with the graph (Codeplay's `interop_task`).
+    Interop {
+        accesses: Vec<Access>,
+    },
     /// No work: a join point that orders what its edges say (SYCL's empty node).
     Empty {},
     /// No work, after every node declared before it that nothing declared before it depends on (SYCL's
@@ -240,7 +245,7 @@ impl Node {
     pub fn accesses(&self) -> Vec<Access> {
         match &self.kind {
             NodeKind::Kernel(k) => k.accesses.clone(),
-            NodeKind::Host { accesses } => accesses.clone(),
+            NodeKind::Host { accesses } | NodeKind::Interop { accesses } => accesses.clone(),
             NodeKind::Empty {} | NodeKind::Barrier {} => Vec::new(),
             NodeKind::Fill { dst, .. } => vec![Access {
                 binding: "dst".into(),
@@ -266,7 +271,7 @@ impl Node {
     pub fn listed_accesses_mut(&mut self) -> Option<&mut Vec<Access>> {
         match &mut self.kind {
             NodeKind::Kernel(k) => Some(&mut k.accesses),
-            NodeKind::Host { accesses } => Some(accesses),
+            NodeKind::Host { accesses } | NodeKind::Interop { accesses } => Some(accesses),
             NodeKind::Copy { .. }
             | NodeKind::Fill { .. }
             | NodeKind::Empty {}

@@ -32,7 +32,7 @@ pub struct PlanLevel {
     /// earlier level of the partition wrote (or read, for a write) with no barrier carrying that buffer in
     /// between. Empty for the first level and for a level that conflicts with nothing still unordered.
     pub hazards: Vec<BufferHazard>,
-    /// Dispatches first, then copies, each in declaration order.
+    /// Dispatches first, then copies, then interop tasks, each in declaration order.
     pub steps: Vec<PlanStep>,
 }
 
@@ -65,6 +65,8 @@ impl From<HazardKind> for Hazard {
 pub enum PlanStep {
     /// The kernel of node `node`; its workgroup counts are evaluated at each replay.
     Dispatch { node: u32 },
+    /// Node `node`'s interop task, given the partition's command encoder.
+    Interop { node: u32 },
     /// All of `src` into `dst`: `bytes` from the bound lengths.
     Copy {
         node: u32,
@@ -77,7 +79,9 @@ pub enum PlanStep {
 impl PlanStep {
     pub fn node(&self) -> u32 {
         match *self {
-            PlanStep::Dispatch { node } | PlanStep::Copy { node, .. } => node,
+            PlanStep::Dispatch { node }
+            | PlanStep::Interop { node }
+            | PlanStep::Copy { node, .. } => node,
         }
     }
 }
@@ -142,6 +146,7 @@ pub fn plan(desc: &GraphDesc, lens: &[u32]) -> Result<Plan, PlanError> {
 fn level_steps(desc: &GraphDesc, level: &[u32], lens: &[u32]) -> Result<Vec<PlanStep>, PlanError> {
     let mut dispatches = Vec::new();
     let mut copies = Vec::new();
+    let mut interops = Vec::new();
     for &node in level {
         match desc.nodes.get(node as usize).map(|n| &n.op) {
             Some(OpDesc::Kernel(_)) => dispatches.push(PlanStep::Dispatch { node }),
@@ -166,10 +171,12 @@ fn level_steps(desc: &GraphDesc, level: &[u32], lens: &[u32]) -> Result<Vec<Plan
                     bytes: u64::from(src_len) * u64::from(elem),
                 });
             }
+            Some(OpDesc::Interop { .. }) => interops.push(PlanStep::Interop { node }),
             Some(OpDesc::Host { .. } | OpDesc::Empty) | None => {}
         }
     }
     dispatches.append(&mut copies);
+    dispatches.append(&mut interops);
     Ok(dispatches)
 }
 
@@ -189,15 +196,18 @@ impl Touched {
                     t.read.push(src);
                     t.written.push(dst);
                 }
-                PlanStep::Dispatch { node } => {
-                    if let Some(OpDesc::Kernel(k)) = desc.nodes.get(node as usize).map(|n| &n.op) {
-                        for a in k.bindings.iter() {
-                            if a.mode.reads() {
-                                t.read.push(a.buffer);
-                            }
-                            if a.mode.writes() {
-                                t.written.push(a.buffer);
-                            }
+                PlanStep::Dispatch { node } | PlanStep::Interop { node } => {
+                    let accesses = match desc.nodes.get(node as usize).map(|n| &n.op) {
+                        Some(OpDesc::Kernel(k)) => &k.bindings,
+                        Some(OpDesc::Interop { accesses }) => accesses,
+                        _ => continue,
+                    };
+                    for a in accesses.iter() {
+                        if a.mode.reads() {
+                            t.read.push(a.buffer);
+                        }
+                        if a.mode.writes() {
+                            t.written.push(a.buffer);
                         }
                     }
                 }

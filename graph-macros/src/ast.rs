@@ -34,8 +34,8 @@ pub mod kw {
 }
 
 /// The words that start an item.
-const ITEM_KEYWORDS: [&str; 8] = [
-    "params", "buffers", "kernel", "fill", "copy", "host", "empty", "barrier",
+const ITEM_KEYWORDS: [&str; 9] = [
+    "params", "buffers", "kernel", "fill", "copy", "host", "interop", "empty", "barrier",
 ];
 
 /// The clauses a kernel takes after its access list.
@@ -71,6 +71,10 @@ pub enum Item {
         value: TokenStream,
     },
     Host {
+        name: Ident,
+        accesses: Vec<AccessDecl>,
+    },
+    Interop {
         name: Ident,
         accesses: Vec<AccessDecl>,
     },
@@ -245,8 +249,8 @@ fn parse_item(input: ParseStream<'_>, errors: &mut Errors) -> syn::Result<Item> 
     let word: Ident = input.call(Ident::parse_any).map_err(|e| {
         syn::Error::new(
             e.span(),
-            "expected an item: `params`, `buffers`, `kernel`, `fill`, `copy`, `host`, `empty`, `barrier`, or an \
-             edge `a -> b;`",
+            "expected an item: `params`, `buffers`, `kernel`, `fill`, `copy`, `host`, `interop`, `empty`, \
+             `barrier`, or an edge `a -> b;`",
         )
     })?;
     // A chain of edges may start with any node name, one that looks like a keyword included.
@@ -270,8 +274,8 @@ fn parse_item(input: ParseStream<'_>, errors: &mut Errors) -> syn::Result<Item> 
                 return Err(syn::Error::new(
                     word.span(),
                     format!(
-                        "expected an item: `params`, `buffers`, `kernel`, `fill`, `copy`, `host`, `empty`, \
-                         `barrier`, or an edge `{text} -> other;`"
+                        "expected an item: `params`, `buffers`, `kernel`, `fill`, `copy`, `host`, `interop`, \
+                         `empty`, `barrier`, or an edge `{text} -> other;`"
                     ),
                 ));
             }
@@ -331,7 +335,11 @@ fn parse_item(input: ParseStream<'_>, errors: &mut Errors) -> syn::Result<Item> 
             let name = input.parse()?;
             let (accesses, close) = parse_accesses(input, errors)?;
             expect_semi(input, errors, close);
-            Ok(Item::Host { name, accesses })
+            if keyword == "interop" {
+                Ok(Item::Interop { name, accesses })
+            } else {
+                Ok(Item::Host { name, accesses })
+            }
         }
     }
 }

@@ -141,6 +141,10 @@ impl ConstTokens for OpDesc {
                 let accesses = accesses.const_tokens();
                 quote!(#p::desc::OpDesc::Host { accesses: #accesses })
             }
+            OpDesc::Interop { accesses } => {
+                let accesses = accesses.const_tokens();
+                quote!(#p::desc::OpDesc::Interop { accesses: #accesses })
+            }
             OpDesc::Empty => quote!(#p::desc::OpDesc::Empty),
         }
     }

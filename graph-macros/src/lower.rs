@@ -215,6 +215,16 @@ pub fn lower(def: &GraphDef) -> Lowered {
                     SourceSpans::Builtin { name: name.span() },
                 );
             }
+            Item::Interop { name, accesses } => {
+                let (list, spans) = lower_accesses(&mut out, accesses);
+                push_node(
+                    &mut out,
+                    name,
+                    NodeKind::Interop { accesses: list },
+                    spans,
+                    SourceSpans::Builtin { name: name.span() },
+                );
+            }
             Item::Empty { name, barrier } => {
                 let kind = if *barrier {
                     NodeKind::Barrier {}

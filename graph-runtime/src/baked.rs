@@ -10,6 +10,7 @@ use crate::buffer::AnyBuffer;
 use crate::error::Error;
 use crate::gpu::Gpu;
 use crate::host::HostContext;
+use crate::interop::InteropContext;
 use crate::task_graph::TaskGraph;
 use crate::wait::Submission;
 
@@ -83,6 +84,18 @@ impl<G: TaskGraph> Baked<G> {
         self.graph
             .on_host_at(G::node_index(node), Box::new(task))
             .map_err(|_| Error::NotANode(format!("{node:?} (not a host task)")))?;
+        Ok(self)
+    }
+
+    /// Gives an interop task its closure.
+    pub fn on_interop(
+        &mut self,
+        node: G::Node,
+        task: impl FnMut(&mut InteropContext<'_>) -> Result<(), Error> + Send + 'static,
+    ) -> Result<&mut Self, Error> {
+        self.graph
+            .on_interop_at(G::node_index(node), Box::new(task))
+            .map_err(|_| Error::NotANode(format!("{node:?} (not an interop task)")))?;
         Ok(self)
     }
 

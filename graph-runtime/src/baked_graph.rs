@@ -7,7 +7,7 @@ use std::panic::AssertUnwindSafe;
 use graph_core::desc::{GraphDesc, OpDesc};
 use graph_core::ir::ParamsStorage;
 
-use graph_core::plan::{Plan, PlanPartition};
+use graph_core::plan::{Plan, PlanPartition, PlanStep};
 
 use crate::bake::{BoundBuffers, bind_buffers, build_kernels, plan_replay};
 use crate::buffer::AnyBuffer;
@@ -15,6 +15,7 @@ use crate::element::ParamValue;
 use crate::error::Error;
 use crate::gpu::Gpu;
 use crate::host::{HostContext, HostTask};
+use crate::interop::{InteropContext, InteropTask};
 use crate::params::ParamsTransport;
 use crate::recorder::record_replay;
 use crate::replay::{Kernels, SizeProblem, resolve_dispatches};
@@ -34,6 +35,7 @@ pub struct BakedGraph {
     /// What a replay records, as ids.
     plan: Plan,
     host_tasks: Vec<Option<HostTask>>,
+    interop_tasks: Vec<Option<InteropTask>>,
     /// Workgroup counts of each kernel node for the current replay, rewritten in place (no allocation).
     workgroups: Vec<[u32; 3]>,
 }
@@ -106,6 +108,8 @@ impl BakedGraph {
         })?;
         let mut host_tasks = Vec::new();
         host_tasks.resize_with(desc.nodes.len(), || None);
+        let mut interop_tasks = Vec::new();
+        interop_tasks.resize_with(desc.nodes.len(), || None);
         Ok(BakedGraph {
             gpu: gpu.clone(),
             params: vec![0; desc.params.size as usize],
@@ -115,6 +119,7 @@ impl BakedGraph {
             workgroups: vec![[0; 3]; desc.nodes.len()],
             plan,
             host_tasks,
+            interop_tasks,
             desc,
         })
     }
@@ -202,6 +207,52 @@ impl BakedGraph {
         }
     }
 
+    /// Gives interop task `node` its closure.
+    pub fn on_interop(
+        &mut self,
+        node: &str,
+        task: impl FnMut(&mut InteropContext<'_>) -> Result<(), Error> + Send + 'static,
+    ) -> Result<&mut Self, Error> {
+        let index = self.desc.nodes.iter().position(|n| n.name == node);
+        match index {
+            Some(i) => self.on_interop_at(i, Box::new(task)),
+            None => {
+                let known = self
+                    .desc
+                    .nodes
+                    .iter()
+                    .filter(|n| matches!(n.op, OpDesc::Interop { .. }))
+                    .map(|n| format!("`{}`", n.name));
+                Err(unknown(&self.desc, "interop task", node, known))
+            }
+        }
+    }
+
+    /// Gives the interop task at declaration index `index` its closure.
+    pub(crate) fn on_interop_at(
+        &mut self,
+        index: usize,
+        task: InteropTask,
+    ) -> Result<&mut Self, Error> {
+        let is_interop = matches!(
+            self.desc.nodes.get(index).map(|n| &n.op),
+            Some(OpDesc::Interop { .. })
+        );
+        match self.interop_tasks.get_mut(index) {
+            Some(slot) if is_interop => {
+                *slot = Some(task);
+                Ok(self)
+            }
+            _ => {
+                let name = self.desc.nodes.get(index).map_or_else(
+                    || format!("node {index}"),
+                    |n| format!("{} (not an interop task)", n.name),
+                );
+                Err(Error::NotANode(name))
+            }
+        }
+    }
+
     /// Gives the host task at declaration index `index` its closure.
     pub(crate) fn on_host_at(&mut self, index: usize, task: HostTask) -> Result<&mut Self, Error> {
         let is_host = matches!(
@@ -262,11 +313,12 @@ impl BakedGraph {
                 reason: e.to_string(),
             },
         })?;
-        // Every host task has its closure before any work is submitted: a replay fails whole or not at all.
-        if let Some(missing) = self.missing_host_task() {
-            return Err(Error::HostTaskMissing {
-                graph: desc.name.to_string(),
-                node: node_name(missing),
+        // Every task has its closure before any work is submitted: a replay fails whole or not at all.
+        if let Some(missing) = self.missing_task() {
+            let (graph, node) = (desc.name.to_string(), node_name(missing));
+            return Err(match desc.nodes[missing].op {
+                OpDesc::Interop { .. } => Error::InteropTaskMissing { graph, node },
+                _ => Error::HostTaskMissing { graph, node },
             });
         }
         self.transport.before_replay(self.gpu.queue(), &self.params);
@@ -277,14 +329,48 @@ impl BakedGraph {
             &self.transport,
             &self.params,
         );
-        let (gpu, bound, host_tasks) = (&self.gpu, &self.bound, &mut self.host_tasks);
-        let last = record_replay(&self.plan, &self.workgroups, &mut recorder, |nodes| {
-            for &n in nodes {
-                run_host_task(desc, gpu, bound, host_tasks, n as usize)?;
-            }
-            // A task may have lost the device (or destroyed it): stop before submitting to it.
-            gpu.poll_lost()
-        })?;
+        let (gpu, bound) = (&self.gpu, &self.bound);
+        let (host_tasks, interop_tasks) = (&mut self.host_tasks, &mut self.interop_tasks);
+        let last = record_replay(
+            &self.plan,
+            &self.workgroups,
+            &mut recorder,
+            |nodes| {
+                for &n in nodes {
+                    run_host_task(desc, gpu, bound, host_tasks, n as usize)?;
+                }
+                // A task may have lost the device (or destroyed it): stop before submitting to it.
+                gpu.poll_lost()
+            },
+            |node, recorder| {
+                let n = node as usize;
+                let (Some(task), Some(OpDesc::Interop { accesses })) = (
+                    interop_tasks.get_mut(n).and_then(Option::as_mut),
+                    desc.nodes.get(n).map(|d| &d.op),
+                ) else {
+                    return Ok(());
+                };
+                recorder.with_encoder(|encoder| {
+                    let mut context = InteropContext {
+                        device: gpu.device(),
+                        queue: gpu.queue(),
+                        encoder,
+                        buffers: &bound.buffers,
+                        desc,
+                        node: n,
+                        accesses,
+                    };
+                    match std::panic::catch_unwind(AssertUnwindSafe(|| task(&mut context))) {
+                        Ok(result) => result,
+                        Err(payload) => Err(Error::InteropTaskPanicked {
+                            graph: desc.name.to_string(),
+                            node: desc.nodes[n].name.to_string(),
+                            message: panic_message(payload.as_ref()),
+                        }),
+                    }
+                })
+            },
+        )?;
         // What trailing host tasks wrote is queued, not submitted: it goes to the GPU ahead of the next
         // submission (a replay, a read), which is all that can see it. Submitting it here would make waiting
         // for this replay wait for every other graph's work before it on the queue.
@@ -294,13 +380,27 @@ impl BakedGraph {
         })
     }
 
-    fn missing_host_task(&self) -> Option<usize> {
+    /// The first host or interop task without its closure.
+    fn missing_task(&self) -> Option<usize> {
+        fn unset<T>(tasks: &[Option<T>], n: u32) -> bool {
+            tasks.get(n as usize).is_none_or(Option::is_none)
+        }
         self.plan.partitions.iter().find_map(|p| match p {
             PlanPartition::Host { nodes } => nodes
                 .iter()
-                .map(|&n| n as usize)
-                .find(|&n| self.host_tasks.get(n).is_none_or(Option::is_none)),
-            PlanPartition::Gpu { .. } => None,
+                .find(|&&n| unset(&self.host_tasks, n))
+                .map(|&n| n as usize),
+            PlanPartition::Gpu { levels } => {
+                levels
+                    .iter()
+                    .flat_map(|l| &l.steps)
+                    .find_map(|step| match *step {
+                        PlanStep::Interop { node } if unset(&self.interop_tasks, node) => {
+                            Some(node as usize)
+                        }
+                        _ => None,
+                    })
+            }
         })
     }
 }

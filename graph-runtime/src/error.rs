@@ -113,6 +113,18 @@ pub enum Error {
         message: String,
     },
 
+    #[error(
+        "graph `{graph}`: interop task `{node}` has no closure; give it one with `on_interop` before replaying"
+    )]
+    InteropTaskMissing { graph: String, node: String },
+
+    #[error("graph `{graph}`: interop task `{node}` panicked: {message}")]
+    InteropTaskPanicked {
+        graph: String,
+        node: String,
+        message: String,
+    },
+
     #[error("`{0}` is not a node of this graph")]
     NotANode(String),
 

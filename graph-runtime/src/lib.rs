@@ -66,6 +66,11 @@
 //! - `host name(buf: read | write | read_write, ..);`: a closure given with [`Baked::on_host`], which reads
 //!   and writes the buffers it declared through its [`HostContext`] between GPU partitions, once the GPU work
 //!   before it has finished. A panic in it is the replay's [`Error::HostTaskPanicked`].
+//! - `interop name(buf: read | write | read_write, ..);`: a closure given with [`Baked::on_interop`], which
+//!   receives the device, the queue, the command encoder of its GPU partition and the buffers it declared
+//!   ([`InteropContext`]), and records its own wgpu work in order with the graph (Codeplay's
+//!   `interop_task`): how a third-party wgpu library joins a graph. A panic in it is the replay's
+//!   [`Error::InteropTaskPanicked`].
 //! - `empty name;`: a node with no work, a join point for explicit edges (SYCL's empty node).
 //!   `barrier name;`: a node with no work after every node declared before it that nothing declared before it
 //!   depends on (SYCL's `depends_on_all_leaves`); later nodes follow it through explicit edges.
@@ -156,6 +161,7 @@ mod error;
 pub mod example;
 mod gpu;
 mod host;
+mod interop;
 mod native;
 mod params;
 mod readback;
@@ -183,6 +189,7 @@ pub use graph_core::types::{Scalar, ValueType};
 pub use graph_core::{GraphErrors, describe_graph};
 pub use graph_macros::graph;
 pub use host::{HostContext, HostTask};
+pub use interop::{InteropContext, InteropTask};
 pub use readback::ReadFuture;
 pub use task_graph::TaskGraph;
 pub use wait::Submission;

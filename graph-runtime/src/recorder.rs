@@ -27,13 +27,15 @@ pub(crate) trait Recorder {
 }
 
 /// Records and submits `plan` through `recorder`, running each host phase (by `host`, with the phase's nodes
-/// in order) once the partition before it has finished. `workgroups[n]` are node `n`'s counts for this
-/// replay. Returns the last submission, if the replay made any after its last host phase.
+/// in order) once the partition before it has finished, and each interop task (by `interop`, with the
+/// recorder, whose encoder it records into) in its place in its partition. `workgroups[n]` are node `n`'s
+/// counts for this replay. Returns the last submission, if the replay made any after its last host phase.
 pub(crate) fn record_replay<R: Recorder>(
     plan: &Plan,
     workgroups: &[[u32; 3]],
     recorder: &mut R,
     mut host: impl FnMut(&[u32]) -> Result<(), Error>,
+    mut interop: impl FnMut(u32, &mut R) -> Result<(), Error>,
 ) -> Result<Option<R::Submitted>, Error> {
     let mut last = None;
     for partition in &plan.partitions {
@@ -53,6 +55,7 @@ pub(crate) fn record_replay<R: Recorder>(
                             PlanStep::Copy {
                                 src, dst, bytes, ..
                             } => recorder.copy(src, dst, bytes),
+                            PlanStep::Interop { node } => interop(node, recorder)?,
                         }
                     }
                 }
@@ -146,10 +149,19 @@ mod tests {
         let workgroups = [[1, 1, 1], [0; 3], [0; 3], [2, 1, 1]];
         let mut log = Log::default();
         let mut ran = Vec::new();
-        let last = record_replay(&plan, &workgroups, &mut log, |nodes| {
-            ran.extend_from_slice(nodes);
-            Ok(())
-        })
+        let last = record_replay(
+            &plan,
+            &workgroups,
+            &mut log,
+            |nodes| {
+                ran.extend_from_slice(nodes);
+                Ok(())
+            },
+            |node, log: &mut Log| {
+                log.calls.push(format!("interop {node}"));
+                Ok(())
+            },
+        )
         .expect("recorded");
         assert_eq!(
             log.calls,
@@ -174,9 +186,13 @@ mod tests {
         let desc = split();
         let plan = plan(&desc, &[8, 8, 8, 8]).expect("a plan");
         let mut log = Log::default();
-        let result = record_replay(&plan, &[[1; 3]; 4], &mut log, |_| {
-            Err(Error::NotANode("planted".into()))
-        });
+        let result = record_replay(
+            &plan,
+            &[[1; 3]; 4],
+            &mut log,
+            |_| Err(Error::NotANode("planted".into())),
+            |_, _| Ok(()),
+        );
         assert!(matches!(result, Err(Error::NotANode(_))));
         assert_eq!(log.calls.last().map(String::as_str), Some("wait 1"));
         assert_eq!(log.submitted, 1, "nothing after the failed host phase");

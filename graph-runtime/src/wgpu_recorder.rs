@@ -47,6 +47,18 @@ impl<'a> WgpuRecorder<'a> {
         self.pass = None;
         self.pipeline = None;
     }
+
+    /// Gives `record` the partition's command encoder, with no compute pass open (an interop task).
+    pub(crate) fn with_encoder(
+        &mut self,
+        record: impl FnOnce(&mut wgpu::CommandEncoder) -> Result<(), Error>,
+    ) -> Result<(), Error> {
+        self.end_pass();
+        match &mut self.encoder {
+            Some(encoder) => record(encoder),
+            None => Ok(()),
+        }
+    }
 }
 
 impl Recorder for WgpuRecorder<'_> {

@@ -645,3 +645,103 @@ fn a_barrier_orders_a_join_after_independent_chains() -> Result<(), Error> {
     assert_eq!(leaves, vec![(1, 4), (3, 4)]);
     Ok(())
 }
+
+graph! {
+    /// A kernel, an interop task that records its own wgpu work (a copy, as a third-party library might),
+    /// then a kernel reading what the task wrote: ordered by the declared accesses.
+    graph Interop {
+        buffers {
+            x: [f32] = input,
+            doubled: [f32] = output,
+            copied: [f32] = output,
+            plus_one: [f32] = output,
+        }
+        kernel double(x: read, doubled: write) { @compute @workgroup_size(64) fn main(@builtin(global_invocation_id) g: vec3<u32>) { if (g.x < arrayLength(&doubled)) { doubled[g.x] = 2.0 * x[g.x]; } } }
+        interop mirror(doubled: read, copied: write);
+        kernel add(copied: read, plus_one: write) { @compute @workgroup_size(64) fn main(@builtin(global_invocation_id) g: vec3<u32>) { if (g.x < arrayLength(&plus_one)) { plus_one[g.x] = copied[g.x] + 1.0; } } }
+    }
+}
+
+#[test]
+fn an_interop_task_records_in_order_with_the_graph() -> Result<(), Error> {
+    let gpu = gpu();
+    let mut rng = rng();
+    let n = 3000 + random_u32(&mut rng, 100) as usize;
+    let xs = random_f32s(&mut rng, n);
+    let x = gpu.buffer_from_slice(&xs)?;
+    let outs: Vec<graph_runtime::Buffer<f32>> = (0..3)
+        .map(|_| gpu.buffer_zeroed::<f32>(n))
+        .collect::<Result<_, _>>()?;
+    for out in &outs {
+        poison_f32(out);
+    }
+    let mut g = Interop::bake(
+        &gpu,
+        InteropBuffers {
+            x: &x,
+            doubled: &outs[0],
+            copied: &outs[1],
+            plus_one: &outs[2],
+        },
+    )?;
+    // Before it has a closure, a replay is an error and submits nothing.
+    assert!(matches!(g.replay(), Err(Error::InteropTaskMissing { node, .. }) if node == "mirror"));
+    g.on_interop(InteropNode::Mirror, |ctx| {
+        let (from, to) = (ctx.buffer("doubled")?, ctx.buffer("copied")?);
+        ctx.encoder()
+            .copy_buffer_to_buffer(&from, 0, &to, 0, from.size());
+        Ok(())
+    })?;
+    for _ in 0..3 {
+        g.replay()?.wait()?;
+    }
+    let doubled: Vec<f32> = xs.iter().map(|v| 2.0 * v).collect();
+    let plus_one: Vec<f32> = doubled.iter().map(|v| v + 1.0).collect();
+    assert_exact(&read(&outs[0]), &doubled, "doubled");
+    assert_exact(&read(&outs[1]), &doubled, "copied by the interop task");
+    assert_exact(
+        &read(&outs[2]),
+        &plus_one,
+        "plus_one, after the interop task",
+    );
+    Ok(())
+}
+
+#[test]
+fn an_interop_task_sees_only_what_it_declared_and_its_panic_is_an_error() -> Result<(), Error> {
+    let gpu = gpu();
+    let n = 256;
+    let x = gpu.buffer_from_slice(&vec![1.0f32; n])?;
+    let outs: Vec<graph_runtime::Buffer<f32>> = (0..3)
+        .map(|_| gpu.buffer_zeroed::<f32>(n))
+        .collect::<Result<_, _>>()?;
+    let mut g = Interop::bake(
+        &gpu,
+        InteropBuffers {
+            x: &x,
+            doubled: &outs[0],
+            copied: &outs[1],
+            plus_one: &outs[2],
+        },
+    )?;
+    g.on_interop(InteropNode::Mirror, |ctx| ctx.buffer("x").map(|_| ()))?;
+    let undeclared = g.replay();
+    assert!(
+        matches!(&undeclared, Err(Error::HostAccess { buffer, .. }) if buffer == "x"),
+        "{undeclared:?}"
+    );
+    g.on_interop(InteropNode::Mirror, |_| panic!("the library failed"))?;
+    let panicked = g.replay();
+    assert!(
+        matches!(&panicked, Err(Error::InteropTaskPanicked { message, .. }) if message == "the library failed"),
+        "{panicked:?}"
+    );
+    // The graph stays usable.
+    g.on_interop(InteropNode::Mirror, |_| Ok(()))?;
+    g.replay()?.wait()?;
+    assert!(matches!(
+        g.on_interop(InteropNode::Double, |_| Ok(())),
+        Err(Error::NotANode(_))
+    ));
+    Ok(())
+}

@@ -29,6 +29,7 @@ impl Checker<'_> {
                 NodeKind::Fill { value, .. } => self.check_fill(n, value, &layout),
                 NodeKind::Copy { .. }
                 | NodeKind::Host { .. }
+                | NodeKind::Interop { .. }
                 | NodeKind::Empty {}
                 | NodeKind::Barrier {} => None,
             })

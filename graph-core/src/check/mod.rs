@@ -46,6 +46,10 @@ pub enum CheckedNode {
     Host {
         accesses: Vec<BufferAccess>,
     },
+    /// A closure recording its own wgpu work, in a GPU partition.
+    Interop {
+        accesses: Vec<BufferAccess>,
+    },
     /// An empty node or a barrier: no work, only ordering.
     Empty,
 }
@@ -206,6 +210,11 @@ impl<'g> Checker<'g> {
                     .copied()
                     .collect::<Option<Vec<_>>>()
                     .map(|accesses| CheckedNode::Host { accesses }),
+                NodeKind::Interop { .. } => accesses
+                    .iter()
+                    .copied()
+                    .collect::<Option<Vec<_>>>()
+                    .map(|accesses| CheckedNode::Interop { accesses }),
             })
             .collect();
         let checked = match (buffer_types, nodes, schedule) {

@@ -1,0 +1,62 @@
+//! Interop tasks (Codeplay's `interop_task`): closures given the native wgpu objects, which record their own
+//! wgpu work into the graph's command encoder, in order with the graph through the accesses they declared.
+//! This is how a third-party wgpu library joins a graph.
+
+use graph_core::desc::{AccessDesc, GraphDesc};
+
+use crate::error::Error;
+
+/// An interop task's closure, given to [`crate::Baked::on_interop`] or [`crate::BakedGraph::on_interop`].
+pub type InteropTask = Box<dyn FnMut(&mut InteropContext<'_>) -> Result<(), Error> + Send>;
+
+/// What an interop task sees while its replay records: the device, the queue, the command encoder of its GPU
+/// partition (no compute pass is open), and the buffers it declared. Work it records runs after the nodes it
+/// depends on and before the nodes that depend on it; it must touch only the buffers it declared, as it
+/// declared them.
+pub struct InteropContext<'a> {
+    pub(crate) device: &'a wgpu::Device,
+    pub(crate) queue: &'a wgpu::Queue,
+    pub(crate) encoder: &'a mut wgpu::CommandEncoder,
+    pub(crate) buffers: &'a [wgpu::Buffer],
+    pub(crate) desc: &'a GraphDesc,
+    /// The task's node index in the description.
+    pub(crate) node: usize,
+    pub(crate) accesses: &'a [AccessDesc],
+}
+
+impl std::fmt::Debug for InteropContext<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("InteropContext")
+            .field("node", &self.desc.nodes[self.node].name)
+            .finish_non_exhaustive()
+    }
+}
+
+impl InteropContext<'_> {
+    pub fn device(&self) -> &wgpu::Device {
+        self.device
+    }
+
+    pub fn queue(&self) -> &wgpu::Queue {
+        self.queue
+    }
+
+    /// The command encoder of the task's GPU partition: what is recorded here is submitted with the replay.
+    pub fn encoder(&mut self) -> &mut wgpu::CommandEncoder {
+        self.encoder
+    }
+
+    /// The wgpu buffer bound to `name`, which the task declared (a clone of the handle).
+    pub fn buffer(&self, name: &str) -> Result<wgpu::Buffer, Error> {
+        let index = self.desc.buffers.iter().position(|b| b.name == name);
+        match index.filter(|&i| self.accesses.iter().any(|a| a.buffer as usize == i)) {
+            Some(i) => Ok(self.buffers[i].clone()),
+            None => Err(Error::HostAccess {
+                graph: self.desc.name.to_string(),
+                node: self.desc.nodes[self.node].name.to_string(),
+                buffer: name.to_string(),
+                used: "use",
+            }),
+        }
+    }
+}
