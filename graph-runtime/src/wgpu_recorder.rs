@@ -17,9 +17,11 @@ pub(crate) struct WgpuRecorder<'a> {
     params: &'a ParamsTransport,
     /// This replay's parameter block.
     bytes: &'a [u8],
-    encoder: Option<wgpu::CommandEncoder>,
-    /// The open compute pass. It holds the encoder locked: it is ended (dropped) before the encoder is used.
+    /// The open compute pass. It holds the encoder locked: it is ended (dropped) before the encoder is used,
+    /// and it is declared before the encoder so that a recorder dropped mid-partition (a replay that failed
+    /// while recording) ends the pass before it drops the encoder.
     pass: Option<wgpu::ComputePass<'static>>,
+    encoder: Option<wgpu::CommandEncoder>,
     pipeline: Option<usize>,
 }
 
@@ -37,8 +39,8 @@ impl<'a> WgpuRecorder<'a> {
             buffers,
             params,
             bytes,
-            encoder: None,
             pass: None,
+            encoder: None,
             pipeline: None,
         }
     }
