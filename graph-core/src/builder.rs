@@ -286,28 +286,14 @@ impl GraphBuilder {
 
     /// A host task over the buffers it declares, given its closure after bake.
     pub fn host(&mut self, name: &str, accesses: &[(&str, AccessMode)]) -> &mut Self {
-        let accesses = accesses
-            .iter()
-            .map(|&(buffer, mode)| Access {
-                binding: buffer.to_string(),
-                buffer: buffer.to_string(),
-                mode,
-            })
-            .collect();
+        let accesses = by_own_name(accesses);
         self.node(name, NodeKind::Host { accesses })
     }
 
     /// An interop task over the buffers it declares: a closure, given after bake, that records its own wgpu
     /// work with the partition's command encoder.
     pub fn interop(&mut self, name: &str, accesses: &[(&str, AccessMode)]) -> &mut Self {
-        let accesses = accesses
-            .iter()
-            .map(|&(buffer, mode)| Access {
-                binding: buffer.to_string(),
-                buffer: buffer.to_string(),
-                mode,
-            })
-            .collect();
+        let accesses = by_own_name(accesses);
         self.node(name, NodeKind::Interop { accesses })
     }
 
@@ -365,6 +351,18 @@ impl GraphBuilder {
             diagnostics,
         })
     }
+}
+
+/// Accesses of a task, each buffer bound by its own name.
+fn by_own_name(accesses: &[(&str, AccessMode)]) -> Vec<Access> {
+    accesses
+        .iter()
+        .map(|&(buffer, mode)| Access {
+            binding: buffer.to_string(),
+            buffer: buffer.to_string(),
+            mode,
+        })
+        .collect()
 }
 
 #[cfg(test)]

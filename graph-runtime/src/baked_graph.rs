@@ -234,44 +234,30 @@ impl BakedGraph {
         index: usize,
         task: InteropTask,
     ) -> Result<&mut Self, Error> {
-        let is_interop = matches!(
-            self.desc.nodes.get(index).map(|n| &n.op),
-            Some(OpDesc::Interop { .. })
-        );
-        match self.interop_tasks.get_mut(index) {
-            Some(slot) if is_interop => {
-                *slot = Some(task);
-                Ok(self)
-            }
-            _ => {
-                let name = self.desc.nodes.get(index).map_or_else(
-                    || format!("node {index}"),
-                    |n| format!("{} (not an interop task)", n.name),
-                );
-                Err(Error::NotANode(name))
-            }
-        }
+        let is_interop = |op: &OpDesc| matches!(op, OpDesc::Interop { .. });
+        place_task(
+            &self.desc,
+            &mut self.interop_tasks,
+            index,
+            task,
+            is_interop,
+            "an interop task",
+        )?;
+        Ok(self)
     }
 
     /// Gives the host task at declaration index `index` its closure.
     pub(crate) fn on_host_at(&mut self, index: usize, task: HostTask) -> Result<&mut Self, Error> {
-        let is_host = matches!(
-            self.desc.nodes.get(index).map(|n| &n.op),
-            Some(OpDesc::Host { .. })
-        );
-        match self.host_tasks.get_mut(index) {
-            Some(slot) if is_host => {
-                *slot = Some(task);
-                Ok(self)
-            }
-            _ => {
-                let name = self.desc.nodes.get(index).map_or_else(
-                    || format!("node {index}"),
-                    |n| format!("{} (not a host task)", n.name),
-                );
-                Err(Error::NotANode(name))
-            }
-        }
+        let is_host = |op: &OpDesc| matches!(op, OpDesc::Host { .. });
+        place_task(
+            &self.desc,
+            &mut self.host_tasks,
+            index,
+            task,
+            is_host,
+            "a host task",
+        )?;
+        Ok(self)
     }
 
     /// Runs the graph once: one command buffer per GPU partition, one submission each; returns without
@@ -402,6 +388,28 @@ impl BakedGraph {
                     })
             }
         })
+    }
+}
+
+/// Puts `task` in `slot[index]` when node `index` is of the kind `fits` accepts.
+fn place_task<T>(
+    desc: &GraphDesc,
+    slots: &mut [Option<T>],
+    index: usize,
+    task: T,
+    fits: impl Fn(&OpDesc) -> bool,
+    kind: &str,
+) -> Result<(), Error> {
+    let node = desc.nodes.get(index);
+    match slots.get_mut(index) {
+        Some(slot) if node.is_some_and(|n| fits(&n.op)) => {
+            *slot = Some(task);
+            Ok(())
+        }
+        _ => Err(Error::NotANode(node.map_or_else(
+            || format!("node {index}"),
+            |n| format!("{} (not {kind})", n.name),
+        ))),
     }
 }
 

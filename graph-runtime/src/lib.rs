@@ -146,7 +146,8 @@
 //! With `GRAPH_RUNTIME_VALIDATION=1` (or [`validation::enable`]), wgpu's validation and the Khronos
 //! validation layer are on, and each layer message fails the operation that caused it. A `Gpu` in validation
 //! mode first plants a real validation error and refuses to start unless the layer reports it: a missing
-//! layer fails loudly instead of validating nothing.
+//! layer fails loudly instead of validating nothing. Outside validation mode the layer is not loaded, even
+//! in debug builds (where wgpu would load it by default), since nothing would read its messages.
 
 // Generated code names `::graph_runtime`; this lets the crate's own example graph use the macro too.
 extern crate self as graph_runtime;
