@@ -185,7 +185,7 @@ pub use graph_core::desc::{self, GraphDesc};
 pub use graph_core::dot::Detail;
 pub use graph_core::file;
 pub use graph_core::ir::ParamsStorage;
-pub use graph_core::ir::{AccessMode, Role};
+pub use graph_core::ir::{AccessMode, DispatchSpec, Role, SizeExpr, SizeOp};
 pub use graph_core::types::{Scalar, ValueType};
 pub use graph_core::{GraphErrors, describe_graph};
 pub use graph_macros::graph;

@@ -12,7 +12,9 @@ use std::collections::BTreeSet;
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use graph_runtime::{AccessMode, GraphBuilder, KernelSpec, LIBRARY, Role};
+use graph_runtime::{
+    AccessMode, DispatchSpec, GraphBuilder, KernelSpec, LIBRARY, Role, SizeExpr, SizeOp,
+};
 
 /// One fixture rebuilt with the builder.
 struct Case {
@@ -339,6 +341,30 @@ const CASES: &[Case] = &[
                     }",
                 )
                 .read("x"),
+            );
+            b
+        },
+        rustc_errors: &[],
+    },
+    Case {
+        fixture: "dispatch/size-nested-too-deep",
+        build: || {
+            // As text the builder's parser refuses it first (with its own words); as an expression it reaches
+            // the checks, like the macro's.
+            let deep = (0..64).fold(SizeExpr::param("n"), |acc, _| {
+                SizeExpr::binary(SizeOp::Add, acc, SizeExpr::Literal(1))
+            });
+            let mut b = graph_g();
+            b.param("n", "u32").inout("x", "f32").kernel(
+                "k",
+                KernelSpec::wgsl(
+                    "@compute @workgroup_size(64)
+                    fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
+                        if (gid.x < arrayLength(&x)) { x[gid.x] = 2.0 * x[gid.x]; }
+                    }",
+                )
+                .read_write("x")
+                .dispatch(DispatchSpec::Threads(vec![deep])),
             );
             b
         },
@@ -792,6 +818,25 @@ const CASES: &[Case] = &[
                     }",
                 )
                 .write("y"),
+            );
+            b
+        },
+        rustc_errors: &[],
+    },
+    Case {
+        fixture: "wgsl/only-with-push-constants",
+        build: || {
+            let mut b = graph_g();
+            b.param("a", "f32").inout("x", "f32").kernel(
+                "k",
+                KernelSpec::wgsl(
+                    "@compute @workgroup_size(64)
+                    fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
+                        let p: ptr<immediate, GraphParams> = &params;
+                        if (gid.x < arrayLength(&x)) { x[gid.x] = (*p).a; }
+                    }",
+                )
+                .read_write("x"),
             );
             b
         },
