@@ -690,6 +690,20 @@ const CASES: &[Case] = &[
     },
     // params/
     Case {
+        fixture: "params/uniform-over-64-kib",
+        build: || {
+            let mut b = graph_g();
+            for i in 0..4097 {
+                b.param(&format!("p{i}"), "vec4<f32>");
+            }
+            b.uniform_params()
+                .inout("x", "f32")
+                .fill("f", "x", "params.p0.x");
+            b
+        },
+        rustc_errors: &[],
+    },
+    Case {
         fixture: "params/bool-param",
         build: || {
             let mut b = graph_g();
