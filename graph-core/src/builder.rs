@@ -28,13 +28,13 @@
 use crate::desc::GraphDesc;
 use crate::diagnostic::{Diagnostic, Loc};
 use crate::ir::{
-    Access, AccessMode, Buffer, DispatchSpec, EdgeMode, ExplicitEdge, Graph, Kernel, KernelArg,
-    KernelSource, Node, NodeKind, Param, ParamsStorage, Role, WorkgroupLimits,
+    Access, AccessMode, Buffer, DispatchSpec, EdgeMode, ElementRange, ExplicitEdge, Graph, Kernel,
+    KernelArg, KernelSource, Node, NodeKind, Param, ParamsStorage, Role, WorkgroupLimits,
 };
 use crate::library::Library;
 use crate::pipeline::{GraphErrors, describe_graph};
 use crate::size::SizeExpr;
-use crate::size_parse::parse_size;
+use crate::size_parse::{parse_size, parse_slice};
 
 /// A graph under construction.
 #[derive(Debug, Clone, Default)]
@@ -262,26 +262,48 @@ impl GraphBuilder {
         self.node(name, NodeKind::Kernel(kernel))
     }
 
-    /// Copies the whole of `src` into `dst`, of the same element type and length.
+    /// Copies `src` into `dst`, of one element type; each is a buffer (`"x"`, the whole of it) or a slice of
+    /// one as Rust writes it (`"x[4..]"`, `"x[2..x.len() - 2]"`), the two of one length.
     pub fn copy(&mut self, name: &str, src: &str, dst: &str) -> &mut Self {
+        let node = self.graph.nodes.len();
+        let (src, src_range) = self.slice(node, 0, src);
+        let (dst, dst_range) = self.slice(node, 1, dst);
         self.node(
             name,
             NodeKind::Copy {
-                src: src.to_string(),
-                dst: dst.to_string(),
+                src,
+                dst,
+                src_range,
+                dst_range,
             },
         )
     }
 
-    /// Sets every element of `dst` to `value`, WGSL of its element type (`0.0`, `params.k`).
+    /// Sets every element of `dst` (a buffer, or a slice of one: `"x[1..x.len() - 1]"`) to `value`, WGSL of
+    /// its element type (`0.0`, `params.k`).
     pub fn fill(&mut self, name: &str, dst: &str, value: &str) -> &mut Self {
+        let node = self.graph.nodes.len();
+        let (dst, range) = self.slice(node, 0, dst);
         self.node(
             name,
             NodeKind::Fill {
-                dst: dst.to_string(),
+                dst,
                 value: value.to_string(),
+                range,
             },
         )
+    }
+
+    /// A buffer or a slice of one, read from text; what cannot be read is a diagnostic at the access.
+    fn slice(&mut self, node: usize, index: usize, text: &str) -> (String, Option<ElementRange>) {
+        parse_slice(text).unwrap_or_else(|e| {
+            self.early.push(Diagnostic::new(
+                Loc::Access { node, index },
+                format!("the slice `{text}` cannot be read: {e}"),
+            ));
+            let name = text.split('[').next().unwrap_or(text).trim().to_string();
+            (name, None)
+        })
     }
 
     /// A host task over the buffers it declares, given its closure after bake.

@@ -84,10 +84,12 @@ pub struct NodeDesc {
 pub enum OpDesc {
     /// A compute kernel; fills are kernels too.
     Kernel(KernelDesc),
-    /// All of `src` into `dst`, of the same length.
+    /// `src[src_range]` into `dst[dst_range]`, ranges of one length.
     Copy {
         src: u32,
         dst: u32,
+        src_range: RangeDesc,
+        dst_range: RangeDesc,
     },
     Host {
         accesses: List<AccessDesc>,
@@ -153,6 +155,23 @@ pub struct KernelDesc {
     /// A one-dimensional dispatch past the device limit may be folded into two dimensions (the kernel
     /// indexes as `gid.x + gid.y * num_workgroups.x * workgroup_size.x`).
     pub foldable: bool,
+    /// A fill of part of binding 0: evaluated at bake, checked against the bound length and given to the
+    /// kernel as the pipeline constants `range_start` and `range_end`.
+    pub range: Option<RangeDesc>,
+}
+
+/// `start..end` in elements of a buffer, as programs over buffer lengths and literals, evaluated at bake.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RangeDesc {
+    pub start: SizeDesc,
+    pub end: SizeDesc,
+}
+
+impl RangeDesc {
+    /// Whether this is all of buffer `buffer`: `0..buffer.len()`.
+    pub fn is_whole(&self, buffer: u32) -> bool {
+        *self.start.steps == [SizeStep::Literal(0)] && *self.end.steps == [SizeStep::Len(buffer)]
+    }
 }
 
 /// A library kernel's argument, as the function the kernel calls for it.
@@ -335,6 +354,13 @@ impl GraphDesc {
                     k.workgroup_size
                 );
                 ensure!(!k.entry.is_empty(), "kernel `{name}` has no entry point");
+                if let Some(range) = &k.range {
+                    ensure!(
+                        !k.bindings.is_empty(),
+                        "kernel `{name}` fills a range of no buffer"
+                    );
+                    self.validate_range(name, range, buffers)?;
+                }
                 match &k.dispatch {
                     &DispatchDesc::BufferLen(b) => {
                         ensure!(
@@ -349,11 +375,19 @@ impl GraphDesc {
                     }
                 }
             }
-            &OpDesc::Copy { src, dst } => {
+            OpDesc::Copy {
+                src,
+                dst,
+                src_range,
+                dst_range,
+            } => {
+                let (src, dst) = (*src, *dst);
                 ensure!(
                     in_range(src) && in_range(dst) && src != dst,
                     "copy `{name}` joins buffers {src} and {dst} of {buffers}"
                 );
+                self.validate_range(name, src_range, buffers)?;
+                self.validate_range(name, dst_range, buffers)?;
                 let (s, d) = (&self.buffers[src as usize], &self.buffers[dst as usize]);
                 ensure!(
                     s.elem == d.elem,
@@ -372,6 +406,24 @@ impl GraphDesc {
                 }
             }
             OpDesc::Empty => {}
+        }
+        Ok(())
+    }
+
+    /// A range reads no parameter: it is evaluated once, at bake.
+    fn validate_range(
+        &self,
+        node: &str,
+        range: &RangeDesc,
+        buffers: usize,
+    ) -> Result<(), InvalidDescription> {
+        for bound in [&range.start, &range.end] {
+            self.validate_size(node, bound, buffers)?;
+            ensure!(
+                !bound.steps.iter().any(|s| matches!(s, SizeStep::Param(_))),
+                "the range bound `{}` of `{node}` reads a parameter, but ranges are fixed at bake",
+                bound.text
+            );
         }
         Ok(())
     }

@@ -2,11 +2,12 @@
 
 use std::borrow::Cow;
 
-use crate::check::{CheckedDispatch, CheckedGraph, CheckedNode, SizeProgram};
+use crate::check::{CheckedDispatch, CheckedGraph, CheckedNode, CheckedRange, SizeProgram};
 use crate::deps::{BufferAccess, EdgeOrigin};
 use crate::desc::{
     AccessDesc, BufferDesc, DispatchDesc, EdgeDesc, EdgeOriginDesc, GraphDesc, KernelArgDesc,
-    KernelDesc, List, NodeDesc, OpDesc, ParamFieldDesc, ParamsDesc, PartitionDesc, SizeDesc,
+    KernelDesc, List, NodeDesc, OpDesc, ParamFieldDesc, ParamsDesc, PartitionDesc, RangeDesc,
+    SizeDesc,
 };
 use crate::schedule::Partition;
 
@@ -110,10 +111,16 @@ fn describe_op(op: &CheckedNode) -> OpDesc {
                 CheckedDispatch::Workgroups(dims) => DispatchDesc::Workgroups(sizes(dims)),
             },
             foldable: k.foldable,
+            range: k.range.as_ref().map(range),
         }),
-        CheckedNode::Copy { src, dst } => OpDesc::Copy {
-            src: index(*src),
-            dst: index(*dst),
+        CheckedNode::Copy {
+            src_range,
+            dst_range,
+        } => OpDesc::Copy {
+            src: index(src_range.buffer),
+            dst: index(dst_range.buffer),
+            src_range: range(src_range),
+            dst_range: range(dst_range),
         },
         CheckedNode::Host { accesses: list } => OpDesc::Host {
             accesses: accesses(list),
@@ -136,13 +143,22 @@ fn accesses(list: &[BufferAccess]) -> List<AccessDesc> {
 
 /// The dimensions given, the missing ones 1.
 fn sizes(dims: &[SizeProgram]) -> [SizeDesc; 3] {
-    let dim = |d: usize| {
-        dims.get(d).map_or(SizeDesc::ONE, |p| SizeDesc {
-            text: p.text.clone().into(),
-            steps: Cow::Owned(p.steps.clone()),
-        })
-    };
+    let dim = |d: usize| dims.get(d).map_or(SizeDesc::ONE, size);
     [dim(0), dim(1), dim(2)]
+}
+
+fn size(program: &SizeProgram) -> SizeDesc {
+    SizeDesc {
+        text: program.text.clone().into(),
+        steps: Cow::Owned(program.steps.clone()),
+    }
+}
+
+fn range(range: &CheckedRange) -> RangeDesc {
+    RangeDesc {
+        start: size(&range.start),
+        end: size(&range.end),
+    }
 }
 
 fn indices(list: &[usize]) -> List<u32> {

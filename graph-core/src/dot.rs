@@ -117,7 +117,9 @@ impl GraphDesc {
         let mut text = String::new();
         let accesses: Vec<(u32, AccessMode)> = match op {
             OpDesc::Kernel(k) => k.bindings.iter().map(|a| (a.buffer, a.mode)).collect(),
-            OpDesc::Copy { src, dst } => vec![(*src, AccessMode::Read), (*dst, AccessMode::Write)],
+            OpDesc::Copy { src, dst, .. } => {
+                vec![(*src, AccessMode::Read), (*dst, AccessMode::Write)]
+            }
             OpDesc::Host { accesses } | OpDesc::Interop { accesses } => {
                 accesses.iter().map(|a| (a.buffer, a.mode)).collect()
             }
@@ -125,6 +127,26 @@ impl GraphDesc {
         };
         for (buffer, mode) in accesses {
             let _ = write!(text, "\n{}: {}", self.buffer_name(buffer), mode.keyword());
+        }
+        let range = |b: u32, r: &crate::desc::RangeDesc| {
+            format!("{}[{}..{}]", self.buffer_name(b), r.start.text, r.end.text)
+        };
+        match op {
+            OpDesc::Copy {
+                src,
+                dst,
+                src_range,
+                dst_range,
+            } => {
+                let (from, into) = (range(*src, src_range), range(*dst, dst_range));
+                let _ = write!(text, "\n{from} -> {into}");
+            }
+            OpDesc::Kernel(k) => {
+                if let (Some(r), Some(target)) = (&k.range, k.bindings.first()) {
+                    let _ = write!(text, "\nfills {}", range(target.buffer, r));
+                }
+            }
+            _ => {}
         }
         if let OpDesc::Kernel(k) = op {
             let size = match &k.dispatch {
@@ -149,7 +171,7 @@ impl GraphDesc {
                 .filter(|a| a.buffer == b)
                 .map(|a| a.mode)
                 .collect(),
-            OpDesc::Copy { src, dst } => {
+            OpDesc::Copy { src, dst, .. } => {
                 let mut modes = Vec::new();
                 if *src == b {
                     modes.push(AccessMode::Read);

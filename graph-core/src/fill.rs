@@ -24,6 +24,23 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
 }
 ";
 
+/// The pipeline constants a fill of a range reads its bounds from, set at bake.
+pub const RANGE_START: &str = "range_start";
+pub const RANGE_END: &str = "range_end";
+
+/// The fill of `dst[range_start..range_end]`: one invocation per element of the range.
+pub const RANGE_WGSL: &str = "override range_start: u32;
+override range_end: u32;
+
+@compute @workgroup_size(64)
+fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {
+    let k = gid.x + gid.y * groups.x * 64u;
+    if (k < range_end - range_start) {
+        dst[range_start + k] = value();
+    }
+}
+";
+
 /// A literal of `ty`, for messages: `0.0`, `0u`, `vec2<i32>(0i)`.
 pub fn example_literal(ty: ValueType) -> String {
     let scalar = match ty.scalar {

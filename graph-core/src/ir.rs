@@ -206,15 +206,23 @@ pub struct Kernel {
 #[serde(rename_all = "snake_case")]
 pub enum NodeKind {
     Kernel(Kernel),
-    /// Copies all of `src` into `dst`, which has the same length.
+    /// Copies `src` (or a range of it) into `dst` (or a range of it) of the same length, like Rust's
+    /// `dst[..].copy_from_slice(&src[..])`.
     Copy {
         src: String,
         dst: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        src_range: Option<ElementRange>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        dst_range: Option<ElementRange>,
     },
-    /// Sets every element of `dst` to `value`, WGSL text of the buffer's element type (`0.0`, `params.k`).
+    /// Sets every element of `dst` (or of a range of it) to `value`, WGSL text of the buffer's element type
+    /// (`0.0`, `params.k`).
     Fill {
         dst: String,
         value: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        range: Option<ElementRange>,
     },
     /// A Rust closure run on the host between GPU partitions.
     Host {
@@ -230,6 +238,28 @@ pub enum NodeKind {
     /// No work, after every node declared before it that nothing declared before it depends on (SYCL's
     /// `depends_on_all_leaves`): what runs after it, through explicit edges, runs after all of them.
     Barrier {},
+}
+
+/// `buffer[start..end]` in elements, as Rust writes a slice: a bound left out is the buffer's start or end.
+/// Bounds are fixed when the graph is baked: literals and buffer lengths, never parameters.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ElementRange {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub start: Option<SizeExpr>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub end: Option<SizeExpr>,
+}
+
+impl ElementRange {
+    pub fn new(start: Option<SizeExpr>, end: Option<SizeExpr>) -> Self {
+        ElementRange { start, end }
+    }
+
+    /// The bounds that are written: start first.
+    pub fn bounds(&self) -> [Option<&SizeExpr>; 2] {
+        [self.start.as_ref(), self.end.as_ref()]
+    }
 }
 
 /// In a graph file, the kind is a key beside the name: `{"name": "c", "copy": {"src": "a", "dst": "b"}}`.
@@ -252,7 +282,7 @@ impl Node {
                 buffer: dst.clone(),
                 mode: AccessMode::Write,
             }],
-            NodeKind::Copy { src, dst } => vec![
+            NodeKind::Copy { src, dst, .. } => vec![
                 Access {
                     binding: "src".into(),
                     buffer: src.clone(),
@@ -276,6 +306,44 @@ impl Node {
             | NodeKind::Fill { .. }
             | NodeKind::Empty {}
             | NodeKind::Barrier {} => None,
+        }
+    }
+
+    /// The size expressions a node writes, by slot (how [`crate::Loc::SizeTerm`] numbers them): a kernel's
+    /// dispatch dimensions; a copy's source start and end, then its destination's; a fill's start and end.
+    /// A bound left out is `None`.
+    pub fn size_slots(&self) -> Vec<Option<&SizeExpr>> {
+        fn range(r: &Option<ElementRange>) -> [Option<&SizeExpr>; 2] {
+            r.as_ref().map_or([None, None], ElementRange::bounds)
+        }
+        match &self.kind {
+            NodeKind::Kernel(k) => k.dispatch.dims().iter().map(Some).collect(),
+            NodeKind::Copy {
+                src_range,
+                dst_range,
+                ..
+            } => [range(src_range), range(dst_range)].concat(),
+            NodeKind::Fill { range: r, .. } => range(r).to_vec(),
+            _ => Vec::new(),
+        }
+    }
+
+    /// What size slot `slot` of this node is, in words: `dimension x of the size`, `the end of the source
+    /// range`.
+    pub fn size_slot_words(&self, slot: usize) -> String {
+        let bound = ["start", "end"][slot % 2];
+        match &self.kind {
+            NodeKind::Copy { .. } => {
+                let side = if slot < 2 { "source" } else { "destination" };
+                format!("the {bound} of the {side} range")
+            }
+            NodeKind::Fill { .. } => format!("the {bound} of the range"),
+            _ => {
+                let dim = ["x", "y", "z"]
+                    .get(slot)
+                    .map_or_else(|| slot.to_string(), |axis| axis.to_string());
+                format!("dimension {dim} of the size")
+            }
         }
     }
 

@@ -8,7 +8,8 @@
 //! with its node count. Partitions end at host tasks, where the replay waits for the GPU.
 
 use crate::deps::Hazard;
-use crate::desc::{GraphDesc, OpDesc, PartitionDesc};
+use crate::desc::{GraphDesc, OpDesc, PartitionDesc, RangeDesc};
+use crate::size::{SizeError, evaluate};
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Plan {
@@ -67,11 +68,13 @@ pub enum PlanStep {
     Dispatch { node: u32 },
     /// Node `node`'s interop task, given the partition's command encoder.
     Interop { node: u32 },
-    /// All of `src` into `dst`: `bytes` from the bound lengths.
+    /// `bytes` from `src_offset` of `src` to `dst_offset` of `dst`, from the ranges and the bound lengths.
     Copy {
         node: u32,
         src: u32,
         dst: u32,
+        src_offset: u64,
+        dst_offset: u64,
         bytes: u64,
     },
 }
@@ -91,13 +94,47 @@ impl PlanStep {
 pub enum PlanError {
     /// `lens` does not hold one length per buffer.
     Lengths { expected: usize, given: usize },
-    /// A copy whose source and destination differ in length: it would not write all of its destination,
-    /// which the graph's ordering assumes.
+    /// A copy whose source and destination (ranges) differ in length, as `copy_from_slice` refuses.
     CopyLengths {
         node: u32,
         src_len: u32,
         dst_len: u32,
     },
+    /// A copy or fill range that is not `start <= end <= len` of its buffer.
+    Range {
+        node: u32,
+        buffer: u32,
+        start: u32,
+        end: u32,
+        len: u32,
+    },
+    /// A range bound whose arithmetic fails with these lengths.
+    Bound { node: u32, error: SizeError },
+}
+
+/// `start..end` of `range` over buffer `buffer` of node `node`, with buffer `i` bound at `lens[i]` elements,
+/// checked to lie within the buffer.
+pub fn evaluate_range(
+    node: u32,
+    buffer: u32,
+    range: &RangeDesc,
+    lens: &[u32],
+) -> Result<(u32, u32), PlanError> {
+    let bound = |b: &crate::desc::SizeDesc| {
+        evaluate(&b.steps, &[], lens).map_err(|error| PlanError::Bound { node, error })
+    };
+    let (start, end) = (bound(&range.start)?, bound(&range.end)?);
+    let len = lens.get(buffer as usize).copied().unwrap_or(0);
+    if start > end || end > len {
+        return Err(PlanError::Range {
+            node,
+            buffer,
+            start,
+            end,
+            len,
+        });
+    }
+    Ok((start, end))
 }
 
 /// The plan of `desc` with buffer `i` bound at `lens[i]` elements. `desc` must be valid
@@ -149,26 +186,36 @@ fn level_steps(desc: &GraphDesc, level: &[u32], lens: &[u32]) -> Result<Vec<Plan
     let mut interops = Vec::new();
     for &node in level {
         match desc.nodes.get(node as usize).map(|n| &n.op) {
-            Some(OpDesc::Kernel(_)) => dispatches.push(PlanStep::Dispatch { node }),
-            Some(&OpDesc::Copy { src, dst }) => {
-                let (Some(&src_len), Some(&dst_len)) =
-                    (lens.get(src as usize), lens.get(dst as usize))
-                else {
-                    continue;
-                };
-                if src_len != dst_len {
+            Some(OpDesc::Kernel(k)) => {
+                if let (Some(range), Some(target)) = (&k.range, k.bindings.first()) {
+                    evaluate_range(node, target.buffer, range, lens)?;
+                }
+                dispatches.push(PlanStep::Dispatch { node });
+            }
+            Some(OpDesc::Copy {
+                src,
+                dst,
+                src_range,
+                dst_range,
+            }) => {
+                let (src, dst) = (*src, *dst);
+                let (src_start, src_end) = evaluate_range(node, src, src_range, lens)?;
+                let (dst_start, dst_end) = evaluate_range(node, dst, dst_range, lens)?;
+                if src_end - src_start != dst_end - dst_start {
                     return Err(PlanError::CopyLengths {
                         node,
-                        src_len,
-                        dst_len,
+                        src_len: src_end - src_start,
+                        dst_len: dst_end - dst_start,
                     });
                 }
-                let elem = desc.buffers.get(src as usize).map_or(4, |b| b.elem.size());
+                let elem = u64::from(desc.buffers.get(src as usize).map_or(4, |b| b.elem.size()));
                 copies.push(PlanStep::Copy {
                     node,
                     src,
                     dst,
-                    bytes: u64::from(src_len) * u64::from(elem),
+                    src_offset: u64::from(src_start) * elem,
+                    dst_offset: u64::from(dst_start) * elem,
+                    bytes: u64::from(src_end - src_start) * elem,
                 });
             }
             Some(OpDesc::Interop { .. }) => interops.push(PlanStep::Interop { node }),

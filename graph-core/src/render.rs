@@ -84,20 +84,16 @@ pub fn describe_loc(graph: &ir::Graph, loc: &Loc) -> String {
         Loc::KernelEntry(n) => format!("the entry point of {}", node_words(graph, *n)),
         Loc::Dispatch(n) => format!("the dispatch size of {}", node_words(graph, *n)),
         Loc::SizeTerm { node, dim, term } => {
-            let text = kernel(graph, *node)
-                .and_then(|k| k.dispatch.dims().get(*dim))
+            let slot = graph.nodes.get(*node);
+            let text = slot
+                .and_then(|n| n.size_slots().get(*dim).copied().flatten())
                 .and_then(|expr| expr.terms().get(*term).map(|t| t.to_string()));
             let term = match text {
                 Some(text) => format!("term `{text}`"),
                 None => format!("term {term}"),
             };
-            let dim = ["x", "y", "z"]
-                .get(*dim)
-                .map_or_else(|| dim.to_string(), |axis| axis.to_string());
-            format!(
-                "{term} of dimension {dim} of the size of {}",
-                node_words(graph, *node)
-            )
+            let what = slot.map_or_else(|| format!("size {dim}"), |n| n.size_slot_words(*dim));
+            format!("{term} of {what} of {}", node_words(graph, *node))
         }
         Loc::Wgsl { node, range } => {
             let source = source_words(graph, *node);
@@ -371,6 +367,7 @@ mod tests {
                     NodeKind::Fill {
                         dst: "y".into(),
                         value: "0.0".into(),
+                        range: None,
                     },
                 ),
                 node(
@@ -378,6 +375,8 @@ mod tests {
                     NodeKind::Copy {
                         src: "x".into(),
                         dst: "y".into(),
+                        src_range: None,
+                        dst_range: None,
                     },
                 ),
             ],

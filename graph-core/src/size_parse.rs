@@ -13,6 +13,7 @@
 use std::fmt;
 use std::str::FromStr;
 
+use crate::ir::ElementRange;
 use crate::size::{SizeExpr, SizeOp};
 
 /// The deepest nesting accepted, counting both parentheses (which the parser recurses into) and the depth of
@@ -67,6 +68,45 @@ pub fn parse_size(text: &str) -> Result<SizeExpr, SizeParseError> {
             format!("unexpected {} after the expression", next.describe()),
         )),
     }
+}
+
+/// Reads a buffer or a slice of it, as Rust writes one: `x`, `x[4..]`, `x[..n.len()]`, `x[2..x.len() - 2]`.
+/// The buffer's name and its range, `None` for the whole buffer.
+pub fn parse_slice(text: &str) -> Result<(String, Option<ElementRange>), SizeParseError> {
+    let Some(open) = text.find('[') else {
+        return Ok((text.trim().to_string(), None));
+    };
+    let name = text[..open].trim().to_string();
+    let inner_start = open + 1;
+    let Some(inner) = text[inner_start..]
+        .strip_suffix(']')
+        .or_else(|| text[inner_start..].trim_end().strip_suffix(']'))
+    else {
+        return Err(SizeParseError::new(text.len(), "a slice ends with `]`"));
+    };
+    let Some(dots) = inner.find("..") else {
+        return Err(SizeParseError::new(
+            inner_start,
+            "a slice is written `[start..end]`",
+        ));
+    };
+    if inner[dots + 2..].starts_with('=') {
+        return Err(SizeParseError::new(
+            inner_start + dots,
+            "write an end-exclusive range, `start..end`",
+        ));
+    }
+    let bound = |from: usize, part: &str| -> Result<Option<SizeExpr>, SizeParseError> {
+        if part.trim().is_empty() {
+            return Ok(None);
+        }
+        parse_size(part)
+            .map(Some)
+            .map_err(|e| SizeParseError::new(from + e.offset, e.message))
+    };
+    let start = bound(inner_start, &inner[..dots])?;
+    let end = bound(inner_start + dots + 2, &inner[dots + 2..])?;
+    Ok((name, Some(ElementRange::new(start, end))))
 }
 
 impl FromStr for SizeExpr {

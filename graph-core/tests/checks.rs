@@ -211,6 +211,8 @@ fn copy(name: &str, src: &str, dst: &str) -> Node {
         kind: NodeKind::Copy {
             src: src.into(),
             dst: dst.into(),
+            src_range: None,
+            dst_range: None,
         },
     }
 }
@@ -405,7 +407,9 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
     );
 
     assert!(matches!(&c.nodes[2], CheckedNode::Host { accesses } if accesses.len() == 1));
-    assert!(matches!(c.nodes[3], CheckedNode::Copy { src: 0, dst: 3 }));
+    assert!(
+        matches!(&c.nodes[3], CheckedNode::Copy { src_range, dst_range } if src_range.buffer == 0 && dst_range.buffer == 3)
+    );
 }
 
 #[test]
@@ -1613,6 +1617,7 @@ fn fill(name: &str, dst: &str, value: &str) -> Node {
         kind: NodeKind::Fill {
             dst: dst.into(),
             value: value.into(),
+            range: None,
         },
     }
 }

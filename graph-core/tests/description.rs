@@ -4,7 +4,7 @@
 use graph_core::deps::Hazard;
 use graph_core::desc::{
     AccessDesc, BufferDesc, DispatchDesc, EdgeDesc, EdgeOriginDesc, GraphDesc, KernelDesc, List,
-    NodeDesc, OpDesc, ParamFieldDesc, ParamsDesc, PartitionDesc, SizeDesc,
+    NodeDesc, OpDesc, ParamFieldDesc, ParamsDesc, PartitionDesc, RangeDesc, SizeDesc,
 };
 use graph_core::ir::{AccessMode, ParamsStorage, Role};
 use graph_core::size::{SizeOp, SizeStep};
@@ -25,6 +25,7 @@ fn kernel_with(bindings: Vec<AccessDesc>, dispatch: DispatchDesc) -> KernelDesc 
         bindings: list(bindings),
         dispatch,
         foldable: false,
+        range: None,
     }
 }
 
@@ -196,9 +197,53 @@ fn out_of_range_indices_are_refused() {
     let mut d = valid();
     d.nodes = list(vec![
         valid().nodes[0].clone(),
-        node("c", OpDesc::Copy { src: 0, dst: 0 }),
+        node("c", copy(0, 0, whole(0))),
     ]);
     refused(d, "copy `c`");
+}
+
+fn whole(buffer: u32) -> RangeDesc {
+    RangeDesc {
+        start: SizeDesc {
+            text: "0".into(),
+            steps: list(vec![SizeStep::Literal(0)]),
+        },
+        end: SizeDesc {
+            text: "len".into(),
+            steps: list(vec![SizeStep::Len(buffer)]),
+        },
+    }
+}
+
+fn copy(src: u32, dst: u32, dst_range: RangeDesc) -> OpDesc {
+    OpDesc::Copy {
+        src,
+        dst,
+        src_range: whole(src),
+        dst_range,
+    }
+}
+
+#[test]
+fn a_range_that_reads_a_parameter_or_a_missing_buffer_is_refused() {
+    let mut d = valid();
+    d.buffers = list(vec![d.buffers[0].clone(), d.buffers[0].clone()]);
+    let mut by_param = whole(1);
+    by_param.end.steps = list(vec![SizeStep::Param(0)]);
+    let mut past = whole(1);
+    past.start.steps = list(vec![SizeStep::Len(7)]);
+    let with = |range: RangeDesc| {
+        let mut d = d.clone();
+        d.nodes = list(vec![node("c", copy(0, 1, range)), host_reading_x()]);
+        d
+    };
+    assert_eq!(with(whole(1)).validate(8), Ok(()), "the positive control");
+    for (range, why) in [
+        (by_param, "reads a parameter"),
+        (past, "length of buffer 7"),
+    ] {
+        refused(with(range), why);
+    }
 }
 
 #[test]

@@ -16,8 +16,9 @@ use graph_core::desc::{DispatchDesc, GraphDesc, OpDesc};
 use graph_core::dot::Detail;
 use graph_core::file::{self, FORMAT_VERSION, LoadError};
 use graph_core::ir::{
-    Access, AccessMode, Buffer, DispatchSpec, EdgeMode, ExplicitEdge, Graph, Kernel, KernelArg,
-    KernelSource, Node, NodeKind, Param, ParamsStorage, Role, SizeExpr, SizeOp, WorkgroupLimits,
+    Access, AccessMode, Buffer, DispatchSpec, EdgeMode, ElementRange, ExplicitEdge, Graph, Kernel,
+    KernelArg, KernelSource, Node, NodeKind, Param, ParamsStorage, Role, SizeExpr, SizeOp,
+    WorkgroupLimits,
 };
 use graph_core::library::{Library, LibraryArg, LibraryBinding, LibraryKernel};
 use graph_core::size::{SizeError, evaluate};
@@ -1220,9 +1221,19 @@ enum RawNode {
         entry: Option<String>,
         dispatch: DispatchSpec,
     },
-    Copy(Ref, Ref),
-    Fill(Ref, &'static str),
+    Copy(Ref, Ref, Option<ElementRange>, Option<ElementRange>),
+    Fill(Ref, &'static str, Option<ElementRange>),
     Host(Vec<(Ref, AccessMode)>),
+}
+
+/// A range with any bounds the size language writes, or none. Boxed: the unboxed strategy's type is so deep
+/// that generating a value overflowed the test thread's stack.
+fn range() -> BoxedStrategy<Option<ElementRange>> {
+    prop::option::of(
+        (prop::option::of(size_expr()), prop::option::of(size_expr()))
+            .prop_map(|(start, end)| ElementRange::new(start, end)),
+    )
+    .boxed()
 }
 
 fn raw_node() -> impl Strategy<Value = RawNode> {
@@ -1271,8 +1282,10 @@ fn raw_node() -> impl Strategy<Value = RawNode> {
     prop_oneof![
         5 => inline,
         2 => library,
-        1 => (buffer_ref(), buffer_ref()).prop_map(|(s, d)| RawNode::Copy(s, d)),
-        1 => (buffer_ref(), prop::sample::select(FILL_VALUES)).prop_map(|(d, v)| RawNode::Fill(d, v)),
+        1 => (buffer_ref(), buffer_ref(), range(), range())
+            .prop_map(|(s, d, sr, dr)| RawNode::Copy(s, d, sr, dr)),
+        1 => (buffer_ref(), prop::sample::select(FILL_VALUES), range())
+            .prop_map(|(d, v, r)| RawNode::Fill(d, v, r)),
         1 => accesses().prop_map(RawNode::Host),
     ]
 }
@@ -1326,9 +1339,21 @@ fn coherent_node() -> impl Strategy<Value = RawNode> {
         5 => inline,
         1 => library,
         1 => prop::sample::select(&[(0u8, 1u8), (1, 3), (0, 3), (2, 3)][..])
-            .prop_map(|(s, d)| RawNode::Copy(Ref::Index(s), Ref::Index(d))),
+            .prop_map(|(s, d)| RawNode::Copy(Ref::Index(s), Ref::Index(d), None, None)),
+        // A range of the graph-owned `tmp` (1024 elements), within it.
+        1 => (0u64..32, 32u64..=64).prop_map(|(start, end)| RawNode::Copy(
+            Ref::Index(0),
+            Ref::Index(2),
+            Some(ElementRange::new(Some(SizeExpr::Literal(start)), Some(SizeExpr::Literal(end)))),
+            Some(ElementRange::new(Some(SizeExpr::Literal(start)), Some(SizeExpr::Literal(end)))),
+        )),
         1 => prop::sample::select(&[(1u8, "0.0"), (4, "vec4<f32>(0.0)"), (3, "params.a"), (2, "1.0")][..])
-            .prop_map(|(d, v)| RawNode::Fill(Ref::Index(d), v)),
+            .prop_map(|(d, v)| RawNode::Fill(Ref::Index(d), v, None)),
+        1 => (0u64..64).prop_map(|start| RawNode::Fill(
+            Ref::Index(2),
+            "2.0",
+            Some(ElementRange::new(Some(SizeExpr::Literal(start)), None)),
+        )),
         1 => prop::sample::select(&[(1u8, ReadWrite), (3, Write), (0, Read)][..])
             .prop_map(|(b, m)| RawNode::Host(vec![(Ref::Index(b), m)])),
     ]
@@ -1428,13 +1453,16 @@ fn build_node(raw: RawNode, buffers: &[String]) -> NodeKind {
             dispatch,
             args: args(kernel_args),
         }),
-        RawNode::Copy(src, dst) => NodeKind::Copy {
+        RawNode::Copy(src, dst, src_range, dst_range) => NodeKind::Copy {
             src: resolve(&src, buffers),
             dst: resolve(&dst, buffers),
+            src_range,
+            dst_range,
         },
-        RawNode::Fill(dst, value) => NodeKind::Fill {
+        RawNode::Fill(dst, value, range) => NodeKind::Fill {
             dst: resolve(&dst, buffers),
             value: value.into(),
+            range,
         },
         RawNode::Host(accesses) => NodeKind::Host {
             accesses: accesses.iter().map(access).collect(),
@@ -1635,6 +1663,23 @@ fn build_graph(raw: RawGraph) -> Graph {
 
 #[test]
 fn structured_graphs_are_checked_without_panics() {
+    on_a_big_stack(structured_graphs);
+}
+
+/// Runs `test` on a thread with a 256 MiB stack: generating one of these graphs goes through proptest
+/// strategies whose debug-build frames outgrew the test thread's 2 MiB (a stack overflow inside proptest,
+/// not in the code under test, which keeps its own limits).
+fn on_a_big_stack(test: fn()) {
+    let thread = std::thread::Builder::new()
+        .stack_size(256 << 20)
+        .spawn(test)
+        .expect("a test thread");
+    if let Err(panic) = thread.join() {
+        std::panic::resume_unwind(panic);
+    }
+}
+
+fn structured_graphs() {
     let accepted = AtomicUsize::new(0);
     fuzz(
         "structured",

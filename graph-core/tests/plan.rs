@@ -202,6 +202,8 @@ fn host_tasks_split_the_plan_and_copies_follow_dispatches() {
                 node: 1,
                 src: 0,
                 dst: 3,
+                src_offset: 0,
+                dst_offset: 0,
                 bytes: 4096
             }
         ]
@@ -237,6 +239,54 @@ fn lengths_are_checked_not_trusted() {
     );
 }
 
+#[test]
+fn ranges_become_byte_offsets_and_are_checked_against_the_bound_lengths() {
+    let mut b = GraphBuilder::new("Ranges");
+    b.input("x", "vec2<f32>").output("y", "vec2<f32>");
+    b.copy("c", "x[2..x.len() - 1]", "y[1..]");
+    b.fill("f", "y[..1]", "vec2<f32>(0.0)");
+    let desc = built(&b);
+    let planned = plan(&desc, &[10, 8]).expect("a plan");
+    let PlanPartition::Gpu { levels } = &planned.partitions[0] else {
+        panic!("{:?}", planned.partitions);
+    };
+    let copy = levels.iter().flat_map(|l| &l.steps).find(|s| s.node() == 0);
+    assert_eq!(
+        copy,
+        Some(&PlanStep::Copy {
+            node: 0,
+            src: 0,
+            dst: 1,
+            src_offset: 16,
+            dst_offset: 8,
+            bytes: 7 * 8
+        })
+    );
+    // x[2..9] is 7 elements, y[1..] is len - 1.
+    assert_eq!(
+        plan(&desc, &[10, 9]),
+        Err(PlanError::CopyLengths {
+            node: 0,
+            src_len: 7,
+            dst_len: 8
+        })
+    );
+    assert_eq!(
+        plan(&desc, &[2, 8]),
+        Err(PlanError::Range {
+            node: 0,
+            buffer: 0,
+            start: 2,
+            end: 1,
+            len: 2
+        })
+    );
+    assert!(matches!(
+        plan(&desc, &[0, 8]),
+        Err(PlanError::Bound { node: 0, .. })
+    ));
+}
+
 /// A write two levels before its reader, past a barrier that carried another buffer, is carried by the
 /// first barrier before the reader (found in review: a plan that forgot it would let a per-buffer barrier race).
 #[test]
@@ -259,5 +309,33 @@ fn a_write_past_a_barrier_for_another_buffer_is_still_carried() {
         hazards[2],
         vec![raw(2)],
         "`sc` reads c, written two levels before"
+    );
+}
+
+#[test]
+fn a_graph_file_writes_ranges_as_text_and_means_what_the_builder_means() {
+    let text = r#"{ "format": 1, "graph": {
+        "name": "Ranges",
+        "buffers": [
+            { "name": "x", "elem": "vec2<f32>", "role": "input" },
+            { "name": "y", "elem": "vec2<f32>", "role": "output" }
+        ],
+        "nodes": [
+            { "name": "c", "copy": { "src": "x", "dst": "y",
+                                     "src_range": { "start": "2", "end": "x.len() - 1" },
+                                     "dst_range": { "start": "1" } } },
+            { "name": "f", "fill": { "dst": "y", "value": "vec2<f32>(0.0)", "range": { "end": "1" } } }
+        ]
+    } }"#;
+    let loaded = graph_core::file::from_json(text).expect("it loads");
+    let mut b = GraphBuilder::new("Ranges");
+    b.input("x", "vec2<f32>").output("y", "vec2<f32>");
+    b.copy("c", "x[2..x.len() - 1]", "y[1..]");
+    b.fill("f", "y[..1]", "vec2<f32>(0.0)");
+    assert_eq!(&loaded, b.graph());
+    let text = graph_core::file::to_json(&loaded);
+    assert_eq!(
+        graph_core::file::from_json(&text).expect("it loads again"),
+        loaded
     );
 }

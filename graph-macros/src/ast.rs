@@ -7,10 +7,11 @@
 //!          | 'buffers' '{' (Ident ':' '[' Type (';' LitInt)? ']' ('=' role)?),* '}'
 //!          | 'kernel' Ident '(' (Ident ':' mode),* ')' clause* ( '{' WGSL '}' | 'file' '(' LitStr ')' ';' )
 //!          | 'kernel' Ident '=' 'kernels' '::' path '(' (Ident ':' value),* ')' clause* ';'
-//!          | 'fill' Ident '(' Ident '=' value ')' ';'
-//!          | 'copy' Ident '(' Ident '->' Ident ')' ';'
+//!          | 'fill' Ident '(' slice '=' value ')' ';'
+//!          | 'copy' Ident '(' slice '->' slice ')' ';'
 //!          | 'host' Ident '(' (Ident ':' mode),* ')' ';'
 //!          | Ident ('->' Ident)+ ';'
+//! slice   := Ident ('[' Expr? '..' Expr? ']')?       (a range in elements, as Rust slices are written)
 //! clause  := 'threads' '(' Expr,{1,3} ')' | 'workgroups' '(' Expr,{1,3} ')' | 'entry' '(' Ident ')'
 //! value   := WGSL tokens up to the next `,` outside brackets (`params.k`, `vec2<f32>(1.0, 2.0)`)
 //! ```
@@ -62,12 +63,12 @@ pub enum Item {
     Kernel(KernelDecl),
     Copy {
         name: Ident,
-        src: Ident,
-        dst: Ident,
+        src: Slice,
+        dst: Slice,
     },
     Fill {
         name: Ident,
-        dst: Ident,
+        dst: Slice,
         value: TokenStream,
     },
     Host {
@@ -84,6 +85,57 @@ pub enum Item {
         barrier: bool,
     },
     Edges(Vec<Ident>),
+}
+
+/// A buffer, or a range of it: `x`, `x[2..]`, `x[..n.len()]`.
+pub struct Slice {
+    pub buffer: Ident,
+    /// The bracketed range and its closing bracket's span, when written.
+    pub range: Option<(syn::ExprRange, Span)>,
+}
+
+impl Slice {
+    /// From the buffer's name to the closing bracket.
+    pub fn span_range(&self) -> (Span, Span) {
+        let end = self.range.as_ref().map_or(self.buffer.span(), |r| r.1);
+        (self.buffer.span(), end)
+    }
+}
+
+impl Parse for Slice {
+    fn parse(input: ParseStream<'_>) -> syn::Result<Self> {
+        let buffer = input.parse()?;
+        if !input.peek(syn::token::Bracket) {
+            return Ok(Slice {
+                buffer,
+                range: None,
+            });
+        }
+        let content;
+        let group = bracketed!(content in input);
+        let range = match content.parse::<Expr>()? {
+            Expr::Range(range) => range,
+            other => {
+                return Err(syn::Error::new_spanned(
+                    other,
+                    "expected a range of elements, as Rust slices take: `start..end`, `start..`, `..end`",
+                ));
+            }
+        };
+        if let syn::RangeLimits::Closed(dots) = range.limits {
+            return Err(syn::Error::new_spanned(
+                dots,
+                "write an end-exclusive range, `start..end`",
+            ));
+        }
+        if !content.is_empty() {
+            return Err(content.error("unexpected tokens after the range"));
+        }
+        Ok(Slice {
+            buffer,
+            range: Some((range, group.span.close())),
+        })
+    }
 }
 
 pub struct ParamDecl {

@@ -5,7 +5,7 @@
 use graph_core::deps::Hazard;
 use graph_core::desc::{
     AccessDesc, BufferDesc, DispatchDesc, EdgeDesc, EdgeOriginDesc, GraphDesc, KernelArgDesc,
-    KernelDesc, NodeDesc, OpDesc, ParamFieldDesc, ParamsDesc, PartitionDesc, SizeDesc,
+    KernelDesc, NodeDesc, OpDesc, ParamFieldDesc, ParamsDesc, PartitionDesc, RangeDesc, SizeDesc,
 };
 use graph_core::ir::{AccessMode, ParamsStorage, Role};
 use graph_core::size::{SizeOp, SizeStep};
@@ -117,7 +117,8 @@ structs! {
     NodeDesc in desc { name, op }
     AccessDesc in desc { buffer, mode }
     EdgeDesc in desc { from, to, origin }
-    KernelDesc in desc { declarations, args, source, entry, workgroup_size, bindings, dispatch, foldable }
+    KernelDesc in desc { declarations, args, source, entry, workgroup_size, bindings, dispatch, foldable, range }
+    RangeDesc in desc { start, end }
     KernelArgDesc in desc { name, ty, value }
     SizeDesc in desc { text, steps }
 }
@@ -136,7 +137,20 @@ impl ConstTokens for OpDesc {
                 let k = k.const_tokens();
                 quote!(#p::desc::OpDesc::Kernel(#k))
             }
-            OpDesc::Copy { src, dst } => quote!(#p::desc::OpDesc::Copy { src: #src, dst: #dst }),
+            OpDesc::Copy {
+                src,
+                dst,
+                src_range,
+                dst_range,
+            } => {
+                let (src_range, dst_range) = (src_range.const_tokens(), dst_range.const_tokens());
+                quote!(#p::desc::OpDesc::Copy {
+                    src: #src,
+                    dst: #dst,
+                    src_range: #src_range,
+                    dst_range: #dst_range,
+                })
+            }
             OpDesc::Host { accesses } => {
                 let accesses = accesses.const_tokens();
                 quote!(#p::desc::OpDesc::Host { accesses: #accesses })

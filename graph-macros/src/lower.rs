@@ -5,15 +5,16 @@ use std::path::PathBuf;
 
 use graph_core::Loc;
 use graph_core::ir::{
-    Access, AccessMode, Buffer, DispatchSpec, EdgeMode, ExplicitEdge, Graph, Kernel, KernelArg,
-    KernelSource, Node, NodeKind, Param, ParamsStorage, Role, SizeExpr, SizeOp, WorkgroupLimits,
+    Access, AccessMode, Buffer, DispatchSpec, EdgeMode, ElementRange, ExplicitEdge, Graph, Kernel,
+    KernelArg, KernelSource, Node, NodeKind, Param, ParamsStorage, Role, SizeExpr, SizeOp,
+    WorkgroupLimits,
 };
 use proc_macro2::{Span, TokenStream};
 use quote::ToTokens;
 use syn::ext::IdentExt;
 use syn::{Expr, Ident};
 
-use crate::ast::{AccessDecl, Dispatch, GraphDef, Item, KernelBody, KernelDecl};
+use crate::ast::{AccessDecl, Dispatch, GraphDef, Item, KernelBody, KernelDecl, Slice};
 use crate::wgsl_tokens::WgslText;
 
 /// A first and last span: rustc shows the range between them.
@@ -174,13 +175,17 @@ pub fn lower(def: &GraphDef) -> Lowered {
             }
             Item::Kernel(k) => lower_kernel(&mut out, k),
             Item::Copy { name, src, dst } => {
+                let (src_range, src_sizes) = lower_range(&mut out, src);
+                let (dst_range, dst_sizes) = lower_range(&mut out, dst);
                 let kind = NodeKind::Copy {
-                    src: name_of(src),
-                    dst: name_of(dst),
+                    src: name_of(&src.buffer),
+                    dst: name_of(&dst.buffer),
+                    src_range,
+                    dst_range,
                 };
                 let spans = vec![
-                    (range_of(src), range_of(src)),
-                    (range_of(dst), range_of(dst)),
+                    (src.span_range(), src.span_range()),
+                    (dst.span_range(), dst.span_range()),
                 ];
                 push_node(
                     &mut out,
@@ -189,13 +194,17 @@ pub fn lower(def: &GraphDef) -> Lowered {
                     spans,
                     SourceSpans::Builtin { name: name.span() },
                 );
+                *out.spans.sizes.last_mut().expect("node just pushed") =
+                    [src_sizes, dst_sizes].concat();
             }
             Item::Fill { name, dst, value } => {
+                let (range, sizes) = lower_range(&mut out, dst);
                 let kind = NodeKind::Fill {
-                    dst: name_of(dst),
+                    dst: name_of(&dst.buffer),
                     value: WgslText::from_tokens(value.clone()).text,
+                    range,
                 };
-                let spans = vec![(range_of(dst), range_of(dst))];
+                let spans = vec![(dst.span_range(), dst.span_range())];
                 push_node(
                     &mut out,
                     name,
@@ -204,6 +213,7 @@ pub fn lower(def: &GraphDef) -> Lowered {
                     SourceSpans::Builtin { name: name.span() },
                 );
                 *out.spans.args.last_mut().expect("node just pushed") = vec![range_of(value)];
+                *out.spans.sizes.last_mut().expect("node just pushed") = sizes;
             }
             Item::Host { name, accesses } => {
                 let (list, spans) = lower_accesses(&mut out, accesses);
@@ -445,6 +455,35 @@ fn lower_kernel(out: &mut Lowered, k: &KernelDecl) {
         ));
     }
     out.spans.sizes[n] = size_spans;
+}
+
+/// A slice's range, its two bounds as size expressions with the spans of their terms (size slots start and
+/// end; a bound left out has no terms). A bound not in the size language is one error, and the whole range
+/// is dropped so nothing is checked against a stand-in.
+fn lower_range(out: &mut Lowered, slice: &Slice) -> (Option<ElementRange>, Vec<Vec<SpanRange>>) {
+    let Some((range, _)) = &slice.range else {
+        return (None, Vec::new());
+    };
+    let mut spans = Vec::new();
+    let mut bounds = Vec::new();
+    for bound in [&range.start, &range.end] {
+        let mut terms = Vec::new();
+        let lowered = bound
+            .as_deref()
+            .map(|e| lower_size(e, &mut terms))
+            .transpose();
+        match lowered {
+            Ok(expr) => bounds.push(expr),
+            Err(error) => {
+                out.errors.push(error);
+                return (None, Vec::new());
+            }
+        }
+        spans.push(terms);
+    }
+    let end = bounds.pop().flatten();
+    let start = bounds.pop().flatten();
+    (Some(ElementRange::new(start, end)), spans)
 }
 
 /// The kernel's dispatch clause as size expressions, with the spans of each term. A size that is not in the

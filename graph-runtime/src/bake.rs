@@ -6,7 +6,7 @@ use std::collections::HashMap;
 
 use graph_core::desc::{DispatchDesc, GraphDesc, OpDesc};
 use graph_core::ir::{AccessMode, Role};
-use graph_core::plan::{Plan, PlanError, plan};
+use graph_core::plan::{Plan, PlanError, evaluate_range, plan};
 
 use crate::buffer::AnyBuffer;
 use crate::error::Error;
@@ -187,7 +187,9 @@ pub(crate) fn build_kernels(
     let device = gpu.device();
     let limits = device.limits();
     let mut pipelines: Vec<wgpu::ComputePipeline> = Vec::new();
-    let mut pipeline_index: HashMap<(String, &str, Vec<AccessMode>), usize> = HashMap::new();
+    // Keyed by the module, entry, access modes and pipeline constants (a fill's range).
+    type PipelineKey<'d> = (String, &'d str, Vec<AccessMode>, Option<(u32, u32)>);
+    let mut pipeline_index: HashMap<PipelineKey<'_>, usize> = HashMap::new();
     let mut layouts: HashMap<Vec<AccessMode>, (wgpu::BindGroupLayout, wgpu::PipelineLayout)> =
         HashMap::new();
     let mut nodes = Vec::with_capacity(desc.nodes.len());
@@ -203,8 +205,16 @@ pub(crate) fn build_kernels(
         let (bind_layout, pipeline_layout) = layouts
             .entry(modes.clone())
             .or_insert_with(|| layouts_for(device, &modes, params));
+        // A fill of a range: its bounds, checked by the plan, become pipeline constants.
+        let range = match (&k.range, k.bindings.first()) {
+            (Some(r), Some(target)) => Some(
+                evaluate_range(n as u32, target.buffer, r, &bound.lens)
+                    .map_err(|e| plan_error(desc, e))?,
+            ),
+            _ => None,
+        };
         let source = k.compose(&desc.params, params.storage());
-        let key = (source, &*k.entry, modes);
+        let key = (source, &*k.entry, modes, range);
         let pipeline = match pipeline_index.get(&key) {
             Some(&i) => i,
             None => {
@@ -218,7 +228,15 @@ pub(crate) fn build_kernels(
                         layout: Some(pipeline_layout),
                         module: &module,
                         entry_point: Some(&k.entry),
-                        compilation_options: Default::default(),
+                        compilation_options: wgpu::PipelineCompilationOptions {
+                            constants: &range.map_or(Vec::new(), |(start, end)| {
+                                vec![
+                                    (graph_core::fill::RANGE_START, f64::from(start)),
+                                    (graph_core::fill::RANGE_END, f64::from(end)),
+                                ]
+                            }),
+                            ..Default::default()
+                        },
                         cache: None,
                     }),
                 );
@@ -240,17 +258,25 @@ pub(crate) fn build_kernels(
             layout: bind_layout,
             entries: &entries,
         });
-        let size = match &k.dispatch {
-            DispatchDesc::BufferLen(b) => DispatchSize::Fixed(element_dispatch(
+        let elements = |count: u32| {
+            element_dispatch(
                 desc,
                 n,
-                bound.lens[*b as usize],
+                count,
                 k.workgroup_size[0],
                 k.foldable,
                 max_workgroups,
-            )?),
-            DispatchDesc::Threads(dims) => DispatchSize::Threads(dims.clone(), k.workgroup_size),
-            DispatchDesc::Workgroups(dims) => DispatchSize::Workgroups(dims.clone()),
+            )
+        };
+        let size = match (&k.dispatch, range) {
+            (_, Some((start, end))) => DispatchSize::Fixed(elements(end - start)?),
+            (DispatchDesc::BufferLen(b), None) => {
+                DispatchSize::Fixed(elements(bound.lens[*b as usize])?)
+            }
+            (DispatchDesc::Threads(dims), None) => {
+                DispatchSize::Threads(dims.clone(), k.workgroup_size)
+            }
+            (DispatchDesc::Workgroups(dims), None) => DispatchSize::Workgroups(dims.clone()),
         };
         nodes.push(Some(KernelStep {
             pipeline,
@@ -304,35 +330,98 @@ fn layouts_for(
     (bind_layout, pipeline_layout)
 }
 
-/// The handle-free plan for the bound lengths; a copy between buffers of different lengths is refused here,
-/// naming the buffer.
+/// The handle-free plan for the bound lengths; a copy or fill range that does not fit the bound buffers is
+/// refused here, naming the buffer.
 pub(crate) fn plan_replay(desc: &GraphDesc, bound: &BoundBuffers) -> Result<Plan, Error> {
-    plan(desc, &bound.lens).map_err(|e| match e {
+    plan(desc, &bound.lens).map_err(|e| plan_error(desc, e))
+}
+
+fn plan_error(desc: &GraphDesc, error: PlanError) -> Error {
+    let graph = desc.name.to_string();
+    let node_name = |n: u32| desc.nodes.get(n as usize).map_or("?", |n| &*n.name);
+    let buffer_name = |b: u32| desc.buffers.get(b as usize).map_or("?", |b| &*b.name);
+    match error {
         PlanError::CopyLengths {
             node,
             src_len,
             dst_len,
         } => {
-            let node = &desc.nodes[node as usize];
-            let (src, dst) = match node.op {
-                OpDesc::Copy { src, dst } => (src as usize, dst as usize),
-                _ => (0, 0),
-            };
-            Error::BufferLength {
-                graph: desc.name.to_string(),
-                buffer: desc.buffers[dst].name.to_string(),
-                expected: format!(
-                    "exactly {src_len} (the length of `{}`, which node `{}` copies into it whole)",
-                    desc.buffers[src].name, node.name
+            let (src, dst, whole) = match desc.nodes.get(node as usize).map(|n| &n.op) {
+                Some(OpDesc::Copy {
+                    src,
+                    dst,
+                    src_range,
+                    dst_range,
+                }) => (
+                    *src,
+                    *dst,
+                    src_range.is_whole(*src) && dst_range.is_whole(*dst),
                 ),
-                actual: dst_len.into(),
+                _ => (u32::MAX, u32::MAX, false),
+            };
+            if whole {
+                // A whole-buffer copy: the destination's length is what is wrong.
+                return Error::BufferLength {
+                    graph,
+                    buffer: buffer_name(dst).to_string(),
+                    expected: format!(
+                        "exactly {src_len} (the length of `{}`, which node `{}` copies into it whole)",
+                        buffer_name(src),
+                        node_name(node)
+                    ),
+                    actual: dst_len.into(),
+                };
+            }
+            Error::Bake {
+                graph,
+                reason: format!(
+                    "copy `{}` moves {src_len} elements of `{}` into a range of {dst_len} elements of `{}`; \
+                     both sides of a copy have one length",
+                    node_name(node),
+                    buffer_name(src),
+                    buffer_name(dst)
+                ),
             }
         }
+        PlanError::Range {
+            node,
+            buffer,
+            start,
+            end,
+            len,
+        } if start <= end => Error::BufferLength {
+            graph,
+            buffer: buffer_name(buffer).to_string(),
+            expected: format!(
+                "at least {end} (node `{}` uses `{}[{start}..{end}]`)",
+                node_name(node),
+                buffer_name(buffer)
+            ),
+            actual: len.into(),
+        },
+        PlanError::Range {
+            node,
+            buffer,
+            start,
+            end,
+            ..
+        } => Error::Bake {
+            graph,
+            reason: format!(
+                "the range `{start}..{end}` of `{}` in node `{}` starts after it ends",
+                buffer_name(buffer),
+                node_name(node)
+            ),
+        },
+        PlanError::Bound { node, error } => Error::Bake {
+            graph,
+            reason: format!("a range bound of node `{}` fails: {error}", node_name(node)),
+        },
         PlanError::Lengths { expected, given } => Error::Bake {
-            graph: desc.name.to_string(),
+            graph,
             reason: format!("{given} buffer lengths for {expected} buffers"),
         },
-    })
+    }
 }
 
 /// A kernel's workgroup fits the device (the macro held it to the portable limits unless the graph is

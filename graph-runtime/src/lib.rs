@@ -61,8 +61,12 @@
 //! - `kernel name = kernels::path(binding: buffer, arg: value, ..);`: a library kernel. An argument is WGSL of
 //!   the argument's type, exactly: a parameter of another type is a compile error, not a conversion.
 //! - `fill name(buf = value);` sets every element of `buf`, of any element type, to `value`, WGSL of that type
-//!   (`0.0`, `params.k`, `vec2<u32>(1u, 2u)`).
-//! - `copy name(src -> dst);` copies the whole of `src` into `dst`, of the same element type and length.
+//!   (`0.0`, `params.k`, `vec2<u32>(1u, 2u)`); `fill name(buf[start..end] = value);` sets a range.
+//! - `copy name(src -> dst);` copies the whole of `src` into `dst`, of the same element type and length;
+//!   either side may be a range, written as a Rust slice (`x[1..]`, `x[..n.len()]`, `x[2..x.len() - 2]`),
+//!   and the two sides have one length, as with `copy_from_slice`. Range bounds are literals and buffer
+//!   lengths (no parameters: a range is fixed at bake), checked at compile time where the lengths are
+//!   declared and at bake otherwise ([`Error::BufferLength`] or [`Error::Bake`]).
 //! - `host name(buf: read | write | read_write, ..);`: a closure given with [`Baked::on_host`], which reads
 //!   and writes the buffers it declared through its [`HostContext`] between GPU partitions, once the GPU work
 //!   before it has finished. A panic in it is the replay's [`Error::HostTaskPanicked`].

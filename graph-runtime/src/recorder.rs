@@ -18,8 +18,8 @@ pub(crate) trait Recorder {
     fn barrier(&mut self, hazards: &[BufferHazard]);
     /// Node `node`'s kernel with these workgroup counts.
     fn dispatch(&mut self, node: u32, workgroups: [u32; 3]);
-    /// `bytes` of buffer `src` into buffer `dst`.
-    fn copy(&mut self, src: u32, dst: u32, bytes: u64);
+    /// `bytes` of buffer `src` from byte `src_offset` into buffer `dst` at byte `dst_offset`.
+    fn copy(&mut self, src: u32, src_offset: u64, dst: u32, dst_offset: u64, bytes: u64);
     /// The partition is recorded: submit it.
     fn submit(&mut self) -> Result<Self::Submitted, Error>;
     /// Blocks until a submitted partition has finished.
@@ -53,8 +53,13 @@ pub(crate) fn record_replay<R: Recorder>(
                                 recorder.dispatch(node, counts.unwrap_or([0; 3]));
                             }
                             PlanStep::Copy {
-                                src, dst, bytes, ..
-                            } => recorder.copy(src, dst, bytes),
+                                src,
+                                src_offset,
+                                dst,
+                                dst_offset,
+                                bytes,
+                                ..
+                            } => recorder.copy(src, src_offset, dst, dst_offset, bytes),
                             PlanStep::Interop { node } => interop(node, recorder)?,
                         }
                     }
@@ -102,8 +107,10 @@ mod tests {
         fn dispatch(&mut self, node: u32, workgroups: [u32; 3]) {
             self.calls.push(format!("dispatch {node} {workgroups:?}"));
         }
-        fn copy(&mut self, src: u32, dst: u32, bytes: u64) {
-            self.calls.push(format!("copy {src}->{dst} {bytes}"));
+        fn copy(&mut self, src: u32, src_offset: u64, dst: u32, dst_offset: u64, bytes: u64) {
+            self.calls.push(format!(
+                "copy {src}@{src_offset}->{dst}@{dst_offset} {bytes}"
+            ));
         }
         fn submit(&mut self) -> Result<usize, Error> {
             self.submitted += 1;
@@ -169,7 +176,7 @@ mod tests {
                 "begin",
                 "dispatch 0 [1, 1, 1]",
                 "barrier 1",
-                "copy 1->3 32",
+                "copy 1@0->3@0 32",
                 "submit 1",
                 "wait 1",
                 "begin",

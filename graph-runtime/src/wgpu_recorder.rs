@@ -113,14 +113,14 @@ impl Recorder for WgpuRecorder<'_> {
         pass.dispatch_workgroups(x, y, z);
     }
 
-    fn copy(&mut self, src: u32, dst: u32, bytes: u64) {
+    fn copy(&mut self, src: u32, src_offset: u64, dst: u32, dst_offset: u64, bytes: u64) {
         self.end_pass();
         if let Some(encoder) = &mut self.encoder {
             encoder.copy_buffer_to_buffer(
                 &self.buffers[src as usize],
-                0,
+                src_offset,
                 &self.buffers[dst as usize],
-                0,
+                dst_offset,
                 bytes,
             );
         }

@@ -5,8 +5,8 @@
 mod common;
 
 use common::{
-    U, assert_exact, assert_within, both_parameter_storages, gpu, poison_f32, random_f32s,
-    random_small_ints, random_u32, read, rng,
+    U, assert_exact, assert_within, both_parameter_storages, gpu, poison_f32, poison_u32,
+    random_f32s, random_small_ints, random_u32, read, rng,
 };
 use graph_runtime::{Baked, Error, Gpu, ParamsStorage, graph, kernels::cpu};
 
@@ -743,5 +743,91 @@ fn an_interop_task_sees_only_what_it_declared_and_its_panic_is_an_error() -> Res
         g.on_interop(InteropNode::Double, |_| Ok(())),
         Err(Error::NotANode(_))
     ));
+    Ok(())
+}
+
+graph! {
+    /// Copies and fills of ranges, fixed at bake from the bound lengths: the middle of `x` to the start of `y`,
+    /// the last two elements of `y` filled, three elements of `z`, and all of `w` but its first element (long
+    /// enough that the fill's dispatch folds into two dimensions).
+    graph Ranges {
+        params { v: f32 }
+        buffers { x: [f32] = input, y: [f32] = inout, z: [vec2<u32>; 8] = inout, w: [u32] = inout }
+        copy head(x[1..x.len() - 1] -> y[..y.len() - 2]);
+        fill tail(y[y.len() - 2..] = params.v);
+        fill mid(z[2..5] = vec2<u32>(7u, 9u));
+        fill most(w[1..] = 5u);
+    }
+}
+
+#[test]
+fn ranges_copy_and_fill_exactly_their_elements() -> Result<(), Error> {
+    let gpu = gpu();
+    let mut rng = rng();
+    // Past 65535 workgroups of 64 for `w`; `x` and `y` from the shortest that has a range to a few thousand.
+    let long = 65_535 * 64 + 1 + random_u32(&mut rng, 1000) as usize;
+    for len in [3, 65 + random_u32(&mut rng, 3000) as usize] {
+        let xs = random_f32s(&mut rng, len);
+        let x = gpu.buffer_from_slice(&xs)?;
+        let y = gpu.buffer_zeroed::<f32>(len)?;
+        poison_f32(&y);
+        let z = gpu.buffer_from_slice(&[[0xDEAD_BEEF_u32; 2]; 8])?;
+        let w = gpu.buffer_zeroed::<u32>(long)?;
+        poison_u32(&w);
+        let mut g = Ranges::bake(
+            &gpu,
+            RangesBuffers {
+                x: &x,
+                y: &y,
+                z: &z,
+                w: &w,
+            },
+        )?;
+        let v = random_f32s(&mut rng, 1)[0];
+        g.params_mut().v = v;
+        g.replay_blocking()?;
+        let mut expected_y = xs[1..len - 1].to_vec();
+        expected_y.extend([v, v]);
+        assert_exact(&read(&y), &expected_y, &format!("y of {len}"));
+        let mut expected_z = [[0xDEAD_BEEF_u32; 2]; 8];
+        expected_z[2..5].fill([7, 9]);
+        assert_eq!(read(&z), expected_z, "z: only 2..5 filled");
+        let got_w = read(&w);
+        assert_eq!(got_w[0], 0xDEAD_BEEF, "w[0] is outside the range");
+        assert_eq!(
+            got_w[1..].iter().position(|&e| e != 5),
+            None,
+            "first element of w[1..] not filled"
+        );
+    }
+    Ok(())
+}
+
+#[test]
+fn a_range_that_does_not_fit_the_bound_buffers_is_an_error_at_bake() -> Result<(), Error> {
+    let gpu = gpu();
+    let z = gpu.buffer_zeroed::<[u32; 2]>(8)?;
+    let w = gpu.buffer_zeroed::<u32>(4)?;
+    // `x[1..0]`: starts after it ends.
+    let (x, y) = (gpu.buffer_zeroed::<f32>(1)?, gpu.buffer_zeroed::<f32>(4)?);
+    let buffers = |x, y| RangesBuffers { x, y, z: &z, w: &w };
+    let result = Ranges::bake(&gpu, buffers(&x, &y));
+    let message = result.expect_err("refused").to_string();
+    assert!(
+        message.contains("`1..0` of `x`") && message.contains("`head`"),
+        "{message}"
+    );
+    // 8 elements of `x` into 3 of `y`.
+    let (x, y) = (gpu.buffer_zeroed::<f32>(10)?, gpu.buffer_zeroed::<f32>(5)?);
+    let message = Ranges::bake(&gpu, buffers(&x, &y))
+        .expect_err("refused")
+        .to_string();
+    assert!(
+        message.contains("moves 8 elements of `x` into a range of 3 elements of `y`"),
+        "{message}"
+    );
+    // The positive control: lengths that fit.
+    let (x, y) = (gpu.buffer_zeroed::<f32>(10)?, gpu.buffer_zeroed::<f32>(10)?);
+    Ranges::bake(&gpu, buffers(&x, &y))?;
     Ok(())
 }

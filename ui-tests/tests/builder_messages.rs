@@ -119,6 +119,57 @@ const CASES: &[Case] = &[
         rustc_errors: &[],
     },
     Case {
+        fixture: "buffers/copy-range-out-of-bounds",
+        build: || {
+            let mut b = graph_g();
+            b.buffer("a", "f32", Role::Input, Some(64))
+                .buffer("b", "f32", Role::Output, Some(32))
+                .copy("c", "a[40..72]", "b");
+            b
+        },
+        rustc_errors: &[],
+    },
+    Case {
+        fixture: "buffers/copy-range-lengths-differ",
+        build: || {
+            let mut b = graph_g();
+            b.buffer("a", "f32", Role::Input, Some(64))
+                .buffer("b", "f32", Role::Output, Some(32))
+                .copy("c", "a[..16]", "b[8..]");
+            b
+        },
+        rustc_errors: &[],
+    },
+    Case {
+        fixture: "buffers/copy-into-itself",
+        build: || {
+            let mut b = graph_g();
+            b.inout("a", "f32").copy("c", "a[..8]", "a[8..16]");
+            b
+        },
+        rustc_errors: &[],
+    },
+    Case {
+        fixture: "buffers/range-uses-a-parameter",
+        build: || {
+            let mut b = graph_g();
+            b.param("n", "u32")
+                .output("b", "f32")
+                .fill("f", "b[1..params.n]", "0.0");
+            b
+        },
+        rustc_errors: &[],
+    },
+    Case {
+        fixture: "buffers/fill-range-starts-after-it-ends",
+        build: || {
+            let mut b = graph_g();
+            b.output("b", "u32").fill("f", "b[8..4]", "1u");
+            b
+        },
+        rustc_errors: &[],
+    },
+    Case {
         fixture: "buffers/copy-type-mismatch",
         build: || {
             let mut b = graph_g();

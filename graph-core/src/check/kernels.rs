@@ -1,7 +1,7 @@
 //! Kernels: each one's WGSL, composed with its declarations, validated by naga and held to what the graph
 //! says of it.
 
-use super::{CheckedDispatch, CheckedKernel, Checker, Space};
+use super::{CheckedDispatch, CheckedKernel, CheckedRange, Checker, SizeProgram, Space};
 use crate::deps::BufferAccess;
 use crate::diagnostic::{Diagnostic, Loc};
 use crate::ir::{
@@ -9,6 +9,7 @@ use crate::ir::{
 };
 use crate::layout::ParamsLayout;
 use crate::names::unknown;
+use crate::size::{SizeOp, SizeStep};
 use crate::types::ValueType;
 use crate::wgsl::{self, Composed, Segment, WgslError};
 
@@ -184,6 +185,7 @@ impl Checker<'_> {
             dispatch,
             pointwise: library.is_some_and(|l| l.pointwise),
             foldable: library.is_some(),
+            range: None,
         })
     }
 
@@ -197,6 +199,18 @@ impl Checker<'_> {
     ) -> Option<CheckedKernel> {
         let target = self.accesses[n].first().copied().flatten()?;
         let elem = self.buffer_types[target.buffer]?;
+        let ranged = matches!(
+            &self.graph.nodes[n].kind,
+            NodeKind::Fill { range: Some(_), .. }
+        );
+        let range = match self.ranges.get(n).cloned().flatten()?.pop() {
+            Some(range) if ranged => Some(range),
+            _ => None,
+        };
+        let source = match range {
+            Some(_) => crate::fill::RANGE_WGSL,
+            None => crate::fill::WGSL,
+        };
         let unknown_params = self.check_value_params(Loc::KernelArg { node: n, index: 0 }, value);
         if unknown_params
             || !self.params_usable()
@@ -216,7 +230,7 @@ impl Checker<'_> {
             &layout.wgsl_struct(),
             self.graph.params_storage,
             &arg_refs(&args),
-            crate::fill::WGSL,
+            source,
         );
         if let Err(e) = wgsl::validate(&composed.source) {
             let node = &self.graph.nodes[n].name;
@@ -244,12 +258,16 @@ impl Checker<'_> {
             bindings: vec![target],
             declarations,
             args,
-            source: crate::fill::WGSL.to_string(),
+            source: source.to_string(),
             entry: crate::fill::ENTRY.to_string(),
             workgroup_size: [crate::fill::WORKGROUP, 1, 1],
-            dispatch: CheckedDispatch::BufferLen(target.buffer),
+            dispatch: match &range {
+                Some(r) => CheckedDispatch::Threads(vec![range_len(r)]),
+                None => CheckedDispatch::BufferLen(target.buffer),
+            },
             pointwise: true,
             foldable: true,
+            range,
         })
     }
 
@@ -738,4 +756,15 @@ fn workgroup_attribute(source: &str) -> Option<std::ops::Range<usize>> {
         .find(')')
         .map_or(source.len(), |close| start + close + 1);
     Some(start..end)
+}
+
+/// The number of elements of a range: `end - start`, as a program.
+fn range_len(range: &CheckedRange) -> SizeProgram {
+    let mut steps = range.end.steps.clone();
+    steps.extend_from_slice(&range.start.steps);
+    steps.push(SizeStep::Op(SizeOp::Sub));
+    SizeProgram {
+        text: format!("({}) - ({})", range.end.text, range.start.text),
+        steps,
+    }
 }

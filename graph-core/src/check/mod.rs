@@ -6,11 +6,13 @@
 mod kernels;
 mod layout;
 mod library;
+mod ranges;
 mod resolve;
 mod roles;
 mod sizes;
 mod topology;
 
+pub use ranges::CheckedRange;
 use resolve::Space;
 use roles::verb;
 
@@ -39,9 +41,10 @@ pub struct CheckedGraph {
 #[derive(Debug, Clone)]
 pub enum CheckedNode {
     Kernel(CheckedKernel),
+    /// `src_range` of its source into `dst_range` of its destination.
     Copy {
-        src: usize,
-        dst: usize,
+        src_range: CheckedRange,
+        dst_range: CheckedRange,
     },
     Host {
         accesses: Vec<BufferAccess>,
@@ -73,6 +76,8 @@ pub struct CheckedKernel {
     /// The kernel indexes elements as `gid.x + gid.y * num_workgroups.x * workgroup_size.x` (library kernels),
     /// so a one-dimensional dispatch past the per-dimension limit may be folded into two dimensions.
     pub foldable: bool,
+    /// A fill of part of its buffer (binding 0): the range, passed to the kernel as pipeline constants.
+    pub range: Option<CheckedRange>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -106,6 +111,7 @@ pub fn check(graph: Graph, library: &Library) -> Result<CheckedGraph, Vec<Diagno
     c.check_owned_buffers_have_a_length();
     c.check_library_bindings();
     c.check_copies();
+    c.check_ranges();
     c.check_inputs_are_not_written();
     c.check_outputs_are_written();
     let edges = c.dependency_edges();
@@ -140,6 +146,9 @@ struct Checker<'g> {
     /// The library kernel of each library node, once found and bound without error.
     library_kernels: Vec<Option<&'static LibraryKernel>>,
     explicit: Vec<(usize, usize, usize)>,
+    /// Per node, the ranges of a copy (source, destination) or fill (its buffer), once checked; `None`
+    /// where a bound was refused.
+    ranges: Vec<Option<Vec<CheckedRange>>>,
     /// Names refused for WGSL: kernels using them are not validated (naga would only repeat the error).
     badly_named_buffers: Vec<usize>,
     badly_named_params: bool,
@@ -179,6 +188,7 @@ impl<'g> Checker<'g> {
             accesses: Vec::new(),
             library_kernels: vec![None; graph.nodes.len()],
             explicit: Vec::new(),
+            ranges: Vec::new(),
             badly_named_buffers: Vec::new(),
             badly_named_params: false,
         }
@@ -198,12 +208,16 @@ impl<'g> Checker<'g> {
             .iter()
             .zip(kernels)
             .zip(&self.accesses)
-            .map(|((node, kernel), accesses)| match &node.kind {
+            .zip(&self.ranges)
+            .map(|(((node, kernel), accesses), ranges)| match &node.kind {
                 NodeKind::Kernel(_) | NodeKind::Fill { .. } => kernel.map(CheckedNode::Kernel),
-                NodeKind::Copy { .. } => Some(CheckedNode::Copy {
-                    src: accesses.first().copied()??.buffer,
-                    dst: accesses.get(1).copied()??.buffer,
-                }),
+                NodeKind::Copy { .. } => match ranges.as_deref()? {
+                    [src, dst] => Some(CheckedNode::Copy {
+                        src_range: src.clone(),
+                        dst_range: dst.clone(),
+                    }),
+                    _ => None,
+                },
                 NodeKind::Empty {} | NodeKind::Barrier {} => Some(CheckedNode::Empty),
                 NodeKind::Host { .. } => accesses
                     .iter()

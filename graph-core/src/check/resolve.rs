@@ -56,8 +56,15 @@ impl<'g> Checker<'g> {
                         .flatten()
                         .any(|a: &BufferAccess| Some(a.buffer) == found);
                 if repeated {
-                    self.diags.push(
-                        Diagnostic::new(
+                    let diagnostic = match node.kind {
+                        NodeKind::Copy { .. } => Diagnostic::new(
+                            loc,
+                            format!("copy `{}` copies `{}` into itself", node.name, access.buffer),
+                        )
+                        .with_help(
+                            "a copy moves elements between two buffers; copy through a graph-owned one",
+                        ),
+                        _ => Diagnostic::new(
                             loc,
                             format!(
                                 "node `{}` names buffer `{}` twice",
@@ -65,7 +72,8 @@ impl<'g> Checker<'g> {
                             ),
                         )
                         .with_help("bind each buffer once, with the widest access the node needs"),
-                    );
+                    };
+                    self.diags.push(diagnostic);
                 }
                 resolved.push(found.filter(|_| !repeated).map(|buffer| BufferAccess {
                     buffer,

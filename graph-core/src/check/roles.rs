@@ -6,11 +6,18 @@ use crate::diagnostic::{Diagnostic, Loc};
 use crate::ir::{AccessMode, KernelSource, NodeKind, Role};
 
 impl Checker<'_> {
-    /// A copy moves elements of one type, between buffers of one length when both lengths are declared (a
-    /// copy writes the whole of its destination).
+    /// A copy moves elements of one type (between two buffers: resolving refuses one named twice); without ranges, between buffers of one length
+    /// when both lengths are declared (a copy writes the whole of its destination). Ranges are checked with
+    /// the other ranges.
     pub(super) fn check_copies(&mut self) {
         for (n, node) in self.graph.nodes.iter().enumerate() {
-            let NodeKind::Copy { src, dst } = &node.kind else {
+            let NodeKind::Copy {
+                src,
+                dst,
+                src_range,
+                dst_range,
+            } = &node.kind
+            else {
                 continue;
             };
             let (Some(Some(s)), Some(Some(d))) =
@@ -32,6 +39,8 @@ impl Checker<'_> {
             );
             if let (Some(sl), Some(dl)) = (src_len, dst_len)
                 && sl != dl
+                && src_range.is_none()
+                && dst_range.is_none()
             {
                 self.diags.push(
                     Diagnostic::new(

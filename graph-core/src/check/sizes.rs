@@ -9,6 +9,15 @@ use crate::size::{MAX_STACK, SizeExpr, SizeOp, SizeStep, stack_depth};
 use crate::size_parse::MAX_DEPTH;
 use crate::types::Scalar;
 
+/// What a size expression measures, which decides what it may use.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum SizeUse {
+    /// A dispatch dimension, evaluated at each replay: parameters, buffer lengths, literals.
+    Dispatch,
+    /// A bound of a copy or fill range, fixed at bake: buffer lengths and literals.
+    Range,
+}
+
 const COMPONENTS: [char; 4] = ['x', 'y', 'z', 'w'];
 
 impl Checker<'_> {
@@ -35,17 +44,20 @@ impl Checker<'_> {
         let programs: Vec<Option<SizeProgram>> = dims
             .iter()
             .enumerate()
-            .map(|(dim, expr)| self.resolve_size(n, dim, expr, layout))
+            .map(|(dim, expr)| self.resolve_size(n, dim, expr, layout, SizeUse::Dispatch))
             .collect();
         programs.into_iter().collect()
     }
 
-    fn resolve_size(
+    /// One size expression of node `n`, in size slot `dim` (see [`crate::ir::Node::size_slots`]), as a
+    /// program; `None` after reporting each problem.
+    pub(super) fn resolve_size(
         &mut self,
         n: usize,
         dim: usize,
         expr: &SizeExpr,
         layout: &ParamsLayout,
+        usage: SizeUse,
     ) -> Option<SizeProgram> {
         // The deepest a size may be written: what a graph file can hold, since it stores sizes as text.
         if tree_depth(expr) > MAX_DEPTH {
@@ -62,7 +74,7 @@ impl Checker<'_> {
         let mut steps = Vec::new();
         let mut term = 0;
         let ok = self
-            .size_term(n, dim, expr, &mut term, layout, &mut steps)
+            .size_term(n, dim, expr, &mut term, (layout, usage), &mut steps)
             .is_ok();
         if !ok {
             return None;
@@ -92,7 +104,7 @@ impl Checker<'_> {
         dim: usize,
         expr: &SizeExpr,
         term: &mut usize,
-        layout: &ParamsLayout,
+        (layout, usage): (&ParamsLayout, SizeUse),
         steps: &mut Vec<SizeStep>,
     ) -> Result<Option<u32>, ()> {
         let loc = Loc::SizeTerm {
@@ -115,6 +127,20 @@ impl Checker<'_> {
                     Err(())
                 }
             },
+            SizeExpr::Param { .. } if usage == SizeUse::Range => {
+                self.diags.push(
+                    Diagnostic::new(
+                        loc,
+                        format!(
+                            "a range is fixed when the graph is baked, so it cannot use `{expr}`"
+                        ),
+                    )
+                    .with_help(
+                        "write it with integer literals and buffer lengths, such as `x.len() - 1`",
+                    ),
+                );
+                Err(())
+            }
             SizeExpr::Param { name, component } => {
                 let offset = self.size_param(loc, name, *component, layout)?;
                 steps.push(SizeStep::Param(offset));
@@ -126,8 +152,8 @@ impl Checker<'_> {
                 Ok(None)
             }
             SizeExpr::Binary { op, lhs, rhs } => {
-                let l = self.size_term(n, dim, lhs, term, layout, steps);
-                let r = self.size_term(n, dim, rhs, term, layout, steps);
+                let l = self.size_term(n, dim, lhs, term, (layout, usage), steps);
+                let r = self.size_term(n, dim, rhs, term, (layout, usage), steps);
                 let (l, r) = (l?, r?);
                 steps.push(SizeStep::Op(*op));
                 if matches!(op, SizeOp::Div | SizeOp::DivCeil) && r == Some(0) {

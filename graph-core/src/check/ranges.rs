@@ -1,0 +1,176 @@
+//! Copy and fill ranges: each bound resolved into a program over buffer lengths and literals (a range is
+//! fixed when the graph is baked, so it never reads a parameter), and checked now wherever the lengths it
+//! uses are declared; the runtime checks the rest at bake, with the same rules.
+
+use super::sizes::SizeUse;
+use super::{Checker, SizeProgram};
+use crate::diagnostic::{Diagnostic, Loc};
+use crate::ir::{ElementRange, NodeKind};
+use crate::size::{SizeExpr, SizeStep, evaluate};
+
+/// `start..end` of one buffer, in elements.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CheckedRange {
+    pub buffer: usize,
+    pub start: SizeProgram,
+    pub end: SizeProgram,
+}
+
+impl Checker<'_> {
+    /// The ranges of every copy (source, then destination) and fill (its buffer), whole buffers where no
+    /// range is written; `None` for a node whose range could not be resolved.
+    pub(super) fn check_ranges(&mut self) {
+        let graph = self.graph;
+        self.ranges = graph
+            .nodes
+            .iter()
+            .enumerate()
+            .map(|(n, node)| match &node.kind {
+                NodeKind::Copy {
+                    src_range,
+                    dst_range,
+                    ..
+                } => {
+                    let src = self.resolve_range(n, 0, src_range.as_ref());
+                    let dst = self.resolve_range(n, 1, dst_range.as_ref());
+                    let (src, dst) = (src?, dst?);
+                    if src_range.is_some() || dst_range.is_some() {
+                        self.check_copy_lengths(n, &src, &dst);
+                    }
+                    Some(vec![src, dst])
+                }
+                NodeKind::Fill { range, .. } => {
+                    Some(vec![self.resolve_range(n, 0, range.as_ref())?])
+                }
+                _ => Some(Vec::new()),
+            })
+            .collect();
+    }
+
+    /// The range of access `side` of node `n` (its size slots `2 * side` and `2 * side + 1`), checked against
+    /// the buffer's declared length.
+    fn resolve_range(
+        &mut self,
+        n: usize,
+        side: usize,
+        range: Option<&ElementRange>,
+    ) -> Option<CheckedRange> {
+        let buffer = self.accesses[n].get(side).copied().flatten()?.buffer;
+        let name = &self.graph.buffers[buffer].name;
+        let layout = self.params_layout();
+        let mut bound = |slot: usize, written: Option<&SizeExpr>, implied: SizeExpr| match written {
+            Some(expr) => self.resolve_size(n, 2 * side + slot, expr, &layout, SizeUse::Range),
+            None => Some(SizeProgram {
+                text: implied.to_string(),
+                steps: implied_steps(&implied, buffer),
+            }),
+        };
+        let start = bound(
+            0,
+            range.and_then(|r| r.start.as_ref()),
+            SizeExpr::Literal(0),
+        );
+        let end = bound(
+            1,
+            range.and_then(|r| r.end.as_ref()),
+            SizeExpr::Len(name.clone()),
+        );
+        let checked = CheckedRange {
+            buffer,
+            start: start?,
+            end: end?,
+        };
+        let (start, end) = (self.known(&checked.start), self.known(&checked.end));
+        let written = |slot: usize| range.and_then(|r| r.bounds()[slot]).is_some();
+        let at = |slot: usize| match written(slot) {
+            true => Loc::SizeTerm {
+                node: n,
+                dim: 2 * side + slot,
+                term: 0,
+            },
+            false => Loc::Access {
+                node: n,
+                index: side,
+            },
+        };
+        let node = &self.graph.nodes[n];
+        let node = format!(
+            "{} `{}`",
+            if matches!(node.kind, NodeKind::Fill { .. }) {
+                "fill"
+            } else {
+                "copy"
+            },
+            node.name
+        );
+        let len = self.graph.buffers[buffer].len;
+        if let (Some(s), Some(e)) = (start, end)
+            && s > e
+        {
+            let message = match written(1) {
+                true => {
+                    format!("the range `{s}..{e}` of `{name}` in {node} starts after it ends")
+                }
+                false => format!(
+                    "the range of `{name}` in `{node}` starts at {s}, past its end ({e} elements)"
+                ),
+            };
+            self.diags.push(Diagnostic::new(at(0), message));
+            return None;
+        }
+        if let (Some(e), Some(l)) = (end, len)
+            && u64::from(e) > l
+        {
+            self.diags.push(
+                Diagnostic::new(
+                    at(1),
+                    format!("the range of `{name}` in {node} ends at {e}, past the end of `{name}` ({l} elements)"),
+                )
+                .with_help(format!("a range of `{name}` ends at `{name}.len()` = {l} at most")),
+            );
+            return None;
+        }
+        Some(checked)
+    }
+
+    /// The two sides of a copy with a range have one length, when both are known now.
+    fn check_copy_lengths(&mut self, n: usize, src: &CheckedRange, dst: &CheckedRange) {
+        let count = |r: &CheckedRange| self.known(&r.end)?.checked_sub(self.known(&r.start)?);
+        let (Some(from), Some(into)) = (count(src), count(dst)) else {
+            return;
+        };
+        if from != into {
+            let buffers = &self.graph.buffers;
+            self.diags.push(
+                Diagnostic::new(
+                    Loc::Access { node: n, index: 1 },
+                    format!(
+                        "copy `{}` moves {from} elements of `{}` into a range of {into} elements of `{}`",
+                        self.graph.nodes[n].name, buffers[src.buffer].name, buffers[dst.buffer].name
+                    ),
+                )
+                .with_help("both sides of a copy have one length, as with `copy_from_slice`"),
+            );
+        }
+    }
+
+    /// A program's value when every buffer length it reads is declared.
+    fn known(&self, program: &SizeProgram) -> Option<u32> {
+        let mut lens = vec![0; self.graph.buffers.len()];
+        for step in &program.steps {
+            if let SizeStep::Len(b) = *step {
+                let declared = self.graph.buffers.get(b as usize)?.len?;
+                *lens.get_mut(b as usize)? = u32::try_from(declared).ok()?;
+            }
+        }
+        evaluate(&program.steps, &[], &lens).ok()
+    }
+}
+
+/// The program of a bound left out: `0` or the buffer's length.
+fn implied_steps(implied: &SizeExpr, buffer: usize) -> Vec<SizeStep> {
+    match implied {
+        SizeExpr::Len(_) => vec![SizeStep::Len(buffer as u32)],
+        _ => vec![SizeStep::Literal(0)],
+    }
+}

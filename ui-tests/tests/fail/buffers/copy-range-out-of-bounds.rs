@@ -1,0 +1,10 @@
+use graph_runtime::graph;
+
+graph! {
+    graph G {
+        buffers { a: [f32; 64] = input, b: [f32; 32] = output }
+        copy c(a[40..72] -> b);
+    }
+}
+
+fn main() {}
