@@ -178,8 +178,8 @@ fn files_that_are_not_graphs_are_errors_that_say_why() {
     );
     assert_eq!(
         misspelt,
-        "node 0 (`c`): unknown key `nmae`: a node has a `name` and one of `kernel`, `copy`, `fill`, `host`, \
-         `interop`, `empty`, `barrier`"
+        "node 0 (`c`): unknown key `nmae`: a node has a `name` and one of `kernel`, `copy`, `fill`, `upload`, \
+         `readback`, `host`, `interop`, `empty`, `barrier`"
     );
     let two_kinds = load_error(
         r#"{"format": 1, "graph": {"name": "G", "nodes": [{"name": "c",

@@ -294,6 +294,22 @@ impl GraphBuilder {
         )
     }
 
+    /// Host data written into `dst` (a buffer, or a slice of one) at this point of each replay; the app gives
+    /// the data between replays, and a replay without it is an error.
+    pub fn upload(&mut self, name: &str, dst: &str) -> &mut Self {
+        let node = self.graph.nodes.len();
+        let (dst, range) = self.slice(node, 0, dst);
+        self.node(name, NodeKind::Upload { dst, range })
+    }
+
+    /// `src` (a buffer, or a slice of one) copied to the host at this point of each replay, for the app to
+    /// read once that replay finished.
+    pub fn readback(&mut self, name: &str, src: &str) -> &mut Self {
+        let node = self.graph.nodes.len();
+        let (src, range) = self.slice(node, 0, src);
+        self.node(name, NodeKind::Readback { src, range })
+    }
+
     /// A buffer or a slice of one, read from text; what cannot be read is a diagnostic at the access.
     fn slice(&mut self, node: usize, index: usize, text: &str) -> (String, Option<ElementRange>) {
         parse_slice(text).unwrap_or_else(|e| {

@@ -91,6 +91,16 @@ pub enum OpDesc {
         src_range: RangeDesc,
         dst_range: RangeDesc,
     },
+    /// Host data into `range` of `buffer`, given between replays.
+    Upload {
+        buffer: u32,
+        range: RangeDesc,
+    },
+    /// `range` of `buffer` to the host, read once the replay finished.
+    Readback {
+        buffer: u32,
+        range: RangeDesc,
+    },
     Host {
         accesses: List<AccessDesc>,
     },
@@ -108,6 +118,8 @@ impl OpDesc {
         match self {
             OpDesc::Kernel(_) => "kernel",
             OpDesc::Copy { .. } => "copy",
+            OpDesc::Upload { .. } => "upload",
+            OpDesc::Readback { .. } => "readback",
             OpDesc::Host { .. } => "host",
             OpDesc::Interop { .. } => "interop",
             OpDesc::Empty => "empty",
@@ -395,6 +407,13 @@ impl GraphDesc {
                     s.elem,
                     d.elem
                 );
+            }
+            OpDesc::Upload { buffer, range } | OpDesc::Readback { buffer, range } => {
+                ensure!(
+                    in_range(*buffer),
+                    "`{name}` moves buffer {buffer} of {buffers}"
+                );
+                self.validate_range(name, range, buffers)?;
             }
             OpDesc::Host { accesses } | OpDesc::Interop { accesses } => {
                 for a in accesses.iter() {

@@ -122,6 +122,14 @@ fn describe_op(op: &CheckedNode) -> OpDesc {
             src_range: range(src_range),
             dst_range: range(dst_range),
         },
+        CheckedNode::Upload { range: r } => OpDesc::Upload {
+            buffer: index(r.buffer),
+            range: range(r),
+        },
+        CheckedNode::Readback { range: r } => OpDesc::Readback {
+            buffer: index(r.buffer),
+            range: range(r),
+        },
         CheckedNode::Host { accesses: list } => OpDesc::Host {
             accesses: accesses(list),
         },

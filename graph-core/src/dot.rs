@@ -39,6 +39,8 @@ impl GraphDesc {
             let (shape, color) = match node.op {
                 OpDesc::Kernel(_) => ("box", "#dbe9f6"),
                 OpDesc::Copy { .. } => ("cds", "#e8f3dc"),
+                OpDesc::Upload { .. } => ("invhouse", "#f3e8dc"),
+                OpDesc::Readback { .. } => ("house", "#f3e8dc"),
                 OpDesc::Host { .. } => ("ellipse", "#fbe6c8"),
                 OpDesc::Interop { .. } => ("component", "#f3e1f7"),
                 OpDesc::Empty => ("diamond", "#ffffff"),
@@ -120,6 +122,8 @@ impl GraphDesc {
             OpDesc::Copy { src, dst, .. } => {
                 vec![(*src, AccessMode::Read), (*dst, AccessMode::Write)]
             }
+            OpDesc::Upload { buffer, .. } => vec![(*buffer, AccessMode::Write)],
+            OpDesc::Readback { buffer, .. } => vec![(*buffer, AccessMode::Read)],
             OpDesc::Host { accesses } | OpDesc::Interop { accesses } => {
                 accesses.iter().map(|a| (a.buffer, a.mode)).collect()
             }
@@ -140,6 +144,9 @@ impl GraphDesc {
             } => {
                 let (from, into) = (range(*src, src_range), range(*dst, dst_range));
                 let _ = write!(text, "\n{from} -> {into}");
+            }
+            OpDesc::Upload { buffer, range: r } | OpDesc::Readback { buffer, range: r } => {
+                let _ = write!(text, "\n{}", range(*buffer, r));
             }
             OpDesc::Kernel(k) => {
                 if let (Some(r), Some(target)) = (&k.range, k.bindings.first()) {
@@ -171,6 +178,9 @@ impl GraphDesc {
                 .filter(|a| a.buffer == b)
                 .map(|a| a.mode)
                 .collect(),
+            OpDesc::Upload { buffer, .. } if *buffer == b => vec![AccessMode::Write],
+            OpDesc::Readback { buffer, .. } if *buffer == b => vec![AccessMode::Read],
+            OpDesc::Upload { .. } | OpDesc::Readback { .. } => Vec::new(),
             OpDesc::Copy { src, dst, .. } => {
                 let mut modes = Vec::new();
                 if *src == b {

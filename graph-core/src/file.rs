@@ -176,8 +176,8 @@ fn parse(text: &str) -> Result<Graph, LoadError> {
 }
 
 /// The keys a node may have: its name and exactly one kind.
-const NODE_KEYS: [&str; 8] = [
-    "name", "kernel", "copy", "fill", "host", "interop", "empty", "barrier",
+const NODE_KEYS: [&str; 10] = [
+    "name", "kernel", "copy", "fill", "upload", "readback", "host", "interop", "empty", "barrier",
 ];
 
 /// A node's kind is a key beside its name, which serde reads with `flatten`, and `flatten` cannot refuse
@@ -200,9 +200,10 @@ fn check_node_keys(text: &str) -> Result<(), LoadError> {
             reason,
         };
         if let Some(key) = map.keys().find(|k| !NODE_KEYS.contains(&k.as_str())) {
+            let kinds: Vec<String> = NODE_KEYS[1..].iter().map(|k| format!("`{k}`")).collect();
             return Err(error(format!(
-                "unknown key `{key}`: a node has a `name` and one of `kernel`, `copy`, `fill`, `host`, \
-                 `interop`, `empty`, `barrier`"
+                "unknown key `{key}`: a node has a `name` and one of {}",
+                kinds.join(", ")
             )));
         }
         let kinds: Vec<&str> = map

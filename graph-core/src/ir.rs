@@ -224,6 +224,20 @@ pub enum NodeKind {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         range: Option<ElementRange>,
     },
+    /// Host data written into `dst` (or a range of it) at this point of each replay: the app gives the data
+    /// between replays, and a replay without it is an error.
+    Upload {
+        dst: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        range: Option<ElementRange>,
+    },
+    /// `src` (or a range of it) copied to the host at this point of each replay, for the app to read once
+    /// that replay finished.
+    Readback {
+        src: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        range: Option<ElementRange>,
+    },
     /// A Rust closure run on the host between GPU partitions.
     Host {
         accesses: Vec<Access>,
@@ -277,10 +291,15 @@ impl Node {
             NodeKind::Kernel(k) => k.accesses.clone(),
             NodeKind::Host { accesses } | NodeKind::Interop { accesses } => accesses.clone(),
             NodeKind::Empty {} | NodeKind::Barrier {} => Vec::new(),
-            NodeKind::Fill { dst, .. } => vec![Access {
+            NodeKind::Fill { dst, .. } | NodeKind::Upload { dst, .. } => vec![Access {
                 binding: "dst".into(),
                 buffer: dst.clone(),
                 mode: AccessMode::Write,
+            }],
+            NodeKind::Readback { src, .. } => vec![Access {
+                binding: "src".into(),
+                buffer: src.clone(),
+                mode: AccessMode::Read,
             }],
             NodeKind::Copy { src, dst, .. } => vec![
                 Access {
@@ -304,13 +323,16 @@ impl Node {
             NodeKind::Host { accesses } | NodeKind::Interop { accesses } => Some(accesses),
             NodeKind::Copy { .. }
             | NodeKind::Fill { .. }
+            | NodeKind::Upload { .. }
+            | NodeKind::Readback { .. }
             | NodeKind::Empty {}
             | NodeKind::Barrier {} => None,
         }
     }
 
     /// The size expressions a node writes, by slot (how [`crate::Loc::SizeTerm`] numbers them): a kernel's
-    /// dispatch dimensions; a copy's source start and end, then its destination's; a fill's start and end.
+    /// dispatch dimensions; a copy's source start and end, then its destination's; a fill's, upload's or
+    /// readback's start and end.
     /// A bound left out is `None`.
     pub fn size_slots(&self) -> Vec<Option<&SizeExpr>> {
         fn range(r: &Option<ElementRange>) -> [Option<&SizeExpr>; 2] {
@@ -323,7 +345,9 @@ impl Node {
                 dst_range,
                 ..
             } => [range(src_range), range(dst_range)].concat(),
-            NodeKind::Fill { range: r, .. } => range(r).to_vec(),
+            NodeKind::Fill { range: r, .. }
+            | NodeKind::Upload { range: r, .. }
+            | NodeKind::Readback { range: r, .. } => range(r).to_vec(),
             _ => Vec::new(),
         }
     }
@@ -337,7 +361,9 @@ impl Node {
                 let side = if slot < 2 { "source" } else { "destination" };
                 format!("the {bound} of the {side} range")
             }
-            NodeKind::Fill { .. } => format!("the {bound} of the range"),
+            NodeKind::Fill { .. } | NodeKind::Upload { .. } | NodeKind::Readback { .. } => {
+                format!("the {bound} of the range")
+            }
             _ => {
                 let dim = ["x", "y", "z"]
                     .get(slot)

@@ -33,7 +33,7 @@ pub struct PlanLevel {
     /// earlier level of the partition wrote (or read, for a write) with no barrier carrying that buffer in
     /// between. Empty for the first level and for a level that conflicts with nothing still unordered.
     pub hazards: Vec<BufferHazard>,
-    /// Dispatches first, then copies, then interop tasks, each in declaration order.
+    /// Dispatches first, then copies, uploads and readbacks, then interop tasks, each in declaration order.
     pub steps: Vec<PlanStep>,
 }
 
@@ -68,6 +68,10 @@ pub enum PlanStep {
     Dispatch { node: u32 },
     /// Node `node`'s interop task, given the partition's command encoder.
     Interop { node: u32 },
+    /// The data given for upload node `node`, copied into its buffer.
+    Upload(Transfer),
+    /// Readback node `node`'s range, copied out for the host.
+    Readback(Transfer),
     /// `bytes` from `src_offset` of `src` to `dst_offset` of `dst`, from the ranges and the bound lengths.
     Copy {
         node: u32,
@@ -79,12 +83,23 @@ pub enum PlanStep {
     },
 }
 
+/// Host data into a buffer, and a buffer to the host, at a step of a replay: `bytes` at `offset` of `buffer`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Transfer {
+    pub node: u32,
+    pub buffer: u32,
+    pub offset: u64,
+    pub bytes: u64,
+}
+
 impl PlanStep {
     pub fn node(&self) -> u32 {
         match *self {
             PlanStep::Dispatch { node }
             | PlanStep::Interop { node }
-            | PlanStep::Copy { node, .. } => node,
+            | PlanStep::Copy { node, .. }
+            | PlanStep::Upload(Transfer { node, .. })
+            | PlanStep::Readback(Transfer { node, .. }) => node,
         }
     }
 }
@@ -218,6 +233,24 @@ fn level_steps(desc: &GraphDesc, level: &[u32], lens: &[u32]) -> Result<Vec<Plan
                     bytes: u64::from(src_end - src_start) * elem,
                 });
             }
+            Some(OpDesc::Upload { buffer, range } | OpDesc::Readback { buffer, range }) => {
+                let (start, end) = evaluate_range(node, *buffer, range, lens)?;
+                let elem = u64::from(
+                    desc.buffers
+                        .get(*buffer as usize)
+                        .map_or(4, |b| b.elem.size()),
+                );
+                let transfer = Transfer {
+                    node,
+                    buffer: *buffer,
+                    offset: u64::from(start) * elem,
+                    bytes: u64::from(end - start) * elem,
+                };
+                copies.push(match desc.nodes[node as usize].op {
+                    OpDesc::Upload { .. } => PlanStep::Upload(transfer),
+                    _ => PlanStep::Readback(transfer),
+                });
+            }
             Some(OpDesc::Interop { .. }) => interops.push(PlanStep::Interop { node }),
             Some(OpDesc::Host { .. } | OpDesc::Empty) | None => {}
         }
@@ -243,6 +276,8 @@ impl Touched {
                     t.read.push(src);
                     t.written.push(dst);
                 }
+                PlanStep::Upload(Transfer { buffer, .. }) => t.written.push(buffer),
+                PlanStep::Readback(Transfer { buffer, .. }) => t.read.push(buffer),
                 PlanStep::Dispatch { node } | PlanStep::Interop { node } => {
                     let accesses = match desc.nodes.get(node as usize).map(|n| &n.op) {
                         Some(OpDesc::Kernel(k)) => &k.bindings,

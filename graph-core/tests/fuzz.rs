@@ -1223,6 +1223,8 @@ enum RawNode {
     },
     Copy(Ref, Ref, Option<ElementRange>, Option<ElementRange>),
     Fill(Ref, &'static str, Option<ElementRange>),
+    Upload(Ref, Option<ElementRange>),
+    Readback(Ref, Option<ElementRange>),
     Host(Vec<(Ref, AccessMode)>),
 }
 
@@ -1286,6 +1288,8 @@ fn raw_node() -> impl Strategy<Value = RawNode> {
             .prop_map(|(s, d, sr, dr)| RawNode::Copy(s, d, sr, dr)),
         1 => (buffer_ref(), prop::sample::select(FILL_VALUES), range())
             .prop_map(|(d, v, r)| RawNode::Fill(d, v, r)),
+        1 => (buffer_ref(), range()).prop_map(|(b, r)| RawNode::Upload(b, r)),
+        1 => (buffer_ref(), range()).prop_map(|(b, r)| RawNode::Readback(b, r)),
         1 => accesses().prop_map(RawNode::Host),
     ]
 }
@@ -1349,6 +1353,8 @@ fn coherent_node() -> impl Strategy<Value = RawNode> {
         )),
         1 => prop::sample::select(&[(1u8, "0.0"), (4, "vec4<f32>(0.0)"), (3, "params.a"), (2, "1.0")][..])
             .prop_map(|(d, v)| RawNode::Fill(Ref::Index(d), v, None)),
+        1 => Just(RawNode::Upload(Ref::Index(2), None)),
+        1 => Just(RawNode::Readback(Ref::Index(1), None)),
         1 => (0u64..64).prop_map(|start| RawNode::Fill(
             Ref::Index(2),
             "2.0",
@@ -1462,6 +1468,14 @@ fn build_node(raw: RawNode, buffers: &[String]) -> NodeKind {
         RawNode::Fill(dst, value, range) => NodeKind::Fill {
             dst: resolve(&dst, buffers),
             value: value.into(),
+            range,
+        },
+        RawNode::Upload(dst, range) => NodeKind::Upload {
+            dst: resolve(&dst, buffers),
+            range,
+        },
+        RawNode::Readback(src, range) => NodeKind::Readback {
+            src: resolve(&src, buffers),
             range,
         },
         RawNode::Host(accesses) => NodeKind::Host {

@@ -9,6 +9,7 @@
 //!          | 'kernel' Ident '=' 'kernels' '::' path '(' (Ident ':' value),* ')' clause* ';'
 //!          | 'fill' Ident '(' slice '=' value ')' ';'
 //!          | 'copy' Ident '(' slice '->' slice ')' ';'
+//!          | ('upload' | 'readback') Ident '(' slice ')' ';'
 //!          | 'host' Ident '(' (Ident ':' mode),* ')' ';'
 //!          | Ident ('->' Ident)+ ';'
 //! slice   := Ident ('[' Expr? '..' Expr? ']')?       (a range in elements, as Rust slices are written)
@@ -35,8 +36,9 @@ pub mod kw {
 }
 
 /// The words that start an item.
-const ITEM_KEYWORDS: [&str; 9] = [
-    "params", "buffers", "kernel", "fill", "copy", "host", "interop", "empty", "barrier",
+const ITEM_KEYWORDS: [&str; 11] = [
+    "params", "buffers", "kernel", "fill", "copy", "upload", "readback", "host", "interop",
+    "empty", "barrier",
 ];
 
 /// The clauses a kernel takes after its access list.
@@ -70,6 +72,12 @@ pub enum Item {
         name: Ident,
         dst: Slice,
         value: TokenStream,
+    },
+    /// `upload name(buf);` (`readback: false`) or `readback name(buf);`, each of a buffer or a slice.
+    Transfer {
+        name: Ident,
+        buffer: Slice,
+        readback: bool,
     },
     Host {
         name: Ident,
@@ -301,8 +309,8 @@ fn parse_item(input: ParseStream<'_>, errors: &mut Errors) -> syn::Result<Item> 
     let word: Ident = input.call(Ident::parse_any).map_err(|e| {
         syn::Error::new(
             e.span(),
-            "expected an item: `params`, `buffers`, `kernel`, `fill`, `copy`, `host`, `interop`, `empty`, \
-             `barrier`, or an edge `a -> b;`",
+            "expected an item: `params`, `buffers`, `kernel`, `fill`, `copy`, `upload`, `readback`, `host`, \
+             `interop`, `empty`, `barrier`, or an edge `a -> b;`",
         )
     })?;
     // A chain of edges may start with any node name, one that looks like a keyword included.
@@ -326,8 +334,8 @@ fn parse_item(input: ParseStream<'_>, errors: &mut Errors) -> syn::Result<Item> 
                 return Err(syn::Error::new(
                     word.span(),
                     format!(
-                        "expected an item: `params`, `buffers`, `kernel`, `fill`, `copy`, `host`, `interop`, \
-                         `empty`, `barrier`, or an edge `{text} -> other;`"
+                        "expected an item: `params`, `buffers`, `kernel`, `fill`, `copy`, `upload`, `readback`, \
+                         `host`, `interop`, `empty`, `barrier`, or an edge `{text} -> other;`"
                     ),
                 ));
             }
@@ -374,6 +382,19 @@ fn parse_item(input: ParseStream<'_>, errors: &mut Errors) -> syn::Result<Item> 
             expect_end(&content, errors)?;
             expect_semi(input, errors, group.span.close());
             Ok(Item::Fill { name, dst, value })
+        }
+        "upload" | "readback" => {
+            let name = input.parse()?;
+            let content;
+            let group = parenthesized!(content in input);
+            let buffer = content.parse()?;
+            expect_end(&content, errors)?;
+            expect_semi(input, errors, group.span.close());
+            Ok(Item::Transfer {
+                name,
+                buffer,
+                readback: keyword == "readback",
+            })
         }
         "empty" | "barrier" => {
             let name: Ident = input.parse()?;

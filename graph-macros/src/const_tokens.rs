@@ -151,6 +151,14 @@ impl ConstTokens for OpDesc {
                     dst_range: #dst_range,
                 })
             }
+            OpDesc::Upload { buffer, range } => {
+                let range = range.const_tokens();
+                quote!(#p::desc::OpDesc::Upload { buffer: #buffer, range: #range })
+            }
+            OpDesc::Readback { buffer, range } => {
+                let range = range.const_tokens();
+                quote!(#p::desc::OpDesc::Readback { buffer: #buffer, range: #range })
+            }
             OpDesc::Host { accesses } => {
                 let accesses = accesses.const_tokens();
                 quote!(#p::desc::OpDesc::Host { accesses: #accesses })

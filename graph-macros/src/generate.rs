@@ -2,6 +2,7 @@
 //! except [`types`], which also builds the stub emitted beside errors.
 
 use graph_core::check::CheckedGraph;
+use graph_core::ir::NodeKind;
 use graph_core::layout::ParamsLayout;
 use graph_core::types::{Scalar, ValueType};
 use proc_macro2::{Span, TokenStream};
@@ -185,10 +186,14 @@ pub fn types(
     let node_doc = format!("The nodes of [`{name_text}`], in declaration order.");
     let indices = 0..nodes.len();
 
+    let transfers = transfer_handles(lowered, graph);
+
     quote! {
         #(#docs)*
         #[derive(::core::fmt::Debug, ::core::clone::Clone, ::core::marker::Copy, ::core::default::Default)]
         pub struct #graph;
+
+        #transfers
 
         #[doc = #params_doc]
         #[repr(C)]
@@ -233,6 +238,68 @@ pub fn types(
             }
         }
     }
+}
+
+/// `GraphUploads` and `GraphReadbacks`: a typed handle per upload and readback node, by node name, as the
+/// constants `Graph::UPLOADS` and `Graph::READBACKS`. A node whose buffer has no usable type is left out
+/// (its error is reported).
+fn transfer_handles(lowered: &Lowered, graph: &Ident) -> TokenStream {
+    let p = private();
+    let mut out = TokenStream::new();
+    for readback in [false, true] {
+        let (kind, handle, constant) = match readback {
+            false => ("Uploads", quote!(Upload), quote!(UPLOADS)),
+            true => ("Readbacks", quote!(Readback), quote!(READBACKS)),
+        };
+        let mut fields = Vec::new();
+        let mut values = Vec::new();
+        for (index, (node, span)) in lowered
+            .graph
+            .nodes
+            .iter()
+            .zip(&lowered.spans.nodes)
+            .enumerate()
+        {
+            let buffer = match (&node.kind, readback) {
+                (NodeKind::Upload { dst, .. }, false) => dst,
+                (NodeKind::Readback { src, .. }, true) => src,
+                _ => continue,
+            };
+            let elem = lowered
+                .graph
+                .buffers
+                .iter()
+                .find(|b| &b.name == buffer)
+                .and_then(|b| ValueType::parse(&b.elem).ok());
+            let Some(elem) = elem else { continue };
+            let field = rust_ident(&node.name, *span);
+            let ty = rust_type(elem);
+            let doc = format!("The node `{}`, of `{buffer}`: `[{elem}]`.", node.name);
+            let index = index as u32;
+            fields.push(quote!(#[doc = #doc] pub #field: #p::#handle<#ty>));
+            values.push(quote!(#field: #p::#handle::new(#index)));
+        }
+        let name = format_ident!("{}{}", graph, kind);
+        let doc = match readback {
+            false => format!(
+                "The upload nodes of [`{graph}`]: give each its data with `Baked::upload` before each replay."
+            ),
+            true => format!(
+                "The readback nodes of [`{graph}`]: read each from the replay's `Finished` (what `wait` returns)."
+            ),
+        };
+        out.extend(quote! {
+            #[doc = #doc]
+            #[derive(::core::fmt::Debug, ::core::clone::Clone, ::core::marker::Copy)]
+            pub struct #name { #(#fields,)* }
+
+            impl #graph {
+                #[doc = #doc]
+                pub const #constant: #name = #name { #(#values,)* };
+            }
+        });
+    }
+    out
 }
 
 fn rust_type(t: ValueType) -> TokenStream {

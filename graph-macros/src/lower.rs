@@ -183,19 +183,13 @@ pub fn lower(def: &GraphDef) -> Lowered {
                     src_range,
                     dst_range,
                 };
-                let spans = vec![
-                    (src.span_range(), src.span_range()),
-                    (dst.span_range(), dst.span_range()),
-                ];
-                push_node(
+                push_builtin(
                     &mut out,
                     name,
                     kind,
-                    spans,
-                    SourceSpans::Builtin { name: name.span() },
+                    &[src, dst],
+                    [src_sizes, dst_sizes].concat(),
                 );
-                *out.spans.sizes.last_mut().expect("node just pushed") =
-                    [src_sizes, dst_sizes].concat();
             }
             Item::Fill { name, dst, value } => {
                 let (range, sizes) = lower_range(&mut out, dst);
@@ -204,16 +198,26 @@ pub fn lower(def: &GraphDef) -> Lowered {
                     value: WgslText::from_tokens(value.clone()).text,
                     range,
                 };
-                let spans = vec![(dst.span_range(), dst.span_range())];
-                push_node(
-                    &mut out,
-                    name,
-                    kind,
-                    spans,
-                    SourceSpans::Builtin { name: name.span() },
-                );
+                push_builtin(&mut out, name, kind, &[dst], sizes);
                 *out.spans.args.last_mut().expect("node just pushed") = vec![range_of(value)];
-                *out.spans.sizes.last_mut().expect("node just pushed") = sizes;
+            }
+            Item::Transfer {
+                name,
+                buffer,
+                readback,
+            } => {
+                let (range, sizes) = lower_range(&mut out, buffer);
+                let kind = match readback {
+                    true => NodeKind::Readback {
+                        src: name_of(&buffer.buffer),
+                        range,
+                    },
+                    false => NodeKind::Upload {
+                        dst: name_of(&buffer.buffer),
+                        range,
+                    },
+                };
+                push_builtin(&mut out, name, kind, &[buffer], sizes);
             }
             Item::Host { name, accesses } => {
                 let (list, spans) = lower_accesses(&mut out, accesses);
@@ -281,6 +285,29 @@ fn push_node(
     out.spans.entries.push(None);
     out.spans.dispatch.push(None);
     out.spans.sizes.push(Vec::new());
+}
+
+/// A copy, fill, upload or readback: no WGSL of its own, its accesses the slices it names, and the terms of
+/// their ranges' bounds by size slot.
+fn push_builtin(
+    out: &mut Lowered,
+    name: &Ident,
+    kind: NodeKind,
+    slices: &[&Slice],
+    sizes: Vec<Vec<SpanRange>>,
+) {
+    let spans = slices
+        .iter()
+        .map(|s| (s.span_range(), s.span_range()))
+        .collect();
+    push_node(
+        out,
+        name,
+        kind,
+        spans,
+        SourceSpans::Builtin { name: name.span() },
+    );
+    *out.spans.sizes.last_mut().expect("node just pushed") = sizes;
 }
 
 /// The accesses of the next node. An unknown access word is one error: the access is kept as `read_write`

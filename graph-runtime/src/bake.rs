@@ -150,8 +150,8 @@ fn check_aliasing(desc: &GraphDesc, buffers: &[wgpu::Buffer]) -> Result<(), Erro
     Ok(())
 }
 
-/// The usages the graph needs of buffer `index`: storage for kernels, copy source/destination for copies and
-/// host tasks.
+/// The usages the graph needs of buffer `index`: storage for kernels, copy source/destination for copies,
+/// uploads, readbacks and host tasks.
 fn needed_usage(desc: &GraphDesc, index: u32) -> wgpu::BufferUsages {
     let mut usage = wgpu::BufferUsages::empty();
     for node in desc.nodes.iter() {
@@ -161,6 +161,12 @@ fn needed_usage(desc: &GraphDesc, index: u32) -> wgpu::BufferUsages {
             }
             &OpDesc::Copy { src, .. } if src == index => usage |= wgpu::BufferUsages::COPY_SRC,
             &OpDesc::Copy { dst, .. } if dst == index => usage |= wgpu::BufferUsages::COPY_DST,
+            &OpDesc::Upload { buffer, .. } if buffer == index => {
+                usage |= wgpu::BufferUsages::COPY_DST
+            }
+            &OpDesc::Readback { buffer, .. } if buffer == index => {
+                usage |= wgpu::BufferUsages::COPY_SRC
+            }
             OpDesc::Host { accesses } => {
                 for a in accesses.iter().filter(|a| a.buffer == index) {
                     if a.mode.reads() {

@@ -7,11 +7,13 @@ use graph_core::ir::ParamsStorage;
 
 use crate::baked_graph::BakedGraph;
 use crate::buffer::AnyBuffer;
+use crate::element::Element;
 use crate::error::Error;
 use crate::gpu::Gpu;
 use crate::host::HostContext;
 use crate::interop::InteropContext;
 use crate::task_graph::TaskGraph;
+use crate::transfer::{Finished, Upload};
 use crate::wait::Submission;
 
 /// A graph baked onto a device: replay it as often as needed.
@@ -109,7 +111,13 @@ impl<G: TaskGraph> Baked<G> {
     }
 
     /// [`Baked::replay`], then waits for it.
-    pub fn replay_blocking(&mut self) -> Result<(), Error> {
+    pub fn replay_blocking(&mut self) -> Result<Finished, Error> {
         self.replay()?.wait()
+    }
+
+    /// Gives an upload node (`Graph::UPLOADS.name`) the data of the next replay, of its range's length. The
+    /// replay takes it; each replay needs its own.
+    pub fn upload<T: Element>(&mut self, node: Upload<T>, data: &[T]) -> Result<(), Error> {
+        self.graph.upload_at(node.node() as usize, data)
     }
 }

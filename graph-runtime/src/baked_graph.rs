@@ -11,7 +11,7 @@ use graph_core::plan::{Plan, PlanPartition, PlanStep};
 
 use crate::bake::{BoundBuffers, bind_buffers, build_kernels, plan_replay};
 use crate::buffer::AnyBuffer;
-use crate::element::ParamValue;
+use crate::element::{Element, ParamValue};
 use crate::error::Error;
 use crate::gpu::Gpu;
 use crate::host::{HostContext, HostTask};
@@ -20,6 +20,7 @@ use crate::params::ParamsTransport;
 use crate::recorder::record_replay;
 use crate::replay::{Kernels, SizeProblem, resolve_dispatches};
 use crate::scope::OpScope;
+use crate::transfer::{Finished, Readbacks, Uploads};
 use crate::wait::Submission;
 use crate::wgpu_recorder::WgpuRecorder;
 
@@ -38,6 +39,8 @@ pub struct BakedGraph {
     interop_tasks: Vec<Option<InteropTask>>,
     /// Workgroup counts of each kernel node for the current replay, rewritten in place (no allocation).
     workgroups: Vec<[u32; 3]>,
+    uploads: Uploads,
+    readbacks: Readbacks,
 }
 
 impl std::fmt::Debug for BakedGraph {
@@ -106,6 +109,8 @@ impl BakedGraph {
             graph: desc.name.to_string(),
             reason,
         })?;
+        let uploads = Uploads::new(gpu, &desc, &plan);
+        let readbacks = Readbacks::new(&desc, &plan);
         let mut host_tasks = Vec::new();
         host_tasks.resize_with(desc.nodes.len(), || None);
         let mut interop_tasks = Vec::new();
@@ -120,6 +125,8 @@ impl BakedGraph {
             plan,
             host_tasks,
             interop_tasks,
+            uploads,
+            readbacks,
             desc,
         })
     }
@@ -186,25 +193,57 @@ impl BakedGraph {
         Ok(field.offset as usize)
     }
 
+    /// Gives upload node `node` the data of the next replay: `[T]` of its element type and range length.
+    /// The replay takes it; each replay needs its own.
+    pub fn upload<T: Element>(&mut self, node: &str, data: &[T]) -> Result<(), Error> {
+        let is_upload = |op: &OpDesc| matches!(op, OpDesc::Upload { .. });
+        let index = self.node_named(node, "upload", is_upload)?;
+        self.upload_at(index, data)
+    }
+
+    /// [`BakedGraph::upload`] by declaration index.
+    pub(crate) fn upload_at<T: Element>(&mut self, node: usize, data: &[T]) -> Result<(), Error> {
+        self.uploads
+            .give(&self.desc, node, Some(T::TYPE), bytemuck::cast_slice(data))
+    }
+
+    /// [`BakedGraph::upload`] as bytes of the node's element type (for tools that handle every element type
+    /// alike); the length must be the range's.
+    pub fn upload_bytes(&mut self, node: &str, bytes: &[u8]) -> Result<(), Error> {
+        let is_upload = |op: &OpDesc| matches!(op, OpDesc::Upload { .. });
+        let index = self.node_named(node, "upload", is_upload)?;
+        self.uploads.give(&self.desc, index, None, bytes)
+    }
+
+    /// The index of the node named `name`; an unknown name is an error listing the nodes `fits` accepts.
+    fn node_named(
+        &self,
+        name: &str,
+        kind: &'static str,
+        fits: impl Fn(&OpDesc) -> bool,
+    ) -> Result<usize, Error> {
+        self.desc
+            .nodes
+            .iter()
+            .position(|n| n.name == name)
+            .ok_or_else(|| {
+                let nodes = self.desc.nodes.iter();
+                let known = nodes
+                    .filter(|n| fits(&n.op))
+                    .map(|n| format!("`{}`", n.name));
+                unknown(&self.desc, kind, name, known)
+            })
+    }
+
     /// Gives host task `node` its closure.
     pub fn on_host(
         &mut self,
         node: &str,
         task: impl FnMut(&HostContext<'_>) -> Result<(), Error> + Send + 'static,
     ) -> Result<&mut Self, Error> {
-        let index = self.desc.nodes.iter().position(|n| n.name == node);
-        match index {
-            Some(i) => self.on_host_at(i, Box::new(task)),
-            None => {
-                let known = self
-                    .desc
-                    .nodes
-                    .iter()
-                    .filter(|n| matches!(n.op, OpDesc::Host { .. }))
-                    .map(|n| format!("`{}`", n.name));
-                Err(unknown(&self.desc, "host task", node, known))
-            }
-        }
+        let is_host = |op: &OpDesc| matches!(op, OpDesc::Host { .. });
+        let index = self.node_named(node, "host task", is_host)?;
+        self.on_host_at(index, Box::new(task))
     }
 
     /// Gives interop task `node` its closure.
@@ -213,19 +252,9 @@ impl BakedGraph {
         node: &str,
         task: impl FnMut(&mut InteropContext<'_>) -> Result<(), Error> + Send + 'static,
     ) -> Result<&mut Self, Error> {
-        let index = self.desc.nodes.iter().position(|n| n.name == node);
-        match index {
-            Some(i) => self.on_interop_at(i, Box::new(task)),
-            None => {
-                let known = self
-                    .desc
-                    .nodes
-                    .iter()
-                    .filter(|n| matches!(n.op, OpDesc::Interop { .. }))
-                    .map(|n| format!("`{}`", n.name));
-                Err(unknown(&self.desc, "interop task", node, known))
-            }
-        }
+        let is_interop = |op: &OpDesc| matches!(op, OpDesc::Interop { .. });
+        let index = self.node_named(node, "interop task", is_interop)?;
+        self.on_interop_at(index, Box::new(task))
     }
 
     /// Gives the interop task at declaration index `index` its closure.
@@ -272,7 +301,7 @@ impl BakedGraph {
     }
 
     /// [`BakedGraph::replay`], then waits for it.
-    pub fn replay_blocking(&mut self) -> Result<(), Error> {
+    pub fn replay_blocking(&mut self) -> Result<Finished, Error> {
         self.replay()?.wait()
     }
 
@@ -307,13 +336,25 @@ impl BakedGraph {
                 _ => Error::HostTaskMissing { graph, node },
             });
         }
+        if let Some(missing) = self.uploads.missing() {
+            return Err(Error::UploadMissing {
+                graph: desc.name.to_string(),
+                node: node_name(missing),
+            });
+        }
         self.transport.before_replay(self.gpu.queue(), &self.params);
+        self.uploads.before_replay(self.gpu.queue());
+        let readback_set = self
+            .readbacks
+            .any()
+            .then(|| self.readbacks.take_set(&self.gpu));
         let mut recorder = WgpuRecorder::new(
             &self.gpu,
             &self.kernels,
             &self.bound.buffers,
             &self.transport,
             &self.params,
+            (&self.uploads, readback_set.as_deref().unwrap_or(&[])),
         );
         let (gpu, bound) = (&self.gpu, &self.bound);
         let (host_tasks, interop_tasks) = (&mut self.host_tasks, &mut self.interop_tasks);
@@ -360,9 +401,13 @@ impl BakedGraph {
         // What trailing host tasks wrote is queued, not submitted: it goes to the GPU ahead of the next
         // submission (a replay, a read), which is all that can see it. Submitting it here would make waiting
         // for this replay wait for every other graph's work before it on the queue.
+        if let Some(set) = &readback_set {
+            self.readbacks.map(set);
+        }
         Ok(Submission {
             gpu: self.gpu.clone(),
             index: last,
+            readbacks: readback_set.map(|set| (self.readbacks.clone(), set)),
         })
     }
 

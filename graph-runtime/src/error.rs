@@ -102,6 +102,18 @@ pub enum Error {
     },
 
     #[error(
+        "graph `{graph}`: upload `{node}` has no data for this replay; give it with `upload` before each replay"
+    )]
+    UploadMissing { graph: String, node: String },
+
+    #[error("graph `{graph}`: node `{node}`: {reason}")]
+    TransferData {
+        graph: String,
+        node: String,
+        reason: String,
+    },
+
+    #[error(
         "graph `{graph}`: host task `{node}` has no closure; give it one with `on_host` before replaying"
     )]
     HostTaskMissing { graph: String, node: String },

@@ -67,6 +67,14 @@
 //!   and the two sides have one length, as with `copy_from_slice`. Range bounds are literals and buffer
 //!   lengths (no parameters: a range is fixed at bake), checked at compile time where the lengths are
 //!   declared and at bake otherwise ([`Error::BufferLength`] or [`Error::Bake`]).
+//! - `upload name(buf);` (or a range, `buf[..4]`): host data written into `buf` at this point of each replay,
+//!   in the replay's own submission. Give it between replays with [`Baked::upload`] and the typed handle
+//!   `Graph::UPLOADS.name` (`g.upload(G::UPLOADS.bias, &data)?`); a replay takes its data, and a replay
+//!   without data is [`Error::UploadMissing`], never stale data. An upload into an `input` is a compile error.
+//! - `readback name(buf);` (or a range): `buf` copied out at this point of each replay, into buffers of that
+//!   replay alone. Once the replay's [`Submission`] is waited for, read it from the [`Finished`] that `wait`
+//!   returns: `g.replay()?.wait()?.read(G::READBACKS.name)?`, one replay's data even with several in flight.
+//!   A readback of a buffer that no earlier node writes is a compile error.
 //! - `host name(buf: read | write | read_write, ..);`: a closure given with [`Baked::on_host`], which reads
 //!   and writes the buffers it declared through its [`HostContext`] between GPU partitions, once the GPU work
 //!   before it has finished. A panic in it is the replay's [`Error::HostTaskPanicked`].
@@ -174,6 +182,7 @@ mod recorder;
 mod replay;
 mod scope;
 mod task_graph;
+mod transfer;
 pub mod validation;
 mod wait;
 mod wgpu_recorder;
@@ -190,6 +199,7 @@ pub use graph_core::dot::Detail;
 pub use graph_core::file;
 pub use graph_core::ir::ParamsStorage;
 pub use graph_core::ir::{AccessMode, DispatchSpec, Role, SizeExpr, SizeOp};
+pub use graph_core::plan::evaluate_range;
 pub use graph_core::types::{Scalar, ValueType};
 pub use graph_core::{GraphErrors, describe_graph};
 pub use graph_macros::graph;
@@ -197,6 +207,7 @@ pub use host::{HostContext, HostTask};
 pub use interop::{InteropContext, InteropTask};
 pub use readback::ReadFuture;
 pub use task_graph::TaskGraph;
+pub use transfer::{Finished, Readback, Upload};
 pub use wait::Submission;
 pub use wgpu;
 
@@ -209,7 +220,7 @@ pub use kernels::LIBRARY;
 /// What generated code reaches; not a public API.
 #[doc(hidden)]
 pub mod __private {
-    pub use crate::{AnyBuffer, Baked, Buffer, Error, Gpu, TaskGraph};
+    pub use crate::{AnyBuffer, Baked, Buffer, Error, Gpu, Readback, TaskGraph, Upload};
     pub use bytemuck;
     pub use graph_core::{deps, desc, ir, size, types};
     use std::borrow::Cow;

@@ -3,7 +3,7 @@
 //! (explicit barriers from the plan, reusable command buffers) fits behind the same trait without touching
 //! the loop, the plan or the host-task handling.
 
-use graph_core::plan::{BufferHazard, Plan, PlanPartition, PlanStep};
+use graph_core::plan::{BufferHazard, Plan, PlanPartition, PlanStep, Transfer};
 
 use crate::error::Error;
 
@@ -20,6 +20,10 @@ pub(crate) trait Recorder {
     fn dispatch(&mut self, node: u32, workgroups: [u32; 3]);
     /// `bytes` of buffer `src` from byte `src_offset` into buffer `dst` at byte `dst_offset`.
     fn copy(&mut self, src: u32, src_offset: u64, dst: u32, dst_offset: u64, bytes: u64);
+    /// Upload node `t.node`'s staged data into its buffer.
+    fn upload(&mut self, t: Transfer);
+    /// Readback node `t.node`'s range of its buffer, out to this replay's readback buffer.
+    fn readback(&mut self, t: Transfer);
     /// The partition is recorded: submit it.
     fn submit(&mut self) -> Result<Self::Submitted, Error>;
     /// Blocks until a submitted partition has finished.
@@ -60,6 +64,8 @@ pub(crate) fn record_replay<R: Recorder>(
                                 bytes,
                                 ..
                             } => recorder.copy(src, src_offset, dst, dst_offset, bytes),
+                            PlanStep::Upload(t) => recorder.upload(t),
+                            PlanStep::Readback(t) => recorder.readback(t),
                             PlanStep::Interop { node } => interop(node, recorder)?,
                         }
                     }
@@ -110,6 +116,18 @@ mod tests {
         fn copy(&mut self, src: u32, src_offset: u64, dst: u32, dst_offset: u64, bytes: u64) {
             self.calls.push(format!(
                 "copy {src}@{src_offset}->{dst}@{dst_offset} {bytes}"
+            ));
+        }
+        fn upload(&mut self, t: Transfer) {
+            self.calls.push(format!(
+                "upload {}->{}@{} {}",
+                t.node, t.buffer, t.offset, t.bytes
+            ));
+        }
+        fn readback(&mut self, t: Transfer) {
+            self.calls.push(format!(
+                "readback {}@{}->{} {}",
+                t.buffer, t.offset, t.node, t.bytes
             ));
         }
         fn submit(&mut self) -> Result<usize, Error> {

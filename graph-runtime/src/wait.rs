@@ -3,6 +3,7 @@
 use crate::error::Error;
 use crate::gpu::Gpu;
 use crate::scope::OpScope;
+use crate::transfer::{Finished, ReadbackSet, Readbacks};
 
 impl Gpu {
     /// Blocks until `submission` (or, with `None`, all work on the device, other graphs' included) finished;
@@ -30,17 +31,23 @@ impl Gpu {
 pub struct Submission {
     pub(crate) gpu: Gpu,
     pub(crate) index: Option<wgpu::SubmissionIndex>,
+    /// The replay's readback buffers, mapped once it finishes; `None` for a graph without readbacks.
+    pub(crate) readbacks: Option<(Readbacks, ReadbackSet)>,
 }
 
 impl Submission {
     /// Blocks until this replay's own work finished on the GPU (not other graphs'); reports what the device
-    /// reported meanwhile.
-    pub fn wait(self) -> Result<(), Error> {
+    /// reported meanwhile. What the replay's readback nodes copied out is in the result.
+    pub fn wait(self) -> Result<Finished, Error> {
         match self.index {
-            Some(index) => self.gpu.wait_for(Some(index)),
+            Some(index) => self.gpu.wait_for(Some(index))?,
             // Nothing of this replay is left on the GPU.
-            None => self.gpu.check_lost(),
+            None => self.gpu.check_lost()?,
         }
+        Ok(match self.readbacks {
+            Some((readbacks, set)) => readbacks.finished(Some(set)),
+            None => Finished::empty(),
+        })
     }
 
     /// The wgpu submission of the replay's last GPU work, for waiting on it together with other work through

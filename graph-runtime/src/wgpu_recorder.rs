@@ -2,13 +2,14 @@
 //! places its own barriers, so the plan's hazards are not needed here. Consecutive dispatches share one
 //! compute pass; a pipeline is set only when it changes.
 
-use graph_core::plan::BufferHazard;
+use graph_core::plan::{BufferHazard, Transfer};
 
 use crate::error::Error;
 use crate::gpu::Gpu;
 use crate::params::ParamsTransport;
 use crate::recorder::Recorder;
 use crate::replay::Kernels;
+use crate::transfer::Uploads;
 
 pub(crate) struct WgpuRecorder<'a> {
     gpu: &'a Gpu,
@@ -17,6 +18,9 @@ pub(crate) struct WgpuRecorder<'a> {
     params: &'a ParamsTransport,
     /// This replay's parameter block.
     bytes: &'a [u8],
+    uploads: &'a Uploads,
+    /// This replay's readback buffers, by node.
+    readbacks: &'a [Option<wgpu::Buffer>],
     /// The open compute pass. It holds the encoder locked: it is ended (dropped) before the encoder is used,
     /// and it is declared before the encoder so that a recorder dropped mid-partition (a replay that failed
     /// while recording) ends the pass before it drops the encoder.
@@ -32,6 +36,7 @@ impl<'a> WgpuRecorder<'a> {
         buffers: &'a [wgpu::Buffer],
         params: &'a ParamsTransport,
         bytes: &'a [u8],
+        (uploads, readbacks): (&'a Uploads, &'a [Option<wgpu::Buffer>]),
     ) -> Self {
         WgpuRecorder {
             gpu,
@@ -39,6 +44,8 @@ impl<'a> WgpuRecorder<'a> {
             buffers,
             params,
             bytes,
+            uploads,
+            readbacks,
             pass: None,
             encoder: None,
             pipeline: None,
@@ -122,6 +129,33 @@ impl Recorder for WgpuRecorder<'_> {
                 &self.buffers[dst as usize],
                 dst_offset,
                 bytes,
+            );
+        }
+    }
+
+    fn upload(&mut self, t: Transfer) {
+        self.end_pass();
+        if let (Some(encoder), Some(staging)) = (&mut self.encoder, self.uploads.staging(t.node)) {
+            encoder.copy_buffer_to_buffer(
+                staging,
+                0,
+                &self.buffers[t.buffer as usize],
+                t.offset,
+                t.bytes,
+            );
+        }
+    }
+
+    fn readback(&mut self, t: Transfer) {
+        self.end_pass();
+        let target = self.readbacks.get(t.node as usize).and_then(Option::as_ref);
+        if let (Some(encoder), Some(target)) = (&mut self.encoder, target) {
+            encoder.copy_buffer_to_buffer(
+                &self.buffers[t.buffer as usize],
+                t.offset,
+                target,
+                0,
+                t.bytes,
             );
         }
     }

@@ -259,7 +259,7 @@ fn device_errors_go_to_the_graph_that_caused_them() -> Result<(), Error> {
         let healthy_thread = s.spawn(|| {
             (0..10)
                 .map(|_| healthy.replay().and_then(|r| r.wait()))
-                .collect::<Result<Vec<()>, Error>>()
+                .collect::<Result<Vec<_>, Error>>()
         });
         let healthy = healthy_thread.join().expect("thread");
         (faulty_thread.join().expect("thread"), healthy)

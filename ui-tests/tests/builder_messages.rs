@@ -170,6 +170,30 @@ const CASES: &[Case] = &[
         rustc_errors: &[],
     },
     Case {
+        fixture: "buffers/upload-into-input",
+        build: || {
+            let mut b = graph_g();
+            b.input("x", "f32")
+                .output("y", "f32")
+                .upload("u", "x")
+                .copy("c", "x", "y");
+            b
+        },
+        rustc_errors: &[],
+    },
+    Case {
+        fixture: "buffers/readback-of-unwritten-buffer",
+        build: || {
+            let mut b = graph_g();
+            b.input("x", "f32")
+                .output("y", "f32")
+                .copy("c", "x", "y")
+                .readback("r", "x[..4]");
+            b
+        },
+        rustc_errors: &[],
+    },
+    Case {
         fixture: "buffers/copy-type-mismatch",
         build: || {
             let mut b = graph_g();

@@ -212,21 +212,41 @@ fn run(path: &Path, replays: usize, params: &[String], lens: &[String]) -> Resul
         }
     }
 
+    // Upload nodes get generated data before each replay, as `--len` buffers do once.
+    let lens: Vec<u32> = (0..desc.buffers.len()).map(|b| len_of(b) as u32).collect();
+    let mut uploads = Vec::new();
+    for (n, node) in desc.nodes.iter().enumerate() {
+        if let OpDesc::Upload { buffer, range } = &node.op {
+            let (start, end) = graph_runtime::evaluate_range(n as u32, *buffer, range, &lens)
+                .map_err(|e| Failure::Graph(format!("upload `{}`: {e:?}", node.name)))?;
+            let elem = desc.buffers[*buffer as usize].elem;
+            let words = deterministic_words(elem, (end - start) as usize, u64::from(*buffer));
+            uploads.push((node.name.to_string(), words));
+        }
+    }
+    let replay = |graph: &mut BakedGraph| {
+        for (node, words) in &uploads {
+            graph.upload_bytes(node, bytemuck::cast_slice(words))?;
+        }
+        graph.replay()
+    };
+
     let start = Instant::now();
-    graph.replay()?.wait()?;
+    replay(&mut graph)?.wait()?;
     println!("first replay (waited): {}", ms(start.elapsed()));
     // Not `with_capacity(replays)`: a huge count runs until stopped, it does not abort allocating.
     let mut waited: Vec<Duration> = Vec::with_capacity(replays.min(1 << 16));
+    let mut finished = None;
     for _ in 0..replays {
         let start = Instant::now();
-        graph.replay()?.wait()?;
+        finished = Some(replay(&mut graph)?.wait()?);
         waited.push(start.elapsed());
     }
     if replays > 0 {
         let start = Instant::now();
         let mut last = None;
         for _ in 0..replays {
-            last = Some(graph.replay()?);
+            last = Some(replay(&mut graph)?);
         }
         if let Some(last) = last {
             last.wait()?;
@@ -239,6 +259,19 @@ fn run(path: &Path, replays: usize, params: &[String], lens: &[String]) -> Resul
             ms(fastest),
             ms(back_to_back)
         );
+    }
+    for node in desc.nodes.iter() {
+        if let (OpDesc::Readback { buffer, .. }, Some(finished)) = (&node.op, &finished) {
+            let bytes = finished.read_bytes_named(&node.name)?;
+            let elem = desc.buffers[*buffer as usize].elem;
+            let words: Vec<u32> = bytemuck::pod_collect_to_vec(&bytes);
+            println!(
+                "readback `{}`: {} elements of {elem}, sum {}",
+                node.name,
+                words.len() / usize::from(elem.components),
+                sum_words(elem, &words)
+            );
+        }
     }
     if let Ok(sums) = host_sums.lock() {
         for (node, sum) in sums.iter() {
@@ -280,6 +313,8 @@ fn writes(op: &OpDesc, buffer: u32) -> bool {
             .iter()
             .any(|a| a.buffer == buffer && a.mode.writes()),
         OpDesc::Copy { dst, .. } => *dst == buffer,
+        OpDesc::Upload { buffer: b, .. } => *b == buffer,
+        OpDesc::Readback { .. } => false,
         OpDesc::Host { accesses } => accesses
             .iter()
             .any(|a| a.buffer == buffer && a.mode.writes()),

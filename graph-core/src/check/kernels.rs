@@ -29,6 +29,8 @@ impl Checker<'_> {
                 NodeKind::Kernel(kernel) => self.check_kernel(n, kernel, &layout),
                 NodeKind::Fill { value, .. } => self.check_fill(n, value, &layout),
                 NodeKind::Copy { .. }
+                | NodeKind::Upload { .. }
+                | NodeKind::Readback { .. }
                 | NodeKind::Host { .. }
                 | NodeKind::Interop { .. }
                 | NodeKind::Empty {}

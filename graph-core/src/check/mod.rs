@@ -46,6 +46,14 @@ pub enum CheckedNode {
         src_range: CheckedRange,
         dst_range: CheckedRange,
     },
+    /// Host data into `range` of its buffer, at each replay.
+    Upload {
+        range: CheckedRange,
+    },
+    /// `range` of its buffer to the host, at each replay.
+    Readback {
+        range: CheckedRange,
+    },
     Host {
         accesses: Vec<BufferAccess>,
     },
@@ -218,6 +226,12 @@ impl<'g> Checker<'g> {
                     }),
                     _ => None,
                 },
+                NodeKind::Upload { .. } => Some(CheckedNode::Upload {
+                    range: ranges.as_ref()?.first()?.clone(),
+                }),
+                NodeKind::Readback { .. } => Some(CheckedNode::Readback {
+                    range: ranges.as_ref()?.first()?.clone(),
+                }),
                 NodeKind::Empty {} | NodeKind::Barrier {} => Some(CheckedNode::Empty),
                 NodeKind::Host { .. } => accesses
                     .iter()

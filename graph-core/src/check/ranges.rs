@@ -1,4 +1,4 @@
-//! Copy and fill ranges: each bound resolved into a program over buffer lengths and literals (a range is
+//! Copy, fill, upload and readback ranges: each bound resolved into a program over buffer lengths and literals (a range is
 //! fixed when the graph is baked, so it never reads a parameter), and checked now wherever the lengths it
 //! uses are declared; the runtime checks the rest at bake, with the same rules.
 
@@ -17,7 +17,8 @@ pub struct CheckedRange {
 }
 
 impl Checker<'_> {
-    /// The ranges of every copy (source, then destination) and fill (its buffer), whole buffers where no
+    /// The ranges of every copy (source, then destination), fill, upload and readback (its buffer), whole
+    /// buffers where no
     /// range is written; `None` for a node whose range could not be resolved.
     pub(super) fn check_ranges(&mut self) {
         let graph = self.graph;
@@ -39,7 +40,9 @@ impl Checker<'_> {
                     }
                     Some(vec![src, dst])
                 }
-                NodeKind::Fill { range, .. } => {
+                NodeKind::Fill { range, .. }
+                | NodeKind::Upload { range, .. }
+                | NodeKind::Readback { range, .. } => {
                     Some(vec![self.resolve_range(n, 0, range.as_ref())?])
                 }
                 _ => Some(Vec::new()),
@@ -94,15 +97,13 @@ impl Checker<'_> {
             },
         };
         let node = &self.graph.nodes[n];
-        let node = format!(
-            "{} `{}`",
-            if matches!(node.kind, NodeKind::Fill { .. }) {
-                "fill"
-            } else {
-                "copy"
-            },
-            node.name
-        );
+        let kind = match node.kind {
+            NodeKind::Fill { .. } => "fill",
+            NodeKind::Upload { .. } => "upload",
+            NodeKind::Readback { .. } => "readback",
+            _ => "copy",
+        };
+        let node = format!("{kind} `{}`", node.name);
         let len = self.graph.buffers[buffer].len;
         if let (Some(s), Some(e)) = (start, end)
             && s > e

@@ -65,8 +65,10 @@ impl Checker<'_> {
                 if buffer.role == Role::Input && access.mode.writes() {
                     let is_library = matches!(&node.kind, NodeKind::Kernel(k) if matches!(k.source, KernelSource::Library(_)));
                     // Only inline and file kernels and host tasks write an access mode of their own.
-                    let without_mode =
-                        matches!(node.kind, NodeKind::Copy { .. } | NodeKind::Fill { .. });
+                    let without_mode = matches!(
+                        node.kind,
+                        NodeKind::Copy { .. } | NodeKind::Fill { .. } | NodeKind::Upload { .. }
+                    );
                     let loc = if is_library || without_mode {
                         Loc::Access { node: n, index: i }
                     } else {

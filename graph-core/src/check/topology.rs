@@ -4,7 +4,7 @@
 use super::{Checker, verb};
 use crate::deps::{Edge, EdgeOrigin, Hazard};
 use crate::diagnostic::{Diagnostic, Loc};
-use crate::ir::{AccessMode, EdgeMode, Role};
+use crate::ir::{AccessMode, EdgeMode, NodeKind, Role};
 use crate::schedule::{Reachability, Schedule, schedule};
 
 /// Cycles with more steps than this are shown by their ends, so a cycle through thousands of nodes stays one
@@ -130,13 +130,15 @@ impl Checker<'_> {
         }
     }
 
-    /// A read of a graph-owned buffer needs a node that wrote it earlier (a path from that writer).
+    /// A read of a graph-owned buffer, and a readback of any buffer, needs a node that wrote it earlier (a path
+    /// from that writer): a readback returns what the graph computed.
     fn check_owned_reads_follow_a_write(&mut self, reach: &Reachability) {
         for (n, list) in self.accesses.iter().enumerate() {
+            let is_readback = matches!(self.graph.nodes[n].kind, NodeKind::Readback { .. });
             for (i, access) in list.iter().enumerate() {
                 let Some(access) = access else { continue };
                 let buffer = &self.graph.buffers[access.buffer];
-                if buffer.role != Role::Owned || !access.mode.reads() {
+                if (buffer.role != Role::Owned && !is_readback) || !access.mode.reads() {
                     continue;
                 }
                 let written_before = self.accesses.iter().enumerate().any(|(w, wl)| {
@@ -147,7 +149,22 @@ impl Checker<'_> {
                             .any(|a| a.buffer == access.buffer && a.mode.writes())
                         && reach.reaches(w, n)
                 });
-                if !written_before {
+                if !written_before && is_readback && buffer.role != Role::Owned {
+                    self.diags.push(
+                        Diagnostic::new(
+                            Loc::Access { node: n, index: i },
+                            format!(
+                                "readback `{}` reads `{}`, but no node writes it before",
+                                self.graph.nodes[n].name, buffer.name
+                            ),
+                        )
+                        .with_help(format!(
+                            "a readback returns what the graph computed: write `{}` in an earlier node, or \
+                             read it with `Buffer::read`",
+                            buffer.name
+                        )),
+                    );
+                } else if !written_before {
                     self.diags.push(
                         Diagnostic::new(
                             Loc::Access { node: n, index: i },

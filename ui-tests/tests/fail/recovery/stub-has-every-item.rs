@@ -26,7 +26,9 @@ fn run(gpu: &Gpu, x: &graph_runtime::Buffer<f32>, y: &graph_runtime::Buffer<f32>
     *g.params_mut() = GParams::new(2.0, 16);
     g.params_mut().a = 3.0;
     g.on_host(GNode::Show, |_| Ok(()))?;
-    g.replay()?.wait()
+    let _ = (G::UPLOADS, G::READBACKS);
+    let _finished: graph_runtime::Finished = g.replay()?.wait()?;
+    Ok(())
 }
 
 fn main() {

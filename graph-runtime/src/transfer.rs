@@ -1,0 +1,365 @@
+//! Upload and readback nodes: host data moving in and out of a replay, in the replay's own submission.
+//!
+//! An upload node owns a staging buffer made at bake. Between replays the app gives the data
+//! ([`Uploads::give`]); the replay writes it into the staging buffer with `Queue::write_buffer`, which wgpu
+//! runs ahead of the replay's first submission, and the recorder copies staging into the graph's buffer at the
+//! node's place in the partition. The data is taken by that replay: the next replay without new data is an
+//! error, never stale data. A replay still in flight is unaffected, since the queue runs the next replay's
+//! staging write after the earlier replay's copies.
+//!
+//! A readback node copies its range into a mappable buffer of a set that belongs to one replay: the set is
+//! mapped as soon as the replay is submitted, so once the replay's [`crate::Submission`] is waited for, its
+//! [`Finished`] holds that replay's data, whatever replays were submitted since. Sets are reused once the
+//! app is done with a finished replay (dropping [`Finished`] unmaps its set and returns it to the pool).
+
+use std::marker::PhantomData;
+use std::sync::{Arc, Mutex};
+
+use graph_core::desc::GraphDesc;
+use graph_core::plan::{Plan, PlanPartition, PlanStep, Transfer};
+use graph_core::types::ValueType;
+
+use crate::element::Element;
+use crate::error::Error;
+use crate::gpu::{Gpu, lock};
+
+/// A typed handle on an upload node of a `graph!` graph (`Graph::UPLOADS.name`): its data is `[T]`.
+#[derive(Debug)]
+pub struct Upload<T> {
+    node: u32,
+    _elem: PhantomData<fn(T)>,
+}
+
+/// A typed handle on a readback node of a `graph!` graph (`Graph::READBACKS.name`): its data is `[T]`.
+#[derive(Debug)]
+pub struct Readback<T> {
+    node: u32,
+    _elem: PhantomData<fn() -> T>,
+}
+
+macro_rules! handle {
+    ($($handle:ident),*) => {$(
+        impl<T> $handle<T> {
+            /// The handle of the node at declaration index `node`; the generated code makes these.
+            #[doc(hidden)]
+            pub const fn new(node: u32) -> Self {
+                $handle { node, _elem: PhantomData }
+            }
+
+            /// The node's declaration index.
+            pub const fn node(self) -> u32 {
+                self.node
+            }
+        }
+
+        impl<T> Clone for $handle<T> {
+            fn clone(&self) -> Self {
+                *self
+            }
+        }
+
+        impl<T> Copy for $handle<T> {}
+    )*};
+}
+
+handle!(Upload, Readback);
+
+/// One upload node's staging buffer and the data waiting for the next replay.
+#[derive(Debug)]
+struct UploadSlot {
+    staging: wgpu::Buffer,
+    elem: ValueType,
+    /// The range's size in bytes, from the bound lengths.
+    bytes: u64,
+    pending: Option<Vec<u8>>,
+}
+
+/// The upload nodes of a baked graph, by node index.
+#[derive(Debug, Default)]
+pub(crate) struct Uploads {
+    slots: Vec<Option<UploadSlot>>,
+}
+
+impl Uploads {
+    /// A staging buffer per upload node, sized by the plan.
+    pub(crate) fn new(gpu: &Gpu, desc: &GraphDesc, plan: &Plan) -> Self {
+        let mut slots: Vec<Option<UploadSlot>> = Vec::new();
+        slots.resize_with(desc.nodes.len(), || None);
+        for t in transfers(plan, |s| matches!(s, PlanStep::Upload(_))) {
+            let elem = desc.buffers[t.buffer as usize].elem;
+            let staging = gpu.device().create_buffer(&wgpu::BufferDescriptor {
+                label: Some(&desc.nodes[t.node as usize].name),
+                size: t.bytes.max(4),
+                usage: wgpu::BufferUsages::COPY_SRC | wgpu::BufferUsages::COPY_DST,
+                mapped_at_creation: false,
+            });
+            slots[t.node as usize] = Some(UploadSlot {
+                staging,
+                elem,
+                bytes: t.bytes,
+                pending: None,
+            });
+        }
+        Uploads { slots }
+    }
+
+    /// Stages `data` for node `node`'s next replay; it must be the node's element type (`None`: bytes, taken
+    /// as the node's own type) and range length.
+    pub(crate) fn give(
+        &mut self,
+        desc: &GraphDesc,
+        node: usize,
+        elem: Option<ValueType>,
+        data: &[u8],
+    ) -> Result<(), Error> {
+        let fail = |reason: String| Error::TransferData {
+            graph: desc.name.to_string(),
+            node: desc.nodes.get(node).map_or("?", |n| &*n.name).to_string(),
+            reason,
+        };
+        let Some(slot) = self.slots.get_mut(node).and_then(Option::as_mut) else {
+            return Err(fail("it is not an upload node".into()));
+        };
+        if let Some(elem) = elem
+            && elem != slot.elem
+        {
+            return Err(fail(format!(
+                "it uploads `{}` elements, not `{elem}`",
+                slot.elem
+            )));
+        }
+        if data.len() as u64 != slot.bytes {
+            let size = u64::from(slot.elem.size());
+            return Err(fail(format!(
+                "it uploads {} elements, not {}",
+                slot.bytes / size,
+                data.len() as u64 / size
+            )));
+        }
+        slot.pending = Some(data.to_vec());
+        Ok(())
+    }
+
+    /// The first upload node without data for this replay.
+    pub(crate) fn missing(&self) -> Option<usize> {
+        self.slots
+            .iter()
+            .position(|s| s.as_ref().is_some_and(|s| s.pending.is_none()))
+    }
+
+    /// Writes every upload's data into its staging buffer, taking it: the queue runs these writes before the
+    /// replay's first submission.
+    pub(crate) fn before_replay(&mut self, queue: &wgpu::Queue) {
+        for slot in self.slots.iter_mut().flatten() {
+            if let Some(data) = slot.pending.take()
+                && !data.is_empty()
+            {
+                queue.write_buffer(&slot.staging, 0, &data);
+            }
+        }
+    }
+
+    /// Node `node`'s staging buffer.
+    pub(crate) fn staging(&self, node: u32) -> Option<&wgpu::Buffer> {
+        Some(&self.slots.get(node as usize)?.as_ref()?.staging)
+    }
+}
+
+/// One replay's readback buffers, by node index.
+pub(crate) type ReadbackSet = Vec<Option<wgpu::Buffer>>;
+
+/// What a finished replay's readbacks need besides their buffers: names and element types, shared.
+#[derive(Debug)]
+pub(crate) struct ReadbackInfo {
+    graph: String,
+    /// Per node: its name, and for a readback node its element type and size in bytes.
+    nodes: Vec<(String, Option<(ValueType, u64)>)>,
+    /// Sets unmapped and ready for another replay.
+    pool: Mutex<Vec<ReadbackSet>>,
+}
+
+/// The readback nodes of a baked graph.
+#[derive(Debug, Clone)]
+pub(crate) struct Readbacks {
+    info: Arc<ReadbackInfo>,
+}
+
+impl Readbacks {
+    pub(crate) fn new(desc: &GraphDesc, plan: &Plan) -> Self {
+        let mut nodes: Vec<(String, Option<(ValueType, u64)>)> = desc
+            .nodes
+            .iter()
+            .map(|n| (n.name.to_string(), None))
+            .collect();
+        for t in transfers(plan, |s| matches!(s, PlanStep::Readback(_))) {
+            nodes[t.node as usize].1 = Some((desc.buffers[t.buffer as usize].elem, t.bytes));
+        }
+        Readbacks {
+            info: Arc::new(ReadbackInfo {
+                graph: desc.name.to_string(),
+                nodes,
+                pool: Mutex::new(Vec::new()),
+            }),
+        }
+    }
+
+    /// Whether the graph has readback nodes at all (a replay without them takes no set).
+    pub(crate) fn any(&self) -> bool {
+        self.info.nodes.iter().any(|n| n.1.is_some())
+    }
+
+    /// A set for one replay: from the pool, or new.
+    pub(crate) fn take_set(&self, gpu: &Gpu) -> ReadbackSet {
+        if let Some(set) = lock(&self.info.pool).pop() {
+            return set;
+        }
+        self.info
+            .nodes
+            .iter()
+            .map(|(name, readback)| {
+                readback.map(|(_, bytes)| {
+                    gpu.device().create_buffer(&wgpu::BufferDescriptor {
+                        label: Some(name),
+                        size: bytes.max(4),
+                        usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+                        mapped_at_creation: false,
+                    })
+                })
+            })
+            .collect()
+    }
+
+    /// Maps a submitted replay's set: the maps complete when the device is polled after the replay finished.
+    pub(crate) fn map(&self, set: &ReadbackSet) {
+        for buffer in set.iter().flatten() {
+            buffer.map_async(wgpu::MapMode::Read, .., |_| {});
+        }
+    }
+
+    /// A finished replay's view of its set.
+    pub(crate) fn finished(&self, set: Option<ReadbackSet>) -> Finished {
+        Finished {
+            info: self.info.clone(),
+            set,
+        }
+    }
+}
+
+/// A replay that finished on the GPU: what its readback nodes copied out, for this replay alone.
+#[derive(Debug)]
+pub struct Finished {
+    info: Arc<ReadbackInfo>,
+    set: Option<ReadbackSet>,
+}
+
+impl Finished {
+    /// The finished replay of a graph without readbacks.
+    pub(crate) fn empty() -> Self {
+        Finished {
+            info: Arc::new(ReadbackInfo {
+                graph: String::new(),
+                nodes: Vec::new(),
+                pool: Mutex::new(Vec::new()),
+            }),
+            set: None,
+        }
+    }
+
+    /// What readback node `handle` copied out in this replay.
+    pub fn read<T: Element>(&self, handle: Readback<T>) -> Result<Vec<T>, Error> {
+        self.read_at(handle.node as usize)
+    }
+
+    /// What the readback node named `node` copied out in this replay, as `T`s (its element type).
+    pub fn read_named<T: Element>(&self, node: &str) -> Result<Vec<T>, Error> {
+        match self.info.nodes.iter().position(|n| n.0 == node) {
+            Some(index) => self.read_at(index),
+            None => Err(Error::TransferData {
+                graph: self.info.graph.clone(),
+                node: node.to_string(),
+                reason: "the graph has no node of this name".into(),
+            }),
+        }
+    }
+
+    /// What the readback node named `node` copied out in this replay, as bytes (for tools that handle every
+    /// element type alike).
+    pub fn read_bytes_named(&self, node: &str) -> Result<Vec<u8>, Error> {
+        let index = self.info.nodes.iter().position(|n| n.0 == node);
+        let index = index.ok_or_else(|| Error::TransferData {
+            graph: self.info.graph.clone(),
+            node: node.to_string(),
+            reason: "the graph has no node of this name".into(),
+        })?;
+        let elem = self.info.nodes[index].1.map(|r| r.0);
+        self.read_as(index, elem)
+    }
+
+    fn read_at<T: Element>(&self, index: usize) -> Result<Vec<T>, Error> {
+        Ok(bytemuck::pod_collect_to_vec(
+            &self.read_as(index, Some(T::TYPE))?,
+        ))
+    }
+
+    /// The bytes of readback node `index`, whose element type must be `wanted`.
+    fn read_as(&self, index: usize, wanted: Option<ValueType>) -> Result<Vec<u8>, Error> {
+        let fail = |reason: String| Error::TransferData {
+            graph: self.info.graph.clone(),
+            node: self.info.nodes.get(index).map_or("?", |n| &n.0).to_string(),
+            reason,
+        };
+        let Some((elem, bytes)) = self.info.nodes.get(index).and_then(|n| n.1) else {
+            return Err(fail("it is not a readback node".into()));
+        };
+        if let Some(wanted) = wanted
+            && elem != wanted
+        {
+            return Err(fail(format!(
+                "it reads back `{elem}` elements, not `{wanted}`"
+            )));
+        }
+        let buffer = self
+            .set
+            .as_ref()
+            .and_then(|set| set.get(index)?.as_ref())
+            .ok_or_else(|| fail("this replay has no data for it".into()))?;
+        let view = buffer
+            .get_mapped_range(..)
+            .map_err(|e| fail(format!("its data is not mapped: {e}")))?;
+        let data = view
+            .get(..bytes as usize)
+            .map(<[u8]>::to_vec)
+            .ok_or_else(|| fail("its buffer is short".into()));
+        drop(view);
+        data
+    }
+}
+
+impl Drop for Finished {
+    /// Unmaps the set and gives it back for another replay.
+    fn drop(&mut self) {
+        if let Some(set) = self.set.take() {
+            for buffer in set.iter().flatten() {
+                buffer.unmap();
+            }
+            lock(&self.info.pool).push(set);
+        }
+    }
+}
+
+/// The transfers of `plan` that `which` picks.
+fn transfers(plan: &Plan, which: impl Fn(&PlanStep) -> bool) -> Vec<Transfer> {
+    plan.partitions
+        .iter()
+        .flat_map(|p| match p {
+            PlanPartition::Gpu { levels } => levels.as_slice(),
+            PlanPartition::Host { .. } => &[],
+        })
+        .flat_map(|l| &l.steps)
+        .filter(|s| which(s))
+        .filter_map(|s| match *s {
+            PlanStep::Upload(t) | PlanStep::Readback(t) => Some(t),
+            _ => None,
+        })
+        .collect()
+}
