@@ -187,6 +187,7 @@ pub fn types(
     let indices = 0..nodes.len();
 
     let transfers = transfer_handles(lowered, graph);
+    let hosts = host_contexts(lowered, graph, nodes);
 
     quote! {
         #(#docs)*
@@ -194,6 +195,7 @@ pub fn types(
         pub struct #graph;
 
         #transfers
+        #hosts
 
         #[doc = #params_doc]
         #[repr(C)]
@@ -270,6 +272,7 @@ fn transfer_handles(lowered: &Lowered, graph: &Ident) -> TokenStream {
                 .buffers
                 .iter()
                 .find(|b| &b.name == buffer)
+                .filter(|b| graph_core::types::element_type_problem(&b.elem).is_none())
                 .and_then(|b| ValueType::parse(&b.elem).ok());
             let Some(elem) = elem else { continue };
             let field = rust_ident(&node.name, *span);
@@ -300,6 +303,123 @@ fn transfer_handles(lowered: &Lowered, graph: &Ident) -> TokenStream {
         });
     }
     out
+}
+
+/// Per host node: `GraphNameHost<'a>`, its typed context (a method per declared buffer: `buf()` reads it,
+/// `write_buf(&data)` replaces it, as the access allows), the handle `GraphNameTask` that names it, and the
+/// handles as `Graph::HOSTS`. A buffer named twice, or without a usable element type, gets no method (its
+/// error is reported).
+fn host_contexts(lowered: &Lowered, graph: &Ident, nodes: &[(Ident, String)]) -> TokenStream {
+    let p = private();
+    let mut items = TokenStream::new();
+    let mut fields = Vec::new();
+    let mut values = Vec::new();
+    for (index, (node, (variant, _))) in lowered.graph.nodes.iter().zip(nodes).enumerate() {
+        let NodeKind::Host { accesses } = &node.kind else {
+            continue;
+        };
+        let context = format_ident!("{}{}Host", graph, variant);
+        let task = format_ident!("{}{}Task", graph, variant);
+        let mut methods = Vec::new();
+        for (a, access) in accesses.iter().enumerate() {
+            // A buffer named twice, or without a usable element type, is an error the checks report.
+            let repeated = accesses[..a].iter().any(|b| b.buffer == access.buffer);
+            let elem = lowered
+                .graph
+                .buffers
+                .iter()
+                .find(|b| b.name == access.buffer)
+                .filter(|b| graph_core::types::element_type_problem(&b.elem).is_none())
+                .and_then(|b| ValueType::parse(&b.elem).ok());
+            let (Some(elem), false) = (elem, repeated) else {
+                continue;
+            };
+            let ty = rust_type(elem);
+            let span = lowered.spans.accesses[index]
+                .get(a)
+                .map_or_else(Span::call_site, |s| s.0.0);
+            let reader = rust_ident(&access.buffer, span);
+            let writer = format_ident!("write_{}", access.buffer, span = span);
+            if access.mode.reads() {
+                let doc = format!(
+                    "Reads `{}` (`[{elem}]`), as the GPU work before this task left it.",
+                    access.buffer
+                );
+                methods.push(quote! {
+                    #[doc = #doc]
+                    pub fn #reader(&self) -> ::core::result::Result<::std::vec::Vec<#ty>, #p::Error> {
+                        self.ctx.read_access::<#ty>(#a)
+                    }
+                });
+            }
+            if access.mode.writes() {
+                let doc = format!(
+                    "Replaces `{}` (`[{elem}]`, all of it) for the GPU work after this task.",
+                    access.buffer
+                );
+                methods.push(quote! {
+                    #[doc = #doc]
+                    pub fn #writer(&self, data: &[#ty]) -> ::core::result::Result<(), #p::Error> {
+                        self.ctx.write_access::<#ty>(#a, data)
+                    }
+                });
+            }
+        }
+        let context_doc = format!(
+            "What host task `{}` of [`{graph}`] sees: its declared buffers, typed.",
+            node.name
+        );
+        let task_doc = format!(
+            "The host task `{}` of [`{graph}`], for `Baked::on_host_typed`.",
+            node.name
+        );
+        items.extend(quote! {
+            #[doc = #context_doc]
+            pub struct #context<'a> {
+                // Unread when the task declares no buffer.
+                #[allow(dead_code)]
+                ctx: &'a #p::HostContext<'a>,
+            }
+
+            impl #context<'_> {
+                #(#methods)*
+            }
+
+            #[doc = #task_doc]
+            #[derive(::core::fmt::Debug, ::core::clone::Clone, ::core::marker::Copy)]
+            pub struct #task;
+
+            impl #p::HostNode for #task {
+                type Graph = #graph;
+                type Context<'a> = #context<'a>;
+                fn index(self) -> usize {
+                    #index
+                }
+                fn context<'a>(ctx: &'a #p::HostContext<'a>) -> #context<'a> {
+                    #context { ctx }
+                }
+            }
+        });
+        let field = rust_ident(&node.name, variant.span());
+        fields.push(quote!(pub #field: #task));
+        values.push(quote!(#field: #task));
+    }
+    let hosts = format_ident!("{}Hosts", graph);
+    let doc = format!(
+        "The host tasks of [`{graph}`], each with its typed context: give each its closure with `Baked::on_host_typed`."
+    );
+    quote! {
+        #items
+
+        #[doc = #doc]
+        #[derive(::core::fmt::Debug, ::core::clone::Clone, ::core::marker::Copy)]
+        pub struct #hosts { #(#fields,)* }
+
+        impl #graph {
+            #[doc = #doc]
+            pub const HOSTS: #hosts = #hosts { #(#values,)* };
+        }
+    }
 }
 
 fn rust_type(t: ValueType) -> TokenStream {

@@ -10,7 +10,7 @@ use crate::buffer::AnyBuffer;
 use crate::element::Element;
 use crate::error::Error;
 use crate::gpu::Gpu;
-use crate::host::HostContext;
+use crate::host::{HostContext, HostNode};
 use crate::interop::InteropContext;
 use crate::task_graph::TaskGraph;
 use crate::transfer::{Finished, Upload};
@@ -86,6 +86,22 @@ impl<G: TaskGraph> Baked<G> {
         self.graph
             .on_host_at(G::node_index(node), Box::new(task))
             .map_err(|_| Error::NotANode(format!("{node:?} (not a host task)")))?;
+        Ok(self)
+    }
+
+    /// Gives a host task (`Graph::HOSTS.name`) its closure, which receives the node's typed context: a
+    /// method per declared buffer (`ctx.grid()` reads it as its element type, `ctx.write_grid(&data)`
+    /// replaces it), readable or writable as declared.
+    pub fn on_host_typed<N: HostNode<Graph = G>>(
+        &mut self,
+        node: N,
+        mut task: impl for<'a> FnMut(N::Context<'a>) -> Result<(), Error> + Send + 'static,
+    ) -> Result<&mut Self, Error> {
+        let index = node.index();
+        self.graph.on_host_at(
+            index,
+            Box::new(move |ctx: &HostContext<'_>| task(N::context(ctx))),
+        )?;
         Ok(self)
     }
 

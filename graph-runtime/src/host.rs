@@ -6,6 +6,7 @@ use crate::buffer::Buffer;
 use crate::element::Element;
 use crate::error::Error;
 use crate::gpu::Gpu;
+use crate::task_graph::TaskGraph;
 
 /// A host task's closure, given to [`crate::Baked::on_host`] or [`crate::BakedGraph::on_host`].
 pub type HostTask = Box<dyn FnMut(&HostContext<'_>) -> Result<(), Error> + Send>;
@@ -23,16 +24,52 @@ pub struct HostContext<'a> {
     pub(crate) accesses: &'a [AccessDesc],
 }
 
+/// A host node of a `graph!` graph, with the typed context the macro generates for it
+/// (`Graph::HOSTS.name`): a method per declared buffer, readable or writable as declared, of its element
+/// type. Give it its closure with [`crate::Baked::on_host_typed`].
+pub trait HostNode: Copy + Send + 'static {
+    type Graph: TaskGraph;
+    /// What the closure receives.
+    type Context<'a>;
+    /// The node's declaration index.
+    fn index(self) -> usize;
+    /// The typed view of the task's context.
+    fn context<'a>(ctx: &'a HostContext<'a>) -> Self::Context<'a>;
+}
+
 impl HostContext<'_> {
     /// Reads buffer `name`, which the task declared `read` or `read_write`.
     pub fn read<T: Element>(&self, name: &str) -> Result<Vec<T>, Error> {
         let index = self.declared::<T>(name, "read")?;
-        Buffer::<T>::from_wgpu(self.gpu, self.buffers[index].clone())?.read_blocking()
+        self.read_buffer(index)
     }
 
     /// Replaces the contents of buffer `name`, which the task declared `write` or `read_write`.
     pub fn write<T: Element>(&self, name: &str, data: &[T]) -> Result<(), Error> {
         let index = self.declared::<T>(name, "write")?;
+        self.write_buffer(index, data)
+    }
+
+    /// Reads the buffer of the task's access `access` (in declaration order), with the checks of
+    /// [`HostContext::read`] but no lookup by name: what the generated typed contexts call.
+    #[doc(hidden)]
+    pub fn read_access<T: Element>(&self, access: usize) -> Result<Vec<T>, Error> {
+        let index = self.declared_access::<T>(access, "read")?;
+        self.read_buffer(index)
+    }
+
+    /// [`HostContext::write`] by access, as [`HostContext::read_access`].
+    #[doc(hidden)]
+    pub fn write_access<T: Element>(&self, access: usize, data: &[T]) -> Result<(), Error> {
+        let index = self.declared_access::<T>(access, "write")?;
+        self.write_buffer(index, data)
+    }
+
+    fn read_buffer<T: Element>(&self, index: usize) -> Result<Vec<T>, Error> {
+        Buffer::<T>::from_wgpu(self.gpu, self.buffers[index].clone())?.read_blocking()
+    }
+
+    fn write_buffer<T: Element>(&self, index: usize, data: &[T]) -> Result<(), Error> {
         let len = self.lens[index] as usize;
         if data.len() != len {
             return Err(Error::LengthMismatch {
@@ -44,18 +81,46 @@ impl HostContext<'_> {
         Buffer::<T>::from_wgpu(self.gpu, self.buffers[index].clone())?.write(data)
     }
 
+    /// The buffer of access `access`, if the node declared it for this use and it holds `T`.
+    fn declared_access<T: Element>(
+        &self,
+        access: usize,
+        used: &'static str,
+    ) -> Result<usize, Error> {
+        let a = self.accesses.get(access);
+        let name = a
+            .and_then(|a| self.desc.buffers.get(a.buffer as usize))
+            .map_or("?", |b| &*b.name);
+        self.checked::<T>(a, name, used)
+    }
+
     /// The buffer's index, if the node declared it for this use and it holds `T`.
     fn declared<T: Element>(&self, name: &str, used: &'static str) -> Result<usize, Error> {
         let index = self.desc.buffers.iter().position(|b| b.name == name);
         let access = index.and_then(|i| self.accesses.iter().find(|a| a.buffer as usize == i));
-        let allowed = access.is_some_and(|a| {
+        self.checked::<T>(access, name, used)
+    }
+
+    /// The buffer of `access` (of the buffer named `name`), if it allows this use and holds `T`.
+    fn checked<T: Element>(
+        &self,
+        access: Option<&AccessDesc>,
+        name: &str,
+        used: &'static str,
+    ) -> Result<usize, Error> {
+        let allowed = access.filter(|a| {
             if used == "read" {
                 a.mode.reads()
             } else {
                 a.mode.writes()
             }
         });
-        let (Some(index), true) = (index, allowed) else {
+        let Some(b) = allowed.and_then(|a| {
+            self.desc
+                .buffers
+                .get(a.buffer as usize)
+                .map(|b| (a.buffer as usize, b))
+        }) else {
             return Err(Error::HostAccess {
                 graph: self.desc.name.to_string(),
                 node: self.desc.nodes[self.node].name.to_string(),
@@ -63,7 +128,7 @@ impl HostContext<'_> {
                 used,
             });
         };
-        let b = &self.desc.buffers[index];
+        let (index, b) = b;
         if b.elem != T::TYPE {
             return Err(Error::BufferType {
                 graph: self.desc.name.to_string(),

@@ -75,9 +75,14 @@
 //!   replay alone. Once the replay's [`Submission`] is waited for, read it from the [`Finished`] that `wait`
 //!   returns: `g.replay()?.wait()?.read(G::READBACKS.name)?`, one replay's data even with several in flight.
 //!   A readback of a buffer that no earlier node writes is a compile error.
-//! - `host name(buf: read | write | read_write, ..);`: a closure given with [`Baked::on_host`], which reads
-//!   and writes the buffers it declared through its [`HostContext`] between GPU partitions, once the GPU work
-//!   before it has finished. A panic in it is the replay's [`Error::HostTaskPanicked`].
+//! - `host name(buf: read | write | read_write, ..);`: a closure run between GPU partitions, once the GPU work
+//!   before it has finished, that reads and writes the buffers it declared. Given with
+//!   [`Baked::on_host_typed`] and `Graph::HOSTS.name`, it receives the node's generated typed context: a
+//!   method per declared buffer, of its element type (`h.grid()?` reads `grid` if declared `read` or
+//!   `read_write`, `h.write_grid(&data)?` replaces it if declared `write` or `read_write`), so reading a
+//!   buffer the task did not declare is a compile error. [`Baked::on_host`] gives the untyped
+//!   [`HostContext`] (by name, checked at run time), as builder and file graphs have. A panic in a task is
+//!   the replay's [`Error::HostTaskPanicked`].
 //! - `interop name(buf: read | write | read_write, ..);`: a closure given with [`Baked::on_interop`], which
 //!   receives the device, the queue, the command encoder of its GPU partition and the buffers it declared
 //!   ([`InteropContext`]), and records its own wgpu work in order with the graph (Codeplay's
@@ -129,7 +134,7 @@
 //! # }
 //! ```
 //!
-//! A saved graph is the graph as declared, in JSON with a format version (see [`file`]); the `graph`
+//! A saved graph is the graph as declared, in JSON with a format version (see [`mod@file`]); the `graph`
 //! binary of the `examples` crate checks, draws ([`GraphDesc::to_dot`]) and runs them.
 //!
 //! # Errors
@@ -203,7 +208,7 @@ pub use graph_core::plan::evaluate_range;
 pub use graph_core::types::{Scalar, ValueType};
 pub use graph_core::{GraphErrors, describe_graph};
 pub use graph_macros::graph;
-pub use host::{HostContext, HostTask};
+pub use host::{HostContext, HostNode, HostTask};
 pub use interop::{InteropContext, InteropTask};
 pub use readback::ReadFuture;
 pub use task_graph::TaskGraph;
@@ -220,7 +225,9 @@ pub use kernels::LIBRARY;
 /// What generated code reaches; not a public API.
 #[doc(hidden)]
 pub mod __private {
-    pub use crate::{AnyBuffer, Baked, Buffer, Error, Gpu, Readback, TaskGraph, Upload};
+    pub use crate::{
+        AnyBuffer, Baked, Buffer, Error, Gpu, HostContext, HostNode, Readback, TaskGraph, Upload,
+    };
     pub use bytemuck;
     pub use graph_core::{deps, desc, ir, size, types};
     use std::borrow::Cow;

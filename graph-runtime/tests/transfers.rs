@@ -156,3 +156,63 @@ fn untyped_uploads_and_readbacks_are_checked_by_name_and_type() -> Result<(), Er
     );
     Ok(())
 }
+
+graph! {
+    /// `y = x + 1` on the GPU, then a host task turns `y` into its running sum in `z` (typed: `h.y()`,
+    /// `h.write_z(..)`), then `w = z * 2` on the GPU.
+    graph Prefix {
+        buffers { x: [f32; 1024] = input, y: [f32; 1024], z: [f32; 1024], w: [f32; 1024] = output }
+        kernel inc(x: read, y: write) {
+            @compute @workgroup_size(64)
+            fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
+                if (gid.x < arrayLength(&y)) { y[gid.x] = x[gid.x] + 1.0; }
+            }
+        }
+        host scan(y: read, z: write);
+        kernel double(z: read, w: write) {
+            @compute @workgroup_size(64)
+            fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
+                if (gid.x < arrayLength(&w)) { w[gid.x] = z[gid.x] * 2.0; }
+            }
+        }
+    }
+}
+
+#[test]
+fn a_typed_host_task_reads_and_writes_its_declared_buffers() -> Result<(), Error> {
+    let gpu = gpu();
+    let mut rng = rng();
+    // Small integers: every sum is exact in `f32`, whatever the order.
+    let xs = common::random_small_ints(&mut rng, 1024);
+    let x = gpu.buffer_from_slice(&xs)?;
+    let w = gpu.buffer_zeroed::<f32>(1024)?;
+    poison_f32(&w);
+    let mut g = Prefix::bake(&gpu, PrefixBuffers { x: &x, w: &w })?;
+    g.on_host_typed(Prefix::HOSTS.scan, |h| {
+        let y: Vec<f32> = h.y()?;
+        let mut sum = 0.0;
+        let running: Vec<f32> = y
+            .iter()
+            .map(|v| {
+                sum += v;
+                sum
+            })
+            .collect();
+        h.write_z(&running)
+    })?;
+    g.replay_blocking()?;
+    let mut sum = 0.0;
+    let want: Vec<f32> = xs
+        .iter()
+        .map(|x| {
+            sum += x + 1.0;
+            sum * 2.0
+        })
+        .collect();
+    assert_exact(&read(&w), &want, "w");
+    // A write of the wrong length is the replay's error, not a panic, and the graph stays usable.
+    g.on_host_typed(Prefix::HOSTS.scan, |h| h.write_z(&[1.0; 3]))?;
+    let short = g.replay_blocking().expect_err("3 of 1024");
+    assert!(short.to_string().contains("1024"), "{short}");
+    Ok(())
+}

@@ -39,6 +39,12 @@ const INEXPRESSIBLE: &[(&str, &str)] = &[
          reads size text with its own parser, which reports `the size .. cannot be read: at byte N: ..` instead",
     ),
     (
+        "host/reads-undeclared-buffer",
+        "a host task's typed context has a method per declared buffer, so reading another is rustc's \
+         \"no method\" error; the builder's host tasks read by name, and an undeclared one is the replay's \
+         `Err(HostAccess)` (graph-runtime/tests/faults.rs)",
+    ),
+    (
         "names/two-graphs-of-one-name",
         "two graphs of one name clash as Rust modules (E0428); a builder makes one graph and no Rust items",
     ),
