@@ -71,7 +71,10 @@ struct UploadSlot {
     elem: ValueType,
     /// The range's size in bytes, from the bound lengths.
     bytes: u64,
-    pending: Option<Vec<u8>>,
+    /// The data given for the next replay, when `ready`; the vector is reused, so giving data allocates
+    /// only the first time.
+    pending: Vec<u8>,
+    ready: bool,
 }
 
 /// The upload nodes of a baked graph, by node index.
@@ -97,7 +100,8 @@ impl Uploads {
                 staging,
                 elem,
                 bytes: t.bytes,
-                pending: None,
+                pending: Vec::new(),
+                ready: false,
             });
         }
         Uploads { slots }
@@ -136,7 +140,9 @@ impl Uploads {
                 data.len() as u64 / size
             )));
         }
-        slot.pending = Some(data.to_vec());
+        slot.pending.clear();
+        slot.pending.extend_from_slice(data);
+        slot.ready = true;
         Ok(())
     }
 
@@ -144,18 +150,17 @@ impl Uploads {
     pub(crate) fn missing(&self) -> Option<usize> {
         self.slots
             .iter()
-            .position(|s| s.as_ref().is_some_and(|s| s.pending.is_none()))
+            .position(|s| s.as_ref().is_some_and(|s| !s.ready))
     }
 
     /// Writes every upload's data into its staging buffer, taking it: the queue runs these writes before the
     /// replay's first submission.
     pub(crate) fn before_replay(&mut self, queue: &wgpu::Queue) {
         for slot in self.slots.iter_mut().flatten() {
-            if let Some(data) = slot.pending.take()
-                && !data.is_empty()
-            {
-                queue.write_buffer(&slot.staging, 0, &data);
+            if slot.ready && !slot.pending.is_empty() {
+                queue.write_buffer(&slot.staging, 0, &slot.pending);
             }
+            slot.ready = false;
         }
     }
 
@@ -176,6 +181,8 @@ pub(crate) struct ReadbackInfo {
     nodes: Vec<(String, Option<(ValueType, u64)>)>,
     /// Sets unmapped and ready for another replay.
     pool: Mutex<Vec<ReadbackSet>>,
+    /// Whether any node is a readback.
+    any: bool,
 }
 
 /// The readback nodes of a baked graph.
@@ -197,6 +204,7 @@ impl Readbacks {
         Readbacks {
             info: Arc::new(ReadbackInfo {
                 graph: desc.name.to_string(),
+                any: nodes.iter().any(|n| n.1.is_some()),
                 nodes,
                 pool: Mutex::new(Vec::new()),
             }),
@@ -205,7 +213,7 @@ impl Readbacks {
 
     /// Whether the graph has readback nodes at all (a replay without them takes no set).
     pub(crate) fn any(&self) -> bool {
-        self.info.nodes.iter().any(|n| n.1.is_some())
+        self.info.any
     }
 
     /// A set for one replay: from the pool, or new.
@@ -239,7 +247,7 @@ impl Readbacks {
     /// A finished replay's view of its set.
     pub(crate) fn finished(&self, set: Option<ReadbackSet>) -> Finished {
         Finished {
-            info: self.info.clone(),
+            info: Some(self.info.clone()),
             set,
         }
     }
@@ -248,7 +256,8 @@ impl Readbacks {
 /// A replay that finished on the GPU: what its readback nodes copied out, for this replay alone.
 #[derive(Debug)]
 pub struct Finished {
-    info: Arc<ReadbackInfo>,
+    /// `None` for a graph without readbacks (waiting for its replays allocates nothing).
+    info: Option<Arc<ReadbackInfo>>,
     set: Option<ReadbackSet>,
 }
 
@@ -256,11 +265,7 @@ impl Finished {
     /// The finished replay of a graph without readbacks.
     pub(crate) fn empty() -> Self {
         Finished {
-            info: Arc::new(ReadbackInfo {
-                graph: String::new(),
-                nodes: Vec::new(),
-                pool: Mutex::new(Vec::new()),
-            }),
+            info: None,
             set: None,
         }
     }
@@ -272,27 +277,38 @@ impl Finished {
 
     /// What the readback node named `node` copied out in this replay, as `T`s (its element type).
     pub fn read_named<T: Element>(&self, node: &str) -> Result<Vec<T>, Error> {
-        match self.info.nodes.iter().position(|n| n.0 == node) {
-            Some(index) => self.read_at(index),
-            None => Err(Error::TransferData {
-                graph: self.info.graph.clone(),
-                node: node.to_string(),
-                reason: "the graph has no node of this name".into(),
-            }),
-        }
+        self.read_at(self.named(node)?)
     }
 
     /// What the readback node named `node` copied out in this replay, as bytes (for tools that handle every
     /// element type alike).
     pub fn read_bytes_named(&self, node: &str) -> Result<Vec<u8>, Error> {
-        let index = self.info.nodes.iter().position(|n| n.0 == node);
-        let index = index.ok_or_else(|| Error::TransferData {
-            graph: self.info.graph.clone(),
-            node: node.to_string(),
-            reason: "the graph has no node of this name".into(),
-        })?;
-        let elem = self.info.nodes[index].1.map(|r| r.0);
+        let index = self.named(node)?;
+        let elem = self.nodes().get(index).and_then(|n| n.1).map(|r| r.0);
         self.read_as(index, elem)
+    }
+
+    /// The nodes of the graph, with their readback types; none for a graph without readbacks.
+    fn nodes(&self) -> &[(String, Option<(ValueType, u64)>)] {
+        self.info.as_ref().map_or(&[], |i| &i.nodes)
+    }
+
+    fn graph(&self) -> String {
+        self.info
+            .as_ref()
+            .map_or_else(String::new, |i| i.graph.clone())
+    }
+
+    /// The index of the node named `node`.
+    fn named(&self, node: &str) -> Result<usize, Error> {
+        self.nodes()
+            .iter()
+            .position(|n| n.0 == node)
+            .ok_or_else(|| Error::TransferData {
+                graph: self.graph(),
+                node: node.to_string(),
+                reason: "the graph has no readback node of this name".into(),
+            })
     }
 
     fn read_at<T: Element>(&self, index: usize) -> Result<Vec<T>, Error> {
@@ -304,11 +320,11 @@ impl Finished {
     /// The bytes of readback node `index`, whose element type must be `wanted`.
     fn read_as(&self, index: usize, wanted: Option<ValueType>) -> Result<Vec<u8>, Error> {
         let fail = |reason: String| Error::TransferData {
-            graph: self.info.graph.clone(),
-            node: self.info.nodes.get(index).map_or("?", |n| &n.0).to_string(),
+            graph: self.graph(),
+            node: self.nodes().get(index).map_or("?", |n| &n.0).to_string(),
             reason,
         };
-        let Some((elem, bytes)) = self.info.nodes.get(index).and_then(|n| n.1) else {
+        let Some((elem, bytes)) = self.nodes().get(index).and_then(|n| n.1) else {
             return Err(fail("it is not a readback node".into()));
         };
         if let Some(wanted) = wanted
@@ -338,11 +354,11 @@ impl Finished {
 impl Drop for Finished {
     /// Unmaps the set and gives it back for another replay.
     fn drop(&mut self) {
-        if let Some(set) = self.set.take() {
+        if let (Some(set), Some(info)) = (self.set.take(), &self.info) {
             for buffer in set.iter().flatten() {
                 buffer.unmap();
             }
-            lock(&self.info.pool).push(set);
+            lock(&info.pool).push(set);
         }
     }
 }
