@@ -32,6 +32,9 @@ pub struct LibraryKernel {
     pub source: &'static str,
     /// Each invocation reads and writes only its own element (a candidate for fusion).
     pub pointwise: bool,
+    /// How many invocations it needs, in words, for its documentation: with no `threads`/`workgroups`
+    /// clause, one runs per element of its first written binding.
+    pub dispatch: &'static str,
 }
 
 /// A set of library kernels, searched by path.

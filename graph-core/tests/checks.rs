@@ -63,6 +63,7 @@ static KERNELS: [LibraryKernel; 3] = [
         args: &SCALE_ARGS,
         source: SCALE_WGSL,
         pointwise: true,
+        dispatch: "one invocation per element of the output",
     },
     LibraryKernel {
         path: "reduce::sum",
@@ -77,6 +78,7 @@ fn main() {
 }
 ",
         pointwise: false,
+        dispatch: "one invocation per element of the output",
     },
     LibraryKernel {
         path: "mix",
@@ -91,6 +93,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
 }
 ",
         pointwise: true,
+        dispatch: "one invocation per element of the output",
     },
 ];
 

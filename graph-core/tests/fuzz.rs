@@ -113,6 +113,7 @@ static KERNELS: [LibraryKernel; 1] = [LibraryKernel {
     args: &SCALE_ARGS,
     source: SCALE_WGSL,
     pointwise: true,
+    dispatch: "one invocation per element of the output",
 }];
 
 static LIBRARY: Library = Library { kernels: &KERNELS };

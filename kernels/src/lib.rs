@@ -4,7 +4,24 @@
 //! Each kernel is WGSL plus metadata ([`LibraryKernel`]): its bindings with their access and element type, and
 //! its arguments, which the WGSL reads through functions of the same name (`alpha()`). The macro reads this
 //! crate at expansion time, so a library kernel is validated against the buffers bound to it at compile
-//! time, like an inline one. [`cpu`] holds a reference implementation of each kernel for tests.
+//! time, like an inline one. [`cpu`] holds a reference implementation of each kernel for tests, and
+//! `graph-runtime/tests/library.rs` runs each on the GPU against it and checks its `pointwise` mark (a
+//! pointwise kernel permutes its output as its input is permuted; any other does not).
+//!
+//! | kernel | bindings | arguments | dispatch |
+//! |---|---|---|---|
+//! | `fill` | `output: write` | `value: f32` | one per element of `output` |
+//! | `copy` | `input: read`, `output: write` | | one per element of `output` |
+//! | `scale` | `data: read_write` | `alpha: f32` | one per element of `data` |
+//! | `axpy` | `x: read`, `y: read_write` | `a: f32` | one per element of `y` |
+//! | `threshold` | `input: read`, `output: write` | `level: f32` | one per element of `output` |
+//! | `transpose` | `input: read`, `output: write` | `rows: u32`, `cols: u32` | one per element of `output` |
+//! | `sobel` | `input: read`, `output: write` | `width: u32`, `height: u32` | one per pixel |
+//! | `conv2d` | `input: read`, `weights: read`, `output: write` | `width`, `height`, `radius: u32` | one per pixel |
+//! | `blur_h`, `blur_v` | `input: read`, `output: write` | `width`, `height`, `radius: u32`, `sigma: f32` | one per pixel |
+//! | `softmax_rows` | `input: read`, `output: write` | `cols: u32` | one per element of `output` |
+//!
+//! All elements are `f32`; images are row-major, their edges clamped.
 
 use graph_core::ir::AccessMode::{Read, ReadWrite, Write};
 use graph_core::library::{Library, LibraryArg, LibraryBinding, LibraryKernel};
@@ -29,6 +46,7 @@ const KERNELS: &[LibraryKernel] = &[
         }],
         source: include_str!("../wgsl/fill.wgsl"),
         pointwise: true,
+        dispatch: "one invocation per element of the output",
     },
     LibraryKernel {
         path: "copy",
@@ -48,6 +66,7 @@ const KERNELS: &[LibraryKernel] = &[
         args: &[],
         source: include_str!("../wgsl/copy.wgsl"),
         pointwise: true,
+        dispatch: "one invocation per element of the output",
     },
     LibraryKernel {
         path: "scale",
@@ -63,6 +82,7 @@ const KERNELS: &[LibraryKernel] = &[
         }],
         source: include_str!("../wgsl/scale.wgsl"),
         pointwise: true,
+        dispatch: "one invocation per element of `data`",
     },
     LibraryKernel {
         path: "axpy",
@@ -85,6 +105,165 @@ const KERNELS: &[LibraryKernel] = &[
         }],
         source: include_str!("../wgsl/axpy.wgsl"),
         pointwise: true,
+        dispatch: "one invocation per element of `y`",
+    },
+    LibraryKernel {
+        path: "threshold",
+        summary: "output[i] = 1.0 if input[i] > level, else 0.0",
+        bindings: INPUT_OUTPUT,
+        args: &[LibraryArg {
+            name: "level",
+            ty: "f32",
+        }],
+        source: include_str!("../wgsl/threshold.wgsl"),
+        pointwise: true,
+        dispatch: "one invocation per element of `output`",
+    },
+    LibraryKernel {
+        path: "transpose",
+        summary: "output (cols x rows) = the transpose of input (rows x cols), row-major",
+        bindings: INPUT_OUTPUT,
+        args: &[
+            LibraryArg {
+                name: "rows",
+                ty: "u32",
+            },
+            LibraryArg {
+                name: "cols",
+                ty: "u32",
+            },
+        ],
+        source: include_str!("../wgsl/transpose.wgsl"),
+        pointwise: false,
+        dispatch: "one invocation per element of `output` (rows * cols)",
+    },
+    LibraryKernel {
+        path: "sobel",
+        summary: "output = the Sobel gradient magnitude of a width x height image, edges clamped",
+        bindings: INPUT_OUTPUT,
+        args: IMAGE_SIZE,
+        source: include_str!("../wgsl/sobel.wgsl"),
+        pointwise: false,
+        dispatch: "one invocation per pixel of `output`",
+    },
+    LibraryKernel {
+        path: "conv2d",
+        summary: "output = input (width x height) convolved with weights ((2 radius + 1)^2), edges clamped",
+        bindings: &[
+            LibraryBinding {
+                name: "input",
+                mode: Read,
+                elem: "f32",
+            },
+            LibraryBinding {
+                name: "weights",
+                mode: Read,
+                elem: "f32",
+            },
+            LibraryBinding {
+                name: "output",
+                mode: Write,
+                elem: "f32",
+            },
+        ],
+        args: &[
+            LibraryArg {
+                name: "width",
+                ty: "u32",
+            },
+            LibraryArg {
+                name: "height",
+                ty: "u32",
+            },
+            LibraryArg {
+                name: "radius",
+                ty: "u32",
+            },
+        ],
+        source: include_str!("../wgsl/conv2d.wgsl"),
+        pointwise: false,
+        dispatch: "one invocation per pixel of `output`",
+    },
+    LibraryKernel {
+        path: "blur_h",
+        summary: "a Gaussian blur along rows of a width x height image (the first pass of a separable blur)",
+        bindings: INPUT_OUTPUT,
+        args: BLUR_ARGS,
+        source: concat!(
+            "const ALONG_ROWS: bool = true;\n",
+            include_str!("../wgsl/blur.wgsl")
+        ),
+        pointwise: false,
+        dispatch: "one invocation per pixel of `output`",
+    },
+    LibraryKernel {
+        path: "blur_v",
+        summary: "a Gaussian blur along columns of a width x height image (the second pass)",
+        bindings: INPUT_OUTPUT,
+        args: BLUR_ARGS,
+        source: concat!(
+            "const ALONG_ROWS: bool = false;\n",
+            include_str!("../wgsl/blur.wgsl")
+        ),
+        pointwise: false,
+        dispatch: "one invocation per pixel of `output`",
+    },
+    LibraryKernel {
+        path: "softmax_rows",
+        summary: "output = the softmax of each row of input (rows of cols elements), computed stably",
+        bindings: INPUT_OUTPUT,
+        args: &[LibraryArg {
+            name: "cols",
+            ty: "u32",
+        }],
+        source: include_str!("../wgsl/softmax_rows.wgsl"),
+        pointwise: false,
+        dispatch: "one invocation per element of `output`",
+    },
+];
+
+/// `input` read, `output` written, both `f32`: most kernels' bindings.
+const INPUT_OUTPUT: &[LibraryBinding] = &[
+    LibraryBinding {
+        name: "input",
+        mode: Read,
+        elem: "f32",
+    },
+    LibraryBinding {
+        name: "output",
+        mode: Write,
+        elem: "f32",
+    },
+];
+
+/// An image's size in pixels.
+const IMAGE_SIZE: &[LibraryArg] = &[
+    LibraryArg {
+        name: "width",
+        ty: "u32",
+    },
+    LibraryArg {
+        name: "height",
+        ty: "u32",
+    },
+];
+
+const BLUR_ARGS: &[LibraryArg] = &[
+    LibraryArg {
+        name: "width",
+        ty: "u32",
+    },
+    LibraryArg {
+        name: "height",
+        ty: "u32",
+    },
+    LibraryArg {
+        name: "radius",
+        ty: "u32",
+    },
+    LibraryArg {
+        name: "sigma",
+        ty: "f32",
     },
 ];
 

@@ -1,0 +1,264 @@
+//! The kernel library on the GPU: each kernel against its CPU reference on fresh random inputs (length 1, a
+//! length that is no multiple of the workgroup size, and one past 65535 workgroups), and each kernel's
+//! `pointwise` mark checked by what it means.
+
+mod common;
+
+use common::{gpu, random_f32s, random_u32, rng};
+use graph_runtime::kernels::cpu;
+use graph_runtime::{AccessMode, BakedGraph, Error, Gpu, GraphBuilder, LIBRARY};
+use proptest::test_runner::TestRng;
+
+/// 65535 workgroups of 64 cover 4,194,240 elements; 2050 x 2050 is past that.
+const BIG_SIDE: usize = 2050;
+
+/// Runs library kernel `path` once: each binding to a buffer (inputs with the given data, written ones
+/// poisoned with NaN, `len` long), the arguments as WGSL text; returns each written buffer, by binding.
+fn run(
+    gpu: &Gpu,
+    path: &str,
+    inputs: &[(&str, &[f32])],
+    len: usize,
+    args: &[(&str, String)],
+) -> Result<Vec<(String, Vec<f32>)>, Error> {
+    let kernel = LIBRARY.get(path).expect("a library kernel");
+    let mut b = GraphBuilder::new("One");
+    let mut buffers = Vec::new();
+    for binding in kernel.bindings {
+        let data: Vec<f32> = match inputs.iter().find(|(name, _)| *name == binding.name) {
+            Some((_, data)) => data.to_vec(),
+            None => vec![f32::NAN; len],
+        };
+        match binding.mode {
+            AccessMode::Read => b.input(binding.name, "f32"),
+            AccessMode::Write => b.output(binding.name, "f32"),
+            AccessMode::ReadWrite => b.inout(binding.name, "f32"),
+        };
+        buffers.push((binding.name, gpu.buffer_from_slice(&data)?));
+    }
+    let bindings: Vec<(&str, &str)> = kernel.bindings.iter().map(|b| (b.name, b.name)).collect();
+    let args: Vec<(&str, &str)> = args.iter().map(|(n, v)| (*n, v.as_str())).collect();
+    b.library("k", path, &bindings, &args);
+    let desc = b.build(&LIBRARY).map_err(|e| Error::Bake {
+        graph: "One".into(),
+        reason: e.to_string(),
+    })?;
+    let bound: Vec<(&str, &graph_runtime::AnyBuffer)> =
+        buffers.iter().map(|(n, buf)| (*n, buf.as_any())).collect();
+    BakedGraph::bake(gpu, desc, &bound)?.replay_blocking()?;
+    let mut written = Vec::new();
+    for (binding, (name, buffer)) in kernel.bindings.iter().zip(&buffers) {
+        if binding.mode.writes() {
+            written.push((name.to_string(), buffer.read_blocking()?));
+        }
+    }
+    Ok(written)
+}
+
+/// Element-wise within `tolerance * (1 + |expected|)`, naming the first bad index.
+#[track_caller]
+fn assert_close(actual: &[f32], expected: &[f32], tolerance: f32, what: &str) {
+    assert_eq!(actual.len(), expected.len(), "{what}: length");
+    for (i, (a, e)) in actual.iter().zip(expected).enumerate() {
+        assert!(
+            (a - e).abs() <= tolerance * (1.0 + e.abs()),
+            "{what}[{i}]: GPU {a}, CPU {e}"
+        );
+    }
+}
+
+fn only(written: Vec<(String, Vec<f32>)>) -> Vec<f32> {
+    written.into_iter().next().map(|w| w.1).unwrap_or_default()
+}
+
+/// Image sizes: one pixel, a random size that is no multiple of 64 pixels, and one past 65535 workgroups.
+fn image_sizes(rng: &mut TestRng) -> [(usize, usize); 3] {
+    let w = 2 + random_u32(rng, 60) as usize;
+    let h = 2 + random_u32(rng, 60) as usize;
+    let (w, h) = if (w * h).is_multiple_of(64) {
+        (w + 1, h)
+    } else {
+        (w, h)
+    };
+    [(1, 1), (w, h), (BIG_SIDE, BIG_SIDE)]
+}
+
+#[test]
+fn threshold_matches_the_cpu() -> Result<(), Error> {
+    let gpu = gpu();
+    let mut rng = rng();
+    for n in [
+        1,
+        65 + random_u32(&mut rng, 3000) as usize,
+        BIG_SIDE * BIG_SIDE,
+    ] {
+        let xs = random_f32s(&mut rng, n);
+        let level = random_f32s(&mut rng, 1)[0];
+        let got = only(run(
+            &gpu,
+            "threshold",
+            &[("input", &xs)],
+            n,
+            &[("level", format!("{level:?}"))],
+        )?);
+        let mut want = vec![0.0; n];
+        cpu::threshold(&xs, &mut want, level);
+        assert_close(&got, &want, 0.0, &format!("threshold of {n}"));
+    }
+    Ok(())
+}
+
+#[test]
+fn transpose_matches_the_cpu() -> Result<(), Error> {
+    let gpu = gpu();
+    let mut rng = rng();
+    for (rows, cols) in image_sizes(&mut rng) {
+        let n = rows * cols;
+        let xs = random_f32s(&mut rng, n);
+        let args = [("rows", format!("{rows}u")), ("cols", format!("{cols}u"))];
+        let got = only(run(&gpu, "transpose", &[("input", &xs)], n, &args)?);
+        let mut want = vec![0.0; n];
+        cpu::transpose(&xs, &mut want, rows, cols);
+        assert_close(&got, &want, 0.0, &format!("transpose of {rows}x{cols}"));
+    }
+    Ok(())
+}
+
+#[test]
+fn image_filters_match_the_cpu() -> Result<(), Error> {
+    let gpu = gpu();
+    let mut rng = rng();
+    for (w, h) in image_sizes(&mut rng) {
+        let n = w * h;
+        let xs = random_f32s(&mut rng, n);
+        let size = [("width", format!("{w}u")), ("height", format!("{h}u"))];
+        let what = |k: &str| format!("{k} of {w}x{h}");
+
+        let got = only(run(&gpu, "sobel", &[("input", &xs)], n, &size)?);
+        let mut want = vec![0.0; n];
+        cpu::sobel(&xs, &mut want, w, h);
+        assert_close(&got, &want, 1e-5, &what("sobel"));
+
+        let radius = 1 + random_u32(&mut rng, 2) as usize;
+        let side = 2 * radius + 1;
+        let weights = random_f32s(&mut rng, side * side);
+        let mut args = size.to_vec();
+        args.push(("radius", format!("{radius}u")));
+        let got = only(run(
+            &gpu,
+            "conv2d",
+            &[("input", &xs), ("weights", &weights)],
+            n,
+            &args,
+        )?);
+        cpu::conv2d(&xs, &weights, &mut want, (w, h), radius);
+        // Sums of up to 25 products of values in [-1, 1): rounding of each, in any order.
+        assert_close(&got, &want, 1e-5 * (side * side) as f32, &what("conv2d"));
+
+        let sigma = 0.5 + random_f32s(&mut rng, 1)[0].abs() * 2.0;
+        args.push(("sigma", format!("{sigma:?}")));
+        for (path, along_rows) in [("blur_h", true), ("blur_v", false)] {
+            let got = only(run(&gpu, path, &[("input", &xs)], n, &args)?);
+            cpu::blur(&xs, &mut want, (w, h), (radius, sigma), along_rows);
+            assert_close(&got, &want, 1e-5, &what(path));
+        }
+    }
+    Ok(())
+}
+
+#[test]
+fn softmax_rows_matches_the_cpu() -> Result<(), Error> {
+    let gpu = gpu();
+    let mut rng = rng();
+    // Each invocation reads its whole row: the long case has short rows.
+    let shapes = [
+        (1, 1),
+        (
+            3 + random_u32(&mut rng, 20) as usize,
+            65 + random_u32(&mut rng, 100) as usize,
+        ),
+        (BIG_SIDE * BIG_SIDE / 5, 5),
+    ];
+    for (rows, cols) in shapes {
+        let n = rows * cols;
+        let xs: Vec<f32> = random_f32s(&mut rng, n).iter().map(|v| v * 20.0).collect();
+        let got = only(run(
+            &gpu,
+            "softmax_rows",
+            &[("input", &xs)],
+            n,
+            &[("cols", format!("{cols}u"))],
+        )?);
+        let mut want = vec![0.0; n];
+        cpu::softmax_rows(&xs, &mut want, cols);
+        assert_close(&got, &want, 1e-5, &format!("softmax of {rows}x{cols}"));
+        let first_row: f32 = got[..cols].iter().sum();
+        assert!((first_row - 1.0).abs() < 1e-4, "a row sums to {first_row}");
+    }
+    Ok(())
+}
+
+/// A kernel marked pointwise gives the permuted output for a permuted input; one marked otherwise does not,
+/// for a random permutation of random data. Every kernel of the library is checked, on 600 elements (an image
+/// of 30 x 20).
+#[test]
+fn every_kernels_pointwise_mark_is_true() -> Result<(), Error> {
+    let gpu = gpu();
+    let mut rng = rng();
+    let n = 600;
+    let mut permutation: Vec<usize> = (0..n).collect();
+    for i in (1..n).rev() {
+        permutation.swap(i, random_u32(&mut rng, i as u32 + 1) as usize);
+    }
+    let permute = |xs: &[f32]| -> Vec<f32> { permutation.iter().map(|&p| xs[p]).collect() };
+    for kernel in LIBRARY.kernels {
+        let args: Vec<(&str, String)> = kernel
+            .args
+            .iter()
+            .map(|a| {
+                let value = match a.name {
+                    "width" | "cols" => "30u",
+                    "height" | "rows" => "20u",
+                    "radius" => "1u",
+                    _ => "1.5",
+                };
+                (a.name, value.to_string())
+            })
+            .collect();
+        let inputs: Vec<(&str, Vec<f32>)> = kernel
+            .bindings
+            .iter()
+            .filter(|b| b.mode.reads())
+            .map(|b| (b.name, random_f32s(&mut rng, n)))
+            .collect();
+        let permuted: Vec<(&str, Vec<f32>)> = inputs
+            .iter()
+            .map(|(name, xs)| (*name, permute(xs)))
+            .collect();
+        let plain = run(&gpu, kernel.path, &borrowed(&inputs), n, &args)?;
+        let moved = run(&gpu, kernel.path, &borrowed(&permuted), n, &args)?;
+        let commutes = plain.iter().zip(&moved).all(|((_, a), (_, b))| {
+            permute(a)
+                .iter()
+                .zip(b)
+                .all(|(x, y)| x.to_bits() == y.to_bits())
+        });
+        assert_eq!(
+            commutes,
+            kernel.pointwise,
+            "`{}` is marked pointwise: {}, but permuting its input {} its output alike",
+            kernel.path,
+            kernel.pointwise,
+            if commutes {
+                "permutes"
+            } else {
+                "does not permute"
+            }
+        );
+    }
+    Ok(())
+}
+
+fn borrowed<'a>(list: &'a [(&'a str, Vec<f32>)]) -> Vec<(&'a str, &'a [f32])> {
+    list.iter().map(|(n, v)| (*n, v.as_slice())).collect()
+}
