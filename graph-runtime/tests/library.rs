@@ -198,6 +198,37 @@ fn softmax_rows_matches_the_cpu() -> Result<(), Error> {
     Ok(())
 }
 
+#[test]
+fn matmul_matches_the_cpu() -> Result<(), Error> {
+    let gpu = gpu();
+    let mut rng = rng();
+    let odd = |rng: &mut TestRng| 9 + 2 * random_u32(rng, 30) as usize;
+    // One element; sizes that are no multiple of the 8 x 8 tile; and a `c` past 65535 workgroups of 64.
+    let shapes = [
+        (1, 1, 1),
+        (odd(&mut rng), odd(&mut rng), odd(&mut rng)),
+        (BIG_SIDE, BIG_SIDE, 3),
+    ];
+    for (m, n, k) in shapes {
+        let (a, b) = (random_f32s(&mut rng, m * k), random_f32s(&mut rng, k * n));
+        let args = [
+            ("m", format!("{m}u")),
+            ("n", format!("{n}u")),
+            ("k", format!("{k}u")),
+        ];
+        let got = only(run(&gpu, "matmul", &[("a", &a), ("b", &b)], m * n, &args)?);
+        let mut want = vec![0.0; m * n];
+        cpu::matmul(&a, &b, &mut want, (m, n, k));
+        assert_close(
+            &got,
+            &want,
+            1e-6 * k as f32,
+            &format!("matmul {m}x{k} * {k}x{n}"),
+        );
+    }
+    Ok(())
+}
+
 /// A kernel marked pointwise gives the permuted output for a permuted input; one marked otherwise does not,
 /// for a random permutation of random data. Every kernel of the library is checked, on 600 elements (an image
 /// of 30 x 20).
@@ -217,8 +248,9 @@ fn every_kernels_pointwise_mark_is_true() -> Result<(), Error> {
             .iter()
             .map(|a| {
                 let value = match a.name {
-                    "width" | "cols" => "30u",
-                    "height" | "rows" => "20u",
+                    "width" | "cols" | "n" => "30u",
+                    "height" | "rows" | "m" => "20u",
+                    "k" => "20u",
                     "radius" => "1u",
                     _ => "1.5",
                 };

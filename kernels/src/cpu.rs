@@ -108,3 +108,16 @@ pub fn softmax_rows(input: &[f32], output: &mut [f32], cols: usize) {
         }
     }
 }
+
+/// `c (m x n) = a (m x k) * b (k x n)`, row-major, each sum in increasing `k` as the GPU adds it.
+pub fn matmul(a: &[f32], b: &[f32], c: &mut [f32], (m, n, k): (usize, usize, usize)) {
+    for row in 0..m {
+        for col in 0..n {
+            let mut sum = 0.0f32;
+            for j in 0..k {
+                sum += a[row * k + j] * b[j * n + col];
+            }
+            c[row * n + col] = sum;
+        }
+    }
+}

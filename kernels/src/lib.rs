@@ -20,6 +20,7 @@
 //! | `conv2d` | `input: read`, `weights: read`, `output: write` | `width`, `height`, `radius: u32` | one per pixel |
 //! | `blur_h`, `blur_v` | `input: read`, `output: write` | `width`, `height`, `radius: u32`, `sigma: f32` | one per pixel |
 //! | `softmax_rows` | `input: read`, `output: write` | `cols: u32` | one per element of `output` |
+//! | `matmul` | `a: read`, `b: read`, `c: write` | `m`, `n`, `k: u32` | any; 8 x 8 tiles, strided |
 //!
 //! All elements are `f32`; images are row-major, their edges clamped.
 
@@ -219,6 +220,45 @@ const KERNELS: &[LibraryKernel] = &[
         source: include_str!("../wgsl/softmax_rows.wgsl"),
         pointwise: false,
         dispatch: "one invocation per element of `output`",
+    },
+    LibraryKernel {
+        path: "matmul",
+        summary: "c (m x n) = a (m x k) * b (k x n), row-major, in 8 x 8 tiles through workgroup memory",
+        bindings: &[
+            LibraryBinding {
+                name: "a",
+                mode: Read,
+                elem: "f32",
+            },
+            LibraryBinding {
+                name: "b",
+                mode: Read,
+                elem: "f32",
+            },
+            LibraryBinding {
+                name: "c",
+                mode: Write,
+                elem: "f32",
+            },
+        ],
+        args: &[
+            LibraryArg {
+                name: "m",
+                ty: "u32",
+            },
+            LibraryArg {
+                name: "n",
+                ty: "u32",
+            },
+            LibraryArg {
+                name: "k",
+                ty: "u32",
+            },
+        ],
+        source: include_str!("../wgsl/matmul.wgsl"),
+        pointwise: false,
+        dispatch: "any number of workgroups (each strides over the 8 x 8 tiles of `c`); the default, one \
+                   invocation per element of `c`, gives about one tile per workgroup",
     },
 ];
 
