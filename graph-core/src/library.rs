@@ -10,6 +10,9 @@ pub struct LibraryBinding {
     pub mode: AccessMode,
     /// The element type the WGSL uses, such as `f32`.
     pub elem: &'static str,
+    /// The WGSL sees the elements as `atomic<elem>` (`elem` is `u32` or `i32`); the graph's buffer holds
+    /// plain `elem`.
+    pub atomic: bool,
 }
 
 /// One value a library kernel takes, read in its WGSL through a function of the same name (`alpha()`).
@@ -32,9 +35,11 @@ pub struct LibraryKernel {
     pub source: &'static str,
     /// Each invocation reads and writes only its own element (a candidate for fusion).
     pub pointwise: bool,
-    /// How many invocations it needs, in words, for its documentation: with no `threads`/`workgroups`
-    /// clause, one runs per element of its first written binding.
+    /// How many invocations it needs, in words, for its documentation.
     pub dispatch: &'static str,
+    /// With no `threads`/`workgroups` clause, one invocation runs per element of this binding; `None`: of
+    /// the first binding it writes.
+    pub sized_by: Option<&'static str>,
 }
 
 /// A set of library kernels, searched by path.

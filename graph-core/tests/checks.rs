@@ -31,11 +31,13 @@ static SCALE_BINDINGS: [LibraryBinding; 2] = [
         name: "input",
         mode: Read,
         elem: "f32",
+        atomic: false,
     },
     LibraryBinding {
         name: "output",
         mode: Write,
         elem: "f32",
+        atomic: false,
     },
 ];
 
@@ -64,6 +66,7 @@ static KERNELS: [LibraryKernel; 3] = [
         source: SCALE_WGSL,
         pointwise: true,
         dispatch: "one invocation per element of the output",
+        sized_by: None,
     },
     LibraryKernel {
         path: "reduce::sum",
@@ -79,6 +82,7 @@ fn main() {
 ",
         pointwise: false,
         dispatch: "one invocation per element of the output",
+        sized_by: None,
     },
     LibraryKernel {
         path: "mix",
@@ -94,6 +98,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
 ",
         pointwise: true,
         dispatch: "one invocation per element of the output",
+        sized_by: None,
     },
 ];
 

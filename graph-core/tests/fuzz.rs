@@ -99,6 +99,7 @@ static SCALE_BINDINGS: [LibraryBinding; 1] = [LibraryBinding {
     name: "data",
     mode: AccessMode::ReadWrite,
     elem: "f32",
+    atomic: false,
 }];
 
 static SCALE_ARGS: [LibraryArg; 1] = [LibraryArg {
@@ -114,6 +115,7 @@ static KERNELS: [LibraryKernel; 1] = [LibraryKernel {
     source: SCALE_WGSL,
     pointwise: true,
     dispatch: "one invocation per element of the output",
+    sized_by: None,
 }];
 
 static LIBRARY: Library = Library { kernels: &KERNELS };

@@ -25,16 +25,24 @@ fn run(
     let mut b = GraphBuilder::new("One");
     let mut buffers = Vec::new();
     for binding in kernel.bindings {
-        let data: Vec<f32> = match inputs.iter().find(|(name, _)| *name == binding.name) {
-            Some((_, data)) => data.to_vec(),
-            None => vec![f32::NAN; len],
-        };
+        let given = inputs.iter().find(|(name, _)| *name == binding.name);
         match binding.mode {
-            AccessMode::Read => b.input(binding.name, "f32"),
-            AccessMode::Write => b.output(binding.name, "f32"),
-            AccessMode::ReadWrite => b.inout(binding.name, "f32"),
+            AccessMode::Read => b.input(binding.name, binding.elem),
+            AccessMode::Write => b.output(binding.name, binding.elem),
+            AccessMode::ReadWrite => b.inout(binding.name, binding.elem),
         };
-        buffers.push((binding.name, gpu.buffer_from_slice(&data)?));
+        // `f32` buffers not given start as NaN; `u32` ones (histogram bins, which count up) as zero.
+        let buffer = match binding.elem {
+            "u32" => {
+                let words: Vec<u32> =
+                    given.map_or(vec![0; len], |g| g.1.iter().map(|&v| v as u32).collect());
+                Bound::U32(gpu.buffer_from_slice(&words)?)
+            }
+            _ => Bound::F32(
+                gpu.buffer_from_slice(&given.map_or(vec![f32::NAN; len], |g| g.1.to_vec()))?,
+            ),
+        };
+        buffers.push((binding.name, buffer));
     }
     let bindings: Vec<(&str, &str)> = kernel.bindings.iter().map(|b| (b.name, b.name)).collect();
     let args: Vec<(&str, &str)> = args.iter().map(|(n, v)| (*n, v.as_str())).collect();
@@ -44,15 +52,34 @@ fn run(
         reason: e.to_string(),
     })?;
     let bound: Vec<(&str, &graph_runtime::AnyBuffer)> =
-        buffers.iter().map(|(n, buf)| (*n, buf.as_any())).collect();
+        buffers.iter().map(|(n, buf)| (*n, buf.any())).collect();
     BakedGraph::bake(gpu, desc, &bound)?.replay_blocking()?;
     let mut written = Vec::new();
     for (binding, (name, buffer)) in kernel.bindings.iter().zip(&buffers) {
         if binding.mode.writes() {
-            written.push((name.to_string(), buffer.read_blocking()?));
+            let values = match buffer {
+                Bound::F32(b) => b.read_blocking()?,
+                Bound::U32(b) => b.read_blocking()?.iter().map(|&v| v as f32).collect(),
+            };
+            written.push((name.to_string(), values));
         }
     }
     Ok(written)
+}
+
+/// A bound buffer of the element type its binding takes.
+enum Bound {
+    F32(graph_runtime::Buffer<f32>),
+    U32(graph_runtime::Buffer<u32>),
+}
+
+impl Bound {
+    fn any(&self) -> &graph_runtime::AnyBuffer {
+        match self {
+            Bound::F32(b) => b.as_any(),
+            Bound::U32(b) => b.as_any(),
+        }
+    }
 }
 
 /// Element-wise within `tolerance * (1 + |expected|)`, naming the first bad index.
@@ -229,6 +256,37 @@ fn matmul_matches_the_cpu() -> Result<(), Error> {
     Ok(())
 }
 
+#[test]
+fn histogram_matches_the_cpu() -> Result<(), Error> {
+    let gpu = gpu();
+    let mut rng = rng();
+    let bins = 1 + random_u32(&mut rng, 300) as usize;
+    let (lo, hi) = (-2.0f32, 3.0f32);
+    for n in [
+        1,
+        65 + random_u32(&mut rng, 3000) as usize,
+        BIG_SIDE * BIG_SIDE,
+    ] {
+        // Values at bin centres give or take a quarter bin, so the GPU's division (WGSL allows 2.5 ulp)
+        // cannot move one across a bin edge; a tenth of them fall outside [lo, hi).
+        let xs: Vec<f32> = (0..n)
+            .map(|_| {
+                let bin = random_u32(&mut rng, bins as u32 + bins as u32 / 10 + 1) as f32;
+                let jitter = random_f32s(&mut rng, 1)[0] * 0.25;
+                lo + (bin + 0.5 + jitter) * (hi - lo) / bins as f32
+            })
+            .collect();
+        let args = [("lo", format!("{lo:?}")), ("hi", format!("{hi:?}"))];
+        let got = only(run(&gpu, "histogram", &[("input", &xs)], bins, &args)?);
+        let mut want = vec![0u32; bins];
+        cpu::histogram(&xs, &mut want, lo, hi);
+        let want: Vec<f32> = want.iter().map(|&c| c as f32).collect();
+        assert_close(&got, &want, 0.0, &format!("histogram of {n} into {bins}"));
+        assert!(want.iter().sum::<f32>() <= n as f32);
+    }
+    Ok(())
+}
+
 /// A kernel marked pointwise gives the permuted output for a permuted input; one marked otherwise does not,
 /// for a random permutation of random data. Every kernel of the library is checked, on 600 elements (an image
 /// of 30 x 20).
@@ -251,6 +309,8 @@ fn every_kernels_pointwise_mark_is_true() -> Result<(), Error> {
                     "width" | "cols" | "n" => "30u",
                     "height" | "rows" | "m" => "20u",
                     "k" => "20u",
+                    "lo" => "-1.0",
+                    "hi" => "1.0",
                     "radius" => "1u",
                     _ => "1.5",
                 };

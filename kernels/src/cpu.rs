@@ -121,3 +121,19 @@ pub fn matmul(a: &[f32], b: &[f32], c: &mut [f32], (m, n, k): (usize, usize, usi
         }
     }
 }
+
+/// Adds to `bins[b]` the number of `input` elements in bin `b` of `[lo, hi)`, split evenly; others are not
+/// counted.
+pub fn histogram(input: &[f32], bins: &mut [u32], lo: f32, hi: f32) {
+    let count = bins.len();
+    // NaN bounds, or `hi <= lo`, count nothing, as in the WGSL.
+    if count == 0 || hi.partial_cmp(&lo) != Some(std::cmp::Ordering::Greater) {
+        return;
+    }
+    for &v in input {
+        if v >= lo && v < hi {
+            let b = (((v - lo) / (hi - lo) * count as f32) as usize).min(count - 1);
+            bins[b] += 1;
+        }
+    }
+}

@@ -20,9 +20,13 @@
 //! | `conv2d` | `input: read`, `weights: read`, `output: write` | `width`, `height`, `radius: u32` | one per pixel |
 //! | `blur_h`, `blur_v` | `input: read`, `output: write` | `width`, `height`, `radius: u32`, `sigma: f32` | one per pixel |
 //! | `softmax_rows` | `input: read`, `output: write` | `cols: u32` | one per element of `output` |
+//! | `histogram` | `input: read`, `bins: read_write` (atomic `u32`) | `lo`, `hi: f32` | one per element of `input` |
 //! | `matmul` | `a: read`, `b: read`, `c: write` | `m`, `n`, `k: u32` | any; 8 x 8 tiles, strided |
 //!
-//! All elements are `f32`; images are row-major, their edges clamped.
+//! All elements are `f32` (histogram bins `u32`); images are row-major, their edges clamped. Loops stay
+//! short on purpose: Mesa's llvmpipe stops a loop after 65535 iterations, which a histogram striding over 4
+//! million elements with one workgroup hit (its test found it), so `histogram` runs one invocation per
+//! input element by default (`sized_by`).
 
 use graph_core::ir::AccessMode::{Read, ReadWrite, Write};
 use graph_core::library::{Library, LibraryArg, LibraryBinding, LibraryKernel};
@@ -40,6 +44,7 @@ const KERNELS: &[LibraryKernel] = &[
             name: "output",
             mode: Write,
             elem: "f32",
+            atomic: false,
         }],
         args: &[LibraryArg {
             name: "value",
@@ -48,6 +53,7 @@ const KERNELS: &[LibraryKernel] = &[
         source: include_str!("../wgsl/fill.wgsl"),
         pointwise: true,
         dispatch: "one invocation per element of the output",
+        sized_by: None,
     },
     LibraryKernel {
         path: "copy",
@@ -57,17 +63,20 @@ const KERNELS: &[LibraryKernel] = &[
                 name: "input",
                 mode: Read,
                 elem: "f32",
+                atomic: false,
             },
             LibraryBinding {
                 name: "output",
                 mode: Write,
                 elem: "f32",
+                atomic: false,
             },
         ],
         args: &[],
         source: include_str!("../wgsl/copy.wgsl"),
         pointwise: true,
         dispatch: "one invocation per element of the output",
+        sized_by: None,
     },
     LibraryKernel {
         path: "scale",
@@ -76,6 +85,7 @@ const KERNELS: &[LibraryKernel] = &[
             name: "data",
             mode: ReadWrite,
             elem: "f32",
+            atomic: false,
         }],
         args: &[LibraryArg {
             name: "alpha",
@@ -84,6 +94,7 @@ const KERNELS: &[LibraryKernel] = &[
         source: include_str!("../wgsl/scale.wgsl"),
         pointwise: true,
         dispatch: "one invocation per element of `data`",
+        sized_by: None,
     },
     LibraryKernel {
         path: "axpy",
@@ -93,11 +104,13 @@ const KERNELS: &[LibraryKernel] = &[
                 name: "x",
                 mode: Read,
                 elem: "f32",
+                atomic: false,
             },
             LibraryBinding {
                 name: "y",
                 mode: ReadWrite,
                 elem: "f32",
+                atomic: false,
             },
         ],
         args: &[LibraryArg {
@@ -107,6 +120,7 @@ const KERNELS: &[LibraryKernel] = &[
         source: include_str!("../wgsl/axpy.wgsl"),
         pointwise: true,
         dispatch: "one invocation per element of `y`",
+        sized_by: None,
     },
     LibraryKernel {
         path: "threshold",
@@ -119,6 +133,7 @@ const KERNELS: &[LibraryKernel] = &[
         source: include_str!("../wgsl/threshold.wgsl"),
         pointwise: true,
         dispatch: "one invocation per element of `output`",
+        sized_by: None,
     },
     LibraryKernel {
         path: "transpose",
@@ -137,6 +152,7 @@ const KERNELS: &[LibraryKernel] = &[
         source: include_str!("../wgsl/transpose.wgsl"),
         pointwise: false,
         dispatch: "one invocation per element of `output` (rows * cols)",
+        sized_by: None,
     },
     LibraryKernel {
         path: "sobel",
@@ -146,6 +162,7 @@ const KERNELS: &[LibraryKernel] = &[
         source: include_str!("../wgsl/sobel.wgsl"),
         pointwise: false,
         dispatch: "one invocation per pixel of `output`",
+        sized_by: None,
     },
     LibraryKernel {
         path: "conv2d",
@@ -155,16 +172,19 @@ const KERNELS: &[LibraryKernel] = &[
                 name: "input",
                 mode: Read,
                 elem: "f32",
+                atomic: false,
             },
             LibraryBinding {
                 name: "weights",
                 mode: Read,
                 elem: "f32",
+                atomic: false,
             },
             LibraryBinding {
                 name: "output",
                 mode: Write,
                 elem: "f32",
+                atomic: false,
             },
         ],
         args: &[
@@ -184,6 +204,7 @@ const KERNELS: &[LibraryKernel] = &[
         source: include_str!("../wgsl/conv2d.wgsl"),
         pointwise: false,
         dispatch: "one invocation per pixel of `output`",
+        sized_by: None,
     },
     LibraryKernel {
         path: "blur_h",
@@ -196,6 +217,7 @@ const KERNELS: &[LibraryKernel] = &[
         ),
         pointwise: false,
         dispatch: "one invocation per pixel of `output`",
+        sized_by: None,
     },
     LibraryKernel {
         path: "blur_v",
@@ -208,6 +230,7 @@ const KERNELS: &[LibraryKernel] = &[
         ),
         pointwise: false,
         dispatch: "one invocation per pixel of `output`",
+        sized_by: None,
     },
     LibraryKernel {
         path: "softmax_rows",
@@ -220,6 +243,7 @@ const KERNELS: &[LibraryKernel] = &[
         source: include_str!("../wgsl/softmax_rows.wgsl"),
         pointwise: false,
         dispatch: "one invocation per element of `output`",
+        sized_by: None,
     },
     LibraryKernel {
         path: "matmul",
@@ -229,16 +253,19 @@ const KERNELS: &[LibraryKernel] = &[
                 name: "a",
                 mode: Read,
                 elem: "f32",
+                atomic: false,
             },
             LibraryBinding {
                 name: "b",
                 mode: Read,
                 elem: "f32",
+                atomic: false,
             },
             LibraryBinding {
                 name: "c",
                 mode: Write,
                 elem: "f32",
+                atomic: false,
             },
         ],
         args: &[
@@ -259,6 +286,40 @@ const KERNELS: &[LibraryKernel] = &[
         pointwise: false,
         dispatch: "any number of workgroups (each strides over the 8 x 8 tiles of `c`); the default, one \
                    invocation per element of `c`, gives about one tile per workgroup",
+        sized_by: None,
+    },
+    LibraryKernel {
+        path: "histogram",
+        summary: "bins[b] += the number of input elements in bin b of [lo, hi) (atomics; zero bins first)",
+        bindings: &[
+            LibraryBinding {
+                name: "input",
+                mode: Read,
+                elem: "f32",
+                atomic: false,
+            },
+            LibraryBinding {
+                name: "bins",
+                mode: ReadWrite,
+                elem: "u32",
+                atomic: true,
+            },
+        ],
+        args: &[
+            LibraryArg {
+                name: "lo",
+                ty: "f32",
+            },
+            LibraryArg {
+                name: "hi",
+                ty: "f32",
+            },
+        ],
+        source: include_str!("../wgsl/histogram.wgsl"),
+        pointwise: false,
+        dispatch: "one invocation per element of `input` (each also strides over `input`, so any \
+                   dispatch counts every element)",
+        sized_by: Some("input"),
     },
 ];
 
@@ -268,11 +329,13 @@ const INPUT_OUTPUT: &[LibraryBinding] = &[
         name: "input",
         mode: Read,
         elem: "f32",
+        atomic: false,
     },
     LibraryBinding {
         name: "output",
         mode: Write,
         elem: "f32",
+        atomic: false,
     },
 ];
 
@@ -325,6 +388,10 @@ mod tests {
                     b.mode,
                 )
             }));
+            let decls = wgsl::with_atomic_elements(
+                &decls,
+                k.bindings.iter().filter(|b| b.atomic).map(|b| b.name),
+            );
             let args: Vec<(&str, &str, &str)> =
                 k.args.iter().map(|a| (a.name, a.ty, "1")).collect();
             let composed = wgsl::compose(&decls, "", ParamsStorage::Immediates, &args, k.source);

@@ -8,6 +8,7 @@ use crate::ir::{
     AccessMode, DispatchSpec, Kernel, KernelSource, NodeKind, ParamsStorage, WorkgroupLimits,
 };
 use crate::layout::ParamsLayout;
+use crate::library::LibraryKernel;
 use crate::names::unknown;
 use crate::size::{SizeOp, SizeStep};
 use crate::types::ValueType;
@@ -84,13 +85,17 @@ impl Checker<'_> {
             return None;
         }
         let params_struct = layout.wgsl_struct();
-        let declarations = wgsl::binding_declarations(
+        let mut declarations = wgsl::binding_declarations(
             names
                 .iter()
                 .zip(&bindings)
                 .zip(&types)
                 .map(|((name, b), t)| (*name, *t, b.mode)),
         );
+        if let Some(lib) = library {
+            let atomic = lib.bindings.iter().filter(|b| b.atomic).map(|b| b.name);
+            declarations = wgsl::with_atomic_elements(&declarations, atomic);
+        }
         let args: Vec<(String, String, String)> = match library {
             Some(lib) => lib
                 .args
@@ -160,7 +165,7 @@ impl Checker<'_> {
                 DispatchSpec::Workgroups(_) => CheckedDispatch::Workgroups(sizes?),
                 _ => CheckedDispatch::Threads(sizes?),
             },
-            None => match bindings.iter().find(|b| b.mode.writes()) {
+            None => match sized_by(library, kernel, &bindings) {
                 Some(b) => CheckedDispatch::BufferLen(b.buffer),
                 None => {
                     self.diags.push(
@@ -768,5 +773,22 @@ fn range_len(range: &CheckedRange) -> SizeProgram {
     SizeProgram {
         text: format!("({}) - ({})", range.end.text, range.start.text),
         steps,
+    }
+}
+
+/// The binding a kernel without a dispatch clause runs one invocation per element of: the one its library
+/// metadata names, else the first it writes.
+fn sized_by<'b>(
+    library: Option<&LibraryKernel>,
+    kernel: &Kernel,
+    bindings: &'b [BufferAccess],
+) -> Option<&'b BufferAccess> {
+    match library.and_then(|l| l.sized_by) {
+        Some(name) => kernel
+            .accesses
+            .iter()
+            .position(|a| a.binding == name)
+            .and_then(|i| bindings.get(i)),
+        None => bindings.iter().find(|b| b.mode.writes()),
     }
 }

@@ -75,6 +75,25 @@ pub fn binding_declarations<'a>(
         .collect()
 }
 
+/// `declarations` (from [`binding_declarations`]) with the bindings named in `atomic` seen as arrays of
+/// atomics: `NAME: array<u32>;` becomes `NAME: array<atomic<u32>>;` (library kernels that count with
+/// `atomicAdd`; the buffer itself holds plain `u32`).
+pub fn with_atomic_elements<'a>(
+    declarations: &str,
+    atomic: impl IntoIterator<Item = &'a str>,
+) -> String {
+    let mut out = declarations.to_string();
+    for name in atomic {
+        for elem in ["u32", "i32"] {
+            out = out.replace(
+                &format!(" {name}: array<{elem}>;"),
+                &format!(" {name}: array<atomic<{elem}>>;"),
+            );
+        }
+    }
+    out
+}
+
 /// The `params` variable for the parameter storage; empty when there is no parameter.
 pub fn params_declaration(storage: ParamsStorage, has_params: bool) -> &'static str {
     match (has_params, storage) {
