@@ -1832,3 +1832,54 @@ fn a_cycle_through_thousands_of_nodes_is_one_short_message() {
     );
     assert!(note.ends_with("more"), "{note}");
 }
+
+// Ranges.
+
+/// Every range mistake the checks can see with declared lengths, one diagnostic each, at the right place.
+#[test]
+fn range_mistakes_are_reported_where_the_bound_is_written() {
+    use graph_core::builder::GraphBuilder;
+    let built = |fill_dst: &str| {
+        let mut b = GraphBuilder::new("G");
+        b.buffer("b", "f32", Role::Output, Some(64));
+        b.fill("f", fill_dst, "0.0");
+        b.build(&graph_core::library::Library::EMPTY)
+    };
+    let cases = [
+        (
+            "b[80..]",
+            "the range of `b` in fill `f` starts at 80, past its end (64 elements)",
+            Loc::SizeTerm {
+                node: 0,
+                dim: 0,
+                term: 0,
+            },
+        ),
+        (
+            "b[..65]",
+            "the range of `b` in fill `f` ends at 65, past the end of `b` (64 elements)",
+            Loc::SizeTerm {
+                node: 0,
+                dim: 1,
+                term: 0,
+            },
+        ),
+        (
+            "b[9..b.len() - 60]",
+            "the range `9..4` of `b` in fill `f` starts after it ends",
+            Loc::SizeTerm {
+                node: 0,
+                dim: 0,
+                term: 0,
+            },
+        ),
+    ];
+    for (slice, message, loc) in cases {
+        let errors = built(slice).expect_err(slice).diagnostics;
+        assert_eq!(errors.len(), 1, "{slice}: {errors:?}");
+        assert_eq!(errors[0].message, message, "{slice}");
+        assert_eq!(errors[0].loc, loc, "{slice}");
+    }
+    // The positive control: a range within the buffer.
+    assert!(built("b[1..b.len() - 1]").is_ok());
+}

@@ -67,6 +67,9 @@ fn run(
     Ok(written)
 }
 
+/// A CPU reference of an image kernel: input, output, width, height.
+type Reference = fn(&[f32], &mut [f32], usize, usize);
+
 /// A bound buffer of the element type its binding takes.
 enum Bound {
     F32(graph_runtime::Buffer<f32>),
@@ -161,10 +164,14 @@ fn image_filters_match_the_cpu() -> Result<(), Error> {
         let size = [("width", format!("{w}u")), ("height", format!("{h}u"))];
         let what = |k: &str| format!("{k} of {w}x{h}");
 
-        let got = only(run(&gpu, "sobel", &[("input", &xs)], n, &size)?);
         let mut want = vec![0.0; n];
-        cpu::sobel(&xs, &mut want, w, h);
-        assert_close(&got, &want, 1e-5, &what("sobel"));
+        let gradients: [(&str, Reference); 2] = [("sobel", cpu::sobel), ("scharr", cpu::scharr)];
+        for (path, reference) in gradients {
+            let got = only(run(&gpu, path, &[("input", &xs)], n, &size)?);
+            reference(&xs, &mut want, w, h);
+            // Sums of six weighted pixels (weights up to 10), squared: relative rounding of a few ulp.
+            assert_close(&got, &want, 1e-5, &what(path));
+        }
 
         let radius = 1 + random_u32(&mut rng, 2) as usize;
         let side = 2 * radius + 1;

@@ -41,11 +41,27 @@ fn pixel(image: &[f32], width: usize, height: usize, x: i64, y: i64) -> f32 {
 }
 
 pub fn sobel(input: &[f32], output: &mut [f32], width: usize, height: usize) {
+    gradient(input, output, (width, height), (1.0, 2.0));
+}
+
+pub fn scharr(input: &[f32], output: &mut [f32], width: usize, height: usize) {
+    gradient(input, output, (width, height), (3.0, 10.0));
+}
+
+/// The gradient magnitude with 3 x 3 derivative kernels of outer weight `side` and centre weight `centre`.
+fn gradient(
+    input: &[f32],
+    output: &mut [f32],
+    (width, height): (usize, usize),
+    (side, centre): (f32, f32),
+) {
     for y in 0..height as i64 {
         for x in 0..width as i64 {
             let p = |dx: i64, dy: i64| pixel(input, width, height, x + dx, y + dy);
-            let gx = (p(1, -1) + 2.0 * p(1, 0) + p(1, 1)) - (p(-1, -1) + 2.0 * p(-1, 0) + p(-1, 1));
-            let gy = (p(-1, 1) + 2.0 * p(0, 1) + p(1, 1)) - (p(-1, -1) + 2.0 * p(0, -1) + p(1, -1));
+            let gx = (side * p(1, -1) + centre * p(1, 0) + side * p(1, 1))
+                - (side * p(-1, -1) + centre * p(-1, 0) + side * p(-1, 1));
+            let gy = (side * p(-1, 1) + centre * p(0, 1) + side * p(1, 1))
+                - (side * p(-1, -1) + centre * p(0, -1) + side * p(1, -1));
             output[y as usize * width + x as usize] = (gx * gx + gy * gy).sqrt();
         }
     }

@@ -16,7 +16,7 @@
 //! | `axpy` | `x: read`, `y: read_write` | `a: f32` | one per element of `y` |
 //! | `threshold` | `input: read`, `output: write` | `level: f32` | one per element of `output` |
 //! | `transpose` | `input: read`, `output: write` | `rows: u32`, `cols: u32` | one per element of `output` |
-//! | `sobel` | `input: read`, `output: write` | `width: u32`, `height: u32` | one per pixel |
+//! | `sobel`, `scharr` | `input: read`, `output: write` | `width: u32`, `height: u32` | one per pixel |
 //! | `conv2d` | `input: read`, `weights: read`, `output: write` | `width`, `height`, `radius: u32` | one per pixel |
 //! | `blur_h`, `blur_v` | `input: read`, `output: write` | `width`, `height`, `radius: u32`, `sigma: f32` | one per pixel |
 //! | `softmax_rows` | `input: read`, `output: write` | `cols: u32` | one per element of `output` |
@@ -159,7 +159,23 @@ const KERNELS: &[LibraryKernel] = &[
         summary: "output = the Sobel gradient magnitude of a width x height image, edges clamped",
         bindings: INPUT_OUTPUT,
         args: IMAGE_SIZE,
-        source: include_str!("../wgsl/sobel.wgsl"),
+        source: concat!(
+            "const SIDE: f32 = 1.0;\nconst CENTRE: f32 = 2.0;\n",
+            include_str!("../wgsl/gradient.wgsl")
+        ),
+        pointwise: false,
+        dispatch: "one invocation per pixel of `output`",
+        sized_by: None,
+    },
+    LibraryKernel {
+        path: "scharr",
+        summary: "output = the Scharr gradient magnitude of a width x height image, edges clamped",
+        bindings: INPUT_OUTPUT,
+        args: IMAGE_SIZE,
+        source: concat!(
+            "const SIDE: f32 = 3.0;\nconst CENTRE: f32 = 10.0;\n",
+            include_str!("../wgsl/gradient.wgsl")
+        ),
         pointwise: false,
         dispatch: "one invocation per pixel of `output`",
         sized_by: None,

@@ -113,7 +113,7 @@ impl Checker<'_> {
                     format!("the range `{s}..{e}` of `{name}` in {node} starts after it ends")
                 }
                 false => format!(
-                    "the range of `{name}` in `{node}` starts at {s}, past its end ({e} elements)"
+                    "the range of `{name}` in {node} starts at {s}, past its end ({e} elements)"
                 ),
             };
             self.diags.push(Diagnostic::new(at(0), message));

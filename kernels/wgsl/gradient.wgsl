@@ -1,0 +1,23 @@
+// output = the gradient magnitude of a width x height image (row-major), edges clamped, one invocation per
+// pixel, with 3 x 3 derivative kernels whose outer and centre weights the library prepends as `const SIDE`
+// and `const CENTRE`: 1 and 2 for Sobel, 3 and 10 for Scharr.
+fn pixel(x: i32, y: i32) -> f32 {
+    let cx = u32(clamp(x, 0, i32(width()) - 1));
+    let cy = u32(clamp(y, 0, i32(height()) - 1));
+    return input[cy * width() + cx];
+}
+
+@compute @workgroup_size(64)
+fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {
+    let i = gid.x + gid.y * groups.x * 64u;
+    let n = width() * height();
+    if (i < min(n, min(arrayLength(&input), arrayLength(&output)))) {
+        let x = i32(i % width());
+        let y = i32(i / width());
+        let gx = (SIDE * pixel(x + 1, y - 1) + CENTRE * pixel(x + 1, y) + SIDE * pixel(x + 1, y + 1))
+               - (SIDE * pixel(x - 1, y - 1) + CENTRE * pixel(x - 1, y) + SIDE * pixel(x - 1, y + 1));
+        let gy = (SIDE * pixel(x - 1, y + 1) + CENTRE * pixel(x, y + 1) + SIDE * pixel(x + 1, y + 1))
+               - (SIDE * pixel(x - 1, y - 1) + CENTRE * pixel(x, y - 1) + SIDE * pixel(x + 1, y - 1));
+        output[i] = sqrt(gx * gx + gy * gy);
+    }
+}
