@@ -8,12 +8,16 @@ pub struct LibraryBinding {
     /// The name the kernel's WGSL uses and the graph binds by (`input: y`).
     pub name: &'static str,
     pub mode: AccessMode,
-    /// The element type the WGSL uses, such as `f32`.
+    /// The element type the WGSL uses, such as `f32`; [`GENERIC`] for any element type, the same for every
+    /// generic binding and argument of the kernel.
     pub elem: &'static str,
     /// The WGSL sees the elements as `atomic<elem>` (`elem` is `u32` or `i32`); the graph's buffer holds
     /// plain `elem`.
     pub atomic: bool,
 }
+
+/// The element type of a generic binding or argument: whatever the graph binds, one type per kernel node.
+pub const GENERIC: &str = "T";
 
 /// One value a library kernel takes, read in its WGSL through a function of the same name (`alpha()`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -5,6 +5,7 @@
 mod common;
 
 use common::{gpu, random_f32s, random_u32, rng};
+use graph_runtime::kernels::GENERIC;
 use graph_runtime::kernels::cpu;
 use graph_runtime::{AccessMode, BakedGraph, Error, Gpu, GraphBuilder, LIBRARY};
 use proptest::test_runner::TestRng;
@@ -26,13 +27,20 @@ fn run(
     let mut buffers = Vec::new();
     for binding in kernel.bindings {
         let given = inputs.iter().find(|(name, _)| *name == binding.name);
+        // Generic bindings are run with `f32` here (`library_fill_and_copy_take_every_element_type` runs
+        // them with other types).
+        let elem = if binding.elem == GENERIC {
+            "f32"
+        } else {
+            binding.elem
+        };
         match binding.mode {
-            AccessMode::Read => b.input(binding.name, binding.elem),
-            AccessMode::Write => b.output(binding.name, binding.elem),
-            AccessMode::ReadWrite => b.inout(binding.name, binding.elem),
+            AccessMode::Read => b.input(binding.name, elem),
+            AccessMode::Write => b.output(binding.name, elem),
+            AccessMode::ReadWrite => b.inout(binding.name, elem),
         };
         // `f32` buffers not given start as NaN; `u32` ones (histogram bins, which count up) as zero.
-        let buffer = match binding.elem {
+        let buffer = match elem {
             "u32" => {
                 let words: Vec<u32> =
                     given.map_or(vec![0; len], |g| g.1.iter().map(|&v| v as u32).collect());
@@ -360,4 +368,48 @@ fn every_kernels_pointwise_mark_is_true() -> Result<(), Error> {
 
 fn borrowed<'a>(list: &'a [(&'a str, Vec<f32>)]) -> Vec<(&'a str, &'a [f32])> {
     list.iter().map(|(n, v)| (*n, v.as_slice())).collect()
+}
+
+#[test]
+fn library_fill_and_copy_take_every_element_type() -> Result<(), Error> {
+    graph_runtime::graph! {
+        graph Generic {
+            params { v: vec4<f32>, k: u32 }
+            buffers { a: [vec4<f32>] = output, b: [vec4<f32>] = output, c: [u32] = output, d: [i32] = input, e: [i32] = output }
+            kernel fa = kernels::fill(output: a, value: params.v);
+            kernel ca = kernels::copy(input: a, output: b);
+            kernel fc = kernels::fill(output: c, value: params.k);
+            kernel cd = kernels::copy(input: d, output: e);
+        }
+    }
+    let gpu = gpu();
+    let mut rng = rng();
+    let n = 65 + random_u32(&mut rng, 2000) as usize;
+    let v = [random_f32s(&mut rng, 1)[0], 2.0, -3.5, 0.25];
+    let k = random_u32(&mut rng, 1 << 30);
+    let ds: Vec<i32> = (0..n)
+        .map(|_| random_u32(&mut rng, 2000) as i32 - 1000)
+        .collect();
+    let a = gpu.buffer_from_slice(&vec![[f32::NAN; 4]; n])?;
+    let b = gpu.buffer_from_slice(&vec![[f32::NAN; 4]; n])?;
+    let c = gpu.buffer_from_slice(&vec![0xDEAD_BEEF_u32; n])?;
+    let d = gpu.buffer_from_slice(&ds)?;
+    let e = gpu.buffer_from_slice(&vec![i32::MIN; n])?;
+    let mut g = Generic::bake(
+        &gpu,
+        GenericBuffers {
+            a: &a,
+            b: &b,
+            c: &c,
+            d: &d,
+            e: &e,
+        },
+    )?;
+    *g.params_mut() = GenericParams::new(v, k);
+    g.replay_blocking()?;
+    assert_eq!(a.read_blocking()?, vec![v; n], "a filled");
+    assert_eq!(b.read_blocking()?, vec![v; n], "b, a copy of a");
+    assert_eq!(c.read_blocking()?, vec![k; n], "c filled");
+    assert_eq!(e.read_blocking()?, ds, "e, a copy of d");
+    Ok(())
 }

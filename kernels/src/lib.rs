@@ -10,8 +10,8 @@
 //!
 //! | kernel | bindings | arguments | dispatch |
 //! |---|---|---|---|
-//! | `fill` | `output: write` | `value: f32` | one per element of `output` |
-//! | `copy` | `input: read`, `output: write` | | one per element of `output` |
+//! | `fill` | `output: write` (any type `T`) | `value: T` | one per element of `output` |
+//! | `copy` | `input: read`, `output: write` (one type `T`, any) | | one per element of `output` |
 //! | `scale` | `data: read_write` | `alpha: f32` | one per element of `data` |
 //! | `axpy` | `x: read`, `y: read_write` | `a: f32` | one per element of `y` |
 //! | `threshold` | `input: read`, `output: write` | `level: f32` | one per element of `output` |
@@ -23,7 +23,7 @@
 //! | `histogram` | `input: read`, `bins: read_write` (atomic `u32`) | `lo`, `hi: f32` | one per element of `input` |
 //! | `matmul` | `a: read`, `b: read`, `c: write` | `m`, `n`, `k: u32` | any; 8 x 8 tiles, strided |
 //!
-//! All elements are `f32` (histogram bins `u32`); images are row-major, their edges clamped. Loops stay
+//! Elements are `f32` except where the table says `T` (any element type; histogram bins are `u32`); images are row-major, their edges clamped. Loops stay
 //! short on purpose: Mesa's llvmpipe stops a loop after 65535 iterations, which a histogram striding over 4
 //! million elements with one workgroup hit (its test found it), so `histogram` runs one invocation per
 //! input element by default (`sized_by`).
@@ -33,22 +33,25 @@ use graph_core::library::{Library, LibraryArg, LibraryBinding, LibraryKernel};
 
 pub mod cpu;
 
+/// The element type of a generic binding or argument (`fill`, `copy`): any, one per kernel node.
+pub use graph_core::library::GENERIC;
+
 /// Every kernel of the library.
 pub const LIBRARY: Library = Library { kernels: KERNELS };
 
 const KERNELS: &[LibraryKernel] = &[
     LibraryKernel {
         path: "fill",
-        summary: "output[i] = value",
+        summary: "output[i] = value, for any element type",
         bindings: &[LibraryBinding {
             name: "output",
             mode: Write,
-            elem: "f32",
+            elem: GENERIC,
             atomic: false,
         }],
         args: &[LibraryArg {
             name: "value",
-            ty: "f32",
+            ty: GENERIC,
         }],
         source: include_str!("../wgsl/fill.wgsl"),
         pointwise: true,
@@ -57,18 +60,18 @@ const KERNELS: &[LibraryKernel] = &[
     },
     LibraryKernel {
         path: "copy",
-        summary: "output[i] = input[i]",
+        summary: "output[i] = input[i], for any element type",
         bindings: &[
             LibraryBinding {
                 name: "input",
                 mode: Read,
-                elem: "f32",
+                elem: GENERIC,
                 atomic: false,
             },
             LibraryBinding {
                 name: "output",
                 mode: Write,
-                elem: "f32",
+                elem: GENERIC,
                 atomic: false,
             },
         ],
@@ -400,7 +403,12 @@ mod tests {
             let decls = wgsl::binding_declarations(k.bindings.iter().map(|b| {
                 (
                     b.name,
-                    ValueType::parse(b.elem).expect("library element type"),
+                    ValueType::parse(if b.elem == GENERIC {
+                        "vec2<u32>"
+                    } else {
+                        b.elem
+                    })
+                    .expect("library element type"),
                     b.mode,
                 )
             }));
@@ -408,8 +416,15 @@ mod tests {
                 &decls,
                 k.bindings.iter().filter(|b| b.atomic).map(|b| b.name),
             );
-            let args: Vec<(&str, &str, &str)> =
-                k.args.iter().map(|a| (a.name, a.ty, "1")).collect();
+            // Generic kernels are checked with `vec2<u32>`, a type no other kernel uses.
+            let args: Vec<(&str, &str, &str)> = k
+                .args
+                .iter()
+                .map(|a| match a.ty {
+                    GENERIC => (a.name, "vec2<u32>", "vec2<u32>(1u)"),
+                    ty => (a.name, ty, "1"),
+                })
+                .collect();
             let composed = wgsl::compose(&decls, "", ParamsStorage::Immediates, &args, k.source);
             let reflection = wgsl::validate(&composed.source)
                 .unwrap_or_else(|e| panic!("{}: {}", k.path, e.rendered));

@@ -601,6 +601,20 @@ const CASES: &[Case] = &[
         rustc_errors: &[],
     },
     Case {
+        fixture: "library/generic-types-differ",
+        build: || {
+            let mut b = graph_g();
+            b.input("x", "f32").output("y", "u32").library(
+                "c",
+                "copy",
+                &[("input", "x"), ("output", "y")],
+                &[],
+            );
+            b
+        },
+        rustc_errors: &[],
+    },
+    Case {
         fixture: "library/wrong-element-type",
         build: || {
             let mut b = graph_g();

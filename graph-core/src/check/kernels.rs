@@ -8,7 +8,7 @@ use crate::ir::{
     AccessMode, DispatchSpec, Kernel, KernelSource, NodeKind, ParamsStorage, WorkgroupLimits,
 };
 use crate::layout::ParamsLayout;
-use crate::library::LibraryKernel;
+use crate::library::{GENERIC, LibraryKernel};
 use crate::names::unknown;
 use crate::size::{SizeOp, SizeStep};
 use crate::types::ValueType;
@@ -102,7 +102,8 @@ impl Checker<'_> {
                 .iter()
                 .filter_map(|a| {
                     let given = kernel.args.iter().find(|g| g.name == a.name)?;
-                    Some((a.name.to_string(), a.ty.to_string(), given.wgsl.clone()))
+                    let ty = self.library_arg_type(n, lib, a.ty);
+                    Some((a.name.to_string(), ty, given.wgsl.clone()))
                 })
                 .collect(),
             None => Vec::new(),
@@ -416,14 +417,14 @@ impl Checker<'_> {
             (Segment::Arg(i), Some(lib)) => lib.args.get(*i).map(|arg| (lib, arg)),
             _ => None,
         };
-        if let Some((lib, arg)) = argument {
+        let arg_type = argument.map(|(lib, arg)| self.library_arg_type(n, lib, arg.ty));
+        if let (Some((lib, arg)), Some(ty)) = (argument, &arg_type) {
             let value = self.given_arg(n, arg.name).unwrap_or_default();
-            message = match value_type_instead(composed, value, arg.ty) {
+            message = match value_type_instead(composed, value, ty) {
                 Some(actual) => format!(
-                    "argument `{}` of `kernels::{}` takes a `{}`, but `{}` is a `{actual}`",
+                    "argument `{}` of `kernels::{}` takes a `{ty}`, but `{}` is a `{actual}`",
                     arg.name,
                     lib.path,
-                    arg.ty,
                     value.trim()
                 ),
                 None => format!(
@@ -436,10 +437,10 @@ impl Checker<'_> {
         if let Some(help) = self.undeclared_name_help(n, &e.message) {
             d = d.with_help(help);
         }
-        if let Some((lib, arg)) = argument {
+        if let (Some((lib, arg)), Some(ty)) = (argument, &arg_type) {
             d = d.with_help(format!(
-                "argument `{}` of `kernels::{}` takes a `{}`: a literal, or a parameter declared `{}`",
-                arg.name, lib.path, arg.ty, arg.ty
+                "argument `{}` of `kernels::{}` takes a `{ty}`: a literal, or a parameter declared `{ty}`",
+                arg.name, lib.path
             ));
         }
         match (segment, file) {
@@ -773,6 +774,28 @@ fn range_len(range: &CheckedRange) -> SizeProgram {
     SizeProgram {
         text: format!("({}) - ({})", range.end.text, range.start.text),
         steps,
+    }
+}
+
+impl Checker<'_> {
+    /// The WGSL type of a library argument of node `n`: as the library declares it, or for a generic one
+    /// the element type of the node's first generic binding.
+    fn library_arg_type(&self, n: usize, lib: &LibraryKernel, ty: &str) -> String {
+        if ty != GENERIC {
+            return ty.to_string();
+        }
+        let NodeKind::Kernel(kernel) = &self.graph.nodes[n].kind else {
+            return ty.to_string();
+        };
+        lib.bindings
+            .iter()
+            .filter(|b| b.elem == GENERIC)
+            .find_map(|b| {
+                let i = kernel.accesses.iter().position(|a| a.binding == b.name)?;
+                let access = self.accesses[n].get(i).copied().flatten()?;
+                self.buffer_types[access.buffer]
+            })
+            .map_or_else(|| ty.to_string(), |t| t.wgsl())
     }
 }
 

@@ -3,6 +3,7 @@
 use super::Checker;
 use crate::diagnostic::{Diagnostic, Loc};
 use crate::ir::{AccessMode, KernelSource, NodeKind};
+use crate::library::GENERIC;
 use crate::names::{did_you_mean, unknown};
 use crate::types::ValueType;
 
@@ -50,6 +51,8 @@ impl Checker<'_> {
                 .collect();
             // A name suggested for a misspelling is not reported missing as well: one typo, one error.
             let mut suggested: Vec<&str> = Vec::new();
+            // The type of the generic bindings, and the buffer that set it.
+            let mut generic: Option<(ValueType, &str)> = None;
             for (i, access) in kernel.accesses.iter().enumerate() {
                 let loc = Loc::Access { node: n, index: i };
                 let Some(binding) = lib.bindings.iter().find(|b| b.name == access.binding) else {
@@ -83,18 +86,42 @@ impl Checker<'_> {
                 }
                 if let Some(a) = self.accesses[n][i].as_mut() {
                     a.mode = binding.mode;
-                    let expected = ValueType::parse(binding.elem).ok();
+                    // A generic binding takes the type of the first generic binding given.
+                    let expected = match binding.elem {
+                        GENERIC => generic.map(|(t, _)| t),
+                        elem => ValueType::parse(elem).ok(),
+                    };
                     let actual = self.buffer_types[a.buffer];
+                    if binding.elem == GENERIC
+                        && generic.is_none()
+                        && let Some(actual) = actual
+                    {
+                        generic = Some((actual, access.buffer.as_str()));
+                    }
                     if let (Some(expected), Some(actual)) = (expected, actual)
                         && expected != actual
                     {
-                        self.diags.push(Diagnostic::new(
-                            loc,
-                            format!(
-                                "`kernels::{path}` binding `{}` takes `array<{expected}>`, but buffer `{}` holds `{actual}`",
-                                binding.name, access.buffer
+                        let d = match (binding.elem, generic) {
+                            (GENERIC, Some((_, first))) => Diagnostic::new(
+                                loc,
+                                format!(
+                                    "`kernels::{path}` binding `{}` takes the element type of `{first}` \
+                                     (`{expected}`), but buffer `{}` holds `{actual}`",
+                                    binding.name, access.buffer
+                                ),
+                            )
+                            .with_help(format!(
+                                "`kernels::{path}` takes any element type, one for all its buffers"
+                            )),
+                            _ => Diagnostic::new(
+                                loc,
+                                format!(
+                                    "`kernels::{path}` binding `{}` takes `array<{expected}>`, but buffer `{}` holds `{actual}`",
+                                    binding.name, access.buffer
+                                ),
                             ),
-                        ));
+                        };
+                        self.diags.push(d);
                     }
                 }
             }
@@ -108,9 +135,12 @@ impl Checker<'_> {
                             format!("`kernels::{path}` needs a buffer for binding `{}`", binding.name),
                         )
                         .with_help(format!(
-                            "add `{}: BUFFER`, naming a buffer of `{}` elements that the kernel will {}",
+                            "add `{}: BUFFER`, naming a buffer of {} elements that the kernel will {}",
                             binding.name,
-                            binding.elem,
+                            match binding.elem {
+                                GENERIC => "any type of".to_string(),
+                                elem => format!("`{elem}`"),
+                            },
                             match binding.mode {
                                 AccessMode::Read => "read",
                                 AccessMode::Write => "overwrite",
@@ -156,8 +186,12 @@ impl Checker<'_> {
                             format!("`kernels::{path}` needs argument `{}`", arg.name),
                         )
                         .with_help(format!(
-                            "add `{}: VALUE`, a `{}` such as a literal or `params.NAME`",
-                            arg.name, arg.ty
+                            "add `{}: VALUE`, {} such as a literal or `params.NAME`",
+                            arg.name,
+                            match arg.ty {
+                                GENERIC => "a value of the bound buffers' element type".to_string(),
+                                ty => format!("a `{ty}`"),
+                            }
                         )),
                     );
                 }
