@@ -401,7 +401,8 @@ fn host_contexts(lowered: &Lowered, graph: &Ident, nodes: &[(Ident, String)]) ->
             }
         });
         let field = rust_ident(&node.name, variant.span());
-        fields.push(quote!(pub #field: #task));
+        let field_doc = format!("The host task `{}`.", node.name);
+        fields.push(quote!(#[doc = #field_doc] pub #field: #task));
         values.push(quote!(#field: #task));
     }
     let hosts = format_ident!("{}Hosts", graph);

@@ -1,0 +1,43 @@
+//! Upload and readback nodes, ranges and a typed host task in a public graph: the generated items and the
+//! typed API compile without a warning.
+#![deny(warnings)]
+
+use graph_runtime::{Error, Finished, Gpu, graph};
+
+graph! {
+    /// Offsets uploaded each replay, a host task in between, a range read back.
+    pub graph Offsets {
+        params { k: f32 }
+        buffers { x: [f32] = input, y: [f32] = output, t: [f32; 4], z: [u32; 8] }
+        upload bias(t);
+        fill clear(z[2..6] = 7u);
+        kernel add(x: read, t: read, y: write) {
+            @compute @workgroup_size(64)
+            fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
+                let i = gid.x;
+                if (i < arrayLength(&y)) { y[i] = x[i] * params.k + t[i % 4u]; }
+            }
+        }
+        host look(t: read, z: read_write);
+        readback tail(y[1..]);
+        readback counts(z);
+    }
+}
+
+/// Runs the graph once and returns what it read back.
+pub fn run(gpu: &Gpu, x: &graph_runtime::Buffer<f32>, y: &graph_runtime::Buffer<f32>) -> Result<Vec<f32>, Error> {
+    let mut g = Offsets::bake(gpu, OffsetsBuffers { x, y })?;
+    g.on_host_typed(Offsets::HOSTS.look, |h| {
+        let t: Vec<f32> = h.t()?;
+        let z: Vec<u32> = h.z()?;
+        h.write_z(&z.iter().map(|v| v + t.len() as u32).collect::<Vec<u32>>())
+    })?;
+    g.upload(Offsets::UPLOADS.bias, &[1.0, 2.0, 3.0, 4.0])?;
+    let finished: Finished = g.replay()?.wait()?;
+    let _: Vec<u32> = finished.read(Offsets::READBACKS.counts)?;
+    finished.read(Offsets::READBACKS.tail)
+}
+
+fn main() {
+    let _ = run;
+}
