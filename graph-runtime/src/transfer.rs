@@ -67,6 +67,7 @@ handle!(Upload, Readback);
 /// One upload node's staging buffer and the data waiting for the next replay.
 #[derive(Debug)]
 struct UploadSlot {
+    node: u32,
     staging: wgpu::Buffer,
     elem: ValueType,
     /// The range's size in bytes, from the bound lengths.
@@ -77,17 +78,16 @@ struct UploadSlot {
     ready: bool,
 }
 
-/// The upload nodes of a baked graph, by node index.
+/// The upload nodes of a baked graph, in plan order: a replay of a graph without uploads walks none.
 #[derive(Debug, Default)]
 pub(crate) struct Uploads {
-    slots: Vec<Option<UploadSlot>>,
+    slots: Vec<UploadSlot>,
 }
 
 impl Uploads {
     /// A staging buffer per upload node, sized by the plan.
     pub(crate) fn new(gpu: &Gpu, desc: &GraphDesc, plan: &Plan) -> Self {
-        let mut slots: Vec<Option<UploadSlot>> = Vec::new();
-        slots.resize_with(desc.nodes.len(), || None);
+        let mut slots = Vec::new();
         for t in transfers(plan, |s| matches!(s, PlanStep::Upload(_))) {
             let elem = desc.buffers[t.buffer as usize].elem;
             let staging = gpu.device().create_buffer(&wgpu::BufferDescriptor {
@@ -96,7 +96,8 @@ impl Uploads {
                 usage: wgpu::BufferUsages::COPY_SRC | wgpu::BufferUsages::COPY_DST,
                 mapped_at_creation: false,
             });
-            slots[t.node as usize] = Some(UploadSlot {
+            slots.push(UploadSlot {
+                node: t.node,
                 staging,
                 elem,
                 bytes: t.bytes,
@@ -121,7 +122,7 @@ impl Uploads {
             node: desc.nodes.get(node).map_or("?", |n| &*n.name).to_string(),
             reason,
         };
-        let Some(slot) = self.slots.get_mut(node).and_then(Option::as_mut) else {
+        let Some(slot) = self.slots.iter_mut().find(|s| s.node as usize == node) else {
             return Err(fail("it is not an upload node".into()));
         };
         if let Some(elem) = elem
@@ -150,13 +151,14 @@ impl Uploads {
     pub(crate) fn missing(&self) -> Option<usize> {
         self.slots
             .iter()
-            .position(|s| s.as_ref().is_some_and(|s| !s.ready))
+            .find(|s| !s.ready)
+            .map(|s| s.node as usize)
     }
 
     /// Writes every upload's data into its staging buffer, taking it: the queue runs these writes before the
     /// replay's first submission.
     pub(crate) fn before_replay(&mut self, queue: &wgpu::Queue) {
-        for slot in self.slots.iter_mut().flatten() {
+        for slot in &mut self.slots {
             if slot.ready && !slot.pending.is_empty() {
                 queue.write_buffer(&slot.staging, 0, &slot.pending);
             }
@@ -166,7 +168,10 @@ impl Uploads {
 
     /// Node `node`'s staging buffer.
     pub(crate) fn staging(&self, node: u32) -> Option<&wgpu::Buffer> {
-        Some(&self.slots.get(node as usize)?.as_ref()?.staging)
+        self.slots
+            .iter()
+            .find(|s| s.node == node)
+            .map(|s| &s.staging)
     }
 }
 

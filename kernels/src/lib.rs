@@ -400,21 +400,26 @@ mod tests {
     #[test]
     fn every_kernel_validates_against_its_metadata() {
         for k in LIBRARY.kernels {
-            let decls = wgsl::binding_declarations(k.bindings.iter().map(|b| {
-                (
-                    b.name,
-                    ValueType::parse(if b.elem == GENERIC {
-                        "vec2<u32>"
-                    } else {
-                        b.elem
-                    })
-                    .expect("library element type"),
-                    b.mode,
-                )
-            }));
-            let decls = wgsl::with_atomic_elements(
-                &decls,
-                k.bindings.iter().filter(|b| b.atomic).map(|b| b.name),
+            let atomic: Vec<&str> = k
+                .bindings
+                .iter()
+                .filter(|b| b.atomic)
+                .map(|b| b.name)
+                .collect();
+            let decls = wgsl::binding_declarations(
+                k.bindings.iter().map(|b| {
+                    (
+                        b.name,
+                        ValueType::parse(if b.elem == GENERIC {
+                            "vec2<u32>"
+                        } else {
+                            b.elem
+                        })
+                        .expect("library element type"),
+                        b.mode,
+                    )
+                }),
+                &atomic,
             );
             // Generic kernels are checked with `vec2<u32>`, a type no other kernel uses.
             let args: Vec<(&str, &str, &str)> = k

@@ -85,17 +85,21 @@ impl Checker<'_> {
             return None;
         }
         let params_struct = layout.wgsl_struct();
-        let mut declarations = wgsl::binding_declarations(
+        let atomic: Vec<&str> = library.map_or_else(Vec::new, |lib| {
+            lib.bindings
+                .iter()
+                .filter(|b| b.atomic)
+                .map(|b| b.name)
+                .collect()
+        });
+        let declarations = wgsl::binding_declarations(
             names
                 .iter()
                 .zip(&bindings)
                 .zip(&types)
                 .map(|((name, b), t)| (*name, *t, b.mode)),
+            &atomic,
         );
-        if let Some(lib) = library {
-            let atomic = lib.bindings.iter().filter(|b| b.atomic).map(|b| b.name);
-            declarations = wgsl::with_atomic_elements(&declarations, atomic);
-        }
         let args: Vec<(String, String, String)> = match library {
             Some(lib) => lib
                 .args
@@ -227,7 +231,7 @@ impl Checker<'_> {
             return None;
         }
         let declarations =
-            wgsl::binding_declarations([(crate::fill::BINDING, elem, AccessMode::Write)]);
+            wgsl::binding_declarations([(crate::fill::BINDING, elem, AccessMode::Write)], &[]);
         let args = vec![(
             crate::fill::VALUE.to_string(),
             elem.wgsl(),
@@ -540,6 +544,7 @@ impl Checker<'_> {
                 .zip(bindings)
                 .zip(types)
                 .map(|((name, _), t)| (*name, *t, AccessMode::ReadWrite)),
+            &[],
         );
         let retry = wgsl::compose(
             &widened,

@@ -6,6 +6,7 @@ use super::sizes::SizeUse;
 use super::{Checker, SizeProgram};
 use crate::diagnostic::{Diagnostic, Loc};
 use crate::ir::{ElementRange, NodeKind};
+use crate::layout::ParamsLayout;
 use crate::size::{SizeExpr, SizeStep, evaluate};
 
 /// `start..end` of one buffer, in elements.
@@ -22,6 +23,7 @@ impl Checker<'_> {
     /// range is written; `None` for a node whose range could not be resolved.
     pub(super) fn check_ranges(&mut self) {
         let graph = self.graph;
+        let layout = self.params_layout();
         self.ranges = graph
             .nodes
             .iter()
@@ -32,8 +34,8 @@ impl Checker<'_> {
                     dst_range,
                     ..
                 } => {
-                    let src = self.resolve_range(n, 0, src_range.as_ref());
-                    let dst = self.resolve_range(n, 1, dst_range.as_ref());
+                    let src = self.resolve_range(n, 0, src_range.as_ref(), &layout);
+                    let dst = self.resolve_range(n, 1, dst_range.as_ref(), &layout);
                     let (src, dst) = (src?, dst?);
                     if src_range.is_some() || dst_range.is_some() {
                         self.check_copy_lengths(n, &src, &dst);
@@ -43,7 +45,7 @@ impl Checker<'_> {
                 NodeKind::Fill { range, .. }
                 | NodeKind::Upload { range, .. }
                 | NodeKind::Readback { range, .. } => {
-                    Some(vec![self.resolve_range(n, 0, range.as_ref())?])
+                    Some(vec![self.resolve_range(n, 0, range.as_ref(), &layout)?])
                 }
                 _ => Some(Vec::new()),
             })
@@ -57,12 +59,12 @@ impl Checker<'_> {
         n: usize,
         side: usize,
         range: Option<&ElementRange>,
+        layout: &ParamsLayout,
     ) -> Option<CheckedRange> {
         let buffer = self.accesses[n].get(side).copied().flatten()?.buffer;
         let name = &self.graph.buffers[buffer].name;
-        let layout = self.params_layout();
         let mut bound = |slot: usize, written: Option<&SizeExpr>, implied: SizeExpr| match written {
-            Some(expr) => self.resolve_size(n, 2 * side + slot, expr, &layout, SizeUse::Range),
+            Some(expr) => self.resolve_size(n, 2 * side + slot, expr, layout, SizeUse::Range),
             None => Some(SizeProgram {
                 text: implied.to_string(),
                 steps: implied_steps(&implied, buffer),

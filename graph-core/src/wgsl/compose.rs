@@ -55,6 +55,7 @@ impl Composed {
 /// `@group(0) @binding(i) var<storage, ..> name: array<T>;` for each binding, in order.
 pub fn binding_declarations<'a>(
     bindings: impl IntoIterator<Item = (&'a str, ValueType, AccessMode)>,
+    atomic: &[&str],
 ) -> String {
     bindings
         .into_iter()
@@ -67,31 +68,14 @@ pub fn binding_declarations<'a>(
             } else {
                 "read_write"
             };
-            format!(
-                "@group(0) @binding({i}) var<storage, {access}> {name}: array<{}>;\n",
-                elem.wgsl()
-            )
+            // Library kernels that count with `atomicAdd` see atomics; the buffer holds plain elements.
+            let elem = match atomic.contains(&name) {
+                true => format!("atomic<{}>", elem.wgsl()),
+                false => elem.wgsl(),
+            };
+            format!("@group(0) @binding({i}) var<storage, {access}> {name}: array<{elem}>;\n")
         })
         .collect()
-}
-
-/// `declarations` (from [`binding_declarations`]) with the bindings named in `atomic` seen as arrays of
-/// atomics: `NAME: array<u32>;` becomes `NAME: array<atomic<u32>>;` (library kernels that count with
-/// `atomicAdd`; the buffer itself holds plain `u32`).
-pub fn with_atomic_elements<'a>(
-    declarations: &str,
-    atomic: impl IntoIterator<Item = &'a str>,
-) -> String {
-    let mut out = declarations.to_string();
-    for name in atomic {
-        for elem in ["u32", "i32"] {
-            out = out.replace(
-                &format!(" {name}: array<{elem}>;"),
-                &format!(" {name}: array<atomic<{elem}>>;"),
-            );
-        }
-    }
-    out
 }
 
 /// The `params` variable for the parameter storage; empty when there is no parameter.
@@ -144,7 +128,7 @@ mod tests {
 
     #[test]
     fn maps_ranges_back_to_their_part() {
-        let decls = binding_declarations([("x", ValueType::F32, AccessMode::Read)]);
+        let decls = binding_declarations([("x", ValueType::F32, AccessMode::Read)], &[]);
         let c = compose(
             &decls,
             "",

@@ -5,9 +5,7 @@ mod compose;
 mod scan;
 mod validate;
 
-pub use compose::{
-    Composed, Segment, binding_declarations, compose, params_declaration, with_atomic_elements,
-};
+pub use compose::{Composed, Segment, binding_declarations, compose, params_declaration};
 pub use scan::{ParamUse, param_uses};
 pub use validate::{
     BindingUse, EntryPointDetail, MAX_WGSL_BYTES, Reflection, WgslError, expression_type, validate,
