@@ -4,7 +4,9 @@
 use std::path::{Path, PathBuf};
 
 use graph_runtime::file::{self, LoadError};
-use graph_runtime::{AccessMode, BakedGraph, Detail, Error, Gpu, LIBRARY, describe_graph};
+use graph_runtime::{
+    AccessMode, BakedGraph, Detail, Error, Gpu, LIBRARY, describe_graph, describe_graph_with,
+};
 
 fn graphs_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("graphs")
@@ -25,7 +27,7 @@ fn every_shipped_file_loads_and_checks() -> Result<(), Error> {
     let files = shipped();
     assert!(files.len() >= 3, "{files:?}");
     for path in files {
-        let graph = file::load(&path)?;
+        let (graph, children) = file::load_with_children(&path, &LIBRARY)?;
         // Saving and loading again gives the same graph.
         assert_eq!(
             file::from_json(&file::to_json(&graph))?,
@@ -33,9 +35,61 @@ fn every_shipped_file_loads_and_checks() -> Result<(), Error> {
             "{}",
             path.display()
         );
-        describe_graph(graph, &LIBRARY)?;
+        describe_graph_with(graph, &LIBRARY, &children)?;
     }
     Ok(())
+}
+
+#[test]
+fn a_subgraph_file_nests_another_file_and_runs_it_first() -> Result<(), Error> {
+    let path = graphs_dir().join("blurred_edges.json");
+    // Without its children, the subgraph node is an error that says how to load them.
+    let alone = describe_graph(file::load(&path)?, &LIBRARY).expect_err("the child is not given");
+    assert!(
+        alone
+            .to_string()
+            .contains("load graph files with `file::load_with_children`"),
+        "{alone}"
+    );
+    let (graph, children) = file::load_with_children(&path, &LIBRARY)?;
+    assert_eq!(children.keys().collect::<Vec<_>>(), ["blur.json"]);
+    let desc = describe_graph_with(graph, &LIBRARY, &children)?;
+    let flat = graph_runtime::flatten(&desc).map_err(|e| Error::InvalidDescription {
+        graph: desc.name.to_string(),
+        reason: e.0,
+    })?;
+    let order: Vec<&str> = flat
+        .topological_order
+        .iter()
+        .map(|&n| &*flat.nodes[n as usize].name)
+        .collect();
+    assert_eq!(
+        order,
+        [
+            "blur",
+            "blur.along_rows",
+            "blur.along_columns",
+            "sobel",
+            "threshold"
+        ]
+    );
+    Ok(())
+}
+
+#[test]
+fn a_graph_file_that_includes_itself_is_an_error() {
+    let dir = std::env::temp_dir().join(format!("graph-files-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("a temporary directory");
+    let path = dir.join("self.json");
+    let text = r#"{"format": 1, "graph": {"name": "Loop", "nodes": [
+        {"name": "again", "subgraph": {"graph": "self.json", "accesses": []}}]}}"#;
+    std::fs::write(&path, text).expect("written");
+    match file::load_with_children(&path, &LIBRARY) {
+        Err(e @ LoadError::Subgraph { .. }) => {
+            assert!(e.to_string().contains("the file includes itself"), "{e}")
+        }
+        other => panic!("expected a subgraph error, got {other:?}"),
+    }
 }
 
 #[test]
@@ -179,7 +233,7 @@ fn files_that_are_not_graphs_are_errors_that_say_why() {
     assert_eq!(
         misspelt,
         "node 0 (`c`): unknown key `nmae`: a node has a `name` and one of `kernel`, `copy`, `fill`, `upload`, \
-         `readback`, `host`, `interop`, `empty`, `barrier`"
+         `readback`, `host`, `interop`, `empty`, `barrier`, `subgraph`"
     );
     let two_kinds = load_error(
         r#"{"format": 1, "graph": {"name": "G", "nodes": [{"name": "c",

@@ -32,9 +32,10 @@ use crate::ir::{
     KernelArg, KernelSource, Node, NodeKind, Param, ParamsStorage, Role, WorkgroupLimits,
 };
 use crate::library::Library;
-use crate::pipeline::{GraphErrors, describe_graph};
+use crate::pipeline::{GraphErrors, describe_graph_with};
 use crate::size::SizeExpr;
 use crate::size_parse::{parse_size, parse_slice};
+use crate::subgraph::Subgraphs;
 
 /// A graph under construction.
 #[derive(Debug, Clone, Default)]
@@ -43,6 +44,8 @@ pub struct GraphBuilder {
     /// Mistakes found while building (a size expression that does not parse), by node: reported by `build`
     /// with the checks' own.
     early: Vec<Diagnostic>,
+    /// The children of subgraph nodes, by the name the nodes give.
+    subgraphs: Subgraphs,
 }
 
 /// A kernel written in WGSL, with its accesses and dispatch size.
@@ -155,15 +158,23 @@ impl GraphBuilder {
                 ..Graph::default()
             },
             early: Vec::new(),
+            subgraphs: Subgraphs::new(),
         }
     }
 
-    /// A builder that continues a declared graph (one loaded from a file, say).
-    pub fn from_graph(graph: Graph) -> Self {
+    /// A builder that continues a declared graph (one loaded from a file, say), whose subgraph nodes find
+    /// their children in `subgraphs`.
+    pub fn from_graph(graph: Graph, subgraphs: Subgraphs) -> Self {
         GraphBuilder {
             graph,
             early: Vec::new(),
+            subgraphs,
         }
+    }
+
+    /// The children of the subgraph nodes so far, by the name each node gives.
+    pub fn subgraphs(&self) -> &Subgraphs {
+        &self.subgraphs
     }
 
     /// The graph as declared so far.
@@ -335,6 +346,43 @@ impl GraphBuilder {
         self.node(name, NodeKind::Interop { accesses })
     }
 
+    /// Another graph as one node (SYCL's subgraph node): `bindings` gives each external buffer of `child` a
+    /// buffer of this graph, as `(child's buffer, this graph's buffer, access)`, the access being the child's
+    /// role (`read` for its inputs, `write` for its outputs, `read_write` for `inout`). The child reads this
+    /// graph's parameters of the same names. `build` checks every binding against `child`.
+    pub fn subgraph(
+        &mut self,
+        name: &str,
+        child: &GraphDesc,
+        bindings: &[(&str, &str, AccessMode)],
+    ) -> &mut Self {
+        // Children are found by name; two different children of one name get distinct keys.
+        let mut key = child.name.to_string();
+        let mut n = 1;
+        while self.subgraphs.get(&key).is_some_and(|c| **c != *child) {
+            n += 1;
+            key = format!("{}#{n}", child.name);
+        }
+        self.subgraphs
+            .entry(key.clone())
+            .or_insert_with(|| std::sync::Arc::new(child.clone()));
+        let accesses = bindings
+            .iter()
+            .map(|&(binding, buffer, mode)| Access {
+                binding: binding.to_string(),
+                buffer: buffer.to_string(),
+                mode,
+            })
+            .collect();
+        self.node(
+            name,
+            NodeKind::Subgraph {
+                graph: key,
+                accesses,
+            },
+        )
+    }
+
     /// A node with no work, a join point for explicit edges (SYCL's empty node).
     pub fn empty(&mut self, name: &str) -> &mut Self {
         self.node(name, NodeKind::Empty {})
@@ -376,7 +424,7 @@ impl GraphBuilder {
 
     /// Runs every check and describes the graph; every mistake at once otherwise, never a panic.
     pub fn build(&self, library: &Library) -> Result<GraphDesc, GraphErrors> {
-        let checked = describe_graph(self.graph.clone(), library);
+        let checked = describe_graph_with(self.graph.clone(), library, &self.subgraphs);
         if self.early.is_empty() {
             return checked;
         }

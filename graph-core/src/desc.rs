@@ -32,6 +32,24 @@ pub struct GraphDesc {
     pub partitions: List<PartitionDesc>,
 }
 
+/// The child of a subgraph node whose description the front door does not have: the macro's, which writes
+/// the child's `DESCRIPTION` in its place (the checks of its bindings are constants it generates).
+pub static UNRESOLVED: GraphDesc = GraphDesc {
+    name: Cow::Borrowed("<unresolved>"),
+    params: ParamsDesc {
+        size: 0,
+        storage: ParamsStorage::Immediates,
+        fields: Cow::Borrowed(&[]),
+        wgsl_struct: Cow::Borrowed(""),
+    },
+    buffers: Cow::Borrowed(&[]),
+    nodes: Cow::Borrowed(&[]),
+    edges: Cow::Borrowed(&[]),
+    topological_order: Cow::Borrowed(&[]),
+    levels: Cow::Borrowed(&[]),
+    partitions: Cow::Borrowed(&[]),
+};
+
 /// A description made at run time, to bake.
 impl From<GraphDesc> for Cow<'static, GraphDesc> {
     fn from(desc: GraphDesc) -> Self {
@@ -110,6 +128,27 @@ pub enum OpDesc {
     },
     /// No work, only ordering: an empty node or a barrier.
     Empty,
+    /// Another graph as one node (flattened into its parent at bake, see [`crate::flatten`]): its roots run
+    /// after this node's predecessors, this node's successors after its leaves.
+    Subgraph {
+        /// The child as the parent names it: a Rust type path (`graph!`), a graph file, a builder's name.
+        path: Text,
+        /// The child's description: a `graph!` child's `DESCRIPTION`, or a built or loaded one.
+        graph: Cow<'static, GraphDesc>,
+        /// The child's external buffers, each bound to one of the parent's.
+        bindings: List<SubgraphBinding>,
+    },
+}
+
+/// One external buffer of a subgraph's child, bound to a buffer of the parent.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SubgraphBinding {
+    /// The child's name for it.
+    pub name: Text,
+    /// The parent's buffer.
+    pub buffer: u32,
+    /// The access the child makes, as the parent declared it (checked against the child's role).
+    pub mode: AccessMode,
 }
 
 impl OpDesc {
@@ -123,6 +162,7 @@ impl OpDesc {
             OpDesc::Host { .. } => "host",
             OpDesc::Interop { .. } => "interop",
             OpDesc::Empty => "empty",
+            OpDesc::Subgraph { .. } => "subgraph",
         }
     }
 }
@@ -263,6 +303,8 @@ impl std::fmt::Display for InvalidDescription {
     }
 }
 
+impl std::error::Error for InvalidDescription {}
+
 macro_rules! ensure {
     ($cond:expr, $($why:tt)*) => {
         if !$cond {
@@ -286,8 +328,8 @@ impl GraphDesc {
             );
             ensure!(b.len != Some(0), "buffer `{}` has length 0", b.name);
         }
-        for node in self.nodes.iter() {
-            self.validate_op(node, buffers)?;
+        for (i, node) in self.nodes.iter().enumerate() {
+            self.validate_op(i, node, buffers)?;
         }
         let nodes = self.nodes.len();
         for &EdgeDesc { from, to, origin } in self.edges.iter() {
@@ -343,7 +385,12 @@ impl GraphDesc {
         Ok(())
     }
 
-    fn validate_op(&self, node: &NodeDesc, buffers: usize) -> Result<(), InvalidDescription> {
+    fn validate_op(
+        &self,
+        index: usize,
+        node: &NodeDesc,
+        buffers: usize,
+    ) -> Result<(), InvalidDescription> {
         let name = &*node.name;
         let in_range = |b: u32| (b as usize) < buffers;
         match &node.op {
@@ -425,6 +472,30 @@ impl GraphDesc {
                 }
             }
             OpDesc::Empty => {}
+            OpDesc::Subgraph {
+                graph, bindings, ..
+            } => {
+                graph.validate(graph.params.size as usize).map_err(|e| {
+                    InvalidDescription(format!(
+                        "subgraph `{name}`'s graph `{}`: {}",
+                        graph.name, e.0
+                    ))
+                })?;
+                for b in bindings.iter() {
+                    ensure!(
+                        in_range(b.buffer),
+                        "subgraph `{name}` binds buffer {} of {buffers}",
+                        b.buffer
+                    );
+                }
+                let index = index as u32;
+                for b in 0..bindings.len() as u32 {
+                    crate::subgraph::check_described_binding(self, index, b)
+                        .map_err(|m| InvalidDescription(m.to_string()))?;
+                }
+                crate::subgraph::check_described_node(self, index)
+                    .map_err(|m| InvalidDescription(m.to_string()))?;
+            }
         }
         Ok(())
     }

@@ -7,7 +7,7 @@ use crate::deps::{BufferAccess, EdgeOrigin};
 use crate::desc::{
     AccessDesc, BufferDesc, DispatchDesc, EdgeDesc, EdgeOriginDesc, GraphDesc, KernelArgDesc,
     KernelDesc, List, NodeDesc, OpDesc, ParamFieldDesc, ParamsDesc, PartitionDesc, RangeDesc,
-    SizeDesc,
+    SizeDesc, SubgraphBinding,
 };
 use crate::schedule::Partition;
 
@@ -137,6 +137,25 @@ fn describe_op(op: &CheckedNode) -> OpDesc {
             accesses: accesses(list),
         },
         CheckedNode::Empty => OpDesc::Empty,
+        CheckedNode::Subgraph {
+            path,
+            child,
+            bindings,
+        } => OpDesc::Subgraph {
+            path: path.clone().into(),
+            graph: match child {
+                Some(child) => Cow::Owned(GraphDesc::clone(child)),
+                None => Cow::Borrowed(&crate::desc::UNRESOLVED),
+            },
+            bindings: bindings
+                .iter()
+                .map(|(name, a)| SubgraphBinding {
+                    name: name.clone().into(),
+                    buffer: index(a.buffer),
+                    mode: a.mode,
+                })
+                .collect(),
+        },
     }
 }
 

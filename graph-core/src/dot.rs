@@ -28,6 +28,22 @@ impl GraphDesc {
     }
 
     fn write_dot(&self, out: &mut String, detail: Detail) -> std::fmt::Result {
+        // Subgraphs are drawn flattened, as the replay runs them, each child in a cluster.
+        match crate::flatten::flatten(self) {
+            Ok(flat) if matches!(flat, std::borrow::Cow::Owned(_)) => {
+                flat.write_flat_dot(out, detail, Some(self))
+            }
+            _ => self.write_flat_dot(out, detail, None),
+        }
+    }
+
+    /// Draws `self`; `unflattened` is the description it was flattened from, if it was.
+    fn write_flat_dot(
+        &self,
+        out: &mut String,
+        detail: Detail,
+        unflattened: Option<&GraphDesc>,
+    ) -> std::fmt::Result {
         writeln!(out, "digraph {} {{", quote(&self.name))?;
         writeln!(out, "  rankdir=TB;")?;
         writeln!(
@@ -44,8 +60,13 @@ impl GraphDesc {
                 OpDesc::Host { .. } => ("ellipse", "#fbe6c8"),
                 OpDesc::Interop { .. } => ("component", "#f3e1f7"),
                 OpDesc::Empty => ("diamond", "#ffffff"),
+                OpDesc::Subgraph { .. } => ("box3d", "#ffffff"),
             };
-            let mut label = format!("{}\n{}", node.op.kind(), node.name);
+            // A flattened subgraph node is its child's entry: it keeps its kind's name.
+            let kind = unflattened
+                .and_then(|u| u.nodes.get(n))
+                .map_or(node.op.kind(), |u| u.op.kind());
+            let mut label = format!("{kind}\n{}", node.name);
             if detail == Detail::Verbose {
                 label.push_str(&self.node_details(&node.op));
             }
@@ -54,6 +75,9 @@ impl GraphDesc {
                 "  n{n} [label={}, shape={shape}, style=filled, fillcolor=\"{color}\"];",
                 quote(&label)
             )?;
+        }
+        if let Some(unflattened) = unflattened {
+            self.write_clusters(out, unflattened)?;
         }
         for level in self.levels.iter() {
             let members: Vec<String> = level.iter().map(|n| format!("n{n};")).collect();
@@ -101,6 +125,31 @@ impl GraphDesc {
         writeln!(out, "}}")
     }
 
+    /// One cluster per subgraph, holding its entry node and its child's nodes (named `subgraph.node`).
+    fn write_clusters(&self, out: &mut String, unflattened: &GraphDesc) -> std::fmt::Result {
+        let mut clusters: std::collections::BTreeMap<&str, Vec<usize>> = Default::default();
+        for (n, node) in self.nodes.iter().enumerate() {
+            let cluster = match unflattened.nodes.get(n) {
+                Some(u) if matches!(u.op, OpDesc::Subgraph { .. }) => Some(&*node.name),
+                Some(_) => None,
+                None => node.name.rsplit_once('.').map(|(prefix, _)| prefix),
+            };
+            if let Some(cluster) = cluster {
+                clusters.entry(cluster).or_default().push(n);
+            }
+        }
+        for (c, (name, members)) in clusters.iter().enumerate() {
+            let members: Vec<String> = members.iter().map(|n| format!("n{n};")).collect();
+            writeln!(
+                out,
+                "  subgraph cluster_{c} {{ label={}; style=rounded; {} }}",
+                quote(&format!("subgraph {name}")),
+                members.join(" ")
+            )?;
+        }
+        Ok(())
+    }
+
     fn title(&self, detail: Detail) -> String {
         let mut title = format!("graph {}", self.name);
         if detail == Detail::Verbose && !self.params.fields.is_empty() {
@@ -126,6 +175,9 @@ impl GraphDesc {
             OpDesc::Readback { buffer, .. } => vec![(*buffer, AccessMode::Read)],
             OpDesc::Host { accesses } | OpDesc::Interop { accesses } => {
                 accesses.iter().map(|a| (a.buffer, a.mode)).collect()
+            }
+            OpDesc::Subgraph { bindings, .. } => {
+                bindings.iter().map(|b| (b.buffer, b.mode)).collect()
             }
             OpDesc::Empty => Vec::new(),
         };
@@ -192,6 +244,11 @@ impl GraphDesc {
                 modes
             }
             OpDesc::Host { accesses } | OpDesc::Interop { accesses } => accesses
+                .iter()
+                .filter(|a| a.buffer == b)
+                .map(|a| a.mode)
+                .collect(),
+            OpDesc::Subgraph { bindings, .. } => bindings
                 .iter()
                 .filter(|a| a.buffer == b)
                 .map(|a| a.mode)

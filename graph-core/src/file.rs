@@ -19,7 +19,8 @@
 //! ```
 //!
 //! A kernel may name a `.wgsl` file instead of holding its text (`"source": {"wgsl": {"file": "k.wgsl"}}`),
-//! read relative to the graph file by [`load`]. An access's `binding` may be left out when it is the
+//! read relative to the graph file by [`load`]. A subgraph node names another graph file
+//! (`"subgraph": {"graph": "blur.json", "accesses": [..]}`), loaded by [`load_with_children`]. An access's `binding` may be left out when it is the
 //! buffer's own name (inline kernels and host tasks).
 
 use std::fmt;
@@ -28,6 +29,8 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 
 use crate::ir::{Graph, KernelSource, Node, NodeKind};
+use crate::library::Library;
+use crate::subgraph::Subgraphs;
 
 /// The format this crate writes and reads. A file of another version is refused with both numbers.
 pub const FORMAT_VERSION: u32 = 1;
@@ -67,6 +70,12 @@ pub enum LoadError {
     },
     /// A kernel names a `.wgsl` file, but the graph was not loaded from a file to find it relative to.
     NoBaseForWgslFile { node: String, file: String },
+    /// The graph file a subgraph node names could not be loaded, or its graph has mistakes.
+    Subgraph {
+        node: String,
+        file: String,
+        reason: String,
+    },
 }
 
 impl fmt::Display for LoadError {
@@ -96,6 +105,9 @@ impl fmt::Display for LoadError {
                 "node `{node}` names the WGSL file `{file}`, which can only be found relative to a graph \
                  file: load the graph with `file::load(path)`"
             ),
+            LoadError::Subgraph { node, file, reason } => {
+                write!(f, "subgraph `{node}` names `{file}`: {reason}")
+            }
         }
     }
 }
@@ -154,6 +166,57 @@ pub fn load(path: &Path) -> Result<Graph, LoadError> {
     Ok(graph)
 }
 
+/// A graph from the graph file at `path` (see [`load`]) and the children its subgraph nodes name: graph
+/// files relative to it (`"subgraph": {"graph": "blur.json", ..}`), each loaded the same way and described
+/// with `library`. Give both to [`crate::pipeline::describe_graph_with`].
+pub fn load_with_children(path: &Path, library: &Library) -> Result<(Graph, Subgraphs), LoadError> {
+    let mut children = Subgraphs::new();
+    let graph = load_nested(path, library, &mut Vec::new(), &mut children)?;
+    Ok((graph, children))
+}
+
+/// `path` loaded, its children described into `children`; `open` holds the files being loaded (canonical),
+/// so that a file that names itself, directly or not, is an error rather than endless recursion.
+fn load_nested(
+    path: &Path,
+    library: &Library,
+    open: &mut Vec<std::path::PathBuf>,
+    children: &mut Subgraphs,
+) -> Result<Graph, LoadError> {
+    let graph = load(path)?;
+    let canonical = path.canonicalize().unwrap_or_else(|_| path.to_path_buf());
+    open.push(canonical);
+    let base = path.parent().unwrap_or(Path::new("."));
+    for node in &graph.nodes {
+        let NodeKind::Subgraph { graph: file, .. } = &node.kind else {
+            continue;
+        };
+        if children.contains_key(file) {
+            continue;
+        }
+        let error = |reason: String| LoadError::Subgraph {
+            node: node.name.clone(),
+            file: file.clone(),
+            reason,
+        };
+        let child_path = base.join(file);
+        let child_canonical = child_path
+            .canonicalize()
+            .unwrap_or_else(|_| child_path.clone());
+        if open.contains(&child_canonical) {
+            return Err(error("the file includes itself".to_string()));
+        }
+        let mut grandchildren = Subgraphs::new();
+        let child = load_nested(&child_path, library, open, &mut grandchildren)
+            .map_err(|e| error(e.to_string()))?;
+        let desc = crate::pipeline::describe_graph_with(child, library, &grandchildren)
+            .map_err(|e| error(e.to_string()))?;
+        children.insert(file.clone(), std::sync::Arc::new(desc));
+    }
+    open.pop();
+    Ok(graph)
+}
+
 fn parse(text: &str) -> Result<Graph, LoadError> {
     let version: Version = serde_json::from_str(text).map_err(|e| json_error(&e))?;
     if version.format != FORMAT_VERSION {
@@ -176,8 +239,9 @@ fn parse(text: &str) -> Result<Graph, LoadError> {
 }
 
 /// The keys a node may have: its name and exactly one kind.
-const NODE_KEYS: [&str; 10] = [
+const NODE_KEYS: [&str; 11] = [
     "name", "kernel", "copy", "fill", "upload", "readback", "host", "interop", "empty", "barrier",
+    "subgraph",
 ];
 
 /// A node's kind is a key beside its name, which serde reads with `flatten`, and `flatten` cannot refuse

@@ -252,6 +252,15 @@ pub enum NodeKind {
     /// No work, after every node declared before it that nothing declared before it depends on (SYCL's
     /// `depends_on_all_leaves`): what runs after it, through explicit edges, runs after all of them.
     Barrier {},
+    /// Another graph as one node (SYCL's subgraph node): each access binds the child's external buffer
+    /// `binding` to this graph's `buffer`, with the access the child makes. The child reads this graph's
+    /// parameters of the same names.
+    Subgraph {
+        /// The child as written: a Rust type path in `graph!`, a graph file's path (relative to this file) in
+        /// a graph file, the name it was added under in the builder.
+        graph: String,
+        accesses: Vec<Access>,
+    },
 }
 
 /// `buffer[start..end]` in elements, as Rust writes a slice: a bound left out is the buffer's start or end.
@@ -289,7 +298,9 @@ impl Node {
     pub fn accesses(&self) -> Vec<Access> {
         match &self.kind {
             NodeKind::Kernel(k) => k.accesses.clone(),
-            NodeKind::Host { accesses } | NodeKind::Interop { accesses } => accesses.clone(),
+            NodeKind::Host { accesses }
+            | NodeKind::Interop { accesses }
+            | NodeKind::Subgraph { accesses, .. } => accesses.clone(),
             NodeKind::Empty {} | NodeKind::Barrier {} => Vec::new(),
             NodeKind::Fill { dst, .. } | NodeKind::Upload { dst, .. } => vec![Access {
                 binding: "dst".into(),
@@ -320,7 +331,9 @@ impl Node {
     pub fn listed_accesses_mut(&mut self) -> Option<&mut Vec<Access>> {
         match &mut self.kind {
             NodeKind::Kernel(k) => Some(&mut k.accesses),
-            NodeKind::Host { accesses } | NodeKind::Interop { accesses } => Some(accesses),
+            NodeKind::Host { accesses }
+            | NodeKind::Interop { accesses }
+            | NodeKind::Subgraph { accesses, .. } => Some(accesses),
             NodeKind::Copy { .. }
             | NodeKind::Fill { .. }
             | NodeKind::Upload { .. }

@@ -24,6 +24,7 @@ pub mod diagnostic;
 pub mod dot;
 pub mod file;
 pub mod fill;
+pub mod flatten;
 pub mod ir;
 pub mod layout;
 pub mod library;
@@ -34,6 +35,7 @@ pub mod render;
 pub mod schedule;
 pub mod size;
 pub mod size_parse;
+pub mod subgraph;
 pub mod types;
 pub mod wgsl;
 

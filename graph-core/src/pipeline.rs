@@ -3,15 +3,27 @@
 
 use std::fmt;
 
+use crate::check::Children;
 use crate::desc::GraphDesc;
 use crate::diagnostic::Diagnostic;
 use crate::ir::Graph;
 use crate::library::Library;
 use crate::render::render;
+use crate::subgraph::Subgraphs;
 
 /// Checks `graph` and describes it: the description, or every diagnostic with the graph they point into.
+/// A graph with subgraph nodes needs its children: [`describe_graph_with`].
 pub fn describe_graph(graph: Graph, library: &Library) -> Result<GraphDesc, GraphErrors> {
-    match crate::check::check(graph.clone(), library) {
+    describe_graph_with(graph, library, &Subgraphs::new())
+}
+
+/// [`describe_graph`], each subgraph node's child found in `subgraphs` by the name the node gives.
+pub fn describe_graph_with(
+    graph: Graph,
+    library: &Library,
+    subgraphs: &Subgraphs,
+) -> Result<GraphDesc, GraphErrors> {
+    match crate::check::check_with(graph.clone(), library, Children::Given(subgraphs)) {
         Ok(checked) => Ok(crate::describe::describe(&checked)),
         Err(diagnostics) => Err(GraphErrors {
             graph: Box::new(graph),

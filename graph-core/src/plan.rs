@@ -125,6 +125,8 @@ pub enum PlanError {
     },
     /// A range bound whose arithmetic fails with these lengths.
     Bound { node: u32, error: SizeError },
+    /// A subgraph node: plans are made of flattened descriptions ([`crate::flatten::flatten`]).
+    Subgraph { node: u32 },
 }
 
 /// `start..end` of `range` over buffer `buffer` of node `node`, with buffer `i` bound at `lens[i]` elements,
@@ -252,6 +254,7 @@ fn level_steps(desc: &GraphDesc, level: &[u32], lens: &[u32]) -> Result<Vec<Plan
                 });
             }
             Some(OpDesc::Interop { .. }) => interops.push(PlanStep::Interop { node }),
+            Some(OpDesc::Subgraph { .. }) => return Err(PlanError::Subgraph { node }),
             Some(OpDesc::Host { .. } | OpDesc::Empty) | None => {}
         }
     }

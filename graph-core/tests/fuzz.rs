@@ -260,7 +260,7 @@ fn check_text(text: &str, library: &Library) -> Result<Option<bool>, TestCaseErr
             let message = e.to_string();
             prop_assert!(!message.is_empty());
             match e {
-                LoadError::Read { .. } => {
+                LoadError::Read { .. } | LoadError::Subgraph { .. } => {
                     return Err(fail(format!("`from_json` read a file: {message}")));
                 }
                 LoadError::Format { found } => prop_assert_ne!(found, FORMAT_VERSION),

@@ -36,9 +36,9 @@ pub mod kw {
 }
 
 /// The words that start an item.
-const ITEM_KEYWORDS: [&str; 11] = [
+const ITEM_KEYWORDS: [&str; 12] = [
     "params", "buffers", "kernel", "fill", "copy", "upload", "readback", "host", "interop",
-    "empty", "barrier",
+    "empty", "barrier", "subgraph",
 ];
 
 /// The clauses a kernel takes after its access list.
@@ -91,6 +91,13 @@ pub enum Item {
     Empty {
         name: Ident,
         barrier: bool,
+    },
+    /// `subgraph name = path::Child(binding: buffer: mode, ..);`: each access names the child's buffer
+    /// (`binding`, the buffer's own name when left out).
+    Subgraph {
+        name: Ident,
+        path: syn::Path,
+        accesses: Vec<AccessDecl>,
     },
     Edges(Vec<Ident>),
 }
@@ -158,10 +165,20 @@ pub struct BufferDecl {
     pub role: Option<Ident>,
 }
 
-/// `buffer: mode`. The mode is any word here; lowering refuses an unknown one and keeps the access.
+/// `buffer: mode`, or in a subgraph `binding: buffer: mode`. The mode is any word here; lowering refuses an
+/// unknown one and keeps the access.
 pub struct AccessDecl {
+    /// A subgraph's name for the buffer, when it differs from the buffer's.
+    pub binding: Option<Ident>,
     pub buffer: Ident,
     pub mode: Ident,
+}
+
+impl AccessDecl {
+    /// The name the node's code uses for the buffer.
+    pub fn binding(&self) -> &Ident {
+        self.binding.as_ref().unwrap_or(&self.buffer)
+    }
 }
 
 pub struct KernelDecl {
@@ -310,7 +327,7 @@ fn parse_item(input: ParseStream<'_>, errors: &mut Errors) -> syn::Result<Item> 
         syn::Error::new(
             e.span(),
             "expected an item: `params`, `buffers`, `kernel`, `fill`, `copy`, `upload`, `readback`, `host`, \
-             `interop`, `empty`, `barrier`, or an edge `a -> b;`",
+             `interop`, `empty`, `barrier`, `subgraph`, or an edge `a -> b;`",
         )
     })?;
     // A chain of edges may start with any node name, one that looks like a keyword included.
@@ -335,7 +352,7 @@ fn parse_item(input: ParseStream<'_>, errors: &mut Errors) -> syn::Result<Item> 
                     word.span(),
                     format!(
                         "expected an item: `params`, `buffers`, `kernel`, `fill`, `copy`, `upload`, `readback`, \
-                         `host`, `interop`, `empty`, `barrier`, or an edge `{text} -> other;`"
+                         `host`, `interop`, `empty`, `barrier`, `subgraph`, or an edge `{text} -> other;`"
                     ),
                 ));
             }
@@ -394,6 +411,25 @@ fn parse_item(input: ParseStream<'_>, errors: &mut Errors) -> syn::Result<Item> 
                 name,
                 buffer,
                 readback: keyword == "readback",
+            })
+        }
+        "subgraph" => {
+            let name = input.parse()?;
+            input.parse::<Token![=]>()?;
+            let path = input.call(syn::Path::parse_mod_style).map_err(|e| {
+                syn::Error::new(
+                    e.span(),
+                    "expected the child graph's type: `subgraph name = Blur(src: image: read, ..);`",
+                )
+            })?;
+            let content;
+            let group = parenthesized!(content in input);
+            let accesses = parse_entries(&content, errors, |input, _| parse_binding(input));
+            expect_semi(input, errors, group.span.close());
+            Ok(Item::Subgraph {
+                name,
+                path,
+                accesses,
             })
         }
         "empty" | "barrier" => {
@@ -564,8 +600,43 @@ impl Parse for AccessDecl {
                 "expected an access: `read`, `write` (overwrite) or `read_write`",
             )
         })?;
-        Ok(AccessDecl { buffer, mode })
+        Ok(AccessDecl {
+            binding: None,
+            buffer,
+            mode,
+        })
     }
+}
+
+/// A subgraph's binding: `binding: buffer: mode`, or `buffer: mode` when the child's name is the buffer's.
+fn parse_binding(input: ParseStream<'_>) -> syn::Result<AccessDecl> {
+    let first: Ident = input.parse()?;
+    input.parse::<Token![:]>()?;
+    let second = input.call(Ident::parse_any).map_err(|e| {
+        syn::Error::new(
+            e.span(),
+            "expected `child_buffer: buffer: access` or `buffer: access`",
+        )
+    })?;
+    if !input.peek(Token![:]) || input.peek(Token![::]) {
+        return Ok(AccessDecl {
+            binding: None,
+            buffer: first,
+            mode: second,
+        });
+    }
+    input.parse::<Token![:]>()?;
+    let mode = input.call(Ident::parse_any).map_err(|e| {
+        syn::Error::new(
+            e.span(),
+            "expected an access: `read`, `write` (overwrite) or `read_write`",
+        )
+    })?;
+    Ok(AccessDecl {
+        binding: Some(first),
+        buffer: second,
+        mode,
+    })
 }
 
 /// A value written in WGSL: the tokens up to the next `,` (commas inside brackets belong to their group).

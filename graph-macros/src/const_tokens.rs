@@ -5,7 +5,8 @@
 use graph_core::deps::Hazard;
 use graph_core::desc::{
     AccessDesc, BufferDesc, DispatchDesc, EdgeDesc, EdgeOriginDesc, GraphDesc, KernelArgDesc,
-    KernelDesc, NodeDesc, OpDesc, ParamFieldDesc, ParamsDesc, PartitionDesc, RangeDesc, SizeDesc,
+    KernelDesc, OpDesc, ParamFieldDesc, ParamsDesc, PartitionDesc, RangeDesc, SizeDesc,
+    SubgraphBinding,
 };
 use graph_core::ir::{AccessMode, ParamsStorage, Role};
 use graph_core::size::{SizeOp, SizeStep};
@@ -110,17 +111,86 @@ macro_rules! structs {
 
 structs! {
     ValueType in types { scalar, components }
-    GraphDesc in desc { name, params, buffers, nodes, edges, topological_order, levels, partitions }
     ParamsDesc in desc { size, storage, fields, wgsl_struct }
     ParamFieldDesc in desc { name, ty, offset }
     BufferDesc in desc { name, elem, len, role }
-    NodeDesc in desc { name, op }
+    SubgraphBinding in desc { name, buffer, mode }
     AccessDesc in desc { buffer, mode }
     EdgeDesc in desc { from, to, origin }
     KernelDesc in desc { declarations, args, source, entry, workgroup_size, bindings, dispatch, foldable, range }
     RangeDesc in desc { start, end }
     KernelArgDesc in desc { name, ty, value }
     SizeDesc in desc { text, steps }
+}
+
+/// A `graph!` graph's description. A subgraph node's child is the child's own `DESCRIPTION`, reached through
+/// a type alias that `generate` places beside the graph ([`subgraph_alias`]): the macro never sees the child's
+/// declaration, only its type.
+impl ConstTokens for GraphDesc {
+    fn const_tokens(&self) -> TokenStream {
+        let p = p();
+        let GraphDesc {
+            name,
+            params,
+            buffers,
+            nodes: _,
+            edges,
+            topological_order,
+            levels,
+            partitions,
+        } = self;
+        let nodes = self.nodes.iter().map(|node| {
+            let op = match &node.op {
+                OpDesc::Subgraph { path, bindings, .. } => {
+                    let alias = subgraph_alias(name, &node.name);
+                    let (path, bindings, cow) =
+                        (path.const_tokens(), bindings.const_tokens(), cow());
+                    quote!(#p::desc::OpDesc::Subgraph {
+                        path: #path,
+                        graph: #cow(<super::#alias as #p::TaskGraph>::DESCRIPTION),
+                        bindings: #bindings,
+                    })
+                }
+                op => op.const_tokens(),
+            };
+            let name = node.name.const_tokens();
+            quote!(#p::desc::NodeDesc { name: #name, op: #op })
+        });
+        let cow = cow();
+        let [
+            name,
+            params,
+            buffers,
+            edges,
+            topological_order,
+            levels,
+            partitions,
+        ] = [
+            name.const_tokens(),
+            params.const_tokens(),
+            buffers.const_tokens(),
+            edges.const_tokens(),
+            topological_order.const_tokens(),
+            levels.const_tokens(),
+            partitions.const_tokens(),
+        ];
+        quote!(#p::desc::GraphDesc {
+            name: #name,
+            params: #params,
+            buffers: #buffers,
+            nodes: #cow(&[#(#nodes),*]),
+            edges: #edges,
+            topological_order: #topological_order,
+            levels: #levels,
+            partitions: #partitions,
+        })
+    }
+}
+
+/// The type alias, beside graph `graph` (outside its hidden module), for the child of its subgraph node
+/// `node`.
+pub fn subgraph_alias(graph: &str, node: &str) -> proc_macro2::Ident {
+    quote::format_ident!("__{}_subgraph_{}", graph, node)
 }
 
 impl ConstTokens for u8 {
@@ -168,6 +238,10 @@ impl ConstTokens for OpDesc {
                 quote!(#p::desc::OpDesc::Interop { accesses: #accesses })
             }
             OpDesc::Empty => quote!(#p::desc::OpDesc::Empty),
+            // Written by the graph's own tokens, which know the alias of the child (see `GraphDesc`).
+            OpDesc::Subgraph { .. } => quote!(::core::compile_error!(
+                "a subgraph node is written by its graph's description"
+            )),
         }
     }
 }

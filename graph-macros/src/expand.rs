@@ -30,7 +30,13 @@ pub fn expand(input: TokenStream) -> TokenStream {
         .collect();
     let variants = generate::variant_names(&nodes);
 
-    let items = match graph_core::check(lowered.graph.clone(), &kernels::LIBRARY) {
+    let checked = graph_core::check::check_with(
+        lowered.graph.clone(),
+        &kernels::LIBRARY,
+        graph_core::check::Children::ConstEvaluated,
+    );
+    let mut outside = TokenStream::new();
+    let items = match checked {
         Ok(checked) if errors.is_empty() => {
             let named: Vec<(Ident, String)> = variants
                 .iter()
@@ -39,7 +45,9 @@ pub fn expand(input: TokenStream) -> TokenStream {
                 .collect();
             let types = generate::types(&def, &lowered, &checked.params, &names, &named);
             let description = generate::description(&checked, &lowered, &names, &variants);
-            quote!(#types #description)
+            let (aliases, subgraph_checks) = generate::subgraph_checks(&lowered, &names.graph);
+            outside = aliases;
+            quote!(#types #description #subgraph_checks)
         }
         other => {
             if let Err(diags) = other {
@@ -53,12 +61,13 @@ pub fn expand(input: TokenStream) -> TokenStream {
             fallback::stub(&def, &lowered, &names, &variants, &nodes, &errors)
         }
     };
-    in_module(&def, items)
+    in_module(&def, items, outside)
 }
 
 /// The generated items live in a hidden module named after the graph and are re-exported from it, so a
 /// second graph of the same name in one module is one error (the module defined twice), not one per item.
-fn in_module(def: &GraphDef, items: TokenStream) -> TokenStream {
+/// `outside` goes beside the module: what must be read in the user's scope.
+fn in_module(def: &GraphDef, items: TokenStream, outside: TokenStream) -> TokenStream {
     let vis = &def.vis;
     let module = syn::Ident::new(&format!("__graph_{}", def.name.unraw()), def.name.span());
     // The module's own tokens carry the graph name's span, so the error for a second graph of one name
@@ -74,6 +83,7 @@ fn in_module(def: &GraphDef, items: TokenStream) -> TokenStream {
         #[allow(unused_imports)]
         #[doc(inline)]
         #vis use #module::*;
+        #outside
     }
 }
 

@@ -6,8 +6,9 @@ use graph_core::ir::NodeKind;
 use graph_core::layout::ParamsLayout;
 use graph_core::types::{Scalar, ValueType};
 use proc_macro2::{Span, TokenStream};
-use quote::{format_ident, quote};
+use quote::{format_ident, quote, quote_spanned};
 use syn::Ident;
+use syn::ext::IdentExt;
 
 use crate::ast::GraphDef;
 use crate::const_tokens::ConstTokens;
@@ -548,5 +549,55 @@ pub fn graph_items(
                 #p::Baked::new(gpu, &buffers)
             }
         }
+    }
+}
+
+/// For each subgraph node: the alias of its child type, placed beside the graph (outside its hidden module,
+/// so the child's path is read where the user wrote it), and the constants that check its bindings against
+/// the child's description, each spanned at what it checks: a mismatch is a compile error there.
+pub fn subgraph_checks(lowered: &Lowered, graph: &Ident) -> (TokenStream, TokenStream) {
+    let p = private();
+    let (mut outside, mut inside) = (TokenStream::new(), TokenStream::new());
+    let graph_name = graph.unraw().to_string();
+    for (node, path) in &lowered.subgraph_paths {
+        let alias =
+            crate::const_tokens::subgraph_alias(&graph_name, &lowered.graph.nodes[*node].name);
+        outside.extend(quote! {
+            #[doc(hidden)]
+            #[allow(non_camel_case_types)]
+            type #alias = #path;
+        });
+        let n = *node as u32;
+        let desc = quote!(<#graph as #p::TaskGraph>::DESCRIPTION);
+        let whole = crate::lower::range_of(path);
+        inside.extend(panic_on_err(
+            quote!(#p::subgraph::check_described_node(#desc, #n)),
+            whole,
+        ));
+        for (i, (binding, mode)) in lowered.spans.accesses[*node].iter().enumerate() {
+            let i = i as u32;
+            inside.extend(panic_on_err(
+                quote!(#p::subgraph::check_described_binding(#desc, #n, #i)),
+                (binding.0, mode.1),
+            ));
+        }
+    }
+    (outside, inside)
+}
+
+/// A constant that panics with the message of `check`'s `Err`, so the compile error reads it, shown from the
+/// first to the last span of `at`.
+fn panic_on_err(check: TokenStream, at: crate::lower::SpanRange) -> TokenStream {
+    let (first, last) = at;
+    let mut args = proc_macro2::Group::new(
+        proc_macro2::Delimiter::Parenthesis,
+        quote!("{}", message.as_str()),
+    );
+    args.set_span(last);
+    let panic = quote_spanned!(first=> ::core::panic!);
+    quote! {
+        const _: () = if let ::core::result::Result::Err(message) = #check {
+            #panic #args
+        };
     }
 }

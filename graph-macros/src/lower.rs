@@ -77,6 +77,8 @@ pub struct Lowered {
     pub unchecked_wgsl: Vec<usize>,
     /// Places an error already covers: what the checks say there follows from it and is not shown.
     pub suppressed: Vec<Loc>,
+    /// The child type of each subgraph node, by node index.
+    pub subgraph_paths: Vec<(usize, syn::Path)>,
 }
 
 pub fn lower(def: &GraphDef) -> Lowered {
@@ -120,6 +122,7 @@ pub fn lower(def: &GraphDef) -> Lowered {
         errors: Vec::new(),
         unchecked_wgsl: Vec::new(),
         suppressed: Vec::new(),
+        subgraph_paths: Vec::new(),
     };
     for item in &def.items {
         match item {
@@ -253,6 +256,37 @@ pub fn lower(def: &GraphDef) -> Lowered {
                     SourceSpans::Builtin { name: name.span() },
                 );
             }
+            Item::Subgraph {
+                name,
+                path,
+                accesses,
+            } => {
+                let (list, spans) = lower_accesses(&mut out, accesses);
+                let text = path
+                    .segments
+                    .iter()
+                    .map(|s| s.ident.unraw().to_string())
+                    .collect::<Vec<_>>()
+                    .join("::");
+                let text = match path.leading_colon {
+                    Some(_) => format!("::{text}"),
+                    None => text,
+                };
+                out.subgraph_paths
+                    .push((out.graph.nodes.len(), path.clone()));
+                push_node(
+                    &mut out,
+                    name,
+                    NodeKind::Subgraph {
+                        graph: text,
+                        accesses: list,
+                    },
+                    spans,
+                    SourceSpans::Library {
+                        path: range_of(path),
+                    },
+                );
+            }
             Item::Edges(chain) => {
                 for pair in chain.windows(2) {
                     out.graph.edges.push(ExplicitEdge {
@@ -339,14 +373,14 @@ fn lower_accesses(
             }
         };
         list.push(Access {
-            binding: name_of(&a.buffer),
+            binding: name_of(a.binding()),
             buffer: name_of(&a.buffer),
             mode,
         });
     }
     let spans = accesses
         .iter()
-        .map(|a| (range_of(&a.buffer), range_of(&a.mode)))
+        .map(|a| ((a.binding().span(), a.buffer.span()), range_of(&a.mode)))
         .collect();
     (list, spans)
 }

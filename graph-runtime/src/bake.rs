@@ -427,6 +427,10 @@ fn plan_error(desc: &GraphDesc, error: PlanError) -> Error {
             graph,
             reason: format!("{given} buffer lengths for {expected} buffers"),
         },
+        PlanError::Subgraph { node } => Error::Bake {
+            graph,
+            reason: format!("subgraph node `{}` was not flattened", node_name(node)),
+        },
     }
 }
 

@@ -89,6 +89,17 @@ impl<G: TaskGraph> Baked<G> {
         Ok(self)
     }
 
+    /// Gives a host task of a subgraph its closure, by its name in the flattened graph (`subgraph.task`; the
+    /// child's buffers are the ones bound to them here, and the typed context's access order is the child's).
+    pub fn on_host_named(
+        &mut self,
+        node: &str,
+        task: impl FnMut(&HostContext<'_>) -> Result<(), Error> + Send + 'static,
+    ) -> Result<&mut Self, Error> {
+        self.graph.on_host(node, task)?;
+        Ok(self)
+    }
+
     /// Gives a host task (`Graph::HOSTS.name`) its closure, which receives the node's typed context: a
     /// method per declared buffer (`ctx.grid()` reads it as its element type, `ctx.write_grid(&data)`
     /// replaces it), readable or writable as declared.

@@ -5,6 +5,7 @@ use std::borrow::Cow;
 use std::panic::AssertUnwindSafe;
 
 use graph_core::desc::{GraphDesc, OpDesc};
+use graph_core::flatten::flatten;
 use graph_core::ir::ParamsStorage;
 
 use graph_core::plan::{Plan, PlanPartition, PlanStep};
@@ -91,11 +92,21 @@ impl BakedGraph {
         buffers: &[(u32, &AnyBuffer)],
         params_size: usize,
     ) -> Result<Self, Error> {
-        desc.validate(params_size)
-            .map_err(|e| Error::InvalidDescription {
-                graph: desc.name.to_string(),
-                reason: e.0,
-            })?;
+        let invalid = |e: graph_core::desc::InvalidDescription| Error::InvalidDescription {
+            graph: desc.name.to_string(),
+            reason: e.0,
+        };
+        desc.validate(params_size).map_err(invalid)?;
+        // Subgraphs are replayed as part of their parent: the plan is made of the flattened graph, whose
+        // parent indices are the description's own (see `graph_core::flatten`).
+        let flat = match flatten(&desc).map_err(invalid)? {
+            Cow::Owned(flat) => {
+                flat.validate(params_size).map_err(invalid)?;
+                Some(flat)
+            }
+            Cow::Borrowed(_) => None,
+        };
+        let desc = flat.map_or(desc, Cow::Owned);
         gpu.check_lost()?;
         let scope = OpScope::enter(gpu);
         let built = (|| {

@@ -202,9 +202,12 @@ pub use graph_core::builder::{GraphBuilder, KernelSpec};
 pub use graph_core::desc::{self, GraphDesc};
 pub use graph_core::dot::Detail;
 pub use graph_core::file;
+pub use graph_core::flatten::flatten;
 pub use graph_core::ir::ParamsStorage;
 pub use graph_core::ir::{AccessMode, DispatchSpec, Role, SizeExpr, SizeOp};
+pub use graph_core::pipeline::describe_graph_with;
 pub use graph_core::plan::evaluate_range;
+pub use graph_core::subgraph::Subgraphs;
 pub use graph_core::types::{Scalar, ValueType};
 pub use graph_core::{GraphErrors, describe_graph};
 pub use graph_macros::graph;
@@ -229,7 +232,7 @@ pub mod __private {
         AnyBuffer, Baked, Buffer, Error, Gpu, HostContext, HostNode, Readback, TaskGraph, Upload,
     };
     pub use bytemuck;
-    pub use graph_core::{deps, desc, ir, size, types};
+    pub use graph_core::{deps, desc, ir, size, subgraph, types};
     use std::borrow::Cow;
 
     /// The description of a graph whose checks failed: only seen beside compile errors.

@@ -111,6 +111,49 @@ fn graph_g() -> GraphBuilder {
     GraphBuilder::new("G")
 }
 
+/// The child graph of the `subgraph/` fixtures: `dst = src * 2` over 256 elements.
+fn double() -> graph_runtime::GraphDesc {
+    let mut b = GraphBuilder::new("Double");
+    b.param("n", "u32")
+        .buffer("src", "f32", Role::Input, Some(256))
+        .buffer("dst", "f32", Role::Output, Some(256));
+    b.kernel(
+        "twice",
+        KernelSpec::wgsl(
+            "@compute @workgroup_size(64)
+            fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
+                if (gid.x < params.n) { dst[gid.x] = 2.0 * src[gid.x]; }
+            }",
+        )
+        .read("src")
+        .write("dst")
+        .threads(&["params.n"]),
+    );
+    b.build(&LIBRARY)
+        .expect("the child of the subgraph fixtures is a good graph")
+}
+
+/// The parent of the `subgraph/` fixtures: parameter `param: u32`, buffers `a` and `b` (`a: [a_elem; a_len]`,
+/// of role `a_role`; `b: [f32; 256] = output`), and subgraph `d` of [`double`] with `bindings`.
+fn parent(
+    param: &str,
+    (a_elem, a_len, a_role): (&str, u64, Role),
+    bindings: &[(&str, &str, AccessMode)],
+) -> GraphBuilder {
+    let mut b = GraphBuilder::new("Parent");
+    b.param(param, "u32")
+        .buffer("a", a_elem, a_role, Some(a_len))
+        .buffer("b", "f32", Role::Output, Some(256));
+    b.subgraph("d", &double(), bindings);
+    b
+}
+
+const A: (&str, u64, Role) = ("f32", 256, Role::Input);
+const READ_A_WRITE_B: &[(&str, &str, AccessMode)] = &[
+    ("src", "a", AccessMode::Read),
+    ("dst", "b", AccessMode::Write),
+];
+
 const CASES: &[Case] = &[
     // buffers/
     Case {
@@ -1199,6 +1242,78 @@ const CASES: &[Case] = &[
         },
         rustc_errors: &[],
     },
+    // subgraph/
+    Case {
+        fixture: "subgraph/access-the-child-does-not-allow",
+        build: || {
+            let a = ("f32", 256, Role::InOut);
+            let bindings = [
+                ("src", "a", AccessMode::ReadWrite),
+                ("dst", "b", AccessMode::Write),
+            ];
+            parent("n", a, &bindings)
+        },
+        rustc_errors: &[],
+    },
+    Case {
+        fixture: "subgraph/binding-names-no-buffer-of-the-child",
+        build: || {
+            let bindings = [
+                ("source", "a", AccessMode::Read),
+                ("dst", "b", AccessMode::Write),
+            ];
+            parent("n", A, &bindings)
+        },
+        rustc_errors: &[],
+    },
+    Case {
+        fixture: "subgraph/binding-of-another-element-type",
+        build: || parent("n", ("u32", 256, Role::Input), READ_A_WRITE_B),
+        rustc_errors: &[],
+    },
+    Case {
+        fixture: "subgraph/binding-of-another-length",
+        build: || parent("n", ("f32", 100, Role::Input), READ_A_WRITE_B),
+        rustc_errors: &[],
+    },
+    Case {
+        fixture: "subgraph/child-buffer-bound-twice",
+        build: || {
+            let mut b = parent(
+                "n",
+                A,
+                &[
+                    ("src", "a", AccessMode::Read),
+                    ("dst", "b", AccessMode::Write),
+                    ("dst", "c", AccessMode::Write),
+                ],
+            );
+            b.buffer("c", "f32", Role::Output, Some(256));
+            b
+        },
+        rustc_errors: &[],
+    },
+    Case {
+        fixture: "subgraph/child-buffer-left-unbound",
+        build: || {
+            let mut b = parent("n", A, &[("src", "a", AccessMode::Read)]);
+            b.kernel(
+                "k",
+                KernelSpec::wgsl(
+                    "@compute @workgroup_size(64)
+                    fn main(@builtin(global_invocation_id) gid: vec3<u32>) { b[gid.x] = 0.0; }",
+                )
+                .write("b"),
+            );
+            b
+        },
+        rustc_errors: &[],
+    },
+    Case {
+        fixture: "subgraph/child-parameter-not-declared",
+        build: || parent("count", A, READ_A_WRITE_B),
+        rustc_errors: &[],
+    },
 ];
 
 fn fail_dir() -> PathBuf {
@@ -1218,9 +1333,15 @@ fn stderr_errors(stderr: &str) -> Vec<String> {
     let mut errors = Vec::new();
     let mut current: Option<String> = None;
     for line in stderr.lines() {
+        // Subgraph bindings are checked by const evaluation: rustc prints the message after its own words.
         let start = line.strip_prefix("error: ").or_else(|| {
             line.strip_prefix("error[")
                 .and_then(|rest| rest.split_once("]: ").map(|(_, message)| message))
+                .map(|message| {
+                    message
+                        .strip_prefix("evaluation panicked: ")
+                        .unwrap_or(message)
+                })
         });
         if let Some(first) = start {
             errors.extend(current.take());

@@ -26,7 +26,7 @@ use examples::{median, ms};
 use graph_runtime::desc::{GraphDesc, OpDesc};
 use graph_runtime::{
     AnyBuffer, BakedGraph, Detail, Error, Gpu, HostContext, LIBRARY, Scalar, ValueType,
-    describe_graph, file,
+    describe_graph_with, file,
 };
 
 #[derive(Parser)]
@@ -99,10 +99,12 @@ fn main() -> ExitCode {
     }
 }
 
-/// The file's graph, checked and described.
+/// The file's graph, with the graph files its subgraph nodes name, checked and described.
 fn load(path: &Path) -> Result<GraphDesc, Failure> {
-    let graph = file::load(path).map_err(|e| Failure::File(format!("{}: {e}", path.display())))?;
-    describe_graph(graph, &LIBRARY).map_err(|e| Failure::Graph(format!("{}: {e}", path.display())))
+    let (graph, children) = file::load_with_children(path, &LIBRARY)
+        .map_err(|e| Failure::File(format!("{}: {e}", path.display())))?;
+    describe_graph_with(graph, &LIBRARY, &children)
+        .map_err(|e| Failure::Graph(format!("{}: {e}", path.display())))
 }
 
 fn check(path: &Path) -> Result<(), Failure> {
@@ -318,6 +320,9 @@ fn writes(op: &OpDesc, buffer: u32) -> bool {
         OpDesc::Host { accesses } => accesses
             .iter()
             .any(|a| a.buffer == buffer && a.mode.writes()),
+        OpDesc::Subgraph { bindings, .. } => bindings
+            .iter()
+            .any(|b| b.buffer == buffer && b.mode.writes()),
         // What an interop task writes is up to its closure; `run` binds a stand-in that records nothing.
         OpDesc::Interop { .. } | OpDesc::Empty => false,
     }

@@ -35,7 +35,8 @@ impl Checker<'_> {
                 | NodeKind::Host { .. }
                 | NodeKind::Interop { .. }
                 | NodeKind::Empty {}
-                | NodeKind::Barrier {} => None,
+                | NodeKind::Barrier {}
+                | NodeKind::Subgraph { .. } => None,
             })
             .collect()
     }

@@ -10,11 +10,13 @@ mod ranges;
 mod resolve;
 mod roles;
 mod sizes;
+mod subgraphs;
 mod topology;
 
 pub use ranges::CheckedRange;
 use resolve::Space;
 use roles::verb;
+pub use subgraphs::Children;
 
 use crate::deps::{BufferAccess, Edge};
 use crate::diagnostic::{Diagnostic, Diagnostics, Loc};
@@ -63,6 +65,13 @@ pub enum CheckedNode {
     },
     /// An empty node or a barrier: no work, only ordering.
     Empty,
+    /// Another graph as one node: `bindings` pairs each of the child's buffers (by name) with this graph's.
+    Subgraph {
+        path: String,
+        /// The child, where this front door has it (`None` in the macro, see [`Children`]).
+        child: Option<std::sync::Arc<crate::desc::GraphDesc>>,
+        bindings: Vec<(String, BufferAccess)>,
+    },
 }
 
 /// A kernel whose WGSL validated against its bindings and parameters.
@@ -105,8 +114,22 @@ pub struct SizeProgram {
     pub steps: Vec<SizeStep>,
 }
 
-/// Checks `graph` against `library`; every problem found, or the checked graph.
+/// Checks `graph` against `library`, with no child graphs (a subgraph node is an error); every problem
+/// found, or the checked graph.
 pub fn check(graph: Graph, library: &Library) -> Result<CheckedGraph, Vec<Diagnostic>> {
+    check_with(
+        graph,
+        library,
+        Children::Given(&crate::subgraph::Subgraphs::new()),
+    )
+}
+
+/// Checks `graph` against `library`, its subgraph nodes against `children`.
+pub fn check_with(
+    graph: Graph,
+    library: &Library,
+    children: Children<'_>,
+) -> Result<CheckedGraph, Vec<Diagnostic>> {
     // Resolve: every name to an index (the name tables are built by `new`), before any check runs.
     let mut c = Checker::new(&graph, library);
     c.resolve_accesses();
@@ -122,11 +145,12 @@ pub fn check(graph: Graph, library: &Library) -> Result<CheckedGraph, Vec<Diagno
     c.check_ranges();
     c.check_inputs_are_not_written();
     c.check_outputs_are_written();
+    let subgraphs = c.check_subgraphs(children);
     let edges = c.dependency_edges();
     c.check_cycles(&edges);
     let schedule = c.check_schedule(&edges);
     let kernels = c.check_kernels();
-    let (diags, result) = c.finish(edges, schedule, kernels);
+    let (diags, result) = c.finish(edges, schedule, kernels, subgraphs);
     if diags.is_empty()
         && let Some(checked) = result
     {
@@ -207,6 +231,7 @@ impl<'g> Checker<'g> {
         edges: Vec<Edge>,
         schedule: Option<Schedule>,
         kernels: Vec<Option<CheckedKernel>>,
+        subgraphs: Vec<Option<std::sync::Arc<crate::desc::GraphDesc>>>,
     ) -> (Diagnostics, Option<CheckedGraph>) {
         let params = self.params_layout();
         let buffer_types: Option<Vec<ValueType>> = self.buffer_types.iter().copied().collect();
@@ -217,33 +242,49 @@ impl<'g> Checker<'g> {
             .zip(kernels)
             .zip(&self.accesses)
             .zip(&self.ranges)
-            .map(|(((node, kernel), accesses), ranges)| match &node.kind {
-                NodeKind::Kernel(_) | NodeKind::Fill { .. } => kernel.map(CheckedNode::Kernel),
-                NodeKind::Copy { .. } => match ranges.as_deref()? {
-                    [src, dst] => Some(CheckedNode::Copy {
-                        src_range: src.clone(),
-                        dst_range: dst.clone(),
+            .zip(subgraphs)
+            .map(
+                |((((node, kernel), accesses), ranges), child)| match &node.kind {
+                    NodeKind::Kernel(_) | NodeKind::Fill { .. } => kernel.map(CheckedNode::Kernel),
+                    NodeKind::Copy { .. } => match ranges.as_deref()? {
+                        [src, dst] => Some(CheckedNode::Copy {
+                            src_range: src.clone(),
+                            dst_range: dst.clone(),
+                        }),
+                        _ => None,
+                    },
+                    NodeKind::Upload { .. } => Some(CheckedNode::Upload {
+                        range: ranges.as_ref()?.first()?.clone(),
                     }),
-                    _ => None,
+                    NodeKind::Readback { .. } => Some(CheckedNode::Readback {
+                        range: ranges.as_ref()?.first()?.clone(),
+                    }),
+                    NodeKind::Empty {} | NodeKind::Barrier {} => Some(CheckedNode::Empty),
+                    NodeKind::Host { .. } => accesses
+                        .iter()
+                        .copied()
+                        .collect::<Option<Vec<_>>>()
+                        .map(|accesses| CheckedNode::Host { accesses }),
+                    NodeKind::Interop { .. } => accesses
+                        .iter()
+                        .copied()
+                        .collect::<Option<Vec<_>>>()
+                        .map(|accesses| CheckedNode::Interop { accesses }),
+                    NodeKind::Subgraph {
+                        graph: path,
+                        accesses: listed,
+                    } => listed
+                        .iter()
+                        .zip(accesses)
+                        .map(|(a, r)| r.map(|r| (a.binding.clone(), r)))
+                        .collect::<Option<Vec<_>>>()
+                        .map(|bindings| CheckedNode::Subgraph {
+                            path: path.clone(),
+                            child,
+                            bindings,
+                        }),
                 },
-                NodeKind::Upload { .. } => Some(CheckedNode::Upload {
-                    range: ranges.as_ref()?.first()?.clone(),
-                }),
-                NodeKind::Readback { .. } => Some(CheckedNode::Readback {
-                    range: ranges.as_ref()?.first()?.clone(),
-                }),
-                NodeKind::Empty {} | NodeKind::Barrier {} => Some(CheckedNode::Empty),
-                NodeKind::Host { .. } => accesses
-                    .iter()
-                    .copied()
-                    .collect::<Option<Vec<_>>>()
-                    .map(|accesses| CheckedNode::Host { accesses }),
-                NodeKind::Interop { .. } => accesses
-                    .iter()
-                    .copied()
-                    .collect::<Option<Vec<_>>>()
-                    .map(|accesses| CheckedNode::Interop { accesses }),
-            })
+            )
             .collect();
         let checked = match (buffer_types, nodes, schedule) {
             (Some(buffer_types), Some(nodes), Some(schedule)) => Some(CheckedGraph {

@@ -1,0 +1,289 @@
+//! Subgraph nodes replaced by their children's nodes: the one-level description the plan and the recorders
+//! work on.
+//!
+//! Flattening keeps every index of the parent: its buffers and nodes stay where they are (so the typed
+//! handles a `graph!` parent generated still point at the right nodes), a subgraph node stays as an empty
+//! node (the join after its predecessors), and the child's nodes and graph-owned buffers are appended, named
+//! `node.child_name`. The child's external buffers become the parent's buffers they are bound to, and its
+//! parameter offsets the parent's offsets of the same names. Edges follow SYCL's rule: the child's roots run
+//! after the subgraph node (so after its predecessors), and the node's successors after the child's leaves.
+//! The schedule is then computed again over the whole graph.
+
+use std::borrow::Cow;
+
+use crate::desc::{
+    BufferDesc, DispatchDesc, EdgeDesc, EdgeOriginDesc, GraphDesc, InvalidDescription, KernelDesc,
+    NodeDesc, OpDesc, PartitionDesc, RangeDesc, SizeDesc,
+};
+use crate::ir::Role;
+use crate::schedule::{Partition, schedule};
+use crate::size::SizeStep;
+
+/// `desc` with every subgraph node (at any depth) replaced by its child's nodes; borrowed when it has none.
+/// `desc` must be valid ([`GraphDesc::validate`]), which checks every binding against its child.
+pub fn flatten(desc: &GraphDesc) -> Result<Cow<'_, GraphDesc>, InvalidDescription> {
+    if !desc
+        .nodes
+        .iter()
+        .any(|n| matches!(n.op, OpDesc::Subgraph { .. }))
+    {
+        return Ok(Cow::Borrowed(desc));
+    }
+    let mut buffers = desc.buffers.to_vec();
+    let mut nodes = desc.nodes.to_vec();
+    let mut edges = Vec::new();
+    // Per node of the parent, the nodes its out-edges leave from once it is flattened.
+    let mut exits: Vec<Vec<u32>> = (0..desc.nodes.len() as u32).map(|n| vec![n]).collect();
+    for (index, node) in desc.nodes.iter().enumerate() {
+        let OpDesc::Subgraph {
+            graph, bindings, ..
+        } = &node.op
+        else {
+            continue;
+        };
+        let child = flatten(graph)?;
+        let prefix = |name: &str| format!("{}.{name}", node.name);
+        let buffer_map: Vec<u32> = child
+            .buffers
+            .iter()
+            .map(|b| match b.role {
+                Role::Owned => {
+                    buffers.push(BufferDesc {
+                        name: prefix(&b.name).into(),
+                        ..b.clone()
+                    });
+                    Ok(buffers.len() as u32 - 1)
+                }
+                _ => {
+                    let bound = bindings
+                        .iter()
+                        .find(|binding| binding.name == b.name)
+                        .map(|binding| binding.buffer)
+                        .ok_or_else(|| {
+                            InvalidDescription(format!(
+                                "subgraph `{}` does not bind `{}`",
+                                node.name, b.name
+                            ))
+                        })?;
+                    // A length the child requires becomes the parent's requirement (validation refused
+                    // two different ones).
+                    let parent = &mut buffers[bound as usize];
+                    parent.len = parent.len.or(b.len);
+                    Ok(bound)
+                }
+            })
+            .collect::<Result<_, _>>()?;
+        let remap = Remap {
+            buffers: &buffer_map,
+            parent: desc,
+            child: &child,
+        };
+        let offset = nodes.len() as u32;
+        for n in child.nodes.iter() {
+            nodes.push(NodeDesc {
+                name: prefix(&n.name).into(),
+                op: remap.op(&n.op, &n.name)?,
+            });
+        }
+        for e in child.edges.iter() {
+            edges.push(EdgeDesc {
+                from: e.from + offset,
+                to: e.to + offset,
+                origin: remap.origin(e.origin),
+            });
+        }
+        let count = child.nodes.len() as u32;
+        let has_in = |n: u32| child.edges.iter().any(|e| e.to == n);
+        let has_out = |n: u32| child.edges.iter().any(|e| e.from == n);
+        for root in (0..count).filter(|&n| !has_in(n)) {
+            edges.push(EdgeDesc {
+                from: index as u32,
+                to: root + offset,
+                origin: EdgeOriginDesc::Explicit,
+            });
+        }
+        // A child without nodes leaves the join node itself as the exit.
+        if count > 0 {
+            exits[index] = (0..count)
+                .filter(|&n| !has_out(n))
+                .map(|n| n + offset)
+                .collect();
+        }
+        nodes[index].op = OpDesc::Empty;
+    }
+    for e in desc.edges.iter() {
+        for &from in &exits[e.from as usize] {
+            edges.push(EdgeDesc { from, ..*e });
+        }
+    }
+    let pairs: Vec<(usize, usize)> = edges
+        .iter()
+        .map(|e| (e.from as usize, e.to as usize))
+        .collect();
+    let is_host: Vec<bool> = nodes
+        .iter()
+        .map(|n| matches!(n.op, OpDesc::Host { .. }))
+        .collect();
+    let schedule = schedule(nodes.len(), &pairs, &is_host).ok_or_else(|| {
+        InvalidDescription(format!(
+            "graph `{}` has a cycle once its subgraphs are flattened",
+            desc.name
+        ))
+    })?;
+    let indices = |list: &[usize]| list.iter().map(|&n| n as u32).collect();
+    Ok(Cow::Owned(GraphDesc {
+        name: desc.name.clone(),
+        params: desc.params.clone(),
+        buffers: buffers.into(),
+        nodes: nodes.into(),
+        edges: edges.into(),
+        topological_order: indices(&schedule.order),
+        levels: schedule.levels.iter().map(|l| indices(l)).collect(),
+        partitions: schedule
+            .partitions
+            .iter()
+            .map(|p| match p {
+                Partition::Gpu { levels } => PartitionDesc::Gpu {
+                    levels: levels.iter().map(|l| indices(l)).collect(),
+                },
+                Partition::Host { nodes } => PartitionDesc::Host {
+                    nodes: indices(nodes),
+                },
+            })
+            .collect(),
+    }))
+}
+
+/// A child's indices and parameter offsets in its parent.
+struct Remap<'a> {
+    buffers: &'a [u32],
+    parent: &'a GraphDesc,
+    child: &'a GraphDesc,
+}
+
+impl Remap<'_> {
+    fn buffer(&self, b: u32) -> u32 {
+        self.buffers[b as usize]
+    }
+
+    fn op(&self, op: &OpDesc, node: &str) -> Result<OpDesc, InvalidDescription> {
+        let access = |list: &[crate::desc::AccessDesc]| {
+            list.iter()
+                .map(|a| crate::desc::AccessDesc {
+                    buffer: self.buffer(a.buffer),
+                    mode: a.mode,
+                })
+                .collect()
+        };
+        Ok(match op {
+            OpDesc::Kernel(k) => OpDesc::Kernel(KernelDesc {
+                bindings: access(&k.bindings),
+                dispatch: match &k.dispatch {
+                    DispatchDesc::BufferLen(b) => DispatchDesc::BufferLen(self.buffer(*b)),
+                    DispatchDesc::Threads(dims) => DispatchDesc::Threads(self.dims(dims, node)?),
+                    DispatchDesc::Workgroups(dims) => {
+                        DispatchDesc::Workgroups(self.dims(dims, node)?)
+                    }
+                },
+                range: k.range.as_ref().map(|r| self.range(r, node)).transpose()?,
+                ..k.clone()
+            }),
+            OpDesc::Copy {
+                src,
+                dst,
+                src_range,
+                dst_range,
+            } => OpDesc::Copy {
+                src: self.buffer(*src),
+                dst: self.buffer(*dst),
+                src_range: self.range(src_range, node)?,
+                dst_range: self.range(dst_range, node)?,
+            },
+            OpDesc::Upload { buffer, range } => OpDesc::Upload {
+                buffer: self.buffer(*buffer),
+                range: self.range(range, node)?,
+            },
+            OpDesc::Readback { buffer, range } => OpDesc::Readback {
+                buffer: self.buffer(*buffer),
+                range: self.range(range, node)?,
+            },
+            OpDesc::Host { accesses } => OpDesc::Host {
+                accesses: access(accesses),
+            },
+            OpDesc::Interop { accesses } => OpDesc::Interop {
+                accesses: access(accesses),
+            },
+            OpDesc::Empty => OpDesc::Empty,
+            OpDesc::Subgraph { .. } => {
+                return Err(InvalidDescription(format!(
+                    "subgraph node `{node}` was left after flattening"
+                )));
+            }
+        })
+    }
+
+    fn origin(&self, origin: EdgeOriginDesc) -> EdgeOriginDesc {
+        match origin {
+            EdgeOriginDesc::Inferred { buffer, hazard } => EdgeOriginDesc::Inferred {
+                buffer: self.buffer(buffer),
+                hazard,
+            },
+            other => other,
+        }
+    }
+
+    fn dims(&self, dims: &[SizeDesc; 3], node: &str) -> Result<[SizeDesc; 3], InvalidDescription> {
+        Ok([
+            self.size(&dims[0], node)?,
+            self.size(&dims[1], node)?,
+            self.size(&dims[2], node)?,
+        ])
+    }
+
+    fn range(&self, range: &RangeDesc, node: &str) -> Result<RangeDesc, InvalidDescription> {
+        Ok(RangeDesc {
+            start: self.size(&range.start, node)?,
+            end: self.size(&range.end, node)?,
+        })
+    }
+
+    fn size(&self, size: &SizeDesc, node: &str) -> Result<SizeDesc, InvalidDescription> {
+        let steps = size
+            .steps
+            .iter()
+            .map(|&step| match step {
+                SizeStep::Len(b) => Ok(SizeStep::Len(self.buffer(b))),
+                SizeStep::Param(offset) => self.param(offset, node).map(SizeStep::Param),
+                other => Ok(other),
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(SizeDesc {
+            text: size.text.clone(),
+            steps: steps.into(),
+        })
+    }
+
+    /// The parent's offset of the child's parameter byte `offset`: the same field by name.
+    fn param(&self, offset: u32, node: &str) -> Result<u32, InvalidDescription> {
+        let field = self
+            .child
+            .params
+            .fields
+            .iter()
+            .find(|f| offset >= f.offset && offset < f.offset + f.ty.size());
+        let parent = field.and_then(|f| {
+            self.parent
+                .params
+                .fields
+                .iter()
+                .find(|p| p.name == f.name && p.ty == f.ty)
+                .map(|p| p.offset + (offset - f.offset))
+        });
+        parent.ok_or_else(|| {
+            InvalidDescription(format!(
+                "`{node}` of graph `{}` reads parameter byte {offset}, which its parent `{}` does not declare",
+                self.child.name, self.parent.name
+            ))
+        })
+    }
+}
