@@ -383,6 +383,18 @@ impl GraphBuilder {
         )
     }
 
+    /// A group of alternatives (SYCL's dynamic command group): kernel nodes `choices`, added with
+    /// [`GraphBuilder::kernel`], of one signature (the same buffers with the same access), of which one runs per
+    /// replay (the first after bake; `BakedGraph::select` switches). They order as one node, at the place of
+    /// the first declared.
+    pub fn alternatives(&mut self, name: &str, choices: &[&str]) -> &mut Self {
+        self.graph.alternatives.push(crate::ir::Alternatives {
+            name: name.to_string(),
+            choices: choices.iter().map(|c| c.to_string()).collect(),
+        });
+        self
+    }
+
     /// A node with no work, a join point for explicit edges (SYCL's empty node).
     pub fn empty(&mut self, name: &str) -> &mut Self {
         self.node(name, NodeKind::Empty {})

@@ -210,6 +210,16 @@ pub struct KernelDesc {
     /// A fill of part of binding 0: evaluated at bake, checked against the bound length and given to the
     /// kernel as the pipeline constants `range_start` and `range_end`.
     pub range: Option<RangeDesc>,
+    /// A choice of a group of alternatives: only the group's active choice runs.
+    pub alternative: Option<AlternativeDesc>,
+}
+
+/// A kernel's place in a group of alternatives.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AlternativeDesc {
+    pub group: Text,
+    /// Its position among the group's choices; choice 0 is active after bake.
+    pub choice: u32,
 }
 
 /// `start..end` in elements of a buffer, as programs over buffer lengths and literals, evaluated at bake.

@@ -5,9 +5,9 @@ use std::borrow::Cow;
 use crate::check::{CheckedDispatch, CheckedGraph, CheckedNode, CheckedRange, SizeProgram};
 use crate::deps::{BufferAccess, EdgeOrigin};
 use crate::desc::{
-    AccessDesc, BufferDesc, DispatchDesc, EdgeDesc, EdgeOriginDesc, GraphDesc, KernelArgDesc,
-    KernelDesc, List, NodeDesc, OpDesc, ParamFieldDesc, ParamsDesc, PartitionDesc, RangeDesc,
-    SizeDesc, SubgraphBinding,
+    AccessDesc, AlternativeDesc, BufferDesc, DispatchDesc, EdgeDesc, EdgeOriginDesc, GraphDesc,
+    KernelArgDesc, KernelDesc, List, NodeDesc, OpDesc, ParamFieldDesc, ParamsDesc, PartitionDesc,
+    RangeDesc, SizeDesc, SubgraphBinding,
 };
 use crate::schedule::Partition;
 
@@ -51,7 +51,13 @@ pub fn describe(checked: &CheckedGraph) -> GraphDesc {
             .zip(&checked.nodes)
             .map(|(node, op)| NodeDesc {
                 name: node.name.clone().into(),
-                op: describe_op(op),
+                op: match describe_op(op) {
+                    OpDesc::Kernel(k) => OpDesc::Kernel(KernelDesc {
+                        alternative: alternative(g, &node.name),
+                        ..k
+                    }),
+                    op => op,
+                },
             })
             .collect(),
         edges: checked
@@ -88,6 +94,17 @@ pub fn describe(checked: &CheckedGraph) -> GraphDesc {
     }
 }
 
+/// Node `name`'s group of alternatives and place in it, if it is a choice.
+fn alternative(graph: &crate::ir::Graph, name: &str) -> Option<AlternativeDesc> {
+    graph.alternatives.iter().find_map(|group| {
+        let choice = group.choices.iter().position(|c| c == name)?;
+        Some(AlternativeDesc {
+            group: group.name.clone().into(),
+            choice: index(choice),
+        })
+    })
+}
+
 fn describe_op(op: &CheckedNode) -> OpDesc {
     match op {
         CheckedNode::Kernel(k) => OpDesc::Kernel(KernelDesc {
@@ -112,6 +129,7 @@ fn describe_op(op: &CheckedNode) -> OpDesc {
             },
             foldable: k.foldable,
             range: k.range.as_ref().map(range),
+            alternative: None,
         }),
         CheckedNode::Copy {
             src_range,

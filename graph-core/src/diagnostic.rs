@@ -48,6 +48,8 @@ pub enum Loc {
         node: usize,
         range: Range<usize>,
     },
+    /// A group of alternatives, by its name.
+    Alternatives(usize),
     /// An explicit edge, whole.
     Edge(usize),
     EdgeFrom(usize),

@@ -67,6 +67,11 @@ impl GraphDesc {
                 .and_then(|u| u.nodes.get(n))
                 .map_or(node.op.kind(), |u| u.op.kind());
             let mut label = format!("{kind}\n{}", node.name);
+            if let OpDesc::Kernel(k) = &node.op
+                && let Some(a) = &k.alternative
+            {
+                label.push_str(&format!("\nchoice {} of {}", a.choice, a.group));
+            }
             if detail == Detail::Verbose {
                 label.push_str(&self.node_details(&node.op));
             }

@@ -74,6 +74,7 @@ pub fn flatten(desc: &GraphDesc) -> Result<Cow<'_, GraphDesc>, InvalidDescriptio
             })
             .collect::<Result<_, _>>()?;
         let remap = Remap {
+            prefix: &node.name,
             buffers: &buffer_map,
             parent: desc,
             child: &child,
@@ -156,6 +157,8 @@ pub fn flatten(desc: &GraphDesc) -> Result<Cow<'_, GraphDesc>, InvalidDescriptio
 
 /// A child's indices and parameter offsets in its parent.
 struct Remap<'a> {
+    /// The subgraph node's name, which prefixes the child's names.
+    prefix: &'a str,
     buffers: &'a [u32],
     parent: &'a GraphDesc,
     child: &'a GraphDesc,
@@ -186,6 +189,13 @@ impl Remap<'_> {
                     }
                 },
                 range: k.range.as_ref().map(|r| self.range(r, node)).transpose()?,
+                alternative: k
+                    .alternative
+                    .as_ref()
+                    .map(|a| crate::desc::AlternativeDesc {
+                        group: format!("{}.{}", self.prefix, a.group).into(),
+                        choice: a.choice,
+                    }),
                 ..k.clone()
             }),
             OpDesc::Copy {

@@ -391,6 +391,17 @@ impl Node {
     }
 }
 
+/// Kernel nodes of which exactly one runs per replay, switchable after bake without re-baking (SYCL's dynamic
+/// command group). The choices share one signature (the same buffers with the same access) and act as one node
+/// for ordering: edges to or from one are edges to or from all, at the place of the first.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Alternatives {
+    pub name: String,
+    /// Kernel nodes by name; the first is active after bake.
+    pub choices: Vec<String>,
+}
+
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ExplicitEdge {
@@ -412,6 +423,8 @@ pub struct Graph {
     pub nodes: Vec<Node>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub edges: Vec<ExplicitEdge>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub alternatives: Vec<Alternatives>,
     #[serde(default, skip_serializing_if = "is_default")]
     pub edge_mode: EdgeMode,
     #[serde(default, skip_serializing_if = "is_default")]

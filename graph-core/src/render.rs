@@ -106,6 +106,10 @@ pub fn describe_loc(graph: &ir::Graph, loc: &Loc) -> String {
                 None => source,
             }
         }
+        Loc::Alternatives(i) => match graph.alternatives.get(*i) {
+            Some(a) => format!("alternatives `{}`", a.name),
+            None => format!("alternatives {i}"),
+        },
         Loc::Edge(i) => format!("explicit {}", edge_words(graph, *i)),
         Loc::EdgeFrom(i) => format!("the source of {}", edge_words(graph, *i)),
         Loc::EdgeTo(i) => format!("the target of {}", edge_words(graph, *i)),

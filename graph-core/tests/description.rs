@@ -26,6 +26,7 @@ fn kernel_with(bindings: Vec<AccessDesc>, dispatch: DispatchDesc) -> KernelDesc 
         dispatch,
         foldable: false,
         range: None,
+        alternative: None,
     }
 }
 

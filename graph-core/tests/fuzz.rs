@@ -1675,6 +1675,7 @@ fn build_graph(raw: RawGraph) -> Graph {
         edge_mode: raw.edge_mode,
         params_storage: raw.params_storage,
         workgroup_limits: raw.workgroup_limits,
+        alternatives: Vec::new(),
     }
 }
 

@@ -36,9 +36,20 @@ pub mod kw {
 }
 
 /// The words that start an item.
-const ITEM_KEYWORDS: [&str; 12] = [
-    "params", "buffers", "kernel", "fill", "copy", "upload", "readback", "host", "interop",
-    "empty", "barrier", "subgraph",
+const ITEM_KEYWORDS: [&str; 13] = [
+    "params",
+    "buffers",
+    "kernel",
+    "fill",
+    "copy",
+    "upload",
+    "readback",
+    "host",
+    "interop",
+    "empty",
+    "barrier",
+    "subgraph",
+    "alternatives",
 ];
 
 /// The clauses a kernel takes after its access list.
@@ -98,6 +109,11 @@ pub enum Item {
         name: Ident,
         path: syn::Path,
         accesses: Vec<AccessDecl>,
+    },
+    /// `alternatives name { kernel a ..; kernel b ..; }`: kernels of one signature, one active at a time.
+    Alternatives {
+        name: Ident,
+        kernels: Vec<KernelDecl>,
     },
     Edges(Vec<Ident>),
 }
@@ -327,7 +343,7 @@ fn parse_item(input: ParseStream<'_>, errors: &mut Errors) -> syn::Result<Item> 
         syn::Error::new(
             e.span(),
             "expected an item: `params`, `buffers`, `kernel`, `fill`, `copy`, `upload`, `readback`, `host`, \
-             `interop`, `empty`, `barrier`, `subgraph`, or an edge `a -> b;`",
+             `interop`, `empty`, `barrier`, `subgraph`, `alternatives`, or an edge `a -> b;`",
         )
     })?;
     // A chain of edges may start with any node name, one that looks like a keyword included.
@@ -352,7 +368,7 @@ fn parse_item(input: ParseStream<'_>, errors: &mut Errors) -> syn::Result<Item> 
                     word.span(),
                     format!(
                         "expected an item: `params`, `buffers`, `kernel`, `fill`, `copy`, `upload`, `readback`, \
-                         `host`, `interop`, `empty`, `barrier`, `subgraph`, or an edge `{text} -> other;`"
+                         `host`, `interop`, `empty`, `barrier`, `subgraph`, `alternatives`, or an edge `{text} -> other;`"
                     ),
                 ));
             }
@@ -431,6 +447,23 @@ fn parse_item(input: ParseStream<'_>, errors: &mut Errors) -> syn::Result<Item> 
                 path,
                 accesses,
             })
+        }
+        "alternatives" => {
+            let name = input.parse()?;
+            let content;
+            braced!(content in input);
+            let mut kernels = Vec::new();
+            while !content.is_empty() {
+                let word = content.call(Ident::parse_any)?;
+                if word != "kernel" {
+                    return Err(syn::Error::new(
+                        word.span(),
+                        "alternatives hold kernels: `kernel name(..) { .. }` or `kernel name = kernels::..(..);`",
+                    ));
+                }
+                kernels.push(parse_kernel(&content, errors)?);
+            }
+            Ok(Item::Alternatives { name, kernels })
         }
         "empty" | "barrier" => {
             let name: Ident = input.parse()?;

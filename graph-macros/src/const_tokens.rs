@@ -4,9 +4,9 @@
 
 use graph_core::deps::Hazard;
 use graph_core::desc::{
-    AccessDesc, BufferDesc, DispatchDesc, EdgeDesc, EdgeOriginDesc, GraphDesc, KernelArgDesc,
-    KernelDesc, OpDesc, ParamFieldDesc, ParamsDesc, PartitionDesc, RangeDesc, SizeDesc,
-    SubgraphBinding,
+    AccessDesc, AlternativeDesc, BufferDesc, DispatchDesc, EdgeDesc, EdgeOriginDesc, GraphDesc,
+    KernelArgDesc, KernelDesc, OpDesc, ParamFieldDesc, ParamsDesc, PartitionDesc, RangeDesc,
+    SizeDesc, SubgraphBinding,
 };
 use graph_core::ir::{AccessMode, ParamsStorage, Role};
 use graph_core::size::{SizeOp, SizeStep};
@@ -117,7 +117,8 @@ structs! {
     SubgraphBinding in desc { name, buffer, mode }
     AccessDesc in desc { buffer, mode }
     EdgeDesc in desc { from, to, origin }
-    KernelDesc in desc { declarations, args, source, entry, workgroup_size, bindings, dispatch, foldable, range }
+    KernelDesc in desc { declarations, args, source, entry, workgroup_size, bindings, dispatch, foldable, range, alternative }
+    AlternativeDesc in desc { group, choice }
     RangeDesc in desc { start, end }
     KernelArgDesc in desc { name, ty, value }
     SizeDesc in desc { text, steps }

@@ -62,6 +62,8 @@ pub struct SpanTable {
     /// Per node, per dimension, per term (in preorder): the tokens of each part of a dispatch size.
     pub sizes: Vec<Vec<Vec<SpanRange>>>,
     pub edges: Vec<(Span, Span)>,
+    /// The name of each group of alternatives.
+    pub alternatives: Vec<Span>,
 }
 
 /// What codegen needs beyond the IR, and what the syntax errors already cover.
@@ -117,6 +119,7 @@ pub fn lower(def: &GraphDef) -> Lowered {
             dispatch: Vec::new(),
             sizes: Vec::new(),
             edges: Vec::new(),
+            alternatives: Vec::new(),
         },
         files: Vec::new(),
         errors: Vec::new(),
@@ -286,6 +289,17 @@ pub fn lower(def: &GraphDef) -> Lowered {
                         path: range_of(path),
                     },
                 );
+            }
+            Item::Alternatives { name, kernels } => {
+                let choices = kernels.iter().map(|k| name_of(&k.name)).collect();
+                for k in kernels {
+                    lower_kernel(&mut out, k);
+                }
+                out.graph.alternatives.push(graph_core::ir::Alternatives {
+                    name: name_of(name),
+                    choices,
+                });
+                out.spans.alternatives.push(name.span());
             }
             Item::Edges(chain) => {
                 for pair in chain.windows(2) {

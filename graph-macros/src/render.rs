@@ -63,6 +63,7 @@ fn locate(loc: &Loc, t: &SpanTable) -> SpanRange {
             SourceSpans::File { path } | SourceSpans::Library { path } => Some(*path),
             SourceSpans::Builtin { name } => Some(one(*name)),
         }),
+        Loc::Alternatives(i) => t.alternatives.get(*i).map(|s| one(*s)),
         Loc::Edge(i) => t.edges.get(*i).copied(),
         Loc::EdgeFrom(i) => t.edges.get(*i).map(|e| one(e.0)),
         Loc::EdgeTo(i) => t.edges.get(*i).map(|e| one(e.1)),

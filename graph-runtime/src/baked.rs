@@ -89,6 +89,19 @@ impl<G: TaskGraph> Baked<G> {
         Ok(self)
     }
 
+    /// Makes kernel `choice` the active one of its group of alternatives: from the next replay on it runs in
+    /// place of the group's other choices, with no re-bake; replays already submitted are not affected.
+    /// `Err` when `choice` is no choice of alternatives.
+    pub fn select(&mut self, choice: G::Node) -> Result<&mut Self, Error> {
+        self.graph.select_at(G::node_index(choice))?;
+        Ok(self)
+    }
+
+    /// The active choice of group of alternatives `group`, by name.
+    pub fn active_choice(&self, group: &str) -> Option<&str> {
+        self.graph.active_choice(group)
+    }
+
     /// Gives a host task of a subgraph its closure, by its name in the flattened graph (`subgraph.task`; the
     /// child's buffers are the ones bound to them here, and the typed context's access order is the child's).
     pub fn on_host_named(

@@ -42,6 +42,9 @@ pub struct BakedGraph {
     workgroups: Vec<[u32; 3]>,
     uploads: Uploads,
     readbacks: Readbacks,
+    /// Per node: whether it runs. `false` only for the choices of a group of alternatives that are not its
+    /// active one.
+    active: Vec<bool>,
 }
 
 impl std::fmt::Debug for BakedGraph {
@@ -126,6 +129,14 @@ impl BakedGraph {
         host_tasks.resize_with(desc.nodes.len(), || None);
         let mut interop_tasks = Vec::new();
         interop_tasks.resize_with(desc.nodes.len(), || None);
+        let active = desc
+            .nodes
+            .iter()
+            .map(|n| match &n.op {
+                OpDesc::Kernel(k) => k.alternative.as_ref().is_none_or(|a| a.choice == 0),
+                _ => true,
+            })
+            .collect();
         Ok(BakedGraph {
             gpu: gpu.clone(),
             params: vec![0; desc.params.size as usize],
@@ -138,6 +149,7 @@ impl BakedGraph {
             interop_tasks,
             uploads,
             readbacks,
+            active,
             desc,
         })
     }
@@ -286,6 +298,55 @@ impl BakedGraph {
         Ok(self)
     }
 
+    /// Makes kernel `choice` the active one of its group of alternatives (SYCL's dynamic command group): from
+    /// the next replay on it runs, and the group's other choices do not. Nothing is re-baked (every choice's
+    /// pipeline and bind group were made at bake), and a replay already submitted keeps what it was submitted
+    /// with.
+    pub fn select(&mut self, choice: &str) -> Result<&mut Self, Error> {
+        let is_choice = |op: &OpDesc| matches!(op, OpDesc::Kernel(k) if k.alternative.is_some());
+        let index = self.node_named(choice, "choice of alternatives", is_choice)?;
+        self.select_at(index)
+    }
+
+    /// [`BakedGraph::select`] by declaration index.
+    pub(crate) fn select_at(&mut self, index: usize) -> Result<&mut Self, Error> {
+        let group = match self.desc.nodes.get(index).map(|n| &n.op) {
+            Some(OpDesc::Kernel(k)) => k.alternative.as_ref().map(|a| a.group.clone()),
+            _ => None,
+        };
+        let Some(group) = group else {
+            let name = self.desc.nodes.get(index).map_or("?", |n| &*n.name);
+            return Err(Error::NotANode(format!(
+                "{name} (not a choice of alternatives)"
+            )));
+        };
+        for (n, node) in self.desc.nodes.iter().enumerate() {
+            if let OpDesc::Kernel(k) = &node.op
+                && let Some(a) = &k.alternative
+                && a.group == group
+            {
+                self.active[n] = n == index;
+            }
+        }
+        Ok(self)
+    }
+
+    /// The active choice of group of alternatives `group`, by name.
+    pub fn active_choice(&self, group: &str) -> Option<&str> {
+        self.desc
+            .nodes
+            .iter()
+            .zip(&self.active)
+            .find_map(|(node, &on)| match &node.op {
+                OpDesc::Kernel(k)
+                    if on && k.alternative.as_ref().is_some_and(|a| a.group == group) =>
+                {
+                    Some(&*node.name)
+                }
+                _ => None,
+            })
+    }
+
     /// Gives the host task at declaration index `index` its closure.
     pub(crate) fn on_host_at(&mut self, index: usize, task: HostTask) -> Result<&mut Self, Error> {
         let is_host = |op: &OpDesc| matches!(op, OpDesc::Host { .. });
@@ -323,6 +384,7 @@ impl BakedGraph {
             &self.kernels,
             &self.params,
             &self.bound.lens,
+            &self.active,
             &mut self.workgroups,
         )
         .map_err(|(node, problem)| match problem {

@@ -54,7 +54,11 @@ pub(crate) fn record_replay<R: Recorder>(
                         match *step {
                             PlanStep::Dispatch { node } => {
                                 let counts = workgroups.get(node as usize).copied();
-                                recorder.dispatch(node, counts.unwrap_or([0; 3]));
+                                let counts = counts.unwrap_or([0; 3]);
+                                // No workgroups (an inactive alternative, a size of zero): nothing to record.
+                                if !counts.contains(&0) {
+                                    recorder.dispatch(node, counts);
+                                }
                             }
                             PlanStep::Copy {
                                 src,

@@ -68,17 +68,23 @@ impl DispatchSize {
 }
 
 /// Workgroup counts of every kernel for these parameters, into `workgroups` (by node), each checked against
-/// the device limit before anything is recorded, so a bad size fails the replay whole.
+/// the device limit before anything is recorded, so a bad size fails the replay whole. A kernel that is not
+/// `active` (a choice of alternatives not chosen) gets none, and its size is not evaluated.
 pub(crate) fn resolve_dispatches(
     kernels: &Kernels,
     params: &[u8],
     lens: &[u32],
+    active: &[bool],
     workgroups: &mut [[u32; 3]],
 ) -> Result<(), (usize, SizeProblem)> {
     for (node, (kernel, slot)) in kernels.nodes.iter().zip(workgroups).enumerate() {
         let Some(kernel) = kernel else {
             continue;
         };
+        if !active.get(node).copied().unwrap_or(true) {
+            *slot = [0; 3];
+            continue;
+        }
         let w = kernel
             .size
             .workgroups(params, lens)

@@ -154,7 +154,57 @@ const READ_A_WRITE_B: &[(&str, &str, AccessMode)] = &[
     ("dst", "b", AccessMode::Write),
 ];
 
+/// The graph of the `alternatives/` fixtures: Sobel and Scharr of `image`, into `gradient` and `second`.
+fn sobel_or_scharr(second: &str) -> GraphBuilder {
+    let mut b = graph_g();
+    b.param("width", "u32")
+        .param("height", "u32")
+        .input("image", "f32")
+        .output("gradient", "f32");
+    let args = [("width", "params.width"), ("height", "params.height")];
+    b.library(
+        "sobel",
+        "sobel",
+        &[("input", "image"), ("output", "gradient")],
+        &args,
+    )
+    .library(
+        "scharr",
+        "scharr",
+        &[("input", "image"), ("output", second)],
+        &args,
+    )
+    .alternatives("edges", &["sobel", "scharr"]);
+    b
+}
+
 const CASES: &[Case] = &[
+    // alternatives/
+    Case {
+        fixture: "alternatives/different-signatures",
+        build: || {
+            let mut b = sobel_or_scharr("other");
+            b.output("other", "f32").kernel(
+                "k",
+                KernelSpec::wgsl(
+                    "@compute @workgroup_size(64)
+            fn main(@builtin(global_invocation_id) gid: vec3<u32>) { other[gid.x] = 0.0; }",
+                )
+                .write("other"),
+            );
+            b
+        },
+        rustc_errors: &[],
+    },
+    Case {
+        fixture: "alternatives/edge-between-choices",
+        build: || {
+            let mut b = sobel_or_scharr("gradient");
+            b.edge("sobel", "scharr");
+            b
+        },
+        rustc_errors: &[],
+    },
     // buffers/
     Case {
         fixture: "buffers/copy-length-mismatch",

@@ -3,6 +3,7 @@
 //! The checks run in order, each on whatever the earlier ones could resolve: an unknown name drops only the
 //! reference that used it, so every independent mistake is reported in one run.
 
+mod alternatives;
 mod kernels;
 mod layout;
 mod library;
@@ -141,6 +142,8 @@ pub fn check_with(
     c.check_buffer_types();
     c.check_owned_buffers_have_a_length();
     c.check_library_bindings();
+    // After the library fixed its kernels' access modes: alternatives compare them.
+    c.check_alternatives();
     c.check_copies();
     c.check_ranges();
     c.check_inputs_are_not_written();
@@ -184,6 +187,8 @@ struct Checker<'g> {
     /// Names refused for WGSL: kernels using them are not validated (naga would only repeat the error).
     badly_named_buffers: Vec<usize>,
     badly_named_params: bool,
+    /// The choices of each group of alternatives, resolved.
+    groups: Vec<Vec<usize>>,
 }
 
 impl<'g> Checker<'g> {
@@ -223,6 +228,7 @@ impl<'g> Checker<'g> {
             ranges: Vec::new(),
             badly_named_buffers: Vec::new(),
             badly_named_params: false,
+            groups: Vec::new(),
         }
     }
 

@@ -96,8 +96,16 @@ impl<'g> Checker<'g> {
     }
 
     pub(super) fn dependency_edges(&self) -> Vec<Edge> {
+        // A group of alternatives is one node for inference, at the place of its first declared choice.
+        let mut accesses = self.resolved_accesses();
+        for group in &self.groups {
+            let first = group.iter().min().copied();
+            for &n in group.iter().filter(|&&n| Some(n) != first) {
+                accesses[n].clear();
+            }
+        }
         let inferred = match self.graph.edge_mode {
-            EdgeMode::Inferred => infer_edges(self.graph.buffers.len(), &self.resolved_accesses()),
+            EdgeMode::Inferred => infer_edges(self.graph.buffers.len(), &accesses),
             EdgeMode::ExplicitOnly => Vec::new(),
         };
         let is_barrier: Vec<bool> = self
@@ -106,7 +114,8 @@ impl<'g> Checker<'g> {
             .iter()
             .map(|n| matches!(n.kind, NodeKind::Barrier {}))
             .collect();
-        add_leaf_edges(&is_barrier, merge_edges(&self.explicit, inferred))
+        let edges = self.spread_over_alternatives(merge_edges(&self.explicit, inferred));
+        add_leaf_edges(&is_barrier, edges)
     }
 
     pub(super) fn resolved_accesses(&self) -> Vec<Vec<BufferAccess>> {

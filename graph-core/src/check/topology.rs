@@ -110,7 +110,11 @@ impl Checker<'_> {
                 .collect();
             for (x, &(n1, _, m1)) in users.iter().enumerate() {
                 for &(n2, i2, m2) in &users[x + 1..] {
-                    if n1 != n2 && (m1.writes() || m2.writes()) && !reach.ordered(n1, n2) {
+                    if n1 != n2
+                        && (m1.writes() || m2.writes())
+                        && !reach.ordered(n1, n2)
+                        && !self.alternatives_of_one_group(n1, n2)
+                    {
                         let (a, b2) = (&self.graph.nodes[n1].name, &self.graph.nodes[n2].name);
                         self.diags.push(
                             Diagnostic::new(

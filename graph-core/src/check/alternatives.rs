@@ -1,0 +1,159 @@
+//! Groups of alternatives (SYCL's dynamic command group): kernel nodes of one signature of which one runs,
+//! acting as one node for ordering.
+
+use super::Checker;
+use super::resolve::Space;
+use crate::deps::{BufferAccess, Edge};
+use crate::diagnostic::{Diagnostic, Loc};
+use crate::ir::NodeKind;
+
+impl Checker<'_> {
+    /// Each group's choices: existing kernel nodes, each in one group, of one signature (the same buffers with
+    /// the same access), with no explicit edge between two of one group. Resolved groups go to `self.groups`.
+    pub(super) fn check_alternatives(&mut self) {
+        let graph = self.graph;
+        let mut owner: Vec<Option<usize>> = vec![None; graph.nodes.len()];
+        for (g, group) in graph.alternatives.iter().enumerate() {
+            if group.choices.is_empty() {
+                self.diags.push(Diagnostic::new(
+                    Loc::Alternatives(g),
+                    format!("alternatives `{}` has no choices", group.name),
+                ));
+            }
+            let mut members = Vec::new();
+            for choice in &group.choices {
+                let Some(n) = self.resolve_name(Space::Node, choice, Loc::Alternatives(g)) else {
+                    continue;
+                };
+                if !matches!(graph.nodes[n].kind, NodeKind::Kernel(_)) {
+                    self.diags.push(Diagnostic::new(
+                        Loc::Node(n),
+                        format!(
+                            "`{choice}` is a {} node, but alternatives `{}` may only choose between kernels",
+                            kind_word(&graph.nodes[n].kind),
+                            group.name
+                        ),
+                    ));
+                    continue;
+                }
+                if let Some(other) = owner[n].replace(g) {
+                    self.diags.push(Diagnostic::new(
+                        Loc::Alternatives(g),
+                        format!(
+                            "kernel `{choice}` is a choice of alternatives `{}` and `{}`; a kernel is a choice of \
+                             one group",
+                            graph.alternatives[other].name, group.name
+                        ),
+                    ));
+                    continue;
+                }
+                members.push(n);
+            }
+            self.check_signatures(g, &members);
+            self.groups.push(members);
+        }
+        for &(i, from, to) in &self.explicit {
+            if let (Some(a), Some(b)) = (owner[from], owner[to])
+                && a == b
+            {
+                self.diags.push(Diagnostic::new(
+                    Loc::Edge(i),
+                    format!(
+                        "an edge between `{}` and `{}`, which are alternatives of `{}`: only one of them runs",
+                        graph.nodes[from].name, graph.nodes[to].name, graph.alternatives[a].name
+                    ),
+                ));
+            }
+        }
+    }
+
+    /// Every choice accesses what the first does, as the first does.
+    fn check_signatures(&mut self, g: usize, members: &[usize]) {
+        let signature = |n: usize| -> Option<Vec<(usize, crate::ir::AccessMode)>> {
+            let mut list: Vec<(usize, crate::ir::AccessMode)> = self.accesses[n]
+                .iter()
+                .map(|a| a.map(|BufferAccess { buffer, mode }| (buffer, mode)))
+                .collect::<Option<_>>()?;
+            list.sort_by_key(|&(b, m)| (b, m as u8));
+            Some(list)
+        };
+        let Some((&first, rest)) = members.split_first() else {
+            return;
+        };
+        let Some(want) = signature(first) else { return };
+        let words = |list: &[(usize, crate::ir::AccessMode)]| {
+            let parts: Vec<String> = list
+                .iter()
+                .map(|&(b, m)| format!("{}: {}", self.graph.buffers[b].name, m.keyword()))
+                .collect();
+            parts.join(", ")
+        };
+        for &n in rest {
+            if let Some(have) = signature(n)
+                && have != want
+            {
+                let (group, nodes) = (&self.graph.alternatives[g].name, &self.graph.nodes);
+                self.diags.push(
+                    Diagnostic::new(
+                        Loc::Node(n),
+                        format!(
+                            "alternative `{}` of `{group}` accesses `{}`, but `{}` accesses `{}`",
+                            nodes[n].name,
+                            words(&have),
+                            nodes[first].name,
+                            words(&want)
+                        ),
+                    )
+                    .with_help(
+                        "alternatives share one signature (the same buffers with the same access), so that \
+                         switching them changes no edge of the graph",
+                    ),
+                );
+            }
+        }
+    }
+
+    /// `edges` between groups made whole: an edge to or from one choice is an edge to or from every choice of
+    /// its group (none between two choices of one group); each ordered pair once.
+    pub(super) fn spread_over_alternatives(&self, edges: Vec<Edge>) -> Vec<Edge> {
+        if self.groups.is_empty() {
+            return edges;
+        }
+        let group_of = |n: usize| self.groups.iter().find(|g| g.contains(&n));
+        let mut seen = std::collections::HashSet::new();
+        let mut out = Vec::with_capacity(edges.len());
+        for e in edges {
+            let froms = group_of(e.from).cloned().unwrap_or_else(|| vec![e.from]);
+            let tos = group_of(e.to).cloned().unwrap_or_else(|| vec![e.to]);
+            for &from in &froms {
+                for &to in &tos {
+                    let same_group = group_of(from).is_some_and(|g| g.contains(&to));
+                    if !same_group && seen.insert((from, to)) {
+                        out.push(Edge { from, to, ..e });
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    /// Whether nodes `a` and `b` are choices of one group (never both run, so never race).
+    pub(super) fn alternatives_of_one_group(&self, a: usize, b: usize) -> bool {
+        self.groups.iter().any(|g| g.contains(&a) && g.contains(&b))
+    }
+}
+
+fn kind_word(kind: &NodeKind) -> &'static str {
+    match kind {
+        NodeKind::Kernel(_) => "kernel",
+        NodeKind::Copy { .. } => "copy",
+        NodeKind::Fill { .. } => "fill",
+        NodeKind::Upload { .. } => "upload",
+        NodeKind::Readback { .. } => "readback",
+        NodeKind::Host { .. } => "host",
+        NodeKind::Interop { .. } => "interop",
+        NodeKind::Empty {} => "empty",
+        NodeKind::Barrier {} => "barrier",
+        NodeKind::Subgraph { .. } => "subgraph",
+    }
+}

@@ -1,0 +1,15 @@
+use graph_runtime::graph;
+
+graph! {
+    graph G {
+        params { width: u32, height: u32 }
+        buffers { image: [f32] = input, gradient: [f32] = output }
+        alternatives edges {
+            kernel sobel = kernels::sobel(input: image, output: gradient, width: params.width, height: params.height);
+            kernel scharr = kernels::scharr(input: image, output: gradient, width: params.width, height: params.height);
+        }
+        sobel -> scharr;
+    }
+}
+
+fn main() {}
