@@ -322,3 +322,28 @@ fn an_interop_task_through_the_builder_and_a_file() -> Result<(), Box<dyn std::e
     assert_eq!(y.read_blocking()?, xs);
     Ok(())
 }
+
+#[test]
+fn a_graph_file_names_a_library_subgraph() -> Result<(), Error> {
+    let text = r#"{"format": 1, "graph": {"name": "Total",
+        "buffers": [{"name": "x", "elem": "f32", "role": "input"},
+                    {"name": "t", "elem": "f32", "len": 1, "role": "output"}],
+        "nodes": [{"name": "sum", "subgraph": {"graph": "kernels::reduce::sum", "accesses": [
+            {"binding": "input", "buffer": "x", "mode": "read"},
+            {"binding": "output", "buffer": "t", "mode": "write"}]}}]}}"#;
+    let desc = describe_graph(file::from_json(text)?, &LIBRARY)?;
+    let gpu = Gpu::new_blocking()?;
+    let xs: Vec<f32> = (0..1000).map(|i| i as f32).collect();
+    let x = gpu.buffer_from_slice(&xs)?;
+    let t = gpu.buffer_from_slice(&[f32::NAN])?;
+    BakedGraph::bake(&gpu, desc, &[("x", x.as_any()), ("t", t.as_any())])?.replay_blocking()?;
+    assert_eq!(t.read_blocking()?, [499_500.0]);
+    // A library subgraph that does not exist is a diagnostic naming the library's.
+    let wrong = text.replace("reduce::sum", "reduce::summ");
+    let errors = describe_graph(file::from_json(&wrong)?, &LIBRARY).expect_err("unknown");
+    assert!(
+        errors.to_string().contains("did you mean `reduce::sum`?"),
+        "{errors}"
+    );
+    Ok(())
+}

@@ -395,6 +395,26 @@ impl GraphBuilder {
         self
     }
 
+    /// A library subgraph (`reduce_sum`, `scan_inclusive`, ..) as one node, bound as in
+    /// [`GraphBuilder::subgraph`]; `build` finds it in its library.
+    pub fn library_subgraph(
+        &mut self,
+        name: &str,
+        path: &str,
+        bindings: &[(&str, &str, AccessMode)],
+    ) -> &mut Self {
+        let accesses = bindings
+            .iter()
+            .map(|&(binding, buffer, mode)| Access {
+                binding: binding.to_string(),
+                buffer: buffer.to_string(),
+                mode,
+            })
+            .collect();
+        let graph = format!("{}{path}", crate::library::SUBGRAPH_PREFIX);
+        self.node(name, NodeKind::Subgraph { graph, accesses })
+    }
+
     /// A node with no work, a join point for explicit edges (SYCL's empty node).
     pub fn empty(&mut self, name: &str) -> &mut Self {
         self.node(name, NodeKind::Empty {})

@@ -191,7 +191,8 @@ fn load_nested(
         let NodeKind::Subgraph { graph: file, .. } = &node.kind else {
             continue;
         };
-        if children.contains_key(file) {
+        // A library subgraph is no file: describing the graph finds it in the library.
+        if children.contains_key(file) || file.starts_with(crate::library::SUBGRAPH_PREFIX) {
             continue;
         }
         let error = |reason: String| LoadError::Subgraph {

@@ -33,9 +33,10 @@ pub struct LibraryKernel {
     pub summary: &'static str,
     pub bindings: &'static [LibraryBinding],
     pub args: &'static [LibraryArg],
-    /// WGSL with one `@compute` entry point of workgroup size 64; the bindings and argument functions are
-    /// declared for it. It computes its element index as `gid.x + gid.y * num_workgroups.x * 64`, so the
-    /// runtime may fold a long one-dimensional dispatch into two dimensions.
+    /// WGSL with one `@compute` entry point; the bindings and argument functions are declared for it. An
+    /// element-wise kernel (workgroup size 64) computes its index as `gid.x + gid.y * num_workgroups.x * 64`,
+    /// so the runtime may fold a long one-dimensional dispatch into two dimensions; the reduce and scan
+    /// passes (256) are dispatched in a fixed number of workgroups and stride.
     pub source: &'static str,
     /// Each invocation reads and writes only its own element (a candidate for fusion).
     pub pointwise: bool,
@@ -46,14 +47,37 @@ pub struct LibraryKernel {
     pub sized_by: Option<&'static str>,
 }
 
-/// A set of library kernels, searched by path.
+/// A multi-pass library algorithm (reduce, scan): a graph of library kernels, used as a subgraph node
+/// (`subgraph total = kernels::reduce_sum(input: x: read, output: t: write);`). The front doors describe it
+/// with the library it belongs to and give it to the checks as the child ([`crate::pipeline::library_children`]).
+#[derive(Debug, Clone, Copy)]
+pub struct LibrarySubgraph {
+    /// The path after `kernels::`.
+    pub path: &'static str,
+    pub summary: &'static str,
+    /// The graph, as declared.
+    pub graph: fn() -> crate::ir::Graph,
+}
+
+/// A set of library kernels and subgraphs, searched by path.
 #[derive(Debug, Clone, Copy)]
 pub struct Library {
     pub kernels: &'static [LibraryKernel],
+    pub subgraphs: &'static [LibrarySubgraph],
 }
 
+/// How a subgraph node names a library subgraph: `kernels::` and its path.
+pub const SUBGRAPH_PREFIX: &str = "kernels::";
+
 impl Library {
-    pub const EMPTY: Library = Library { kernels: &[] };
+    pub const EMPTY: Library = Library {
+        kernels: &[],
+        subgraphs: &[],
+    };
+
+    pub fn subgraph(&self, path: &str) -> Option<&'static LibrarySubgraph> {
+        self.subgraphs.iter().find(|s| s.path == path)
+    }
 
     pub fn get(&self, path: &str) -> Option<&'static LibraryKernel> {
         self.kernels.iter().find(|k| k.path == path)

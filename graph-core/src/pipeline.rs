@@ -17,19 +17,53 @@ pub fn describe_graph(graph: Graph, library: &Library) -> Result<GraphDesc, Grap
     describe_graph_with(graph, library, &Subgraphs::new())
 }
 
-/// [`describe_graph`], each subgraph node's child found in `subgraphs` by the name the node gives.
+/// [`describe_graph`], each subgraph node's child found in `subgraphs` by the name the node gives, or in
+/// `library` when it names a library subgraph (`kernels::reduce_sum`).
 pub fn describe_graph_with(
     graph: Graph,
     library: &Library,
     subgraphs: &Subgraphs,
 ) -> Result<GraphDesc, GraphErrors> {
-    match crate::check::check_with(graph.clone(), library, Children::Given(subgraphs)) {
+    let mut children = library_children(&graph, library);
+    children.extend(subgraphs.iter().map(|(k, v)| (k.clone(), v.clone())));
+    let given = Children {
+        given: &children,
+        const_evaluated: false,
+    };
+    match crate::check::check_with(graph.clone(), library, given) {
         Ok(checked) => Ok(crate::describe::describe(&checked)),
         Err(diagnostics) => Err(GraphErrors {
             graph: Box::new(graph),
             diagnostics,
         }),
     }
+}
+
+/// The library subgraphs `graph`'s subgraph nodes name (`kernels::path`), each described with `library`, by
+/// the name the node gives. One that does not check (a mistake of the library, which its own tests catch) is
+/// left out: the checks then report the node's child as not given.
+pub fn library_children(graph: &Graph, library: &Library) -> Subgraphs {
+    let mut children = Subgraphs::new();
+    for node in &graph.nodes {
+        if let crate::ir::NodeKind::Subgraph { graph: path, .. } = &node.kind
+            && let Some(sub) = path
+                .strip_prefix(crate::library::SUBGRAPH_PREFIX)
+                .and_then(|p| library.subgraph(p))
+            && !children.contains_key(path)
+        {
+            let child_graph = (sub.graph)();
+            let nested = library_children(&child_graph, library);
+            let given = Children {
+                given: &nested,
+                const_evaluated: false,
+            };
+            if let Ok(checked) = crate::check::check_with(child_graph, library, given) {
+                let desc = crate::describe::describe(&checked);
+                children.insert(path.clone(), std::sync::Arc::new(desc));
+            }
+        }
+    }
+    children
 }
 
 /// Every problem the checks found in a graph, with the graph, so each can be rendered with its location.

@@ -102,7 +102,10 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
     },
 ];
 
-const LIB: Library = Library { kernels: &KERNELS };
+const LIB: Library = Library {
+    kernels: &KERNELS,
+    subgraphs: &[],
+};
 
 // ---------------------------------------------------------------------------------------------------------
 // Builders.

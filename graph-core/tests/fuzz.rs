@@ -118,7 +118,10 @@ static KERNELS: [LibraryKernel; 1] = [LibraryKernel {
     sized_by: None,
 }];
 
-static LIBRARY: Library = Library { kernels: &KERNELS };
+static LIBRARY: Library = Library {
+    kernels: &KERNELS,
+    subgraphs: &[],
+};
 
 fn library(with_scale: bool) -> &'static Library {
     if with_scale {

@@ -142,6 +142,24 @@ impl ConstTokens for GraphDesc {
         } = self;
         let nodes = self.nodes.iter().map(|node| {
             let op = match &node.op {
+                // A library subgraph's child was described at expansion: written out whole.
+                OpDesc::Subgraph {
+                    path,
+                    graph,
+                    bindings,
+                } if path.starts_with(graph_core::library::SUBGRAPH_PREFIX) => {
+                    let (path, child, bindings, cow) = (
+                        path.const_tokens(),
+                        GraphDesc::const_tokens(graph),
+                        bindings.const_tokens(),
+                        cow(),
+                    );
+                    quote!(#p::desc::OpDesc::Subgraph {
+                        path: #path,
+                        graph: #cow(&#child),
+                        bindings: #bindings,
+                    })
+                }
                 OpDesc::Subgraph { path, bindings, .. } => {
                     let alias = subgraph_alias(name, &node.name);
                     let (path, bindings, cow) =

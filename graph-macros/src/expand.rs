@@ -30,11 +30,15 @@ pub fn expand(input: TokenStream) -> TokenStream {
         .collect();
     let variants = generate::variant_names(&nodes);
 
-    let checked = graph_core::check::check_with(
-        lowered.graph.clone(),
-        &kernels::LIBRARY,
-        graph_core::check::Children::ConstEvaluated,
-    );
+    // Library subgraphs are read here, like library kernels; other children are Rust types, checked by the
+    // constants `generate::subgraph_checks` writes.
+    let library_children =
+        graph_core::pipeline::library_children(&lowered.graph, &kernels::LIBRARY);
+    let children = graph_core::check::Children {
+        given: &library_children,
+        const_evaluated: true,
+    };
+    let checked = graph_core::check::check_with(lowered.graph.clone(), &kernels::LIBRARY, children);
     let mut outside = TokenStream::new();
     let items = match checked {
         Ok(checked) if errors.is_empty() => {

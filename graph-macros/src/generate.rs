@@ -560,6 +560,10 @@ pub fn subgraph_checks(lowered: &Lowered, graph: &Ident) -> (TokenStream, TokenS
     let (mut outside, mut inside) = (TokenStream::new(), TokenStream::new());
     let graph_name = graph.unraw().to_string();
     for (node, path) in &lowered.subgraph_paths {
+        // A library subgraph was checked at expansion, and its description is written out whole.
+        if path.segments.first().is_some_and(|s| s.ident == "kernels") {
+            continue;
+        }
         let alias =
             crate::const_tokens::subgraph_alias(&graph_name, &lowered.graph.nodes[*node].name);
         outside.extend(quote! {

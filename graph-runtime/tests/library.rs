@@ -413,3 +413,111 @@ fn library_fill_and_copy_take_every_element_type() -> Result<(), Error> {
     assert_eq!(e.read_blocking()?, ds, "e, a copy of d");
     Ok(())
 }
+
+/// Runs library subgraph `path` once over `input` into an output of `out_len` elements poisoned with NaN, built
+/// with the builder; returns the output.
+fn run_subgraph(gpu: &Gpu, path: &str, input: &[f32], out_len: usize) -> Result<Vec<f32>, Error> {
+    let mut b = GraphBuilder::new("One");
+    b.input("x", "f32").output("y", "f32");
+    b.library_subgraph(
+        "s",
+        path,
+        &[
+            ("input", "x", AccessMode::Read),
+            ("output", "y", AccessMode::Write),
+        ],
+    );
+    let desc = b.build(&LIBRARY).map_err(|e| Error::Bake {
+        graph: "One".into(),
+        reason: e.to_string(),
+    })?;
+    let x = gpu.buffer_from_slice(input)?;
+    let y = gpu.buffer_from_slice(&vec![f32::NAN; out_len])?;
+    BakedGraph::bake(gpu, desc, &[("x", x.as_any()), ("y", y.as_any())])?.replay_blocking()?;
+    y.read_blocking()
+}
+
+/// Lengths for the multi-pass subgraphs: 1, one that is no multiple of 256, and one past 65535 workgroups of
+/// 256 (whose data are 0s and 1s, so every sum up to 2^24 is exact in `f32`).
+fn subgraph_inputs(rng: &mut TestRng) -> Vec<Vec<f32>> {
+    let odd = 257 + random_u32(rng, 200_000) as usize;
+    let big = 65_535 * 256 + 1;
+    let bits: Vec<f32> = (0..big).map(|_| random_u32(rng, 2) as f32).collect();
+    vec![random_f32s(rng, 1), random_f32s(rng, odd), bits]
+}
+
+#[test]
+fn reduce_subgraphs_match_the_cpu_at_any_length() -> Result<(), Error> {
+    let gpu = gpu();
+    let mut rng = rng();
+    for input in subgraph_inputs(&mut rng) {
+        let n = input.len();
+        let sum = run_subgraph(&gpu, "reduce::sum", &input, 1)?;
+        let want = cpu::reduce_sum(&input);
+        let bound = 1e-6 * input.iter().map(|v| f64::from(v.abs())).sum::<f64>() + 1e-6;
+        assert!(
+            (f64::from(sum[0]) - want).abs() <= bound,
+            "sum of {n}: GPU {}, CPU {want}",
+            sum[0]
+        );
+        let min = run_subgraph(&gpu, "reduce::min", &input, 1)?;
+        assert_eq!(min[0], cpu::reduce_min(&input), "min of {n}");
+        let max = run_subgraph(&gpu, "reduce::max", &input, 1)?;
+        assert_eq!(max[0], cpu::reduce_max(&input), "max of {n}");
+    }
+    Ok(())
+}
+
+#[test]
+fn scan_subgraphs_match_the_cpu_at_any_length() -> Result<(), Error> {
+    let gpu = gpu();
+    let mut rng = rng();
+    for input in subgraph_inputs(&mut rng) {
+        for (path, inclusive) in [("scan::inclusive", true), ("scan::exclusive", false)] {
+            let got = run_subgraph(&gpu, path, &input, input.len())?;
+            let want = cpu::scan(&input, inclusive);
+            // Each prefix is added in another order on the GPU: bounded by the sum of magnitudes so far.
+            let mut magnitude = 0.0;
+            for (i, (&g, &w)) in got.iter().zip(&want).enumerate() {
+                magnitude += f64::from(input[i].abs());
+                let bound = 1e-6 * magnitude + 1e-6;
+                assert!(
+                    (f64::from(g) - w).abs() <= bound,
+                    "{path} of {}: [{i}] GPU {g}, CPU {w}",
+                    input.len()
+                );
+            }
+        }
+    }
+    Ok(())
+}
+
+graph_runtime::graph! {
+    /// The mean of `x` through the library's `reduce::sum` subgraph, then a kernel.
+    graph Mean {
+        buffers { x: [f32] = input, mean: [f32; 1] = output, total: [f32; 1] }
+        subgraph sum = kernels::reduce::sum(input: x: read, output: total: write);
+        kernel divide(total: read, x: read, mean: write) workgroups(1) {
+            @compute @workgroup_size(1)
+            fn main() { mean[0] = total[0] / f32(arrayLength(&x)); }
+        }
+    }
+}
+
+#[test]
+fn a_library_subgraph_is_a_subgraph_in_graph() -> Result<(), Error> {
+    let gpu = gpu();
+    let mut rng = rng();
+    let len = 1 + random_u32(&mut rng, 100_000) as usize;
+    let xs = random_f32s(&mut rng, len);
+    let x = gpu.buffer_from_slice(&xs)?;
+    let mean = gpu.buffer_from_slice(&[f32::NAN])?;
+    Mean::bake(&gpu, MeanBuffers { x: &x, mean: &mean })?.replay_blocking()?;
+    let want = cpu::reduce_sum(&xs) / xs.len() as f64;
+    let got = f64::from(mean.read_blocking()?[0]);
+    assert!(
+        (got - want).abs() <= 1e-5 * want.abs().max(1.0),
+        "GPU {got}, CPU {want}"
+    );
+    Ok(())
+}

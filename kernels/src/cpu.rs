@@ -153,3 +153,29 @@ pub fn histogram(input: &[f32], bins: &mut [u32], lo: f32, hi: f32) {
         }
     }
 }
+
+/// The sum of `input`, added in `f64` (the GPU adds in `f32`, in another order).
+pub fn reduce_sum(input: &[f32]) -> f64 {
+    input.iter().map(|&v| f64::from(v)).sum()
+}
+
+pub fn reduce_min(input: &[f32]) -> f32 {
+    input.iter().copied().fold(f32::INFINITY, f32::min)
+}
+
+pub fn reduce_max(input: &[f32]) -> f32 {
+    input.iter().copied().fold(f32::NEG_INFINITY, f32::max)
+}
+
+/// `output[i] = input[0] + .. + input[i]` (`inclusive`) or `.. + input[i - 1]`, added in `f64`.
+pub fn scan(input: &[f32], inclusive: bool) -> Vec<f64> {
+    let mut sum = 0.0;
+    input
+        .iter()
+        .map(|&v| {
+            let before = sum;
+            sum += f64::from(v);
+            if inclusive { sum } else { before }
+        })
+        .collect()
+}

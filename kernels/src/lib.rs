@@ -22,6 +22,21 @@
 //! | `softmax_rows` | `input: read`, `output: write` | `cols: u32` | one per element of `output` |
 //! | `histogram` | `input: read`, `bins: read_write` (atomic `u32`) | `lo`, `hi: f32` | one per element of `input` |
 //! | `matmul` | `a: read`, `b: read`, `c: write` | `m`, `n`, `k: u32` | any; 8 x 8 tiles, strided |
+//! | `reduce::sum_step`, `min_step`, `max_step` | `input: read`, `output: write` | | workgroups of 256, any count; workgroup `w` writes `output[w]` |
+//! | `scan::chunk_sums` | `input: read`, `output: write` | | workgroups of 256, one contiguous chunk each |
+//! | `scan::offsets` | `sums: read_write` | | one workgroup of 256 |
+//! | `scan::apply_inclusive`, `apply_exclusive` | `input: read`, `offsets: read`, `output: write` | | as `chunk_sums` |
+//!
+//! Multi-pass algorithms are library *subgraphs* of those kernels, used as subgraph nodes
+//! (`subgraph total = kernels::reduce::sum(input: x: read, output: total: write);`, the builder's
+//! `library_subgraph`, a graph file's `"graph": "kernels::reduce::sum"`), each over `input: [f32] = input`
+//! and `output: [f32] = output`, with 256 graph-owned partial results, in a fixed number of passes for any
+//! length:
+//!
+//! | subgraph | computes | passes |
+//! |---|---|---|
+//! | `reduce::sum`, `reduce::min`, `reduce::max` | `output[0]` = the sum, least, greatest of `input` | 256 workgroups into 256 partials, then one |
+//! | `scan::inclusive`, `scan::exclusive` | `output[i]` = the sum of `input[..=i]` (or `input[..i]`) | chunk sums, their exclusive scan, each chunk scanned from its offset |
 //!
 //! Elements are `f32` except where the table says `T` (any element type; histogram bins are `u32`); images are row-major, their edges clamped. Loops stay
 //! short on purpose: Mesa's llvmpipe stops a loop after 65535 iterations, which a histogram striding over 4
@@ -32,12 +47,18 @@ use graph_core::ir::AccessMode::{Read, ReadWrite, Write};
 use graph_core::library::{Library, LibraryArg, LibraryBinding, LibraryKernel};
 
 pub mod cpu;
+mod subgraphs;
+
+use subgraphs::SUBGRAPHS;
 
 /// The element type of a generic binding or argument (`fill`, `copy`): any, one per kernel node.
 pub use graph_core::library::GENERIC;
 
 /// Every kernel of the library.
-pub const LIBRARY: Library = Library { kernels: KERNELS };
+pub const LIBRARY: Library = Library {
+    kernels: KERNELS,
+    subgraphs: SUBGRAPHS,
+};
 
 const KERNELS: &[LibraryKernel] = &[
     LibraryKernel {
@@ -340,9 +361,123 @@ const KERNELS: &[LibraryKernel] = &[
                    dispatch counts every element)",
         sized_by: Some("input"),
     },
+    LibraryKernel {
+        path: "reduce::sum_step",
+        summary: "output[w] = the sum of workgroup w's strided share of input (one step of `reduce::sum`)",
+        bindings: INPUT_OUTPUT,
+        args: &[],
+        source: concat!(
+            "fn combine(a: f32, b: f32) -> f32 { return a + b; }\nconst IDENTITY: f32 = 0.0;\n",
+            include_str!("../wgsl/reduce.wgsl")
+        ),
+        pointwise: false,
+        dispatch: REDUCE_DISPATCH,
+        sized_by: None,
+    },
+    LibraryKernel {
+        path: "reduce::min_step",
+        summary: "output[w] = the least of workgroup w's strided share of input (one step of `reduce::min`)",
+        bindings: INPUT_OUTPUT,
+        args: &[],
+        source: concat!(
+            "fn combine(a: f32, b: f32) -> f32 { return min(a, b); }\nconst IDENTITY: f32 = 3.40282347e38;\n",
+            include_str!("../wgsl/reduce.wgsl")
+        ),
+        pointwise: false,
+        dispatch: REDUCE_DISPATCH,
+        sized_by: None,
+    },
+    LibraryKernel {
+        path: "reduce::max_step",
+        summary: "output[w] = the greatest of workgroup w's strided share of input (one step of `reduce::max`)",
+        bindings: INPUT_OUTPUT,
+        args: &[],
+        source: concat!(
+            "fn combine(a: f32, b: f32) -> f32 { return max(a, b); }\nconst IDENTITY: f32 = -3.40282347e38;\n",
+            include_str!("../wgsl/reduce.wgsl")
+        ),
+        pointwise: false,
+        dispatch: REDUCE_DISPATCH,
+        sized_by: None,
+    },
+    LibraryKernel {
+        path: "scan::chunk_sums",
+        summary: "output[w] = the sum of chunk w of input, one contiguous chunk per workgroup (a scan's first pass)",
+        bindings: INPUT_OUTPUT,
+        args: &[],
+        source: include_str!("../wgsl/scan_chunks.wgsl"),
+        pointwise: false,
+        dispatch: "workgroups of 256, any count; workgroup w writes output[w]",
+        sized_by: None,
+    },
+    LibraryKernel {
+        path: "scan::offsets",
+        summary: "the first 256 elements of sums replaced by their exclusive prefix sums (a scan's second pass)",
+        bindings: &[LibraryBinding {
+            name: "sums",
+            mode: ReadWrite,
+            elem: "f32",
+            atomic: false,
+        }],
+        args: &[],
+        source: include_str!("../wgsl/scan_offsets.wgsl"),
+        pointwise: false,
+        dispatch: "one workgroup of 256",
+        sized_by: None,
+    },
+    LibraryKernel {
+        path: "scan::apply_inclusive",
+        summary: "output = the inclusive prefix sums of input, chunk by chunk from each chunk's offset (a scan's last pass)",
+        bindings: SCAN_APPLY,
+        args: &[],
+        source: concat!(
+            "const INCLUSIVE: bool = true;\n",
+            include_str!("../wgsl/scan_apply.wgsl")
+        ),
+        pointwise: false,
+        dispatch: "as many workgroups of 256 as `scan::chunk_sums` had",
+        sized_by: None,
+    },
+    LibraryKernel {
+        path: "scan::apply_exclusive",
+        summary: "output = the exclusive prefix sums of input, chunk by chunk from each chunk's offset (a scan's last pass)",
+        bindings: SCAN_APPLY,
+        args: &[],
+        source: concat!(
+            "const INCLUSIVE: bool = false;\n",
+            include_str!("../wgsl/scan_apply.wgsl")
+        ),
+        pointwise: false,
+        dispatch: "as many workgroups of 256 as `scan::chunk_sums` had",
+        sized_by: None,
+    },
 ];
 
 /// `input` read, `output` written, both `f32`: most kernels' bindings.
+const REDUCE_DISPATCH: &str = "workgroups of 256, any count; workgroup w writes output[w]";
+
+/// A scan's last pass: the input, the chunks' offsets, the output.
+const SCAN_APPLY: &[LibraryBinding] = &[
+    LibraryBinding {
+        name: "input",
+        mode: Read,
+        elem: "f32",
+        atomic: false,
+    },
+    LibraryBinding {
+        name: "offsets",
+        mode: Read,
+        elem: "f32",
+        atomic: false,
+    },
+    LibraryBinding {
+        name: "output",
+        mode: Write,
+        elem: "f32",
+        atomic: false,
+    },
+];
+
 const INPUT_OUTPUT: &[LibraryBinding] = &[
     LibraryBinding {
         name: "input",
@@ -438,6 +573,17 @@ mod tests {
                 let used = reflection.details[0].binding_uses[i].1;
                 assert_eq!(used.write, b.mode.writes(), "{} binding {}", k.path, b.name);
             }
+        }
+    }
+
+    /// Every library subgraph is a good graph of the library's kernels, and is described once its
+    /// children are.
+    #[test]
+    fn every_subgraph_checks() {
+        for sub in LIBRARY.subgraphs {
+            let desc = graph_core::describe_graph((sub.graph)(), &LIBRARY)
+                .unwrap_or_else(|e| panic!("{}: {e}", sub.path));
+            assert!(!desc.nodes.is_empty(), "{}", sub.path);
         }
     }
 

@@ -118,11 +118,12 @@ pub struct SizeProgram {
 /// Checks `graph` against `library`, with no child graphs (a subgraph node is an error); every problem
 /// found, or the checked graph.
 pub fn check(graph: Graph, library: &Library) -> Result<CheckedGraph, Vec<Diagnostic>> {
-    check_with(
-        graph,
-        library,
-        Children::Given(&crate::subgraph::Subgraphs::new()),
-    )
+    let none = crate::subgraph::Subgraphs::new();
+    let children = Children {
+        given: &none,
+        const_evaluated: false,
+    };
+    check_with(graph, library, children)
 }
 
 /// Checks `graph` against `library`, its subgraph nodes against `children`.

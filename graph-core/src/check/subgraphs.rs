@@ -13,11 +13,13 @@ use crate::subgraph::{SubgraphRef, Subgraphs, check_binding, check_node};
 
 /// Where the checks find the child graphs of subgraph nodes.
 #[derive(Debug, Clone, Copy)]
-pub enum Children<'a> {
-    /// Here, by the name each subgraph node gives.
-    Given(&'a Subgraphs),
-    /// Nowhere: the macro, whose generated constants check each binding against the child's `DESCRIPTION`.
-    ConstEvaluated,
+pub struct Children<'a> {
+    /// By the name each subgraph node gives (library subgraphs included, see
+    /// [`crate::pipeline::library_children`]).
+    pub given: &'a Subgraphs,
+    /// A child not given is a Rust type of the macro's, whose generated constants check each binding against
+    /// the child's `DESCRIPTION`; otherwise it is an error.
+    pub const_evaluated: bool,
 }
 
 impl Checker<'_> {
@@ -46,12 +48,19 @@ impl Checker<'_> {
                     ));
                 }
             }
-            let Children::Given(children) = children else {
+            let library_path = path.strip_prefix(crate::library::SUBGRAPH_PREFIX);
+            if children.const_evaluated
+                && library_path.is_none()
+                && !children.given.contains_key(path)
+            {
                 continue;
-            };
-            let Some(child) = children.get(path) else {
-                let known: Vec<&str> = children.keys().map(String::as_str).collect();
-                let diagnostic = if known.is_empty() {
+            }
+            let Some(child) = children.given.get(path) else {
+                let known: Vec<&str> = children.given.keys().map(String::as_str).collect();
+                let diagnostic = if let Some(library_path) = library_path {
+                    let paths = self.library.subgraphs.iter().map(|s| s.path);
+                    crate::names::unknown(Loc::Node(n), "library subgraph", library_path, paths)
+                } else if known.is_empty() {
                     Diagnostic::new(
                         Loc::Node(n),
                         format!(
