@@ -3,6 +3,7 @@
 //! this file only keeps the bookkeeping out of their way.
 
 pub mod edge_detect;
+pub mod edge_pipeline;
 
 use std::fmt;
 use std::path::{Path, PathBuf};

@@ -52,7 +52,11 @@ impl GraphDesc {
         )?;
         writeln!(out, "  label={};", quote(&self.title(detail)))?;
         for (n, node) in self.nodes.iter().enumerate() {
-            let (shape, color) = match node.op {
+            // A flattened subgraph node is its child's entry: drawn as the subgraph it was.
+            let op = unflattened
+                .and_then(|u| u.nodes.get(n))
+                .map_or(&node.op, |u| &u.op);
+            let (shape, color) = match op {
                 OpDesc::Kernel(_) => ("box", "#dbe9f6"),
                 OpDesc::Copy { .. } => ("cds", "#e8f3dc"),
                 OpDesc::Upload { .. } => ("invhouse", "#f3e8dc"),
@@ -62,11 +66,7 @@ impl GraphDesc {
                 OpDesc::Empty => ("diamond", "#ffffff"),
                 OpDesc::Subgraph { .. } => ("box3d", "#ffffff"),
             };
-            // A flattened subgraph node is its child's entry: it keeps its kind's name.
-            let kind = unflattened
-                .and_then(|u| u.nodes.get(n))
-                .map_or(node.op.kind(), |u| u.op.kind());
-            let mut label = format!("{kind}\n{}", node.name);
+            let mut label = format!("{}\n{}", op.kind(), node.name);
             if let OpDesc::Kernel(k) = &node.op
                 && let Some(a) = &k.alternative
             {
@@ -81,15 +81,30 @@ impl GraphDesc {
                 quote(&label)
             )?;
         }
-        if let Some(unflattened) = unflattened {
-            self.write_clusters(out, unflattened)?;
-        }
+        let clustered = match unflattened {
+            Some(unflattened) => self.write_clusters(out, unflattened)?,
+            None => Vec::new(),
+        };
+        // Levels as ranks, but for nodes in a cluster: dot draws no cluster around a node a rank also holds.
         for level in self.levels.iter() {
-            let members: Vec<String> = level.iter().map(|n| format!("n{n};")).collect();
-            writeln!(out, "  {{ rank=same; {} }}", members.join(" "))?;
+            let members: Vec<String> = level
+                .iter()
+                .filter(|n| !clustered.contains(n))
+                .map(|n| format!("n{n};"))
+                .collect();
+            if !members.is_empty() {
+                writeln!(out, "  {{ rank=same; {} }}", members.join(" "))?;
+            }
         }
         for edge in self.edges.iter() {
             let attrs = match edge.origin {
+                EdgeOriginDesc::Explicit
+                    if unflattened
+                        .and_then(|u| u.nodes.get(edge.from as usize))
+                        .is_some_and(|u| matches!(u.op, OpDesc::Subgraph { .. })) =>
+                {
+                    "label=\"into the subgraph\", style=solid".to_string()
+                }
                 EdgeOriginDesc::Explicit => "label=\"explicit\", style=solid".to_string(),
                 EdgeOriginDesc::Leaf => "label=\"leaf before barrier\", style=dotted".to_string(),
                 EdgeOriginDesc::Inferred { buffer, hazard } => format!(
@@ -130,8 +145,13 @@ impl GraphDesc {
         writeln!(out, "}}")
     }
 
-    /// One cluster per subgraph, holding its entry node and its child's nodes (named `subgraph.node`).
-    fn write_clusters(&self, out: &mut String, unflattened: &GraphDesc) -> std::fmt::Result {
+    /// One cluster per subgraph, holding its entry node and its child's nodes (named `subgraph.node`); returns
+    /// the nodes drawn in one.
+    fn write_clusters(
+        &self,
+        out: &mut String,
+        unflattened: &GraphDesc,
+    ) -> Result<Vec<u32>, std::fmt::Error> {
         let mut clusters: std::collections::BTreeMap<&str, Vec<usize>> = Default::default();
         for (n, node) in self.nodes.iter().enumerate() {
             let cluster = match unflattened.nodes.get(n) {
@@ -152,7 +172,7 @@ impl GraphDesc {
                 members.join(" ")
             )?;
         }
-        Ok(())
+        Ok(clusters.values().flatten().map(|&n| n as u32).collect())
     }
 
     fn title(&self, detail: Detail) -> String {
