@@ -87,3 +87,68 @@ impl Library {
         self.kernels.iter().map(|k| k.path)
     }
 }
+
+/// Validates `kernel`'s WGSL with naga against its own metadata: composed with its binding declarations and
+/// constant arguments (generic ones as `vec2<u32>`, a type no other kernel uses), one compute entry point,
+/// each binding written exactly when its mode writes. `Err` holds naga's whole message, naming the kernel.
+pub fn validate_kernel(kernel: &LibraryKernel) -> Result<(), String> {
+    use crate::types::ValueType;
+    let generic = |ty: &'static str| if ty == GENERIC { "vec2<u32>" } else { ty };
+    let mut bindings = Vec::new();
+    for b in kernel.bindings {
+        let ty = ValueType::parse(generic(b.elem)).map_err(|_| {
+            format!(
+                "`{}`: binding `{}` has no element type",
+                kernel.path, b.name
+            )
+        })?;
+        bindings.push((b.name, ty, b.mode));
+    }
+    let atomic: Vec<&str> = kernel
+        .bindings
+        .iter()
+        .filter(|b| b.atomic)
+        .map(|b| b.name)
+        .collect();
+    let declarations = crate::wgsl::binding_declarations(bindings, &atomic);
+    let args: Vec<(&str, &str, &str)> = kernel
+        .args
+        .iter()
+        .map(|a| match a.ty {
+            GENERIC => (a.name, "vec2<u32>", "vec2<u32>(1u)"),
+            ty => (a.name, ty, "1"),
+        })
+        .collect();
+    let composed = crate::wgsl::compose(
+        &declarations,
+        "",
+        crate::ir::ParamsStorage::Immediates,
+        &args,
+        kernel.source,
+    );
+    let reflection = crate::wgsl::validate(&composed.source)
+        .map_err(|e| format!("`{}`: {}", kernel.path, e.rendered))?;
+    if reflection.entry_points.len() != 1 {
+        return Err(format!(
+            "`{}` has {} entry points; a library kernel has one",
+            kernel.path,
+            reflection.entry_points.len()
+        ));
+    }
+    for (i, b) in kernel.bindings.iter().enumerate() {
+        let written = reflection.details[0]
+            .binding_uses
+            .get(i)
+            .is_some_and(|u| u.1.write);
+        if written != b.mode.writes() {
+            return Err(format!(
+                "`{}` binding `{}` is declared {} but the WGSL {} it",
+                kernel.path,
+                b.name,
+                b.mode.keyword(),
+                if written { "writes" } else { "does not write" }
+            ));
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,469 @@
+//! Every library kernel with its metadata: read by the crate (`LIBRARY`) and by its build script, which
+//! validates each kernel's WGSL with naga against its metadata, so a bad kernel fails the build.
+
+use graph_core::ir::AccessMode::{Read, ReadWrite, Write};
+use graph_core::library::{GENERIC, LibraryArg, LibraryBinding, LibraryKernel};
+
+pub const KERNELS: &[LibraryKernel] = &[
+    LibraryKernel {
+        path: "fill",
+        summary: "output[i] = value, for any element type",
+        bindings: &[LibraryBinding {
+            name: "output",
+            mode: Write,
+            elem: GENERIC,
+            atomic: false,
+        }],
+        args: &[LibraryArg {
+            name: "value",
+            ty: GENERIC,
+        }],
+        source: include_str!("../wgsl/fill.wgsl"),
+        pointwise: true,
+        dispatch: "one invocation per element of the output",
+        sized_by: None,
+    },
+    LibraryKernel {
+        path: "copy",
+        summary: "output[i] = input[i], for any element type",
+        bindings: &[
+            LibraryBinding {
+                name: "input",
+                mode: Read,
+                elem: GENERIC,
+                atomic: false,
+            },
+            LibraryBinding {
+                name: "output",
+                mode: Write,
+                elem: GENERIC,
+                atomic: false,
+            },
+        ],
+        args: &[],
+        source: include_str!("../wgsl/copy.wgsl"),
+        pointwise: true,
+        dispatch: "one invocation per element of the output",
+        sized_by: None,
+    },
+    LibraryKernel {
+        path: "scale",
+        summary: "data[i] = alpha * data[i]",
+        bindings: &[LibraryBinding {
+            name: "data",
+            mode: ReadWrite,
+            elem: "f32",
+            atomic: false,
+        }],
+        args: &[LibraryArg {
+            name: "alpha",
+            ty: "f32",
+        }],
+        source: include_str!("../wgsl/scale.wgsl"),
+        pointwise: true,
+        dispatch: "one invocation per element of `data`",
+        sized_by: None,
+    },
+    LibraryKernel {
+        path: "axpy",
+        summary: "y[i] = a * x[i] + y[i]",
+        bindings: &[
+            LibraryBinding {
+                name: "x",
+                mode: Read,
+                elem: "f32",
+                atomic: false,
+            },
+            LibraryBinding {
+                name: "y",
+                mode: ReadWrite,
+                elem: "f32",
+                atomic: false,
+            },
+        ],
+        args: &[LibraryArg {
+            name: "a",
+            ty: "f32",
+        }],
+        source: include_str!("../wgsl/axpy.wgsl"),
+        pointwise: true,
+        dispatch: "one invocation per element of `y`",
+        sized_by: None,
+    },
+    LibraryKernel {
+        path: "threshold",
+        summary: "output[i] = 1.0 if input[i] > level, else 0.0",
+        bindings: INPUT_OUTPUT,
+        args: &[LibraryArg {
+            name: "level",
+            ty: "f32",
+        }],
+        source: include_str!("../wgsl/threshold.wgsl"),
+        pointwise: true,
+        dispatch: "one invocation per element of `output`",
+        sized_by: None,
+    },
+    LibraryKernel {
+        path: "transpose",
+        summary: "output (cols x rows) = the transpose of input (rows x cols), row-major",
+        bindings: INPUT_OUTPUT,
+        args: &[
+            LibraryArg {
+                name: "rows",
+                ty: "u32",
+            },
+            LibraryArg {
+                name: "cols",
+                ty: "u32",
+            },
+        ],
+        source: include_str!("../wgsl/transpose.wgsl"),
+        pointwise: false,
+        dispatch: "one invocation per element of `output` (rows * cols)",
+        sized_by: None,
+    },
+    LibraryKernel {
+        path: "sobel",
+        summary: "output = the Sobel gradient magnitude of a width x height image, edges clamped",
+        bindings: INPUT_OUTPUT,
+        args: IMAGE_SIZE,
+        source: concat!(
+            "const SIDE: f32 = 1.0;\nconst CENTRE: f32 = 2.0;\n",
+            include_str!("../wgsl/gradient.wgsl")
+        ),
+        pointwise: false,
+        dispatch: "one invocation per pixel of `output`",
+        sized_by: None,
+    },
+    LibraryKernel {
+        path: "scharr",
+        summary: "output = the Scharr gradient magnitude of a width x height image, edges clamped",
+        bindings: INPUT_OUTPUT,
+        args: IMAGE_SIZE,
+        source: concat!(
+            "const SIDE: f32 = 3.0;\nconst CENTRE: f32 = 10.0;\n",
+            include_str!("../wgsl/gradient.wgsl")
+        ),
+        pointwise: false,
+        dispatch: "one invocation per pixel of `output`",
+        sized_by: None,
+    },
+    LibraryKernel {
+        path: "conv2d",
+        summary: "output = input (width x height) convolved with weights ((2 radius + 1)^2), edges clamped",
+        bindings: &[
+            LibraryBinding {
+                name: "input",
+                mode: Read,
+                elem: "f32",
+                atomic: false,
+            },
+            LibraryBinding {
+                name: "weights",
+                mode: Read,
+                elem: "f32",
+                atomic: false,
+            },
+            LibraryBinding {
+                name: "output",
+                mode: Write,
+                elem: "f32",
+                atomic: false,
+            },
+        ],
+        args: &[
+            LibraryArg {
+                name: "width",
+                ty: "u32",
+            },
+            LibraryArg {
+                name: "height",
+                ty: "u32",
+            },
+            LibraryArg {
+                name: "radius",
+                ty: "u32",
+            },
+        ],
+        source: include_str!("../wgsl/conv2d.wgsl"),
+        pointwise: false,
+        dispatch: "one invocation per pixel of `output`",
+        sized_by: None,
+    },
+    LibraryKernel {
+        path: "blur_h",
+        summary: "a Gaussian blur along rows of a width x height image (the first pass of a separable blur)",
+        bindings: INPUT_OUTPUT,
+        args: BLUR_ARGS,
+        source: concat!(
+            "const ALONG_ROWS: bool = true;\n",
+            include_str!("../wgsl/blur.wgsl")
+        ),
+        pointwise: false,
+        dispatch: "one invocation per pixel of `output`",
+        sized_by: None,
+    },
+    LibraryKernel {
+        path: "blur_v",
+        summary: "a Gaussian blur along columns of a width x height image (the second pass)",
+        bindings: INPUT_OUTPUT,
+        args: BLUR_ARGS,
+        source: concat!(
+            "const ALONG_ROWS: bool = false;\n",
+            include_str!("../wgsl/blur.wgsl")
+        ),
+        pointwise: false,
+        dispatch: "one invocation per pixel of `output`",
+        sized_by: None,
+    },
+    LibraryKernel {
+        path: "softmax_rows",
+        summary: "output = the softmax of each row of input (rows of cols elements), computed stably",
+        bindings: INPUT_OUTPUT,
+        args: &[LibraryArg {
+            name: "cols",
+            ty: "u32",
+        }],
+        source: include_str!("../wgsl/softmax_rows.wgsl"),
+        pointwise: false,
+        dispatch: "one invocation per element of `output`",
+        sized_by: None,
+    },
+    LibraryKernel {
+        path: "matmul",
+        summary: "c (m x n) = a (m x k) * b (k x n), row-major, in 8 x 8 tiles through workgroup memory",
+        bindings: &[
+            LibraryBinding {
+                name: "a",
+                mode: Read,
+                elem: "f32",
+                atomic: false,
+            },
+            LibraryBinding {
+                name: "b",
+                mode: Read,
+                elem: "f32",
+                atomic: false,
+            },
+            LibraryBinding {
+                name: "c",
+                mode: Write,
+                elem: "f32",
+                atomic: false,
+            },
+        ],
+        args: &[
+            LibraryArg {
+                name: "m",
+                ty: "u32",
+            },
+            LibraryArg {
+                name: "n",
+                ty: "u32",
+            },
+            LibraryArg {
+                name: "k",
+                ty: "u32",
+            },
+        ],
+        source: include_str!("../wgsl/matmul.wgsl"),
+        pointwise: false,
+        dispatch: "any number of workgroups (each strides over the 8 x 8 tiles of `c`); the default, one \
+                   invocation per element of `c`, gives about one tile per workgroup",
+        sized_by: None,
+    },
+    LibraryKernel {
+        path: "histogram",
+        summary: "bins[b] += the number of input elements in bin b of [lo, hi) (atomics; zero bins first)",
+        bindings: &[
+            LibraryBinding {
+                name: "input",
+                mode: Read,
+                elem: "f32",
+                atomic: false,
+            },
+            LibraryBinding {
+                name: "bins",
+                mode: ReadWrite,
+                elem: "u32",
+                atomic: true,
+            },
+        ],
+        args: &[
+            LibraryArg {
+                name: "lo",
+                ty: "f32",
+            },
+            LibraryArg {
+                name: "hi",
+                ty: "f32",
+            },
+        ],
+        source: include_str!("../wgsl/histogram.wgsl"),
+        pointwise: false,
+        dispatch: "one invocation per element of `input` (each also strides over `input`, so any \
+                   dispatch counts every element)",
+        sized_by: Some("input"),
+    },
+    LibraryKernel {
+        path: "reduce::sum_step",
+        summary: "output[w] = the sum of workgroup w's strided share of input (one step of `reduce::sum`)",
+        bindings: INPUT_OUTPUT,
+        args: &[],
+        source: concat!(
+            "fn combine(a: f32, b: f32) -> f32 { return a + b; }\nconst IDENTITY: f32 = 0.0;\n",
+            include_str!("../wgsl/reduce.wgsl")
+        ),
+        pointwise: false,
+        dispatch: REDUCE_DISPATCH,
+        sized_by: None,
+    },
+    LibraryKernel {
+        path: "reduce::min_step",
+        summary: "output[w] = the least of workgroup w's strided share of input (one step of `reduce::min`)",
+        bindings: INPUT_OUTPUT,
+        args: &[],
+        source: concat!(
+            "fn combine(a: f32, b: f32) -> f32 { return min(a, b); }\nconst IDENTITY: f32 = 3.40282347e38;\n",
+            include_str!("../wgsl/reduce.wgsl")
+        ),
+        pointwise: false,
+        dispatch: REDUCE_DISPATCH,
+        sized_by: None,
+    },
+    LibraryKernel {
+        path: "reduce::max_step",
+        summary: "output[w] = the greatest of workgroup w's strided share of input (one step of `reduce::max`)",
+        bindings: INPUT_OUTPUT,
+        args: &[],
+        source: concat!(
+            "fn combine(a: f32, b: f32) -> f32 { return max(a, b); }\nconst IDENTITY: f32 = -3.40282347e38;\n",
+            include_str!("../wgsl/reduce.wgsl")
+        ),
+        pointwise: false,
+        dispatch: REDUCE_DISPATCH,
+        sized_by: None,
+    },
+    LibraryKernel {
+        path: "scan::chunk_sums",
+        summary: "output[w] = the sum of chunk w of input, one contiguous chunk per workgroup (a scan's first pass)",
+        bindings: INPUT_OUTPUT,
+        args: &[],
+        source: include_str!("../wgsl/scan_chunks.wgsl"),
+        pointwise: false,
+        dispatch: "workgroups of 256, any count; workgroup w writes output[w]",
+        sized_by: None,
+    },
+    LibraryKernel {
+        path: "scan::offsets",
+        summary: "the first 256 elements of sums replaced by their exclusive prefix sums (a scan's second pass)",
+        bindings: &[LibraryBinding {
+            name: "sums",
+            mode: ReadWrite,
+            elem: "f32",
+            atomic: false,
+        }],
+        args: &[],
+        source: include_str!("../wgsl/scan_offsets.wgsl"),
+        pointwise: false,
+        dispatch: "one workgroup of 256",
+        sized_by: None,
+    },
+    LibraryKernel {
+        path: "scan::apply_inclusive",
+        summary: "output = the inclusive prefix sums of input, chunk by chunk from each chunk's offset (a scan's last pass)",
+        bindings: SCAN_APPLY,
+        args: &[],
+        source: concat!(
+            "const INCLUSIVE: bool = true;\n",
+            include_str!("../wgsl/scan_apply.wgsl")
+        ),
+        pointwise: false,
+        dispatch: "as many workgroups of 256 as `scan::chunk_sums` had",
+        sized_by: None,
+    },
+    LibraryKernel {
+        path: "scan::apply_exclusive",
+        summary: "output = the exclusive prefix sums of input, chunk by chunk from each chunk's offset (a scan's last pass)",
+        bindings: SCAN_APPLY,
+        args: &[],
+        source: concat!(
+            "const INCLUSIVE: bool = false;\n",
+            include_str!("../wgsl/scan_apply.wgsl")
+        ),
+        pointwise: false,
+        dispatch: "as many workgroups of 256 as `scan::chunk_sums` had",
+        sized_by: None,
+    },
+];
+
+/// `input` read, `output` written, both `f32`: most kernels' bindings.
+const REDUCE_DISPATCH: &str = "workgroups of 256, any count; workgroup w writes output[w]";
+
+/// A scan's last pass: the input, the chunks' offsets, the output.
+const SCAN_APPLY: &[LibraryBinding] = &[
+    LibraryBinding {
+        name: "input",
+        mode: Read,
+        elem: "f32",
+        atomic: false,
+    },
+    LibraryBinding {
+        name: "offsets",
+        mode: Read,
+        elem: "f32",
+        atomic: false,
+    },
+    LibraryBinding {
+        name: "output",
+        mode: Write,
+        elem: "f32",
+        atomic: false,
+    },
+];
+
+const INPUT_OUTPUT: &[LibraryBinding] = &[
+    LibraryBinding {
+        name: "input",
+        mode: Read,
+        elem: "f32",
+        atomic: false,
+    },
+    LibraryBinding {
+        name: "output",
+        mode: Write,
+        elem: "f32",
+        atomic: false,
+    },
+];
+
+/// An image's size in pixels.
+const IMAGE_SIZE: &[LibraryArg] = &[
+    LibraryArg {
+        name: "width",
+        ty: "u32",
+    },
+    LibraryArg {
+        name: "height",
+        ty: "u32",
+    },
+];
+
+const BLUR_ARGS: &[LibraryArg] = &[
+    LibraryArg {
+        name: "width",
+        ty: "u32",
+    },
+    LibraryArg {
+        name: "height",
+        ty: "u32",
+    },
+    LibraryArg {
+        name: "radius",
+        ty: "u32",
+    },
+    LibraryArg {
+        name: "sigma",
+        ty: "f32",
+    },
+];
