@@ -91,6 +91,19 @@
 //! - `empty name;`: a node with no work, a join point for explicit edges (SYCL's empty node).
 //!   `barrier name;`: a node with no work after every node declared before it that nothing declared before it
 //!   depends on (SYCL's `depends_on_all_leaves`); later nodes follow it through explicit edges.
+//! - `subgraph name = Child(child_buffer: buffer: read | write | read_write, ..);`: another `graph!` graph as
+//!   one node, each of its external buffers bound to one of this graph's (`buffer: mode` when the names are
+//!   the same), with the access its role implies; it reads this graph's parameters of the same names. The
+//!   bindings are checked against `Child::DESCRIPTION` by const evaluation, so a missing or unknown buffer,
+//!   another element type or length, an access the child does not allow, or a parameter this graph lacks is a
+//!   compile error at the binding. `kernels::reduce::sum(..)` and the other library subgraphs are children
+//!   too. At bake the child is flattened into the graph ([`flatten`]): its nodes named `name.node`, its roots
+//!   after this node's predecessors, this node's successors after its leaves. Host tasks inside a child are
+//!   given closures by that name ([`Baked::on_host_named`]).
+//! - `alternatives name { kernel a ..; kernel b ..; }`: kernels of one signature (the same buffers with the same
+//!   access; otherwise a compile error) of which one runs per replay, the first after bake; they order as one
+//!   node. [`Baked::select`] switches to another after bake, without re-baking; replays already submitted
+//!   keep their choice (SYCL's dynamic command group).
 //! - Explicit edges `a -> b -> c;`.
 //! - `#[explicit_edges]` turns inference off: conflicting accesses must be ordered by edges, or it is a
 //!   compile error (a data race). `#[device_limits]` lifts the portable workgroup-size limits (256 in x and
