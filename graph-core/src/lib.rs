@@ -36,6 +36,7 @@ pub mod schedule;
 pub mod size;
 pub mod size_parse;
 pub mod subgraph;
+pub mod topology;
 pub mod types;
 pub mod wgsl;
 

@@ -20,11 +20,13 @@ pub(crate) struct BoundBuffers {
     pub lens: Vec<u32>,
 }
 
-/// Checks each external buffer against its declaration and creates the owned ones.
+/// Checks each external buffer against its declaration and creates the owned ones, or keeps `previous`'s
+/// owned buffers where their size is unchanged (an update keeps what the graph owns).
 pub(crate) fn bind_buffers(
     gpu: &Gpu,
     desc: &GraphDesc,
     bound: &[(u32, &AnyBuffer)],
+    previous: Option<&BoundBuffers>,
 ) -> Result<BoundBuffers, Error> {
     let graph = || desc.name.to_string();
     let limits = gpu.device().limits();
@@ -35,6 +37,14 @@ pub(crate) fn bind_buffers(
             let len = b.len.unwrap_or(1);
             let size = u64::from(len) * u64::from(b.elem.size());
             check_binding_size(desc, index as u32, size, &limits)?;
+            let kept = previous
+                .and_then(|p| p.buffers.get(index))
+                .filter(|old| old.size() == size);
+            if let Some(old) = kept {
+                buffers.push(old.clone());
+                lens.push(len);
+                continue;
+            }
             buffers.push(gpu.device().create_buffer(&wgpu::BufferDescriptor {
                 label: Some(&b.name),
                 size,
@@ -183,21 +193,39 @@ fn needed_usage(desc: &GraphDesc, index: u32) -> wgpu::BufferUsages {
     usage
 }
 
-/// Pipelines and bind groups for every kernel node, created once. Identical kernels share one pipeline.
+/// A pipeline's identity: its module, entry point, access modes and pipeline constants (a fill's range).
+type PipelineKey = (String, String, Vec<AccessMode>, Option<(u32, u32)>);
+
+/// The layouts and pipelines of a baked graph, kept across updates: an update compiles only the kernels whose
+/// code changed, and every pipeline and bind group shares one set of layouts.
+#[derive(Default, Clone)]
+pub(crate) struct KernelCache {
+    layouts: HashMap<Vec<AccessMode>, (wgpu::BindGroupLayout, wgpu::PipelineLayout)>,
+    pipelines: HashMap<PipelineKey, wgpu::ComputePipeline>,
+}
+
+/// How many GPU objects a build created (the rest it reused): what an update cost.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct Built {
+    pub pipelines: usize,
+    pub bind_groups: usize,
+}
+
+/// Pipelines and bind groups for every kernel node. Identical kernels share one pipeline; a pipeline already
+/// in `cache`, and a bind group of `previous` over the same buffers, are reused.
 pub(crate) fn build_kernels(
     gpu: &Gpu,
     desc: &GraphDesc,
     bound: &BoundBuffers,
     params: &ParamsTransport,
-) -> Result<Kernels, Error> {
+    cache: &mut KernelCache,
+    previous: Option<&Kernels>,
+) -> Result<(Kernels, Built), Error> {
     let device = gpu.device();
     let limits = device.limits();
     let mut pipelines: Vec<wgpu::ComputePipeline> = Vec::new();
-    // Keyed by the module, entry, access modes and pipeline constants (a fill's range).
-    type PipelineKey<'d> = (String, &'d str, Vec<AccessMode>, Option<(u32, u32)>);
-    let mut pipeline_index: HashMap<PipelineKey<'_>, usize> = HashMap::new();
-    let mut layouts: HashMap<Vec<AccessMode>, (wgpu::BindGroupLayout, wgpu::PipelineLayout)> =
-        HashMap::new();
+    let mut pipeline_index: HashMap<PipelineKey, usize> = HashMap::new();
+    let mut built = Built::default();
     let mut nodes = Vec::with_capacity(desc.nodes.len());
     let max_workgroups = limits.max_compute_workgroups_per_dimension;
 
@@ -208,7 +236,8 @@ pub(crate) fn build_kernels(
         };
         check_workgroup_size(desc, n, k.workgroup_size, &limits)?;
         let modes: Vec<AccessMode> = k.bindings.iter().map(|b| b.mode).collect();
-        let (bind_layout, pipeline_layout) = layouts
+        let (bind_layout, pipeline_layout) = cache
+            .layouts
             .entry(modes.clone())
             .or_insert_with(|| layouts_for(device, &modes, params));
         // A fill of a range: its bounds, checked by the plan, become pipeline constants.
@@ -220,10 +249,16 @@ pub(crate) fn build_kernels(
             _ => None,
         };
         let source = k.compose(&desc.params, params.storage());
-        let key = (source, &*k.entry, modes, range);
+        let key = (source, k.entry.to_string(), modes.clone(), range);
         let pipeline = match pipeline_index.get(&key) {
             Some(&i) => i,
+            None if cache.pipelines.contains_key(&key) => {
+                pipelines.push(cache.pipelines[&key].clone());
+                pipeline_index.insert(key, pipelines.len() - 1);
+                pipelines.len() - 1
+            }
             None => {
+                built.pipelines += 1;
                 let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
                     label: Some(&node.name),
                     source: wgpu::ShaderSource::Wgsl(Cow::Owned(key.0.clone())),
@@ -246,24 +281,42 @@ pub(crate) fn build_kernels(
                         cache: None,
                     }),
                 );
+                cache
+                    .pipelines
+                    .insert(key.clone(), pipelines[pipelines.len() - 1].clone());
                 pipeline_index.insert(key, pipelines.len() - 1);
                 pipelines.len() - 1
             }
         };
-        let entries: Vec<wgpu::BindGroupEntry<'_>> = k
+        let buffers: Vec<wgpu::Buffer> = k
             .bindings
             .iter()
-            .enumerate()
-            .map(|(i, b)| wgpu::BindGroupEntry {
-                binding: i as u32,
-                resource: bound.buffers[b.buffer as usize].as_entire_binding(),
-            })
+            .map(|b| bound.buffers[b.buffer as usize].clone())
             .collect();
-        let bind_group = device.create_bind_group(&wgpu::BindGroupDescriptor {
-            label: Some(&node.name),
-            layout: bind_layout,
-            entries: &entries,
-        });
+        // The same layout and the same buffers: the previous bind group serves.
+        let reusable = previous
+            .and_then(|p| p.nodes.get(n)?.as_ref())
+            .filter(|old| old.modes == modes && old.buffers == buffers)
+            .map(|old| old.bind_group.clone());
+        let bind_group = match reusable {
+            Some(group) => group,
+            None => {
+                built.bind_groups += 1;
+                let entries: Vec<wgpu::BindGroupEntry<'_>> = buffers
+                    .iter()
+                    .enumerate()
+                    .map(|(i, b)| wgpu::BindGroupEntry {
+                        binding: i as u32,
+                        resource: b.as_entire_binding(),
+                    })
+                    .collect();
+                device.create_bind_group(&wgpu::BindGroupDescriptor {
+                    label: Some(&node.name),
+                    layout: bind_layout,
+                    entries: &entries,
+                })
+            }
+        };
         let elements = |count: u32| {
             element_dispatch(
                 desc,
@@ -288,13 +341,20 @@ pub(crate) fn build_kernels(
             pipeline,
             bind_group,
             size,
+            modes,
+            buffers,
         }));
     }
-    Ok(Kernels {
+    // Only the pipelines in use stay cached: updates do not accumulate them.
+    cache
+        .pipelines
+        .retain(|key, _| pipeline_index.contains_key(key));
+    let kernels = Kernels {
         pipelines,
         nodes,
         max_workgroups,
-    })
+    };
+    Ok((kernels, built))
 }
 
 /// The bind group layout of one combination of access modes, and the pipeline layout around it (with the

@@ -2,6 +2,7 @@
 //! its buffer struct and its node enum in place of names.
 
 use std::borrow::Cow;
+use std::ops::Range;
 
 use graph_core::ir::ParamsStorage;
 
@@ -14,6 +15,7 @@ use crate::host::{HostContext, HostNode};
 use crate::interop::InteropContext;
 use crate::task_graph::TaskGraph;
 use crate::transfer::{Finished, Upload};
+use crate::update::{Dispatch, UpdateReport};
 use crate::wait::Submission;
 
 /// A graph baked onto a device: replay it as often as needed.
@@ -87,6 +89,39 @@ impl<G: TaskGraph> Baked<G> {
             .on_host_at(G::node_index(node), Box::new(task))
             .map_err(|_| Error::NotANode(format!("{node:?} (not a host task)")))?;
         Ok(self)
+    }
+
+    /// Binds the external buffers to `buffers` from the next replay on, checked as bake checks them; only the
+    /// bind groups over a buffer that changed are created again, and a replay already submitted keeps the
+    /// buffers it was submitted with. The buffers' types come from the graph, so a rebind cannot change its
+    /// shape.
+    pub fn rebind(&mut self, buffers: G::Buffers<'_>) -> Result<UpdateReport, Error> {
+        self.graph.rebind_indexed(&G::bind(&buffers))
+    }
+
+    /// Sets kernel `node`'s dispatch size from the next replay on, in place of its declared one.
+    pub fn set_dispatch(
+        &mut self,
+        node: G::Node,
+        dispatch: Dispatch,
+    ) -> Result<UpdateReport, Error> {
+        self.graph.set_dispatch_at(G::node_index(node), dispatch)
+    }
+
+    /// Sets the range of fill, upload or readback `node` from the next replay on (see
+    /// [`BakedGraph::set_range`]).
+    pub fn set_range(&mut self, node: G::Node, range: Range<u32>) -> Result<UpdateReport, Error> {
+        self.graph.set_range_at(G::node_index(node), range)
+    }
+
+    /// Sets copy `node`'s source and destination ranges from the next replay on.
+    pub fn set_copy_ranges(
+        &mut self,
+        node: G::Node,
+        src: Range<u32>,
+        dst: Range<u32>,
+    ) -> Result<UpdateReport, Error> {
+        self.graph.set_copy_ranges_at(G::node_index(node), src, dst)
     }
 
     /// Makes kernel `choice` the active one of its group of alternatives: from the next replay on it runs in

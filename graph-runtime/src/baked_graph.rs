@@ -10,7 +10,7 @@ use graph_core::ir::ParamsStorage;
 
 use graph_core::plan::{Plan, PlanPartition, PlanStep};
 
-use crate::bake::{BoundBuffers, bind_buffers, build_kernels, plan_replay};
+use crate::bake::{BoundBuffers, KernelCache, bind_buffers, build_kernels, plan_replay};
 use crate::buffer::AnyBuffer;
 use crate::element::{Element, ParamValue};
 use crate::error::Error;
@@ -27,24 +27,29 @@ use crate::wgpu_recorder::WgpuRecorder;
 
 /// A graph baked onto a device: set parameters by name, give host tasks their closures, replay.
 pub struct BakedGraph {
-    desc: Cow<'static, GraphDesc>,
-    gpu: Gpu,
+    pub(crate) desc: Cow<'static, GraphDesc>,
+    pub(crate) gpu: Gpu,
     /// The parameter block the next replay uses, laid out as the WGSL struct.
     params: Vec<u8>,
-    transport: ParamsTransport,
-    bound: BoundBuffers,
-    kernels: Kernels,
+    pub(crate) transport: ParamsTransport,
+    pub(crate) bound: BoundBuffers,
+    pub(crate) kernels: Kernels,
     /// What a replay records, as ids.
-    plan: Plan,
+    pub(crate) plan: Plan,
     host_tasks: Vec<Option<HostTask>>,
     interop_tasks: Vec<Option<InteropTask>>,
     /// Workgroup counts of each kernel node for the current replay, rewritten in place (no allocation).
     workgroups: Vec<[u32; 3]>,
-    uploads: Uploads,
-    readbacks: Readbacks,
+    pub(crate) uploads: Uploads,
+    pub(crate) readbacks: Readbacks,
     /// Per node: whether it runs. `false` only for the choices of a group of alternatives that are not its
     /// active one.
     active: Vec<bool>,
+    /// The caller's buffer bound to each external buffer, by index (`None` for owned ones): what an update
+    /// rebinds from.
+    pub(crate) externals: Vec<Option<AnyBuffer>>,
+    /// Layouts and pipelines, kept for updates.
+    pub(crate) cache: KernelCache,
 }
 
 impl std::fmt::Debug for BakedGraph {
@@ -112,17 +117,24 @@ impl BakedGraph {
         let desc = flat.map_or(desc, Cow::Owned);
         gpu.check_lost()?;
         let scope = OpScope::enter(gpu);
+        let mut cache = KernelCache::default();
         let built = (|| {
-            let bound = bind_buffers(gpu, &desc, buffers)?;
+            let bound = bind_buffers(gpu, &desc, buffers, None)?;
             let plan = plan_replay(&desc, &bound)?;
             let transport = ParamsTransport::new(gpu, &desc);
-            let kernels = build_kernels(gpu, &desc, &bound, &transport)?;
+            let (kernels, _) = build_kernels(gpu, &desc, &bound, &transport, &mut cache, None)?;
             Ok::<_, Error>((bound, plan, transport, kernels))
         })();
         let (bound, plan, transport, kernels) = scope.finish_with(built, |reason| Error::Bake {
             graph: desc.name.to_string(),
             reason,
         })?;
+        let mut externals = vec![None; desc.buffers.len()];
+        for &(index, buffer) in buffers {
+            if let Some(slot) = externals.get_mut(index as usize) {
+                *slot = Some(buffer.clone());
+            }
+        }
         let uploads = Uploads::new(gpu, &desc, &plan);
         let readbacks = Readbacks::new(&desc, &plan);
         let mut host_tasks = Vec::new();
@@ -150,6 +162,8 @@ impl BakedGraph {
             uploads,
             readbacks,
             active,
+            externals,
+            cache,
             desc,
         })
     }
@@ -532,7 +546,7 @@ fn place_task<T>(
 }
 
 /// An unknown name, with the names the graph does have.
-fn unknown(
+pub(crate) fn unknown(
     desc: &GraphDesc,
     kind: &'static str,
     name: &str,

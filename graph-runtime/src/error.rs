@@ -70,6 +70,9 @@ pub enum Error {
     )]
     InvalidDescription { graph: String, reason: String },
 
+    #[error("graph `{graph}`: update refused, the baked graph is unchanged: {reason}")]
+    Update { graph: String, reason: String },
+
     #[error(
         "graph `{graph}`: kernel `{node}` has workgroup size {size:?}, over this device's limits ({limit})"
     )]

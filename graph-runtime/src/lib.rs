@@ -201,6 +201,7 @@ mod replay;
 mod scope;
 mod task_graph;
 mod transfer;
+mod update;
 pub mod validation;
 mod wait;
 mod wgpu_recorder;
@@ -229,6 +230,7 @@ pub use interop::{InteropContext, InteropTask};
 pub use readback::ReadFuture;
 pub use task_graph::TaskGraph;
 pub use transfer::{Finished, Readback, Upload};
+pub use update::{Dispatch, UpdateReport};
 pub use wait::Submission;
 pub use wgpu;
 

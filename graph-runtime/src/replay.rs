@@ -30,6 +30,10 @@ pub(crate) struct KernelStep {
     pub pipeline: usize,
     pub bind_group: wgpu::BindGroup,
     pub size: DispatchSize,
+    /// The bind group's access modes and buffers, binding by binding: an update reuses it when they are the
+    /// same.
+    pub modes: Vec<graph_core::ir::AccessMode>,
+    pub buffers: Vec<wgpu::Buffer>,
 }
 
 /// The baked kernels, by node index (`None` for the other nodes).

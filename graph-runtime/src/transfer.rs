@@ -86,6 +86,14 @@ pub(crate) struct Uploads {
 
 impl Uploads {
     /// A staging buffer per upload node, sized by the plan.
+    /// Each upload of `plan`, by node, with its size: what staging buffers it needs.
+    pub(crate) fn sizes(plan: &Plan) -> Vec<(u32, u64)> {
+        transfers(plan, |s| matches!(s, PlanStep::Upload(_)))
+            .iter()
+            .map(|t| (t.node, t.bytes))
+            .collect()
+    }
+
     pub(crate) fn new(gpu: &Gpu, desc: &GraphDesc, plan: &Plan) -> Self {
         let mut slots = Vec::new();
         for t in transfers(plan, |s| matches!(s, PlanStep::Upload(_))) {
@@ -197,6 +205,14 @@ pub(crate) struct Readbacks {
 }
 
 impl Readbacks {
+    /// Each readback of `plan`, by node, with its size: what its pooled sets hold.
+    pub(crate) fn sizes(plan: &Plan) -> Vec<(u32, u64)> {
+        transfers(plan, |s| matches!(s, PlanStep::Readback(_)))
+            .iter()
+            .map(|t| (t.node, t.bytes))
+            .collect()
+    }
+
     pub(crate) fn new(desc: &GraphDesc, plan: &Plan) -> Self {
         let mut nodes: Vec<(String, Option<(ValueType, u64)>)> = desc
             .nodes

@@ -1,0 +1,307 @@
+//! Executable-graph updates without re-baking (SYCL's `update`, CUDA's `cudaGraphExecUpdate`): rebinding an
+//! external buffer, a node's dispatch size, a copy, fill, upload or readback range, and a whole description of
+//! the same topology.
+//!
+//! Every update goes through one rebuild: the new description and buffers are checked as a bake checks them,
+//! the plan is made again (it is cheap and handle-free), and the kernels are built again through the baked
+//! graph's cache, so only what changed is created: a pipeline whose code or constants changed, a bind group
+//! whose buffers changed. Graph-owned buffers, parameters, host and interop closures, the active alternatives
+//! and pending uploads (where their size is unchanged) carry over. Everything is built before anything is
+//! replaced: an update that fails leaves the baked graph as it was. A replay already submitted keeps the
+//! objects it was recorded with (wgpu keeps them alive until it finishes).
+
+use std::borrow::Cow;
+use std::ops::Range;
+
+use graph_core::desc::{DispatchDesc, GraphDesc, OpDesc, RangeDesc, SizeDesc};
+use graph_core::flatten::flatten;
+use graph_core::size::SizeStep;
+use graph_core::topology::topology_difference;
+
+use crate::bake::{bind_buffers, build_kernels, plan_replay};
+use crate::baked_graph::BakedGraph;
+use crate::buffer::AnyBuffer;
+use crate::error::Error;
+use crate::scope::OpScope;
+use crate::transfer::{Readbacks, Uploads};
+
+/// What an update created; everything else it reused.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct UpdateReport {
+    /// Compute pipelines compiled (kernels whose code, workgroup size or pipeline constants changed).
+    pub pipelines_built: usize,
+    /// Bind groups created (kernels whose buffers changed).
+    pub bind_groups_built: usize,
+}
+
+/// A kernel node's size, set after bake in place of the one it was declared with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Dispatch {
+    /// Invocations per dimension, rounded up to whole workgroups.
+    Threads([u32; 3]),
+    /// Workgroups per dimension.
+    Workgroups([u32; 3]),
+}
+
+impl BakedGraph {
+    /// Binds external buffer `name` to `buffer` from the next replay on: of the same element type, a length
+    /// the graph accepts (its declared one; one its ranges fit) and the usages it needs, checked as bake
+    /// checks them. Only the bind groups of the kernels that use it are created again.
+    pub fn rebind(&mut self, name: &str, buffer: &AnyBuffer) -> Result<UpdateReport, Error> {
+        let index = self
+            .desc
+            .buffers
+            .iter()
+            .position(|b| b.name == name && b.role.is_external())
+            .ok_or_else(|| {
+                let known = self
+                    .desc
+                    .buffers
+                    .iter()
+                    .filter(|b| b.role.is_external())
+                    .map(|b| format!("`{}`", b.name));
+                crate::baked_graph::unknown(&self.desc, "external buffer", name, known)
+            })?;
+        self.rebind_indexed(&[(index as u32, buffer)])
+    }
+
+    /// Rebinds the external buffers given by declaration index, in one rebuild.
+    pub(crate) fn rebind_indexed(
+        &mut self,
+        buffers: &[(u32, &AnyBuffer)],
+    ) -> Result<UpdateReport, Error> {
+        let mut externals = self.externals.clone();
+        for &(index, buffer) in buffers {
+            match externals.get_mut(index as usize) {
+                Some(slot @ Some(_)) => *slot = Some(buffer.clone()),
+                _ => return Err(self.refused(format!("buffer {index} is not an external buffer"))),
+            }
+        }
+        self.rebuild(self.desc.clone(), externals)
+    }
+
+    /// Sets kernel `node`'s dispatch size from the next replay on, in place of the declared one (which may
+    /// read parameters; this one is fixed until set again).
+    pub fn set_dispatch(&mut self, node: &str, dispatch: Dispatch) -> Result<UpdateReport, Error> {
+        let index = self.node_index(node)?;
+        self.set_dispatch_at(index, dispatch)
+    }
+
+    pub(crate) fn set_dispatch_at(
+        &mut self,
+        index: usize,
+        dispatch: Dispatch,
+    ) -> Result<UpdateReport, Error> {
+        let mut desc = self.desc.clone();
+        let Some(OpDesc::Kernel(k)) = desc
+            .to_mut()
+            .nodes
+            .to_mut()
+            .get_mut(index)
+            .map(|n| &mut n.op)
+        else {
+            return Err(self.refused(format!("node {} is not a kernel", self.node_name(index))));
+        };
+        k.dispatch = match dispatch {
+            Dispatch::Threads(dims) => DispatchDesc::Threads(dims.map(literal)),
+            Dispatch::Workgroups(dims) => DispatchDesc::Workgroups(dims.map(literal)),
+        };
+        self.rebuild(desc, self.externals.clone())
+    }
+
+    /// Sets the range of fill, upload or readback `node` from the next replay on: elements `range` of its
+    /// buffer, checked against the bound length. A fill's range is a pipeline constant, so its pipeline is
+    /// compiled again; only a fill declared with a range has one to set.
+    pub fn set_range(&mut self, node: &str, range: Range<u32>) -> Result<UpdateReport, Error> {
+        let index = self.node_index(node)?;
+        self.set_range_at(index, range)
+    }
+
+    pub(crate) fn set_range_at(
+        &mut self,
+        index: usize,
+        range: Range<u32>,
+    ) -> Result<UpdateReport, Error> {
+        let mut desc = self.desc.clone();
+        let name = self.node_name(index);
+        let op = desc
+            .to_mut()
+            .nodes
+            .to_mut()
+            .get_mut(index)
+            .map(|n| &mut n.op);
+        match op {
+            Some(OpDesc::Upload { range: r, .. } | OpDesc::Readback { range: r, .. }) => {
+                *r = range_desc(range)
+            }
+            Some(OpDesc::Kernel(k)) if k.range.is_some() => k.range = Some(range_desc(range)),
+            Some(OpDesc::Kernel(_)) => {
+                return Err(self.refused(format!(
+                    "{name} has no range to set (only a fill declared with a range has one)"
+                )));
+            }
+            _ => {
+                return Err(self.refused(format!(
+                    "{name} is not a fill, upload or readback (a copy's ranges are set with `set_copy_ranges`)"
+                )));
+            }
+        }
+        self.rebuild(desc, self.externals.clone())
+    }
+
+    /// Sets copy `node`'s source and destination ranges from the next replay on (of one length, each within
+    /// its bound buffer).
+    pub fn set_copy_ranges(
+        &mut self,
+        node: &str,
+        src: Range<u32>,
+        dst: Range<u32>,
+    ) -> Result<UpdateReport, Error> {
+        let index = self.node_index(node)?;
+        self.set_copy_ranges_at(index, src, dst)
+    }
+
+    pub(crate) fn set_copy_ranges_at(
+        &mut self,
+        index: usize,
+        src: Range<u32>,
+        dst: Range<u32>,
+    ) -> Result<UpdateReport, Error> {
+        let mut desc = self.desc.clone();
+        let name = self.node_name(index);
+        match desc
+            .to_mut()
+            .nodes
+            .to_mut()
+            .get_mut(index)
+            .map(|n| &mut n.op)
+        {
+            Some(OpDesc::Copy {
+                src_range,
+                dst_range,
+                ..
+            }) => {
+                *src_range = range_desc(src);
+                *dst_range = range_desc(dst);
+            }
+            _ => return Err(self.refused(format!("{name} is not a copy"))),
+        }
+        self.rebuild(desc, self.externals.clone())
+    }
+
+    /// Updates the whole graph from `desc` (SYCL's `update(graph)`, CUDA's `cudaGraphExecUpdate`): a
+    /// description of the same topology (parameters, buffers, nodes and what they bind, edges) whose kernels'
+    /// code, arguments, sizes and ranges may differ. Only the pipelines whose code changed are compiled. A
+    /// description of another topology is an error naming the first difference, and the graph is unchanged.
+    /// Dispatch sizes and ranges set since bake are replaced by `desc`'s.
+    pub fn update(
+        &mut self,
+        desc: impl Into<Cow<'static, GraphDesc>>,
+    ) -> Result<UpdateReport, Error> {
+        let desc = desc.into();
+        let size = self.desc.params.size as usize;
+        desc.validate(size)
+            .map_err(|e| self.refused(format!("the update is not a valid description: {}", e.0)))?;
+        let flat = match flatten(&desc).map_err(|e| self.refused(e.0))? {
+            Cow::Owned(flat) => Cow::Owned(flat),
+            Cow::Borrowed(_) => desc.clone(),
+        };
+        if let Some(difference) = topology_difference(&self.desc, &flat) {
+            return Err(self.refused(format!("its topology differs: {difference}")));
+        }
+        self.rebuild(flat, self.externals.clone())
+    }
+
+    /// Builds everything a replay needs for `desc` over `externals`, reusing what it can, then replaces the
+    /// baked graph's with it; on any error nothing is replaced.
+    fn rebuild(
+        &mut self,
+        desc: Cow<'static, GraphDesc>,
+        externals: Vec<Option<AnyBuffer>>,
+    ) -> Result<UpdateReport, Error> {
+        self.gpu.check_lost()?;
+        let bound_externals: Vec<(u32, &AnyBuffer)> = externals
+            .iter()
+            .enumerate()
+            .filter_map(|(i, b)| b.as_ref().map(|b| (i as u32, b)))
+            .collect();
+        let gpu = self.gpu.clone();
+        let scope = OpScope::enter(&gpu);
+        // Built on a copy of the cache: a failed update must not leave pipelines of its own in it.
+        let mut cache = self.cache.clone();
+        let built = (|| {
+            let bound = bind_buffers(&gpu, &desc, &bound_externals, Some(&self.bound))?;
+            let plan = plan_replay(&desc, &bound)?;
+            let (kernels, built) = build_kernels(
+                &gpu,
+                &desc,
+                &bound,
+                &self.transport,
+                &mut cache,
+                Some(&self.kernels),
+            )?;
+            Ok::<_, Error>((bound, plan, kernels, built))
+        })();
+        let (bound, plan, kernels, built) = scope.finish_with(built, |reason| Error::Update {
+            graph: desc.name.to_string(),
+            reason,
+        })?;
+        // Transfers of an unchanged size keep their staging and pools (and pending upload data).
+        if Uploads::sizes(&plan) != Uploads::sizes(&self.plan) {
+            self.uploads = Uploads::new(&gpu, &desc, &plan);
+        }
+        if Readbacks::sizes(&plan) != Readbacks::sizes(&self.plan) {
+            self.readbacks = Readbacks::new(&desc, &plan);
+        }
+        self.bound = bound;
+        self.plan = plan;
+        self.kernels = kernels;
+        self.cache = cache;
+        self.externals = externals;
+        self.desc = desc;
+        Ok(UpdateReport {
+            pipelines_built: built.pipelines,
+            bind_groups_built: built.bind_groups,
+        })
+    }
+
+    fn node_index(&self, name: &str) -> Result<usize, Error> {
+        self.desc
+            .nodes
+            .iter()
+            .position(|n| n.name == name)
+            .ok_or_else(|| {
+                let known = self.desc.nodes.iter().map(|n| format!("`{}`", n.name));
+                crate::baked_graph::unknown(&self.desc, "node", name, known)
+            })
+    }
+
+    fn node_name(&self, index: usize) -> String {
+        self.desc
+            .nodes
+            .get(index)
+            .map_or_else(|| format!("node {index}"), |n| format!("node `{}`", n.name))
+    }
+
+    fn refused(&self, reason: String) -> Error {
+        Error::Update {
+            graph: self.desc.name.to_string(),
+            reason,
+        }
+    }
+}
+
+/// A size that is the number `n`.
+fn literal(n: u32) -> SizeDesc {
+    SizeDesc {
+        text: n.to_string().into(),
+        steps: Cow::Owned(vec![SizeStep::Literal(n)]),
+    }
+}
+
+fn range_desc(range: Range<u32>) -> RangeDesc {
+    RangeDesc {
+        start: literal(range.start),
+        end: literal(range.end),
+    }
+}
