@@ -129,6 +129,14 @@ impl KernelSpec {
         self
     }
 
+    /// Workgroup counts read on the GPU from the first three `u32`s of `buffer`, which an earlier node writes
+    /// (the macro's `workgroups(indirect: args)`).
+    pub fn indirect(mut self, buffer: &str) -> Self {
+        self.bad_sizes.clear();
+        self.kernel.dispatch = DispatchSpec::Indirect(buffer.to_string());
+        self
+    }
+
     /// Sizes already built as expressions.
     pub fn dispatch(mut self, dispatch: DispatchSpec) -> Self {
         self.bad_sizes.clear();

@@ -254,6 +254,8 @@ pub enum DispatchDesc {
     Threads([SizeDesc; 3]),
     /// Workgroups per dimension.
     Workgroups([SizeDesc; 3]),
+    /// Workgroups per dimension read by the GPU from the first three `u32`s of this buffer.
+    Indirect(u32),
 }
 
 /// One dimension of a dispatch size: a postfix program over the parameters and buffer lengths.
@@ -441,6 +443,13 @@ impl GraphDesc {
                         for dim in dims {
                             self.validate_size(name, dim, buffers)?;
                         }
+                    }
+                    &DispatchDesc::Indirect(b) => {
+                        ensure!(
+                            in_range(b)
+                                && self.buffers[b as usize].elem == crate::types::ValueType::U32,
+                            "kernel `{name}` reads its workgroup counts from buffer {b}, which is no `u32` buffer"
+                        )
                     }
                 }
             }

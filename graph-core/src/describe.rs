@@ -126,6 +126,7 @@ fn describe_op(op: &CheckedNode) -> OpDesc {
                 CheckedDispatch::BufferLen(b) => DispatchDesc::BufferLen(index(*b)),
                 CheckedDispatch::Threads(dims) => DispatchDesc::Threads(sizes(dims)),
                 CheckedDispatch::Workgroups(dims) => DispatchDesc::Workgroups(sizes(dims)),
+                CheckedDispatch::Indirect(b) => DispatchDesc::Indirect(index(*b)),
             },
             foldable: k.foldable,
             range: k.range.as_ref().map(range),

@@ -239,6 +239,9 @@ impl GraphDesc {
                 }
                 DispatchDesc::Threads(dims) => format!("threads({})", dims_text(dims)),
                 DispatchDesc::Workgroups(dims) => format!("workgroups({})", dims_text(dims)),
+                DispatchDesc::Indirect(b) => {
+                    format!("workgroups(indirect: {})", self.buffer_name(*b))
+                }
             };
             let [x, y, z] = k.workgroup_size;
             let _ = write!(text, "\n{size}\n@workgroup_size({x}, {y}, {z})");

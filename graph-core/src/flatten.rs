@@ -183,6 +183,7 @@ impl Remap<'_> {
                 bindings: access(&k.bindings),
                 dispatch: match &k.dispatch {
                     DispatchDesc::BufferLen(b) => DispatchDesc::BufferLen(self.buffer(*b)),
+                    DispatchDesc::Indirect(b) => DispatchDesc::Indirect(self.buffer(*b)),
                     DispatchDesc::Threads(dims) => DispatchDesc::Threads(self.dims(dims, node)?),
                     DispatchDesc::Workgroups(dims) => {
                         DispatchDesc::Workgroups(self.dims(dims, node)?)

@@ -147,13 +147,16 @@ pub enum DispatchSpec {
     Threads(Vec<SizeExpr>),
     /// `workgroups(x[, y[, z]])`: workgroup counts per dimension.
     Workgroups(Vec<SizeExpr>),
+    /// `workgroups(indirect: args)`: the counts are the first three `u32`s of buffer `args`, written on the
+    /// GPU by an earlier node (an indirect dispatch).
+    Indirect(String),
 }
 
 impl DispatchSpec {
     /// The size expressions, one per dimension given.
     pub fn dims(&self) -> &[SizeExpr] {
         match self {
-            DispatchSpec::Auto => &[],
+            DispatchSpec::Auto | DispatchSpec::Indirect(_) => &[],
             DispatchSpec::Threads(dims) | DispatchSpec::Workgroups(dims) => dims,
         }
     }
@@ -163,7 +166,7 @@ impl DispatchSpec {
         match self {
             DispatchSpec::Auto => "",
             DispatchSpec::Threads(_) => "threads",
-            DispatchSpec::Workgroups(_) => "workgroups",
+            DispatchSpec::Workgroups(_) | DispatchSpec::Indirect(_) => "workgroups",
         }
     }
 }

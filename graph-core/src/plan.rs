@@ -282,6 +282,12 @@ impl Touched {
                 PlanStep::Upload(Transfer { buffer, .. }) => t.written.push(buffer),
                 PlanStep::Readback(Transfer { buffer, .. }) => t.read.push(buffer),
                 PlanStep::Dispatch { node } | PlanStep::Interop { node } => {
+                    // An indirect dispatch reads its counts (as indirect arguments).
+                    if let Some(OpDesc::Kernel(k)) = desc.nodes.get(node as usize).map(|n| &n.op)
+                        && let crate::desc::DispatchDesc::Indirect(b) = k.dispatch
+                    {
+                        t.read.push(b);
+                    }
                     let accesses = match desc.nodes.get(node as usize).map(|n| &n.op) {
                         Some(OpDesc::Kernel(k)) => &k.bindings,
                         Some(OpDesc::Interop { accesses }) => accesses,

@@ -225,6 +225,8 @@ pub enum KernelBody {
 pub struct Dispatch {
     pub keyword: Ident,
     pub workgroups: bool,
+    /// `workgroups(indirect: args)`: the buffer holding the counts.
+    pub indirect: Option<Ident>,
     /// `None` when the sizes could not be parsed (already an error).
     pub dims: Option<Vec<Expr>>,
 }
@@ -835,6 +837,45 @@ fn parse_clauses(
             }
             continue;
         }
+        // `workgroups(indirect: args)`: counts a node wrote into a buffer.
+        let indirect = syn::parse::Parser::parse2(
+            |input: ParseStream<'_>| {
+                let word = input.call(Ident::parse_any)?;
+                if word != "indirect" || !input.peek(Token![:]) {
+                    return Err(input.error("not indirect"));
+                }
+                input.parse::<Token![:]>()?;
+                let buffer: Ident = input.parse()?;
+                if !input.is_empty() {
+                    return Err(input.error("expected `)` after the counts' buffer"));
+                }
+                Ok(buffer)
+            },
+            content.clone(),
+        )
+        .ok();
+        if let Some(buffer) = indirect {
+            if clause != "workgroups" {
+                errors.push(syn::Error::new(
+                    word.span(),
+                    "an indirect dispatch is `workgroups(indirect: BUFFER)`: it reads workgroup counts",
+                ));
+            }
+            if dispatch.is_some() {
+                errors.push(syn::Error::new(
+                    word.span(),
+                    "a kernel has one `threads(..)` or `workgroups(..)`",
+                ));
+                continue;
+            }
+            dispatch = Some(Dispatch {
+                workgroups: true,
+                indirect: Some(buffer),
+                keyword: word,
+                dims: None,
+            });
+            continue;
+        }
         let dims = syn::parse::Parser::parse2(
             syn::punctuated::Punctuated::<Expr, Token![,]>::parse_terminated,
             content,
@@ -855,6 +896,7 @@ fn parse_clauses(
         }
         dispatch = Some(Dispatch {
             workgroups: clause == "workgroups",
+            indirect: None,
             keyword: word,
             dims,
         });

@@ -284,6 +284,7 @@ impl ConstTokens for DispatchDesc {
         let p = p();
         match self {
             DispatchDesc::BufferLen(b) => quote!(#p::desc::DispatchDesc::BufferLen(#b)),
+            DispatchDesc::Indirect(b) => quote!(#p::desc::DispatchDesc::Indirect(#b)),
             DispatchDesc::Threads(dims) => {
                 let dims = dims.const_tokens();
                 quote!(#p::desc::DispatchDesc::Threads(#dims))

@@ -570,6 +570,9 @@ fn lower_dispatch(
     let Some(d) = dispatch else {
         return (DispatchSpec::Auto, Vec::new());
     };
+    if let Some(buffer) = &d.indirect {
+        return (DispatchSpec::Indirect(name_of(buffer)), Vec::new());
+    }
     let mut dims = Vec::new();
     let mut spans = Vec::new();
     match &d.dims {

@@ -50,7 +50,8 @@ pub(crate) fn bind_buffers(
                 size,
                 usage: wgpu::BufferUsages::STORAGE
                     | wgpu::BufferUsages::COPY_SRC
-                    | wgpu::BufferUsages::COPY_DST,
+                    | wgpu::BufferUsages::COPY_DST
+                    | wgpu::BufferUsages::INDIRECT,
                 mapped_at_creation: false,
             }));
             lens.push(len);
@@ -166,6 +167,12 @@ fn needed_usage(desc: &GraphDesc, index: u32) -> wgpu::BufferUsages {
     let mut usage = wgpu::BufferUsages::empty();
     for node in desc.nodes.iter() {
         match &node.op {
+            OpDesc::Kernel(k) if k.dispatch == DispatchDesc::Indirect(index) => {
+                usage |= wgpu::BufferUsages::INDIRECT;
+                if k.bindings.iter().any(|b| b.buffer == index) {
+                    usage |= wgpu::BufferUsages::STORAGE;
+                }
+            }
             OpDesc::Kernel(k) if k.bindings.iter().any(|b| b.buffer == index) => {
                 usage |= wgpu::BufferUsages::STORAGE
             }
@@ -336,6 +343,7 @@ pub(crate) fn build_kernels(
                 DispatchSize::Threads(dims.clone(), k.workgroup_size)
             }
             (DispatchDesc::Workgroups(dims), None) => DispatchSize::Workgroups(dims.clone()),
+            (DispatchDesc::Indirect(b), None) => DispatchSize::Indirect(*b),
         };
         nodes.push(Some(KernelStep {
             pipeline,

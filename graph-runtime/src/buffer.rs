@@ -111,9 +111,11 @@ impl<T: Element> Buffer<T> {
         let buffer = gpu.device().create_buffer(&wgpu::BufferDescriptor {
             label: None,
             size,
+            // Indirect too: a `u32` buffer may hold the workgroup counts of an indirect dispatch.
             usage: wgpu::BufferUsages::STORAGE
                 | wgpu::BufferUsages::COPY_SRC
-                | wgpu::BufferUsages::COPY_DST,
+                | wgpu::BufferUsages::COPY_DST
+                | wgpu::BufferUsages::INDIRECT,
             mapped_at_creation: contents.is_some(),
         });
         if let Some(data) = contents {

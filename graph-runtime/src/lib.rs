@@ -58,6 +58,10 @@
 //!   parentheses. They are checked at compile time (a part that is constant is computed there) and computed
 //!   at each replay with checked arithmetic: an overflow, a negative difference or a division by zero is an
 //!   [`Error::DispatchSize`], never a wrapped, too-small dispatch.
+//! - `workgroups(indirect: args)`: the workgroup counts are the first three elements of `args` (`[u32; 3]` or
+//!   longer), written on the GPU by an earlier node, read by the GPU (an indirect dispatch, with no host
+//!   round trip). The kernel reads `args` for edge inference; a graph-owned `args` no earlier node writes,
+//!   or one that is not `u32`, is a compile error.
 //! - `kernel name = kernels::path(binding: buffer, arg: value, ..);`: a library kernel. An argument is WGSL of
 //!   the argument's type, exactly: a parameter of another type is a compile error, not a conversion.
 //! - `fill name(buf = value);` sets every element of `buf`, of any element type, to `value`, WGSL of that type

@@ -12,6 +12,8 @@ pub(crate) enum DispatchSize {
     /// Invocations from the parameters and buffer lengths, rounded up to the workgroup size (the second).
     Threads([SizeDesc; 3], [u32; 3]),
     Workgroups([SizeDesc; 3]),
+    /// Read by the GPU from the first three `u32`s of this buffer (an indirect dispatch).
+    Indirect(u32),
 }
 
 /// Why a dispatch's size is refused at replay.
@@ -57,6 +59,8 @@ impl DispatchSize {
         };
         match self {
             DispatchSize::Fixed(w) => Ok(*w),
+            // Not known on the host: the recorder dispatches from the buffer (1s mark it as work to record).
+            DispatchSize::Indirect(_) => Ok([1; 3]),
             DispatchSize::Workgroups(dims) => eval(dims),
             DispatchSize::Threads(dims, wg) => {
                 let t = eval(dims)?;

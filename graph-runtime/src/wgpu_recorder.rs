@@ -8,7 +8,7 @@ use crate::error::Error;
 use crate::gpu::Gpu;
 use crate::params::ParamsTransport;
 use crate::recorder::Recorder;
-use crate::replay::Kernels;
+use crate::replay::{DispatchSize, Kernels};
 use crate::transfer::Uploads;
 
 pub(crate) struct WgpuRecorder<'a> {
@@ -117,7 +117,15 @@ impl Recorder for WgpuRecorder<'_> {
             self.pipeline = Some(kernel.pipeline);
         }
         pass.set_bind_group(0, &kernel.bind_group, &[]);
-        pass.dispatch_workgroups(x, y, z);
+        match kernel.size {
+            // The counts are on the GPU, written by an earlier node.
+            DispatchSize::Indirect(b) => {
+                if let Some(args) = self.buffers.get(b as usize) {
+                    pass.dispatch_workgroups_indirect(args, 0);
+                }
+            }
+            _ => pass.dispatch_workgroups(x, y, z),
+        }
     }
 
     fn copy(&mut self, src: u32, src_offset: u64, dst: u32, dst_offset: u64, bytes: u64) {

@@ -210,11 +210,8 @@ fn ranges_and_dispatch_sizes_change_without_a_bake() -> Result<(), Error> {
     t.replay_blocking()?;
     let ys = read(&y);
     let written = ys.iter().filter(|v| !v.is_nan()).count();
-    assert_eq!(
-        written,
-        n.div_ceil(64) * 64,
-        "whole workgroups over {n} threads"
-    );
+    // Whole workgroups over `n` threads, within the 100 elements the kernel guards (`params.n`).
+    assert_eq!(written, (n.div_ceil(64) * 64).min(100), "{n} threads");
     Ok(())
 }
 

@@ -179,6 +179,27 @@ fn sobel_or_scharr(second: &str) -> GraphBuilder {
 }
 
 const CASES: &[Case] = &[
+    Case {
+        fixture: "dispatch/indirect-counts-not-u32",
+        build: || {
+            let mut b = graph_g();
+            b.inout("x", "f32")
+                .buffer("args", "f32", Role::Input, Some(3))
+                .kernel(
+                    "k",
+                    KernelSpec::wgsl(
+                        "@compute @workgroup_size(64)
+            fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
+                if (gid.x < arrayLength(&x)) { x[gid.x] = 2.0 * x[gid.x]; }
+            }",
+                    )
+                    .read_write("x")
+                    .indirect("args"),
+                );
+            b
+        },
+        rustc_errors: &[],
+    },
     // alternatives/
     Case {
         fixture: "alternatives/different-signatures",

@@ -55,7 +55,7 @@ impl Checker<'_> {
     ) -> Option<CheckedKernel> {
         // Sizes first: their mistakes are independent of the kernel's WGSL.
         let sizes = match &kernel.dispatch {
-            DispatchSpec::Auto => None,
+            DispatchSpec::Auto | DispatchSpec::Indirect(_) => None,
             spec => Some(self.resolve_sizes(n, spec, layout)),
         };
         let bindings: Vec<BufferAccess> =
@@ -166,12 +166,17 @@ impl Checker<'_> {
             self.check_binding_uses(n, &bindings, detail);
             self.check_workgroup_size(n, &source, file, detail.workgroup_size);
         }
-        let dispatch = match sizes {
-            Some(sizes) => match &kernel.dispatch {
+        let indirect = match &kernel.dispatch {
+            DispatchSpec::Indirect(_) => Some(self.indirect.get(n).copied().flatten()?),
+            _ => None,
+        };
+        let dispatch = match (sizes, indirect) {
+            (_, Some(b)) => CheckedDispatch::Indirect(b),
+            (Some(sizes), None) => match &kernel.dispatch {
                 DispatchSpec::Workgroups(_) => CheckedDispatch::Workgroups(sizes?),
                 _ => CheckedDispatch::Threads(sizes?),
             },
-            None => match sized_by(library, kernel, &bindings) {
+            (None, None) => match sized_by(library, kernel, &bindings) {
                 Some(b) => CheckedDispatch::BufferLen(b.buffer),
                 None => {
                     self.diags.push(

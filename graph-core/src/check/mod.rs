@@ -4,6 +4,7 @@
 //! reference that used it, so every independent mistake is reported in one run.
 
 mod alternatives;
+mod indirect;
 mod kernels;
 mod layout;
 mod library;
@@ -106,6 +107,8 @@ pub enum CheckedDispatch {
     Threads(Vec<SizeProgram>),
     /// Workgroups per dimension given (1 to 3).
     Workgroups(Vec<SizeProgram>),
+    /// Workgroups read on the GPU from the first three elements of this `u32` buffer.
+    Indirect(usize),
 }
 
 /// One dimension of a dispatch size, resolved: its text for messages and its postfix program.
@@ -135,6 +138,7 @@ pub fn check_with(
     // Resolve: every name to an index (the name tables are built by `new`), before any check runs.
     let mut c = Checker::new(&graph, library);
     c.resolve_accesses();
+    c.resolve_indirect_dispatches();
     c.resolve_explicit_edges();
     // Check, each on what the earlier ones resolved.
     c.check_wgsl_names();
@@ -149,6 +153,7 @@ pub fn check_with(
     c.check_ranges();
     c.check_inputs_are_not_written();
     c.check_outputs_are_written();
+    c.check_indirect_dispatches();
     let subgraphs = c.check_subgraphs(children);
     let edges = c.dependency_edges();
     c.check_cycles(&edges);
@@ -190,6 +195,8 @@ struct Checker<'g> {
     badly_named_params: bool,
     /// The choices of each group of alternatives, resolved.
     groups: Vec<Vec<usize>>,
+    /// Per node, the buffer an indirect dispatch reads its workgroup counts from, resolved.
+    indirect: Vec<Option<usize>>,
 }
 
 impl<'g> Checker<'g> {
@@ -230,6 +237,7 @@ impl<'g> Checker<'g> {
             badly_named_buffers: Vec::new(),
             badly_named_params: false,
             groups: Vec::new(),
+            indirect: Vec::new(),
         }
     }
 

@@ -118,11 +118,43 @@ impl<'g> Checker<'g> {
         add_leaf_edges(&is_barrier, edges)
     }
 
+    /// Every node's accesses, resolved; a kernel dispatched indirectly also reads its counts' buffer.
     pub(super) fn resolved_accesses(&self) -> Vec<Vec<BufferAccess>> {
         self.accesses
             .iter()
-            .map(|list| list.iter().flatten().copied().collect())
+            .enumerate()
+            .map(|(n, list)| {
+                let indirect = self
+                    .indirect
+                    .get(n)
+                    .copied()
+                    .flatten()
+                    .map(|buffer| BufferAccess {
+                        buffer,
+                        mode: crate::ir::AccessMode::Read,
+                    });
+                list.iter().flatten().copied().chain(indirect).collect()
+            })
             .collect()
+    }
+
+    /// The buffer each indirect dispatch names, by node.
+    pub(super) fn resolve_indirect_dispatches(&mut self) {
+        let graph = self.graph;
+        self.indirect = graph
+            .nodes
+            .iter()
+            .enumerate()
+            .map(|(n, node)| match &node.kind {
+                crate::ir::NodeKind::Kernel(k) => match &k.dispatch {
+                    crate::ir::DispatchSpec::Indirect(name) => {
+                        self.resolve_name(Space::Buffer, name, Loc::Dispatch(n))
+                    }
+                    _ => None,
+                },
+                _ => None,
+            })
+            .collect();
     }
 }
 

@@ -92,6 +92,7 @@ impl Checker<'_> {
             self.check_races(&reach);
         }
         self.check_owned_reads_follow_a_write(&reach);
+        self.check_indirect_counts_are_written(&reach);
         Some(schedule)
     }
 
