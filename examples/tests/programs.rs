@@ -27,6 +27,11 @@ fn saxpy() {
 }
 
 #[test]
+fn poisson() {
+    run(env!("CARGO_BIN_EXE_05_poisson"), &[], "\nok\n");
+}
+
+#[test]
 fn flagship() {
     run(env!("CARGO_BIN_EXE_flagship"), &[], "\nok\n");
 }

@@ -423,6 +423,42 @@ impl GraphBuilder {
         self.node(name, NodeKind::Subgraph { graph, accesses })
     }
 
+    /// Nodes added with [`GraphBuilder::kernel`] or [`GraphBuilder::fill`] that run once if the first `u32`
+    /// of `flag` is nonzero when the block starts, and otherwise run no workgroups (the macro's
+    /// `if name(flag) { .. }`): decided on the GPU, with no host round trip.
+    pub fn if_block(&mut self, name: &str, flag: &str, nodes: &[&str]) -> &mut Self {
+        let kind = crate::ir::BlockKind::If {
+            flag: flag.to_string(),
+        };
+        self.block(name, kind, nodes)
+    }
+
+    /// Nodes that run `count` times in each replay; with `flag`, each run only while its first `u32` is
+    /// nonzero (a member clears it to stop), decided on the GPU (the macro's
+    /// `repeat name(count, while: flag) { .. }`).
+    pub fn repeat(
+        &mut self,
+        name: &str,
+        count: u32,
+        flag: Option<&str>,
+        nodes: &[&str],
+    ) -> &mut Self {
+        let kind = crate::ir::BlockKind::Repeat {
+            count,
+            flag: flag.map(str::to_string),
+        };
+        self.block(name, kind, nodes)
+    }
+
+    fn block(&mut self, name: &str, kind: crate::ir::BlockKind, nodes: &[&str]) -> &mut Self {
+        self.graph.blocks.push(crate::ir::Block {
+            name: name.to_string(),
+            kind,
+            nodes: nodes.iter().map(|n| n.to_string()).collect(),
+        });
+        self
+    }
+
     /// A node with no work, a join point for explicit edges (SYCL's empty node).
     pub fn empty(&mut self, name: &str) -> &mut Self {
         self.node(name, NodeKind::Empty {})

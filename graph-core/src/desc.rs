@@ -30,6 +30,21 @@ pub struct GraphDesc {
     pub topological_order: List<u32>,
     pub levels: List<List<u32>>,
     pub partitions: List<PartitionDesc>,
+    /// Groups of nodes under GPU control (`if`, `repeat`), each contiguous in the schedule.
+    #[serde(default)]
+    pub blocks: List<BlockDesc>,
+}
+
+/// Nodes under GPU control: see [`crate::ir::Block`].
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BlockDesc {
+    pub name: Text,
+    /// How many times it runs at most: 1 for an `if`.
+    pub count: u32,
+    /// The buffer whose first `u32` gates each run (`if`, `repeat .. while`).
+    pub flag: Option<u32>,
+    /// Its member nodes (kernels), in topological order.
+    pub nodes: List<u32>,
 }
 
 /// The child of a subgraph node whose description the front door does not have: the macro's, which writes
@@ -48,6 +63,7 @@ pub static UNRESOLVED: GraphDesc = GraphDesc {
     topological_order: Cow::Borrowed(&[]),
     levels: Cow::Borrowed(&[]),
     partitions: Cow::Borrowed(&[]),
+    blocks: Cow::Borrowed(&[]),
 };
 
 /// A description made at run time, to bake.
@@ -370,7 +386,47 @@ impl GraphDesc {
                 "node {to} is not in a later level than node {from}, which it depends on"
             );
         }
-        self.validate_partitions(nodes)
+        self.validate_partitions(nodes)?;
+        self.validate_blocks(nodes, buffers)
+    }
+
+    /// Each block gates with a `u32` buffer, runs at least once, and holds kernels of one block only.
+    fn validate_blocks(&self, nodes: usize, buffers: usize) -> Result<(), InvalidDescription> {
+        let mut owner = vec![None; nodes];
+        for (b, block) in self.blocks.iter().enumerate() {
+            ensure!(
+                block.count >= 1,
+                "block `{}` runs {} times",
+                block.name,
+                block.count
+            );
+            if let Some(flag) = block.flag {
+                ensure!(
+                    (flag as usize) < buffers
+                        && self.buffers[flag as usize].elem == crate::types::ValueType::U32,
+                    "block `{}` is gated by buffer {flag}, which is no `u32` buffer",
+                    block.name
+                );
+            }
+            for &n in block.nodes.iter() {
+                let slot = owner.get_mut(n as usize);
+                ensure!(
+                    slot.as_ref().is_some_and(|s| s.is_none()),
+                    "node {n} is in block `{}` and another, or out of range",
+                    block.name
+                );
+                ensure!(
+                    matches!(self.nodes[n as usize].op, OpDesc::Kernel(_)),
+                    "block `{}` holds node `{}`, which is no kernel",
+                    block.name,
+                    self.nodes[n as usize].name
+                );
+                if let Some(slot) = slot {
+                    *slot = Some(b);
+                }
+            }
+        }
+        Ok(())
     }
 
     fn validate_params(&self, params_size: usize) -> Result<(), InvalidDescription> {

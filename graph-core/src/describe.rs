@@ -5,9 +5,9 @@ use std::borrow::Cow;
 use crate::check::{CheckedDispatch, CheckedGraph, CheckedNode, CheckedRange, SizeProgram};
 use crate::deps::{BufferAccess, EdgeOrigin};
 use crate::desc::{
-    AccessDesc, AlternativeDesc, BufferDesc, DispatchDesc, EdgeDesc, EdgeOriginDesc, GraphDesc,
-    KernelArgDesc, KernelDesc, List, NodeDesc, OpDesc, ParamFieldDesc, ParamsDesc, PartitionDesc,
-    RangeDesc, SizeDesc, SubgraphBinding,
+    AccessDesc, AlternativeDesc, BlockDesc, BufferDesc, DispatchDesc, EdgeDesc, EdgeOriginDesc,
+    GraphDesc, KernelArgDesc, KernelDesc, List, NodeDesc, OpDesc, ParamFieldDesc, ParamsDesc,
+    PartitionDesc, RangeDesc, SizeDesc, SubgraphBinding,
 };
 use crate::schedule::Partition;
 
@@ -89,6 +89,21 @@ pub fn describe(checked: &CheckedGraph) -> GraphDesc {
                 Partition::Host { nodes } => PartitionDesc::Host {
                     nodes: indices(nodes),
                 },
+            })
+            .collect(),
+        blocks: checked
+            .blocks
+            .iter()
+            .map(|b| {
+                // Members in the schedule's order: how the plan runs them.
+                let mut nodes: Vec<usize> = b.nodes.clone();
+                nodes.sort_by_key(|n| checked.schedule.order.iter().position(|o| o == n));
+                BlockDesc {
+                    name: b.name.clone().into(),
+                    count: b.count,
+                    flag: b.flag.map(index),
+                    nodes: indices(&nodes),
+                }
             })
             .collect(),
     }

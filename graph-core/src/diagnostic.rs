@@ -50,6 +50,8 @@ pub enum Loc {
     },
     /// A group of alternatives, by its name.
     Alternatives(usize),
+    /// A block under GPU control (`if`, `repeat`), by its name.
+    Block(usize),
     /// An explicit edge, whole.
     Edge(usize),
     EdgeFrom(usize),

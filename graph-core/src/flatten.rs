@@ -32,6 +32,7 @@ pub fn flatten(desc: &GraphDesc) -> Result<Cow<'_, GraphDesc>, InvalidDescriptio
     let mut buffers = desc.buffers.to_vec();
     let mut nodes = desc.nodes.to_vec();
     let mut edges = Vec::new();
+    let mut blocks = desc.blocks.to_vec();
     // Per node of the parent, the nodes its out-edges leave from once it is flattened.
     let mut exits: Vec<Vec<u32>> = (0..desc.nodes.len() as u32).map(|n| vec![n]).collect();
     for (index, node) in desc.nodes.iter().enumerate() {
@@ -93,6 +94,14 @@ pub fn flatten(desc: &GraphDesc) -> Result<Cow<'_, GraphDesc>, InvalidDescriptio
                 origin: remap.origin(e.origin),
             });
         }
+        for block in child.blocks.iter() {
+            blocks.push(crate::desc::BlockDesc {
+                name: prefix(&block.name).into(),
+                count: block.count,
+                flag: block.flag.map(|f| remap.buffer(f)),
+                nodes: block.nodes.iter().map(|&n| n + offset).collect(),
+            });
+        }
         let count = child.nodes.len() as u32;
         let has_in = |n: u32| child.edges.iter().any(|e| e.to == n);
         let has_out = |n: u32| child.edges.iter().any(|e| e.from == n);
@@ -152,6 +161,7 @@ pub fn flatten(desc: &GraphDesc) -> Result<Cow<'_, GraphDesc>, InvalidDescriptio
                 },
             })
             .collect(),
+        blocks: blocks.into(),
     }))
 }
 

@@ -405,6 +405,48 @@ pub struct Alternatives {
     pub choices: Vec<String>,
 }
 
+/// Nodes that run under control of the GPU, without a host round trip: once if a flag is set (`if`), or up to
+/// a number of times, stopping early when a flag clears (`repeat`). The flag is the first `u32` of a buffer,
+/// written on the GPU; its members (kernels and fills) order as one node with the rest of the graph.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Block {
+    pub name: String,
+    #[serde(flatten)]
+    pub kind: BlockKind,
+    /// The member nodes, by name.
+    pub nodes: Vec<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum BlockKind {
+    /// Runs once when `flag[0] != 0`, else its dispatches run no workgroups.
+    If { flag: String },
+    /// Runs `count` times; with `flag`, each iteration only while `flag[0] != 0` (a member clears it to stop).
+    Repeat {
+        count: u32,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        flag: Option<String>,
+    },
+}
+
+impl BlockKind {
+    pub fn flag(&self) -> Option<&str> {
+        match self {
+            BlockKind::If { flag } => Some(flag),
+            BlockKind::Repeat { flag, .. } => flag.as_deref(),
+        }
+    }
+
+    pub fn keyword(&self) -> &'static str {
+        match self {
+            BlockKind::If { .. } => "if",
+            BlockKind::Repeat { .. } => "repeat",
+        }
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ExplicitEdge {
@@ -428,6 +470,8 @@ pub struct Graph {
     pub edges: Vec<ExplicitEdge>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub alternatives: Vec<Alternatives>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub blocks: Vec<Block>,
     #[serde(default, skip_serializing_if = "is_default")]
     pub edge_mode: EdgeMode,
     #[serde(default, skip_serializing_if = "is_default")]

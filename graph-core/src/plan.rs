@@ -81,6 +81,9 @@ pub enum PlanStep {
         dst_offset: u64,
         bytes: u64,
     },
+    /// Before one run of block `block`: its members' workgroup counts for this run, zero unless its flag is
+    /// set, computed on the GPU.
+    Gate { block: u32 },
 }
 
 /// Host data into a buffer, and a buffer to the host, at a step of a replay: `bytes` at `offset` of `buffer`.
@@ -93,13 +96,15 @@ pub struct Transfer {
 }
 
 impl PlanStep {
-    pub fn node(&self) -> u32 {
+    /// The node the step runs; `None` for a block's gate.
+    pub fn node(&self) -> Option<u32> {
         match *self {
             PlanStep::Dispatch { node }
             | PlanStep::Interop { node }
             | PlanStep::Copy { node, .. }
             | PlanStep::Upload(Transfer { node, .. })
-            | PlanStep::Readback(Transfer { node, .. }) => node,
+            | PlanStep::Readback(Transfer { node, .. }) => Some(node),
+            PlanStep::Gate { .. } => None,
         }
     }
 }
@@ -173,8 +178,7 @@ pub fn plan(desc: &GraphDesc, lens: &[u32]) -> Result<Plan, PlanError> {
             PartitionDesc::Gpu { levels } => {
                 let mut unordered = Touched::default();
                 let mut planned = Vec::with_capacity(levels.len());
-                for level in levels.iter() {
-                    let steps = level_steps(desc, level, lens)?;
+                let mut push = |steps: Vec<PlanStep>| {
                     dispatches += steps
                         .iter()
                         .filter(|s| matches!(s, PlanStep::Dispatch { .. }))
@@ -186,6 +190,32 @@ pub fn plan(desc: &GraphDesc, lens: &[u32]) -> Result<Plan, PlanError> {
                     unordered.forget(&hazards);
                     unordered.add(&here);
                     planned.push(PlanLevel { hazards, steps });
+                };
+                for level in levels.iter() {
+                    // A block runs whole where its first member's level comes: the nodes of that level outside
+                    // it have no path to or from it (it orders as one node), so they may run first.
+                    let outside: Vec<u32> = level
+                        .iter()
+                        .copied()
+                        .filter(|&n| block_of(desc, n).is_none())
+                        .collect();
+                    if !outside.is_empty() {
+                        push(level_steps(desc, &outside, lens)?);
+                    }
+                    for (b, block) in desc.blocks.iter().enumerate() {
+                        let starts_here = block.nodes.first().is_some_and(|n| level.contains(n));
+                        if !starts_here {
+                            continue;
+                        }
+                        for _ in 0..block.count {
+                            if block.flag.is_some() {
+                                push(vec![PlanStep::Gate { block: b as u32 }]);
+                            }
+                            for &member in block.nodes.iter() {
+                                push(level_steps(desc, &[member], lens)?);
+                            }
+                        }
+                    }
                 }
                 partitions.push(PlanPartition::Gpu { levels: planned });
             }
@@ -195,6 +225,11 @@ pub fn plan(desc: &GraphDesc, lens: &[u32]) -> Result<Plan, PlanError> {
         partitions,
         dispatches,
     })
+}
+
+/// The block node `n` is a member of, if any.
+fn block_of(desc: &GraphDesc, n: u32) -> Option<usize> {
+    desc.blocks.iter().position(|b| b.nodes.contains(&n))
 }
 
 fn level_steps(desc: &GraphDesc, level: &[u32], lens: &[u32]) -> Result<Vec<PlanStep>, PlanError> {
@@ -280,6 +315,11 @@ impl Touched {
                     t.written.push(dst);
                 }
                 PlanStep::Upload(Transfer { buffer, .. }) => t.written.push(buffer),
+                PlanStep::Gate { block } => {
+                    if let Some(flag) = desc.blocks.get(block as usize).and_then(|b| b.flag) {
+                        t.read.push(flag);
+                    }
+                }
                 PlanStep::Readback(Transfer { buffer, .. }) => t.read.push(buffer),
                 PlanStep::Dispatch { node } | PlanStep::Interop { node } => {
                     // An indirect dispatch reads its counts (as indirect arguments).

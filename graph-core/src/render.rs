@@ -106,6 +106,10 @@ pub fn describe_loc(graph: &ir::Graph, loc: &Loc) -> String {
                 None => source,
             }
         }
+        Loc::Block(i) => match graph.blocks.get(*i) {
+            Some(b) => format!("`{} {}`", b.kind.keyword(), b.name),
+            None => format!("block {i}"),
+        },
         Loc::Alternatives(i) => match graph.alternatives.get(*i) {
             Some(a) => format!("alternatives `{}`", a.name),
             None => format!("alternatives {i}"),

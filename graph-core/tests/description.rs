@@ -125,6 +125,7 @@ fn valid() -> GraphDesc {
                 nodes: list(vec![1]),
             },
         ]),
+        blocks: list(vec![]),
     }
 }
 

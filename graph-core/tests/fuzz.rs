@@ -1679,6 +1679,7 @@ fn build_graph(raw: RawGraph) -> Graph {
         params_storage: raw.params_storage,
         workgroup_limits: raw.workgroup_limits,
         alternatives: Vec::new(),
+        blocks: Vec::new(),
     }
 }
 

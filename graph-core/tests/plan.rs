@@ -250,7 +250,10 @@ fn ranges_become_byte_offsets_and_are_checked_against_the_bound_lengths() {
     let PlanPartition::Gpu { levels } = &planned.partitions[0] else {
         panic!("{:?}", planned.partitions);
     };
-    let copy = levels.iter().flat_map(|l| &l.steps).find(|s| s.node() == 0);
+    let copy = levels
+        .iter()
+        .flat_map(|l| &l.steps)
+        .find(|s| s.node() == Some(0));
     assert_eq!(
         copy,
         Some(&PlanStep::Copy {

@@ -215,6 +215,7 @@ fn host_graph(
         params_storage: Default::default(),
         workgroup_limits: Default::default(),
         alternatives: Vec::new(),
+        blocks: Vec::new(),
     }
 }
 

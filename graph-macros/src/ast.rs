@@ -36,7 +36,7 @@ pub mod kw {
 }
 
 /// The words that start an item.
-const ITEM_KEYWORDS: [&str; 13] = [
+const ITEM_KEYWORDS: [&str; 15] = [
     "params",
     "buffers",
     "kernel",
@@ -50,6 +50,8 @@ const ITEM_KEYWORDS: [&str; 13] = [
     "barrier",
     "subgraph",
     "alternatives",
+    "if",
+    "repeat",
 ];
 
 /// The clauses a kernel takes after its access list.
@@ -114,6 +116,15 @@ pub enum Item {
     Alternatives {
         name: Ident,
         kernels: Vec<KernelDecl>,
+    },
+    /// `if name(flag) { .. }`, `repeat name(count) { .. }`, `repeat name(count, while: flag) { .. }`: items
+    /// that run under GPU control.
+    Block {
+        keyword: Ident,
+        name: Ident,
+        count: Option<LitInt>,
+        flag: Option<Ident>,
+        items: Vec<Item>,
     },
     Edges(Vec<Ident>),
 }
@@ -345,7 +356,7 @@ fn parse_item(input: ParseStream<'_>, errors: &mut Errors) -> syn::Result<Item> 
         syn::Error::new(
             e.span(),
             "expected an item: `params`, `buffers`, `kernel`, `fill`, `copy`, `upload`, `readback`, `host`, \
-             `interop`, `empty`, `barrier`, `subgraph`, `alternatives`, or an edge `a -> b;`",
+             `interop`, `empty`, `barrier`, `subgraph`, `alternatives`, `if`, `repeat`, or an edge `a -> b;`",
         )
     })?;
     // A chain of edges may start with any node name, one that looks like a keyword included.
@@ -370,7 +381,8 @@ fn parse_item(input: ParseStream<'_>, errors: &mut Errors) -> syn::Result<Item> 
                     word.span(),
                     format!(
                         "expected an item: `params`, `buffers`, `kernel`, `fill`, `copy`, `upload`, `readback`, \
-                         `host`, `interop`, `empty`, `barrier`, `subgraph`, `alternatives`, or an edge `{text} -> other;`"
+                         `host`, `interop`, `empty`, `barrier`, `subgraph`, `alternatives`, `if`, `repeat`, or an edge \
+                         `{text} -> other;`"
                     ),
                 ));
             }
@@ -466,6 +478,50 @@ fn parse_item(input: ParseStream<'_>, errors: &mut Errors) -> syn::Result<Item> 
                 kernels.push(parse_kernel(&content, errors)?);
             }
             Ok(Item::Alternatives { name, kernels })
+        }
+        "if" | "repeat" => {
+            let name: Ident = input.parse()?;
+            let content;
+            parenthesized!(content in input);
+            let (count, flag) = if keyword == "if" {
+                (None, Some(content.parse::<Ident>()?))
+            } else {
+                let count: LitInt = content.parse()?;
+                let mut flag = None;
+                if content.peek(Token![,]) {
+                    content.parse::<Token![,]>()?;
+                    let word = content.call(Ident::parse_any)?;
+                    if word != "while" {
+                        return Err(syn::Error::new(
+                            word.span(),
+                            "expected `while: FLAG` after the count: `repeat name(100, while: flag) { .. }`",
+                        ));
+                    }
+                    content.parse::<Token![:]>()?;
+                    flag = Some(content.parse()?);
+                }
+                (Some(count), flag)
+            };
+            expect_end(&content, errors)?;
+            let body;
+            braced!(body in input);
+            let mut items = Vec::new();
+            while !body.is_empty() {
+                match parse_item(&body, errors) {
+                    Ok(item) => items.push(item),
+                    Err(e) => {
+                        errors.push(e);
+                        skip_item(&body);
+                    }
+                }
+            }
+            Ok(Item::Block {
+                keyword: word.clone(),
+                name,
+                count,
+                flag,
+                items,
+            })
         }
         "empty" | "barrier" => {
             let name: Ident = input.parse()?;

@@ -4,9 +4,9 @@
 
 use graph_core::deps::Hazard;
 use graph_core::desc::{
-    AccessDesc, AlternativeDesc, BufferDesc, DispatchDesc, EdgeDesc, EdgeOriginDesc, GraphDesc,
-    KernelArgDesc, KernelDesc, OpDesc, ParamFieldDesc, ParamsDesc, PartitionDesc, RangeDesc,
-    SizeDesc, SubgraphBinding,
+    AccessDesc, AlternativeDesc, BlockDesc, BufferDesc, DispatchDesc, EdgeDesc, EdgeOriginDesc,
+    GraphDesc, KernelArgDesc, KernelDesc, OpDesc, ParamFieldDesc, ParamsDesc, PartitionDesc,
+    RangeDesc, SizeDesc, SubgraphBinding,
 };
 use graph_core::ir::{AccessMode, ParamsStorage, Role};
 use graph_core::size::{SizeOp, SizeStep};
@@ -115,6 +115,7 @@ structs! {
     ParamFieldDesc in desc { name, ty, offset }
     BufferDesc in desc { name, elem, len, role }
     SubgraphBinding in desc { name, buffer, mode }
+    BlockDesc in desc { name, count, flag, nodes }
     AccessDesc in desc { buffer, mode }
     EdgeDesc in desc { from, to, origin }
     KernelDesc in desc { declarations, args, source, entry, workgroup_size, bindings, dispatch, foldable, range, alternative }
@@ -139,6 +140,7 @@ impl ConstTokens for GraphDesc {
             topological_order,
             levels,
             partitions,
+            blocks,
         } = self;
         let nodes = self.nodes.iter().map(|node| {
             let op = match &node.op {
@@ -184,6 +186,7 @@ impl ConstTokens for GraphDesc {
             topological_order,
             levels,
             partitions,
+            blocks,
         ] = [
             name.const_tokens(),
             params.const_tokens(),
@@ -192,6 +195,7 @@ impl ConstTokens for GraphDesc {
             topological_order.const_tokens(),
             levels.const_tokens(),
             partitions.const_tokens(),
+            blocks.const_tokens(),
         ];
         quote!(#p::desc::GraphDesc {
             name: #name,
@@ -202,6 +206,7 @@ impl ConstTokens for GraphDesc {
             topological_order: #topological_order,
             levels: #levels,
             partitions: #partitions,
+            blocks: #blocks,
         })
     }
 }

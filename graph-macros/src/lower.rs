@@ -64,6 +64,8 @@ pub struct SpanTable {
     pub edges: Vec<(Span, Span)>,
     /// The name of each group of alternatives.
     pub alternatives: Vec<Span>,
+    /// The name of each block under GPU control.
+    pub blocks: Vec<Span>,
 }
 
 /// What codegen needs beyond the IR, and what the syntax errors already cover.
@@ -120,6 +122,7 @@ pub fn lower(def: &GraphDef) -> Lowered {
             sizes: Vec::new(),
             edges: Vec::new(),
             alternatives: Vec::new(),
+            blocks: Vec::new(),
         },
         files: Vec::new(),
         errors: Vec::new(),
@@ -128,191 +131,234 @@ pub fn lower(def: &GraphDef) -> Lowered {
         subgraph_paths: Vec::new(),
     };
     for item in &def.items {
-        match item {
-            Item::Params { keyword, fields } => {
-                out.spans.params_block = *keyword;
-                for f in fields {
-                    out.graph.params.push(Param {
-                        name: name_of(&f.name),
-                        ty: type_text(&f.ty),
-                    });
-                    out.spans.params.push(f.name.span());
-                    out.spans.param_types.push(range_of(&f.ty));
-                }
+        lower_item(&mut out, item);
+    }
+    out
+}
+
+/// One item into the IR and the span table; a block's items first, then the block.
+fn lower_item(out: &mut Lowered, item: &Item) {
+    match item {
+        Item::Params { keyword, fields } => {
+            out.spans.params_block = *keyword;
+            for f in fields {
+                out.graph.params.push(Param {
+                    name: name_of(&f.name),
+                    ty: type_text(&f.ty),
+                });
+                out.spans.params.push(f.name.span());
+                out.spans.param_types.push(range_of(&f.ty));
             }
-            Item::Buffers(list) => {
-                for b in list {
-                    let len = match &b.len {
-                        Some(lit) => match lit.base10_parse::<u64>() {
-                            Ok(n) => Some(n),
-                            Err(e) => {
-                                out.errors.push(e);
-                                None
-                            }
-                        },
-                        None => None,
-                    };
-                    let role = match b.role.as_ref().map(Ident::to_string).as_deref() {
-                        None => Role::Owned,
-                        Some("input") => Role::Input,
-                        Some("output") => Role::Output,
-                        Some("inout") => Role::InOut,
-                        Some(other) => {
-                            out.errors.push(syn::Error::new(
+        }
+        Item::Buffers(list) => {
+            for b in list {
+                let len = match &b.len {
+                    Some(lit) => match lit.base10_parse::<u64>() {
+                        Ok(n) => Some(n),
+                        Err(e) => {
+                            out.errors.push(e);
+                            None
+                        }
+                    },
+                    None => None,
+                };
+                let role = match b.role.as_ref().map(Ident::to_string).as_deref() {
+                    None => Role::Owned,
+                    Some("input") => Role::Input,
+                    Some("output") => Role::Output,
+                    Some("inout") => Role::InOut,
+                    Some(other) => {
+                        out.errors.push(syn::Error::new(
                                 b.role.as_ref().map_or_else(Span::call_site, Ident::span),
                                 format!(
                                     "unknown buffer role `{other}`; write `= input`, `= output` or `= inout` for a \
                                      buffer the caller binds, or nothing for a buffer the graph owns"
                                 ),
                             ));
-                            // Bound by the caller and both read and written: no follow-on error either way.
-                            Role::InOut
-                        }
-                    };
-                    out.graph.buffers.push(Buffer {
-                        name: name_of(&b.name),
-                        elem: type_text(&b.elem),
-                        len,
-                        role,
-                    });
-                    out.spans.buffers.push(b.name.span());
-                    out.spans.buffer_types.push(range_of(&b.elem));
-                }
-            }
-            Item::Kernel(k) => lower_kernel(&mut out, k),
-            Item::Copy { name, src, dst } => {
-                let (src_range, src_sizes) = lower_range(&mut out, src);
-                let (dst_range, dst_sizes) = lower_range(&mut out, dst);
-                let kind = NodeKind::Copy {
-                    src: name_of(&src.buffer),
-                    dst: name_of(&dst.buffer),
-                    src_range,
-                    dst_range,
+                        // Bound by the caller and both read and written: no follow-on error either way.
+                        Role::InOut
+                    }
                 };
-                push_builtin(
-                    &mut out,
-                    name,
-                    kind,
-                    &[src, dst],
-                    [src_sizes, dst_sizes].concat(),
-                );
-            }
-            Item::Fill { name, dst, value } => {
-                let (range, sizes) = lower_range(&mut out, dst);
-                let kind = NodeKind::Fill {
-                    dst: name_of(&dst.buffer),
-                    value: WgslText::from_tokens(value.clone()).text,
-                    range,
-                };
-                push_builtin(&mut out, name, kind, &[dst], sizes);
-                *out.spans.args.last_mut().expect("node just pushed") = vec![range_of(value)];
-            }
-            Item::Transfer {
-                name,
-                buffer,
-                readback,
-            } => {
-                let (range, sizes) = lower_range(&mut out, buffer);
-                let kind = match readback {
-                    true => NodeKind::Readback {
-                        src: name_of(&buffer.buffer),
-                        range,
-                    },
-                    false => NodeKind::Upload {
-                        dst: name_of(&buffer.buffer),
-                        range,
-                    },
-                };
-                push_builtin(&mut out, name, kind, &[buffer], sizes);
-            }
-            Item::Host { name, accesses } => {
-                let (list, spans) = lower_accesses(&mut out, accesses);
-                push_node(
-                    &mut out,
-                    name,
-                    NodeKind::Host { accesses: list },
-                    spans,
-                    SourceSpans::Builtin { name: name.span() },
-                );
-            }
-            Item::Interop { name, accesses } => {
-                let (list, spans) = lower_accesses(&mut out, accesses);
-                push_node(
-                    &mut out,
-                    name,
-                    NodeKind::Interop { accesses: list },
-                    spans,
-                    SourceSpans::Builtin { name: name.span() },
-                );
-            }
-            Item::Empty { name, barrier } => {
-                let kind = if *barrier {
-                    NodeKind::Barrier {}
-                } else {
-                    NodeKind::Empty {}
-                };
-                push_node(
-                    &mut out,
-                    name,
-                    kind,
-                    Vec::new(),
-                    SourceSpans::Builtin { name: name.span() },
-                );
-            }
-            Item::Subgraph {
-                name,
-                path,
-                accesses,
-            } => {
-                let (list, spans) = lower_accesses(&mut out, accesses);
-                let text = path
-                    .segments
-                    .iter()
-                    .map(|s| s.ident.unraw().to_string())
-                    .collect::<Vec<_>>()
-                    .join("::");
-                let text = match path.leading_colon {
-                    Some(_) => format!("::{text}"),
-                    None => text,
-                };
-                out.subgraph_paths
-                    .push((out.graph.nodes.len(), path.clone()));
-                push_node(
-                    &mut out,
-                    name,
-                    NodeKind::Subgraph {
-                        graph: text,
-                        accesses: list,
-                    },
-                    spans,
-                    SourceSpans::Library {
-                        path: range_of(path),
-                    },
-                );
-            }
-            Item::Alternatives { name, kernels } => {
-                let choices = kernels.iter().map(|k| name_of(&k.name)).collect();
-                for k in kernels {
-                    lower_kernel(&mut out, k);
-                }
-                out.graph.alternatives.push(graph_core::ir::Alternatives {
-                    name: name_of(name),
-                    choices,
+                out.graph.buffers.push(Buffer {
+                    name: name_of(&b.name),
+                    elem: type_text(&b.elem),
+                    len,
+                    role,
                 });
-                out.spans.alternatives.push(name.span());
-            }
-            Item::Edges(chain) => {
-                for pair in chain.windows(2) {
-                    out.graph.edges.push(ExplicitEdge {
-                        from: name_of(&pair[0]),
-                        to: name_of(&pair[1]),
-                    });
-                    out.spans.edges.push((pair[0].span(), pair[1].span()));
-                }
+                out.spans.buffers.push(b.name.span());
+                out.spans.buffer_types.push(range_of(&b.elem));
             }
         }
+        Item::Kernel(k) => lower_kernel(out, k),
+        Item::Copy { name, src, dst } => {
+            let (src_range, src_sizes) = lower_range(out, src);
+            let (dst_range, dst_sizes) = lower_range(out, dst);
+            let kind = NodeKind::Copy {
+                src: name_of(&src.buffer),
+                dst: name_of(&dst.buffer),
+                src_range,
+                dst_range,
+            };
+            push_builtin(
+                out,
+                name,
+                kind,
+                &[src, dst],
+                [src_sizes, dst_sizes].concat(),
+            );
+        }
+        Item::Fill { name, dst, value } => {
+            let (range, sizes) = lower_range(out, dst);
+            let kind = NodeKind::Fill {
+                dst: name_of(&dst.buffer),
+                value: WgslText::from_tokens(value.clone()).text,
+                range,
+            };
+            push_builtin(out, name, kind, &[dst], sizes);
+            *out.spans.args.last_mut().expect("node just pushed") = vec![range_of(value)];
+        }
+        Item::Transfer {
+            name,
+            buffer,
+            readback,
+        } => {
+            let (range, sizes) = lower_range(out, buffer);
+            let kind = match readback {
+                true => NodeKind::Readback {
+                    src: name_of(&buffer.buffer),
+                    range,
+                },
+                false => NodeKind::Upload {
+                    dst: name_of(&buffer.buffer),
+                    range,
+                },
+            };
+            push_builtin(out, name, kind, &[buffer], sizes);
+        }
+        Item::Host { name, accesses } => {
+            let (list, spans) = lower_accesses(out, accesses);
+            push_node(
+                out,
+                name,
+                NodeKind::Host { accesses: list },
+                spans,
+                SourceSpans::Builtin { name: name.span() },
+            );
+        }
+        Item::Interop { name, accesses } => {
+            let (list, spans) = lower_accesses(out, accesses);
+            push_node(
+                out,
+                name,
+                NodeKind::Interop { accesses: list },
+                spans,
+                SourceSpans::Builtin { name: name.span() },
+            );
+        }
+        Item::Empty { name, barrier } => {
+            let kind = if *barrier {
+                NodeKind::Barrier {}
+            } else {
+                NodeKind::Empty {}
+            };
+            push_node(
+                out,
+                name,
+                kind,
+                Vec::new(),
+                SourceSpans::Builtin { name: name.span() },
+            );
+        }
+        Item::Subgraph {
+            name,
+            path,
+            accesses,
+        } => {
+            let (list, spans) = lower_accesses(out, accesses);
+            let text = path
+                .segments
+                .iter()
+                .map(|s| s.ident.unraw().to_string())
+                .collect::<Vec<_>>()
+                .join("::");
+            let text = match path.leading_colon {
+                Some(_) => format!("::{text}"),
+                None => text,
+            };
+            out.subgraph_paths
+                .push((out.graph.nodes.len(), path.clone()));
+            push_node(
+                out,
+                name,
+                NodeKind::Subgraph {
+                    graph: text,
+                    accesses: list,
+                },
+                spans,
+                SourceSpans::Library {
+                    path: range_of(path),
+                },
+            );
+        }
+        Item::Alternatives { name, kernels } => {
+            let choices = kernels.iter().map(|k| name_of(&k.name)).collect();
+            for k in kernels {
+                lower_kernel(out, k);
+            }
+            out.graph.alternatives.push(graph_core::ir::Alternatives {
+                name: name_of(name),
+                choices,
+            });
+            out.spans.alternatives.push(name.span());
+        }
+        Item::Edges(chain) => {
+            for pair in chain.windows(2) {
+                out.graph.edges.push(ExplicitEdge {
+                    from: name_of(&pair[0]),
+                    to: name_of(&pair[1]),
+                });
+                out.spans.edges.push((pair[0].span(), pair[1].span()));
+            }
+        }
+        Item::Block {
+            keyword,
+            name,
+            count,
+            flag,
+            items,
+        } => {
+            let first = out.graph.nodes.len();
+            for inner in items {
+                lower_item(out, inner);
+            }
+            let nodes = out.graph.nodes[first..]
+                .iter()
+                .map(|n| n.name.clone())
+                .collect();
+            let kind = match (keyword == "if", count) {
+                (true, _) => graph_core::ir::BlockKind::If {
+                    flag: flag.as_ref().map(name_of).unwrap_or_default(),
+                },
+                (false, count) => graph_core::ir::BlockKind::Repeat {
+                    count: match count.as_ref().map(|c| c.base10_parse::<u32>()) {
+                        Some(Ok(c)) => c,
+                        Some(Err(e)) => {
+                            out.errors.push(e);
+                            1
+                        }
+                        None => 1,
+                    },
+                    flag: flag.as_ref().map(name_of),
+                },
+            };
+            out.graph.blocks.push(graph_core::ir::Block {
+                name: name_of(name),
+                kind,
+                nodes,
+            });
+            out.spans.blocks.push(name.span());
+        }
     }
-    out
 }
 
 fn push_node(

@@ -64,6 +64,7 @@ fn locate(loc: &Loc, t: &SpanTable) -> SpanRange {
             SourceSpans::Builtin { name } => Some(one(*name)),
         }),
         Loc::Alternatives(i) => t.alternatives.get(*i).map(|s| one(*s)),
+        Loc::Block(i) => t.blocks.get(*i).map(|s| one(*s)),
         Loc::Edge(i) => t.edges.get(*i).copied(),
         Loc::EdgeFrom(i) => t.edges.get(*i).map(|e| one(e.0)),
         Loc::EdgeTo(i) => t.edges.get(*i).map(|e| one(e.1)),

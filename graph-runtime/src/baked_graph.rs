@@ -14,6 +14,7 @@ use crate::bake::{BoundBuffers, KernelCache, bind_buffers, build_kernels, plan_r
 use crate::buffer::AnyBuffer;
 use crate::element::{Element, ParamValue};
 use crate::error::Error;
+use crate::gate::Gates;
 use crate::gpu::Gpu;
 use crate::host::{HostContext, HostTask};
 use crate::interop::{InteropContext, InteropTask};
@@ -50,6 +51,8 @@ pub struct BakedGraph {
     pub(crate) externals: Vec<Option<AnyBuffer>>,
     /// Layouts and pipelines, kept for updates.
     pub(crate) cache: KernelCache,
+    /// The gates of blocks under GPU control, if the graph has gated blocks.
+    pub(crate) gates: Option<Gates>,
 }
 
 impl std::fmt::Debug for BakedGraph {
@@ -137,6 +140,7 @@ impl BakedGraph {
         }
         let uploads = Uploads::new(gpu, &desc, &plan);
         let readbacks = Readbacks::new(&desc, &plan);
+        let gates = Gates::new(gpu, &desc, &bound.buffers);
         let mut host_tasks = Vec::new();
         host_tasks.resize_with(desc.nodes.len(), || None);
         let mut interop_tasks = Vec::new();
@@ -164,6 +168,7 @@ impl BakedGraph {
             active,
             externals,
             cache,
+            gates,
             desc,
         })
     }
@@ -430,6 +435,9 @@ impl BakedGraph {
             });
         }
         self.transport.before_replay(self.gpu.queue(), &self.params);
+        if let Some(gates) = &mut self.gates {
+            gates.before_replay(self.gpu.queue(), &self.workgroups);
+        }
         self.uploads.before_replay(self.gpu.queue());
         let readback_set = self
             .readbacks
@@ -442,6 +450,7 @@ impl BakedGraph {
             &self.transport,
             &self.params,
             (&self.uploads, readback_set.as_deref().unwrap_or(&[])),
+            self.gates.as_ref(),
         );
         let (gpu, bound) = (&self.gpu, &self.bound);
         let (host_tasks, interop_tasks) = (&mut self.host_tasks, &mut self.interop_tasks);

@@ -108,6 +108,13 @@
 //!   access; otherwise a compile error) of which one runs per replay, the first after bake; they order as one
 //!   node. [`Baked::select`] switches to another after bake, without re-baking; replays already submitted
 //!   keep their choice (SYCL's dynamic command group).
+//! - `if name(flag) { kernel ..; fill ..; }` runs its kernels and fills once when `flag[0] != 0` (a `u32`
+//!   buffer written earlier, on the GPU), else they run no workgroups; `repeat name(count) { .. }` runs them
+//!   `count` times in each replay, and `repeat name(count, while: flag) { .. }` each time only while the flag
+//!   is set (a member clears it to stop). Decided on the GPU, with no host round trip: before each run a
+//!   gate kernel writes the members' workgroup counts (or zeros) as indirect-dispatch arguments. A block
+//!   orders as one node with the rest of the graph; copies, transfers, host tasks and nested blocks cannot be
+//!   inside one, and a flag that is not `u32`, or graph-owned and never set before, is a compile error.
 //! - Explicit edges `a -> b -> c;`.
 //! - `#[explicit_edges]` turns inference off: conflicting accesses must be ordered by edges, or it is a
 //!   compile error (a data race). `#[device_limits]` lifts the portable workgroup-size limits (256 in x and
@@ -194,6 +201,7 @@ mod driver;
 mod element;
 mod error;
 pub mod example;
+mod gate;
 mod gpu;
 mod host;
 mod interop;
@@ -269,5 +277,6 @@ pub mod __private {
         topological_order: Cow::Borrowed(&[]),
         levels: Cow::Borrowed(&[]),
         partitions: Cow::Borrowed(&[]),
+        blocks: Cow::Borrowed(&[]),
     };
 }

@@ -18,6 +18,8 @@ pub(crate) trait Recorder {
     fn barrier(&mut self, hazards: &[BufferHazard]);
     /// Node `node`'s kernel with these workgroup counts.
     fn dispatch(&mut self, node: u32, workgroups: [u32; 3]);
+    /// Block `block`'s gate, before one of its runs.
+    fn gate(&mut self, block: u32);
     /// `bytes` of buffer `src` from byte `src_offset` into buffer `dst` at byte `dst_offset`.
     fn copy(&mut self, src: u32, src_offset: u64, dst: u32, dst_offset: u64, bytes: u64);
     /// Upload node `t.node`'s staged data into its buffer.
@@ -71,6 +73,7 @@ pub(crate) fn record_replay<R: Recorder>(
                             PlanStep::Upload(t) => recorder.upload(t),
                             PlanStep::Readback(t) => recorder.readback(t),
                             PlanStep::Interop { node } => interop(node, recorder)?,
+                            PlanStep::Gate { block } => recorder.gate(block),
                         }
                     }
                 }
@@ -116,6 +119,9 @@ mod tests {
         }
         fn dispatch(&mut self, node: u32, workgroups: [u32; 3]) {
             self.calls.push(format!("dispatch {node} {workgroups:?}"));
+        }
+        fn gate(&mut self, block: u32) {
+            self.calls.push(format!("gate {block}"));
         }
         fn copy(&mut self, src: u32, src_offset: u64, dst: u32, dst_offset: u64, bytes: u64) {
             self.calls.push(format!(

@@ -22,6 +22,7 @@ use crate::bake::{bind_buffers, build_kernels, plan_replay};
 use crate::baked_graph::BakedGraph;
 use crate::buffer::AnyBuffer;
 use crate::error::Error;
+use crate::gate::Gates;
 use crate::scope::OpScope;
 use crate::transfer::{Readbacks, Uploads};
 
@@ -253,6 +254,7 @@ impl BakedGraph {
         if Readbacks::sizes(&plan) != Readbacks::sizes(&self.plan) {
             self.readbacks = Readbacks::new(&desc, &plan);
         }
+        self.gates = Gates::new(&gpu, &desc, &bound.buffers);
         self.bound = bound;
         self.plan = plan;
         self.kernels = kernels;

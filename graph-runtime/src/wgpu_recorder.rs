@@ -5,6 +5,7 @@
 use graph_core::plan::{BufferHazard, Transfer};
 
 use crate::error::Error;
+use crate::gate::Gates;
 use crate::gpu::Gpu;
 use crate::params::ParamsTransport;
 use crate::recorder::Recorder;
@@ -19,6 +20,7 @@ pub(crate) struct WgpuRecorder<'a> {
     /// This replay's parameter block.
     bytes: &'a [u8],
     uploads: &'a Uploads,
+    gates: Option<&'a Gates>,
     /// This replay's readback buffers, by node.
     readbacks: &'a [Option<wgpu::Buffer>],
     /// The open compute pass. It holds the encoder locked: it is ended (dropped) before the encoder is used,
@@ -37,6 +39,7 @@ impl<'a> WgpuRecorder<'a> {
         params: &'a ParamsTransport,
         bytes: &'a [u8],
         (uploads, readbacks): (&'a Uploads, &'a [Option<wgpu::Buffer>]),
+        gates: Option<&'a Gates>,
     ) -> Self {
         WgpuRecorder {
             gpu,
@@ -45,11 +48,25 @@ impl<'a> WgpuRecorder<'a> {
             params,
             bytes,
             uploads,
+            gates,
             readbacks,
             pass: None,
             encoder: None,
             pipeline: None,
         }
+    }
+
+    /// The open compute pass, opened (with the parameters bound) if there is none.
+    fn open_pass(&mut self) -> Option<&mut wgpu::ComputePass<'static>> {
+        if self.pass.is_none() {
+            let encoder = self.encoder.as_mut()?;
+            let mut pass = encoder
+                .begin_compute_pass(&wgpu::ComputePassDescriptor::default())
+                .forget_lifetime();
+            self.params.begin_pass(&mut pass);
+            self.pass = Some(pass);
+        }
+        self.pass.as_mut()
     }
 
     fn end_pass(&mut self) {
@@ -87,45 +104,56 @@ impl Recorder for WgpuRecorder<'_> {
     }
 
     fn dispatch(&mut self, node: u32, [x, y, z]: [u32; 3]) {
-        let Some(kernel) = self
-            .kernels
-            .nodes
-            .get(node as usize)
-            .and_then(Option::as_ref)
-        else {
+        let (kernels, params, bytes, buffers) =
+            (self.kernels, self.params, self.bytes, self.buffers);
+        let Some(kernel) = kernels.nodes.get(node as usize).and_then(Option::as_ref) else {
             return;
         };
         if x == 0 || y == 0 || z == 0 {
             return;
         }
-        if self.pass.is_none() {
-            let Some(encoder) = &mut self.encoder else {
-                return;
-            };
-            let mut pass = encoder
-                .begin_compute_pass(&wgpu::ComputePassDescriptor::default())
-                .forget_lifetime();
-            self.params.begin_pass(&mut pass);
-            self.pass = Some(pass);
-        }
-        let Some(pass) = &mut self.pass else {
+        let gated = self
+            .gates
+            .and_then(|g| g.slot(node).map(|slot| (g.args(), u64::from(slot) * 12)));
+        let current = self.pipeline;
+        self.pipeline = Some(kernel.pipeline);
+        let Some(pass) = self.open_pass() else {
             return;
         };
-        if self.pipeline != Some(kernel.pipeline) {
-            pass.set_pipeline(&self.kernels.pipelines[kernel.pipeline]);
-            self.params.after_pipeline(pass, self.bytes);
-            self.pipeline = Some(kernel.pipeline);
+        if current != Some(kernel.pipeline) {
+            pass.set_pipeline(&kernels.pipelines[kernel.pipeline]);
+            params.after_pipeline(pass, bytes);
         }
         pass.set_bind_group(0, &kernel.bind_group, &[]);
         match kernel.size {
+            // A member of a gated block: the counts its gate wrote (zeros when its flag is 0).
+            _ if gated.is_some() => {
+                if let Some((args, offset)) = gated {
+                    pass.dispatch_workgroups_indirect(args, offset);
+                }
+            }
             // The counts are on the GPU, written by an earlier node.
             DispatchSize::Indirect(b) => {
-                if let Some(args) = self.buffers.get(b as usize) {
+                if let Some(args) = buffers.get(b as usize) {
                     pass.dispatch_workgroups_indirect(args, 0);
                 }
             }
             _ => pass.dispatch_workgroups(x, y, z),
         }
+    }
+
+    fn gate(&mut self, block: u32) {
+        let Some(gates) = self.gates else {
+            return;
+        };
+        let params = self.params;
+        // The gate's pipeline and group 0 replace the kernels': the next dispatch sets them again.
+        self.pipeline = None;
+        let Some(pass) = self.open_pass() else {
+            return;
+        };
+        gates.record(pass, block);
+        params.begin_pass(pass);
     }
 
     fn copy(&mut self, src: u32, src_offset: u64, dst: u32, dst_offset: u64, bytes: u64) {

@@ -200,6 +200,58 @@ const CASES: &[Case] = &[
         },
         rustc_errors: &[],
     },
+    // control/
+    Case {
+        fixture: "control/copy-in-a-loop",
+        build: || {
+            let mut b = graph_g();
+            b.inout("x", "f32").output("y", "f32").copy("c", "x", "y");
+            b.repeat("twice", 2, None, &["c"]);
+            b
+        },
+        rustc_errors: &[],
+    },
+    Case {
+        fixture: "control/flag-never-set",
+        build: || {
+            let mut b = graph_g();
+            b.inout("x", "f32").owned("flag", "u32", 1).kernel(
+                "double",
+                KernelSpec::wgsl(
+                    "@compute @workgroup_size(64)
+                fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
+                    if (gid.x < arrayLength(&x)) { x[gid.x] = 2.0 * x[gid.x]; }
+                }",
+                )
+                .read_write("x"),
+            );
+            b.if_block("maybe", "flag", &["double"]);
+            b
+        },
+        rustc_errors: &[],
+    },
+    Case {
+        fixture: "control/flag-not-u32",
+        build: || {
+            let mut b = graph_g();
+            b.inout("x", "f32")
+                .owned("going", "f32", 1)
+                .fill("start", "going", "1.0")
+                .kernel(
+                    "step",
+                    KernelSpec::wgsl(
+                        "@compute @workgroup_size(64)
+                fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
+                    if (gid.x < arrayLength(&x)) { x[gid.x] = 0.5 * x[gid.x]; }
+                }",
+                    )
+                    .read_write("x"),
+                );
+            b.repeat("halve", 10, Some("going"), &["step"]);
+            b
+        },
+        rustc_errors: &[],
+    },
     // alternatives/
     Case {
         fixture: "alternatives/different-signatures",

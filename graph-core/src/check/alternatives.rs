@@ -143,7 +143,7 @@ impl Checker<'_> {
     }
 }
 
-fn kind_word(kind: &NodeKind) -> &'static str {
+pub(crate) fn kind_word(kind: &NodeKind) -> &'static str {
     match kind {
         NodeKind::Kernel(_) => "kernel",
         NodeKind::Copy { .. } => "copy",

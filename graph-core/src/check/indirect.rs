@@ -52,15 +52,7 @@ impl Checker<'_> {
             if self.graph.buffers[b].role != Role::Owned {
                 continue;
             }
-            let written = self.accesses.iter().enumerate().any(|(w, list)| {
-                w != n
-                    && list
-                        .iter()
-                        .flatten()
-                        .any(|a| a.buffer == b && a.mode.writes())
-                    && reach.reaches(w, n)
-            });
-            if !written {
+            if !self.written_before(b, n, reach, |w| w == n) {
                 let name = &self.graph.buffers[b].name;
                 self.diags.push(
                     Diagnostic::new(

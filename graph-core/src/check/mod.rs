@@ -4,6 +4,7 @@
 //! reference that used it, so every independent mistake is reported in one run.
 
 mod alternatives;
+mod blocks;
 mod indirect;
 mod kernels;
 mod layout;
@@ -15,6 +16,8 @@ mod sizes;
 mod subgraphs;
 mod topology;
 
+pub(crate) use alternatives::kind_word as alternatives_kind_word;
+pub use blocks::{CheckedBlock, MAX_REPEAT};
 pub use ranges::CheckedRange;
 use resolve::Space;
 use roles::verb;
@@ -40,6 +43,7 @@ pub struct CheckedGraph {
     pub nodes: Vec<CheckedNode>,
     pub edges: Vec<Edge>,
     pub schedule: Schedule,
+    pub blocks: Vec<CheckedBlock>,
 }
 
 #[derive(Debug, Clone)]
@@ -149,6 +153,7 @@ pub fn check_with(
     c.check_library_bindings();
     // After the library fixed its kernels' access modes: alternatives compare them.
     c.check_alternatives();
+    c.check_blocks();
     c.check_copies();
     c.check_ranges();
     c.check_inputs_are_not_written();
@@ -197,6 +202,8 @@ struct Checker<'g> {
     groups: Vec<Vec<usize>>,
     /// Per node, the buffer an indirect dispatch reads its workgroup counts from, resolved.
     indirect: Vec<Option<usize>>,
+    /// Blocks under GPU control, resolved.
+    blocks: Vec<CheckedBlock>,
 }
 
 impl<'g> Checker<'g> {
@@ -238,6 +245,7 @@ impl<'g> Checker<'g> {
             badly_named_params: false,
             groups: Vec::new(),
             indirect: Vec::new(),
+            blocks: Vec::new(),
         }
     }
 
@@ -309,6 +317,7 @@ impl<'g> Checker<'g> {
                 nodes,
                 edges,
                 schedule,
+                blocks: self.blocks.clone(),
             }),
             _ => None,
         };

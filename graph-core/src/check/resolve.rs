@@ -115,6 +115,7 @@ impl<'g> Checker<'g> {
             .map(|n| matches!(n.kind, NodeKind::Barrier {}))
             .collect();
         let edges = self.spread_over_alternatives(merge_edges(&self.explicit, inferred));
+        let edges = self.spread_over_blocks(edges);
         add_leaf_edges(&is_barrier, edges)
     }
 
@@ -124,16 +125,16 @@ impl<'g> Checker<'g> {
             .iter()
             .enumerate()
             .map(|(n, list)| {
-                let indirect = self
-                    .indirect
-                    .get(n)
-                    .copied()
-                    .flatten()
-                    .map(|buffer| BufferAccess {
-                        buffer,
-                        mode: crate::ir::AccessMode::Read,
-                    });
-                list.iter().flatten().copied().chain(indirect).collect()
+                // A block's member also reads its flag: the gate reads it before each run.
+                let implicit = [
+                    self.indirect.get(n).copied().flatten(),
+                    self.flag_read_by(n),
+                ];
+                let reads = implicit.into_iter().flatten().map(|buffer| BufferAccess {
+                    buffer,
+                    mode: crate::ir::AccessMode::Read,
+                });
+                list.iter().flatten().copied().chain(reads).collect()
             })
             .collect()
     }

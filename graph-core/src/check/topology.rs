@@ -93,7 +93,26 @@ impl Checker<'_> {
         }
         self.check_owned_reads_follow_a_write(&reach);
         self.check_indirect_counts_are_written(&reach);
+        self.check_flags_are_set(&reach);
         Some(schedule)
+    }
+
+    /// Whether a node other than the `skip`ped ones writes `buffer` and has a path to `node`.
+    pub(super) fn written_before(
+        &self,
+        buffer: usize,
+        node: usize,
+        reach: &Reachability,
+        skip: impl Fn(usize) -> bool,
+    ) -> bool {
+        self.accesses.iter().enumerate().any(|(w, list)| {
+            !skip(w)
+                && list
+                    .iter()
+                    .flatten()
+                    .any(|a| a.buffer == buffer && a.mode.writes())
+                && reach.reaches(w, node)
+        })
     }
 
     /// Explicit-only mode: two accesses to one buffer, at least one a write, need a path between their nodes.

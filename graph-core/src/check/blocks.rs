@@ -1,0 +1,171 @@
+//! Blocks under GPU control (`if`, `repeat`): their members are kernels (fills included) of one block each,
+//! gated by a `u32` flag written before the block; a block orders as one node with the rest of the graph.
+
+use super::Checker;
+use super::resolve::Space;
+use crate::deps::Edge;
+use crate::diagnostic::{Diagnostic, Loc};
+use crate::ir::{BlockKind, DispatchSpec, NodeKind, Role};
+use crate::types::ValueType;
+
+/// The most iterations a `repeat` may unroll into one replay.
+pub const MAX_REPEAT: u32 = 100_000;
+
+/// A block, resolved: its members (by index) and its flag buffer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CheckedBlock {
+    pub name: String,
+    pub count: u32,
+    pub flag: Option<usize>,
+    pub nodes: Vec<usize>,
+}
+
+impl Checker<'_> {
+    /// Resolves each block's members and flag, and checks what may be in a block.
+    pub(super) fn check_blocks(&mut self) {
+        let graph = self.graph;
+        let mut owner: Vec<Option<usize>> = vec![None; graph.nodes.len()];
+        for (b, block) in graph.blocks.iter().enumerate() {
+            let keyword = block.kind.keyword();
+            let count = match block.kind {
+                BlockKind::If { .. } => 1,
+                BlockKind::Repeat { count, .. } => count,
+            };
+            if count == 0 || count > MAX_REPEAT {
+                self.diags.push(Diagnostic::new(
+                    Loc::Block(b),
+                    format!(
+                        "`repeat {}` runs {count} times; a repeat runs 1 to {MAX_REPEAT} times",
+                        block.name
+                    ),
+                ));
+            }
+            let flag = block
+                .kind
+                .flag()
+                .and_then(|f| self.resolve_name(Space::Buffer, f, Loc::Block(b)));
+            if let Some(f) = flag
+                && let Some(elem) = self.buffer_types.get(f).copied().flatten()
+                && elem != ValueType::U32
+            {
+                self.diags.push(
+                    Diagnostic::new(
+                        Loc::Block(b),
+                        format!(
+                            "`{keyword} {}` is gated by `{}`, which holds `{elem}`; a flag is a `u32` (0 stops)",
+                            block.name, graph.buffers[f].name
+                        ),
+                    )
+                    .with_help(format!("declare `{}: [u32; 1]`", graph.buffers[f].name)),
+                );
+            }
+            let mut members = Vec::new();
+            for name in &block.nodes {
+                let Some(n) = self.resolve_name(Space::Node, name, Loc::Block(b)) else {
+                    continue;
+                };
+                let why_not = match &graph.nodes[n].kind {
+                    NodeKind::Kernel(k) if matches!(k.dispatch, DispatchSpec::Indirect(_)) => Some(
+                        "an indirect dispatch (its counts cannot be gated as well)".to_string(),
+                    ),
+                    NodeKind::Kernel(_) | NodeKind::Fill { .. } => None,
+                    other => Some(format!(
+                        "a {} (only kernels and fills run under GPU control)",
+                        crate::check::alternatives_kind_word(other)
+                    )),
+                };
+                if let Some(why) = why_not {
+                    self.diags.push(Diagnostic::new(
+                        Loc::Node(n),
+                        format!(
+                            "`{name}` cannot be in `{keyword} {}`: it is {why}",
+                            block.name
+                        ),
+                    ));
+                    continue;
+                }
+                if let Some(other) = owner[n].replace(b) {
+                    self.diags.push(Diagnostic::new(
+                        Loc::Node(n),
+                        format!(
+                            "`{name}` is in `{}` and in `{}`; blocks do not nest or share nodes",
+                            graph.blocks[other].name, block.name
+                        ),
+                    ));
+                    continue;
+                }
+                members.push(n);
+            }
+            self.blocks.push(CheckedBlock {
+                name: block.name.clone(),
+                count: count.clamp(1, MAX_REPEAT),
+                flag,
+                nodes: members,
+            });
+        }
+    }
+
+    /// `edges` with each edge between a block's member and a node outside the block spread over every member
+    /// (the block orders as one node); each ordered pair once.
+    pub(super) fn spread_over_blocks(&self, edges: Vec<Edge>) -> Vec<Edge> {
+        if self.blocks.is_empty() {
+            return edges;
+        }
+        let block_of = |n: usize| self.blocks.iter().position(|b| b.nodes.contains(&n));
+        let mut seen = std::collections::HashSet::new();
+        let mut out = Vec::with_capacity(edges.len());
+        for e in edges {
+            let (bf, bt) = (block_of(e.from), block_of(e.to));
+            let froms = match bf {
+                Some(b) if bf != bt => self.blocks[b].nodes.clone(),
+                _ => vec![e.from],
+            };
+            let tos = match bt {
+                Some(b) if bf != bt => self.blocks[b].nodes.clone(),
+                _ => vec![e.to],
+            };
+            for &from in &froms {
+                for &to in &tos {
+                    if seen.insert((from, to)) {
+                        out.push(Edge { from, to, ..e });
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    /// The flag of block member `n`, which it reads (the gate reads it before each run).
+    pub(super) fn flag_read_by(&self, n: usize) -> Option<usize> {
+        self.blocks
+            .iter()
+            .find(|b| b.nodes.contains(&n))
+            .and_then(|b| b.flag)
+    }
+
+    /// A graph-owned flag is written before its block: by a node outside it with a path to the block.
+    pub(super) fn check_flags_are_set(&mut self, reach: &crate::schedule::Reachability) {
+        for (b, block) in self.blocks.clone().iter().enumerate() {
+            let (Some(flag), Some(&first)) = (block.flag, block.nodes.first()) else {
+                continue;
+            };
+            if self.graph.buffers[flag].role != Role::Owned {
+                continue;
+            }
+            if !self.written_before(flag, first, reach, |w| block.nodes.contains(&w)) {
+                let name = &self.graph.buffers[flag].name;
+                self.diags.push(
+                    Diagnostic::new(
+                        Loc::Block(b),
+                        format!(
+                            "`{} {}` is gated by graph-owned `{name}`, but no node before it writes it",
+                            self.graph.blocks[b].kind.keyword(),
+                            block.name
+                        ),
+                    )
+                    .with_help(format!("set it before the block: `fill start({name} = 1u);`")),
+                );
+            }
+        }
+    }
+}

@@ -1,0 +1,189 @@
+//! Blocks under GPU control (`if`, `repeat .. while`): before each run of a gated block, a one-dispatch gate
+//! kernel copies its members' workgroup counts (computed on the host at each replay, like every size) into
+//! indirect-dispatch arguments, or zeros when the block's flag is 0; the members then dispatch indirectly from
+//! those arguments. A skipped run is the gate and one empty indirect dispatch per member: no host round trip.
+
+use std::borrow::Cow;
+
+use graph_core::desc::GraphDesc;
+
+use crate::gpu::Gpu;
+
+/// The gate: `args[first + i] = flag[0] != 0 ? counts[first + i] : 0` over one block's words.
+const GATE_WGSL: &str = "
+@group(0) @binding(0) var<storage, read> flag: array<u32>;
+@group(0) @binding(1) var<storage, read> counts: array<u32>;
+@group(0) @binding(2) var<storage, read_write> args: array<u32>;
+override first: u32 = 0u;
+override words: u32 = 0u;
+
+@compute @workgroup_size(64)
+fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
+    if (gid.x < words) {
+        args[first + gid.x] = select(0u, counts[first + gid.x], flag[0] != 0u);
+    }
+}
+";
+
+/// One gated block's gate.
+struct Gate {
+    pipeline: wgpu::ComputePipeline,
+    bind_group: wgpu::BindGroup,
+    workgroups: u32,
+}
+
+/// The gates of a baked graph's gated blocks, and the counts and arguments they share.
+pub(crate) struct Gates {
+    /// Three counts per gated member, written by the host at each replay.
+    counts: wgpu::Buffer,
+    /// What the gates write, and gated members dispatch from.
+    args: wgpu::Buffer,
+    /// By block: `None` for a block without a flag (a plain `repeat`).
+    blocks: Vec<Option<Gate>>,
+    /// By node: its slot of three words, for a gated member.
+    slots: Vec<Option<u32>>,
+    /// The counts of this replay, staged.
+    words: Vec<u32>,
+}
+
+impl Gates {
+    /// The gates of `desc`'s gated blocks over the bound buffers; `None` when it has none.
+    pub(crate) fn new(gpu: &Gpu, desc: &GraphDesc, buffers: &[wgpu::Buffer]) -> Option<Gates> {
+        let mut slots = vec![None; desc.nodes.len()];
+        let mut next = 0u32;
+        let mut ranges = Vec::new();
+        for block in desc.blocks.iter() {
+            let first = next;
+            if block.flag.is_some() {
+                for &n in block.nodes.iter() {
+                    if let Some(slot) = slots.get_mut(n as usize) {
+                        *slot = Some(next);
+                        next += 1;
+                    }
+                }
+            }
+            ranges.push((first, next - first));
+        }
+        if next == 0 {
+            return None;
+        }
+        let device = gpu.device();
+        let size = u64::from(next) * 12;
+        let counts = device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("gate counts"),
+            size,
+            usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST,
+            mapped_at_creation: false,
+        });
+        let args = device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("gate arguments"),
+            size,
+            usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::INDIRECT,
+            mapped_at_creation: false,
+        });
+        let storage = |binding: u32, read_only: bool| wgpu::BindGroupLayoutEntry {
+            binding,
+            visibility: wgpu::ShaderStages::COMPUTE,
+            ty: wgpu::BindingType::Buffer {
+                ty: wgpu::BufferBindingType::Storage { read_only },
+                has_dynamic_offset: false,
+                min_binding_size: None,
+            },
+            count: None,
+        };
+        let layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+            label: Some("gate"),
+            entries: &[storage(0, true), storage(1, true), storage(2, false)],
+        });
+        let pipeline_layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
+            label: Some("gate"),
+            bind_group_layouts: &[Some(&layout)],
+            immediate_size: 0,
+        });
+        let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
+            label: Some("gate"),
+            source: wgpu::ShaderSource::Wgsl(Cow::Borrowed(GATE_WGSL)),
+        });
+        let blocks = desc
+            .blocks
+            .iter()
+            .zip(ranges)
+            .map(|(block, (first, members))| {
+                let flag = buffers.get(block.flag? as usize)?;
+                let pipeline = device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+                    label: Some(&block.name),
+                    layout: Some(&pipeline_layout),
+                    module: &module,
+                    entry_point: Some("main"),
+                    compilation_options: wgpu::PipelineCompilationOptions {
+                        constants: &[
+                            ("first", f64::from(first * 3)),
+                            ("words", f64::from(members * 3)),
+                        ],
+                        ..Default::default()
+                    },
+                    cache: None,
+                });
+                let bind_group = device.create_bind_group(&wgpu::BindGroupDescriptor {
+                    label: Some(&block.name),
+                    layout: &layout,
+                    entries: &[
+                        wgpu::BindGroupEntry {
+                            binding: 0,
+                            resource: flag.as_entire_binding(),
+                        },
+                        wgpu::BindGroupEntry {
+                            binding: 1,
+                            resource: counts.as_entire_binding(),
+                        },
+                        wgpu::BindGroupEntry {
+                            binding: 2,
+                            resource: args.as_entire_binding(),
+                        },
+                    ],
+                });
+                Some(Gate {
+                    pipeline,
+                    bind_group,
+                    workgroups: (members * 3).div_ceil(64),
+                })
+            })
+            .collect();
+        Some(Gates {
+            counts,
+            args,
+            blocks,
+            slots,
+            words: vec![0; next as usize * 3],
+        })
+    }
+
+    /// Node `node`'s slot, if it is a gated member: it dispatches from the arguments at `slot * 12` bytes.
+    pub(crate) fn slot(&self, node: u32) -> Option<u32> {
+        self.slots.get(node as usize).copied().flatten()
+    }
+
+    pub(crate) fn args(&self) -> &wgpu::Buffer {
+        &self.args
+    }
+
+    /// Writes this replay's counts of every gated member (queued ahead of the replay's submissions).
+    pub(crate) fn before_replay(&mut self, queue: &wgpu::Queue, workgroups: &[[u32; 3]]) {
+        for (node, slot) in self.slots.iter().enumerate() {
+            if let (Some(slot), Some(w)) = (slot, workgroups.get(node)) {
+                let at = *slot as usize * 3;
+                self.words[at..at + 3].copy_from_slice(w);
+            }
+        }
+        queue.write_buffer(&self.counts, 0, bytemuck::cast_slice(&self.words));
+    }
+
+    /// Records block `block`'s gate into `pass`; the caller sets its own pipeline and bind groups again after.
+    pub(crate) fn record(&self, pass: &mut wgpu::ComputePass<'_>, block: u32) {
+        if let Some(Some(gate)) = self.blocks.get(block as usize) {
+            pass.set_pipeline(&gate.pipeline);
+            pass.set_bind_group(0, &gate.bind_group, &[]);
+            pass.dispatch_workgroups(gate.workgroups, 1, 1);
+        }
+    }
+}
