@@ -232,3 +232,46 @@ fn an_if_runs_its_nodes_only_when_its_flag_is_set() -> Result<(), Error> {
     }
     Ok(())
 }
+
+graph! {
+    /// `Halve`, its start uploaded and its count read back by each replay.
+    graph HalveEach {
+        buffers { x: [f32; 1], steps: [u32; 1] = output, going: [u32; 1] }
+        upload start_at(x);
+        fill start(going = 1u);
+        fill zero(steps = 0u);
+        repeat halving(100, while: going) {
+            kernel step(x: read_write, steps: read_write, going: write) workgroups(1) {
+                @compute @workgroup_size(1)
+                fn main() {
+                    x[0] = x[0] * 0.5;
+                    steps[0] = steps[0] + 1u;
+                    going[0] = select(1u, 0u, x[0] < 1.0);
+                }
+            }
+        }
+        readback count(steps);
+    }
+}
+
+#[test]
+fn replays_in_flight_each_stop_their_own_loop() -> Result<(), Error> {
+    let gpu = gpu();
+    let mut rng = rng();
+    let steps = gpu.buffer_zeroed::<u32>(1)?;
+    let mut g = HalveEach::bake(&gpu, HalveEachBuffers { steps: &steps })?;
+    let starts: Vec<f32> = (0..4)
+        .map(|_| 1.0 + random_u32(&mut rng, 1 << 20) as f32)
+        .collect();
+    let mut in_flight = Vec::new();
+    for &x0 in &starts {
+        g.upload(HalveEach::UPLOADS.start_at, &[x0])?;
+        in_flight.push((x0, g.replay()?));
+    }
+    // Waited in reverse: each replay's loop ran from its own start and stopped on its own.
+    for (x0, submission) in in_flight.into_iter().rev() {
+        let steps = submission.wait()?.read(HalveEach::READBACKS.count)?;
+        assert_eq!(steps, [halvings(x0, 100).0], "halvings of {x0}");
+    }
+    Ok(())
+}
