@@ -416,8 +416,11 @@ impl GraphDesc {
                     block.name
                 );
                 ensure!(
-                    matches!(self.nodes[n as usize].op, OpDesc::Kernel(_)),
-                    "block `{}` holds node `{}`, which is no kernel",
+                    matches!(
+                        self.nodes[n as usize].op,
+                        OpDesc::Kernel(_) | OpDesc::Copy { .. } | OpDesc::Subgraph { .. }
+                    ),
+                    "block `{}` holds node `{}`, which is no kernel, copy or subgraph of them",
                     block.name,
                     self.nodes[n as usize].name
                 );

@@ -33,6 +33,8 @@ pub fn flatten(desc: &GraphDesc) -> Result<Cow<'_, GraphDesc>, InvalidDescriptio
     let mut nodes = desc.nodes.to_vec();
     let mut edges = Vec::new();
     let mut blocks = desc.blocks.to_vec();
+    // Per subgraph node, the child's nodes in the flattened graph: they take its place in a block.
+    let mut expanded: Vec<Option<Vec<u32>>> = vec![None; desc.nodes.len()];
     // Per node of the parent, the nodes its out-edges leave from once it is flattened.
     let mut exits: Vec<Vec<u32>> = (0..desc.nodes.len() as u32).map(|n| vec![n]).collect();
     for (index, node) in desc.nodes.iter().enumerate() {
@@ -103,6 +105,7 @@ pub fn flatten(desc: &GraphDesc) -> Result<Cow<'_, GraphDesc>, InvalidDescriptio
             });
         }
         let count = child.nodes.len() as u32;
+        expanded[index] = Some((offset..offset + count).collect());
         let has_in = |n: u32| child.edges.iter().any(|e| e.to == n);
         let has_out = |n: u32| child.edges.iter().any(|e| e.from == n);
         for root in (0..count).filter(|&n| !has_in(n)) {
@@ -141,6 +144,19 @@ pub fn flatten(desc: &GraphDesc) -> Result<Cow<'_, GraphDesc>, InvalidDescriptio
         ))
     })?;
     let indices = |list: &[usize]| list.iter().map(|&n| n as u32).collect();
+    // A subgraph in a block: its child's nodes are the members, in the flattened graph's order.
+    for block in &mut blocks {
+        let mut members: Vec<u32> = block
+            .nodes
+            .iter()
+            .flat_map(|&n| match expanded.get(n as usize) {
+                Some(Some(children)) => children.clone(),
+                _ => vec![n],
+            })
+            .collect();
+        members.sort_by_key(|m| schedule.order.iter().position(|&o| o == *m as usize));
+        block.nodes = members.into();
+    }
     Ok(Cow::Owned(GraphDesc {
         name: desc.name.clone(),
         params: desc.params.clone(),

@@ -407,7 +407,7 @@ pub struct Alternatives {
 
 /// Nodes that run under control of the GPU, without a host round trip: once if a flag is set (`if`), or up to
 /// a number of times, stopping early when a flag clears (`repeat`). The flag is the first `u32` of a buffer,
-/// written on the GPU; its members (kernels and fills) order as one node with the rest of the graph.
+/// written on the GPU; its members (kernels, fills and copies) order as one node with the rest of the graph.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Block {

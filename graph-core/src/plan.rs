@@ -260,6 +260,11 @@ fn level_steps(desc: &GraphDesc, level: &[u32], lens: &[u32]) -> Result<Vec<Plan
                         dst_len: dst_end - dst_start,
                     });
                 }
+                // A copy under GPU control runs as a kernel (see the runtime), which its gate can skip.
+                if block_of(desc, node).is_some() {
+                    dispatches.push(PlanStep::Dispatch { node });
+                    continue;
+                }
                 let elem = u64::from(desc.buffers.get(src as usize).map_or(4, |b| b.elem.size()));
                 copies.push(PlanStep::Copy {
                     node,

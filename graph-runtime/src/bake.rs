@@ -4,7 +4,7 @@
 use std::borrow::Cow;
 use std::collections::HashMap;
 
-use graph_core::desc::{DispatchDesc, GraphDesc, OpDesc};
+use graph_core::desc::{DispatchDesc, GraphDesc, OpDesc, SizeDesc};
 use graph_core::ir::{AccessMode, Role};
 use graph_core::plan::{Plan, PlanError, evaluate_range, plan};
 
@@ -176,6 +176,12 @@ fn needed_usage(desc: &GraphDesc, index: u32) -> wgpu::BufferUsages {
             OpDesc::Kernel(k) if k.bindings.iter().any(|b| b.buffer == index) => {
                 usage |= wgpu::BufferUsages::STORAGE
             }
+            // A copy in a block runs as a kernel over the buffers as storage.
+            &OpDesc::Copy { src, dst, .. }
+                if (src == index || dst == index) && in_block(desc, node) =>
+            {
+                usage |= wgpu::BufferUsages::STORAGE
+            }
             &OpDesc::Copy { src, .. } if src == index => usage |= wgpu::BufferUsages::COPY_SRC,
             &OpDesc::Copy { dst, .. } if dst == index => usage |= wgpu::BufferUsages::COPY_DST,
             &OpDesc::Upload { buffer, .. } if buffer == index => {
@@ -218,6 +224,12 @@ pub(crate) struct Built {
     pub bind_groups: usize,
 }
 
+/// Whether `node` is a member of a block under GPU control.
+fn in_block(desc: &GraphDesc, node: &graph_core::desc::NodeDesc) -> bool {
+    let index = desc.nodes.iter().position(|n| std::ptr::eq(n, node));
+    index.is_some_and(|i| desc.blocks.iter().any(|b| b.nodes.contains(&(i as u32))))
+}
+
 /// Pipelines and bind groups for every kernel node. Identical kernels share one pipeline; a pipeline already
 /// in `cache`, and a bind group of `previous` over the same buffers, are reused.
 pub(crate) fn build_kernels(
@@ -237,9 +249,15 @@ pub(crate) fn build_kernels(
     let max_workgroups = limits.max_compute_workgroups_per_dimension;
 
     for (n, node) in desc.nodes.iter().enumerate() {
-        let OpDesc::Kernel(k) = &node.op else {
-            nodes.push(None);
-            continue;
+        // A copy under GPU control runs as a kernel, so that its gate can skip it.
+        let as_kernel = copy_kernel(desc, n, &bound.lens).map_err(|e| plan_error(desc, e))?;
+        let (k, copy_words) = match (&node.op, &as_kernel) {
+            (OpDesc::Kernel(k), _) => (k, None),
+            (_, Some((k, words))) => (k, Some(*words)),
+            _ => {
+                nodes.push(None);
+                continue;
+            }
         };
         check_workgroup_size(desc, n, k.workgroup_size, &limits)?;
         let modes: Vec<AccessMode> = k.bindings.iter().map(|b| b.mode).collect();
@@ -335,6 +353,7 @@ pub(crate) fn build_kernels(
             )
         };
         let size = match (&k.dispatch, range) {
+            _ if copy_words.is_some() => DispatchSize::Fixed(elements(copy_words.unwrap_or(0))?),
             (_, Some((start, end))) => DispatchSize::Fixed(elements(end - start)?),
             (DispatchDesc::BufferLen(b), None) => {
                 DispatchSize::Fixed(elements(bound.lens[*b as usize])?)
@@ -363,6 +382,69 @@ pub(crate) fn build_kernels(
         max_workgroups,
     };
     Ok((kernels, built))
+}
+
+/// Node `n` as a kernel, if it is a copy in a block under GPU control, with the 32-bit words it moves: the
+/// buffers seen as `u32` words (every element type is made of them), the offsets and length constants of
+/// its module, so each range is its own pipeline, as a ranged fill's is.
+fn copy_kernel(
+    desc: &GraphDesc,
+    n: usize,
+    lens: &[u32],
+) -> Result<Option<(graph_core::desc::KernelDesc, u32)>, PlanError> {
+    let Some(OpDesc::Copy {
+        src,
+        dst,
+        src_range,
+        dst_range,
+    }) = desc.nodes.get(n).map(|node| &node.op)
+    else {
+        return Ok(None);
+    };
+    if !desc.blocks.iter().any(|b| b.nodes.contains(&(n as u32))) {
+        return Ok(None);
+    }
+    let (src_start, src_end) = evaluate_range(n as u32, *src, src_range, lens)?;
+    let (dst_start, _) = evaluate_range(n as u32, *dst, dst_range, lens)?;
+    let words_per = desc.buffers[*src as usize].elem.size() / 4;
+    let (from, to, words) = (
+        src_start * words_per,
+        dst_start * words_per,
+        (src_end - src_start) * words_per,
+    );
+    let declarations = "@group(0) @binding(0) var<storage, read> src: array<u32>;\n\
+                        @group(0) @binding(1) var<storage, read_write> dst: array<u32>;\n";
+    let source = format!(
+        "const FROM: u32 = {from}u;\nconst TO: u32 = {to}u;\nconst WORDS: u32 = {words}u;\n\
+         @compute @workgroup_size(64)\n\
+         fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {{\n\
+         \x20   let i = gid.x + gid.y * groups.x * 64u;\n\
+         \x20   if (i < WORDS) {{ dst[TO + i] = src[FROM + i]; }}\n}}\n"
+    );
+    let kernel = graph_core::desc::KernelDesc {
+        declarations: declarations.into(),
+        args: Default::default(),
+        source: source.into(),
+        entry: "main".into(),
+        workgroup_size: [64, 1, 1],
+        bindings: vec![
+            graph_core::desc::AccessDesc {
+                buffer: *src,
+                mode: AccessMode::Read,
+            },
+            graph_core::desc::AccessDesc {
+                buffer: *dst,
+                mode: AccessMode::Write,
+            },
+        ]
+        .into(),
+        // Replaced by the fixed size of its words (see `build_kernels`).
+        dispatch: DispatchDesc::Threads([SizeDesc::ONE, SizeDesc::ONE, SizeDesc::ONE]),
+        foldable: true,
+        range: None,
+        alternative: None,
+    };
+    Ok(Some((kernel, words)))
 }
 
 /// The bind group layout of one combination of access modes, and the pipeline layout around it (with the

@@ -108,13 +108,14 @@
 //!   access; otherwise a compile error) of which one runs per replay, the first after bake; they order as one
 //!   node. [`Baked::select`] switches to another after bake, without re-baking; replays already submitted
 //!   keep their choice (SYCL's dynamic command group).
-//! - `if name(flag) { kernel ..; fill ..; }` runs its kernels and fills once when `flag[0] != 0` (a `u32`
+//! - `if name(flag) { kernel ..; fill ..; copy ..; }` runs its kernels, fills and copies once when `flag[0] != 0` (a `u32`
 //!   buffer written earlier, on the GPU), else they run no workgroups; `repeat name(count) { .. }` runs them
 //!   `count` times in each replay, and `repeat name(count, while: flag) { .. }` each time only while the flag
 //!   is set (a member clears it to stop). Decided on the GPU, with no host round trip: before each run a
 //!   gate kernel writes the members' workgroup counts (or zeros) as indirect-dispatch arguments. A block
-//!   orders as one node with the rest of the graph; copies, transfers, host tasks and nested blocks cannot be
-//!   inside one, and a flag that is not `u32`, or graph-owned and never set before, is a compile error.
+//!   orders as one node with the rest of the graph (a copy in a block runs as a kernel over 32-bit words, so
+//!   its gate can skip it, and a subgraph's nodes join the block); transfers, host tasks and nested blocks
+//!   cannot be inside one, and a flag that is not `u32`, or graph-owned and never set before, is a compile error.
 //! - Explicit edges `a -> b -> c;`.
 //! - `#[explicit_edges]` turns inference off: conflicting accesses must be ordered by edges, or it is a
 //!   compile error (a data race). `#[device_limits]` lifts the portable workgroup-size limits (256 in x and

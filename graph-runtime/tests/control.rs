@@ -275,3 +275,96 @@ fn replays_in_flight_each_stop_their_own_loop() -> Result<(), Error> {
     }
     Ok(())
 }
+
+graph! {
+    /// A copy of a range and a fill under `if`: skipped on the GPU when the app's flag is 0.
+    graph MaybeShift {
+        buffers { x: [vec4<f32>] = input, y: [vec4<f32>] = inout, flag: [u32; 1] = input }
+        if when(flag) {
+            copy shift(x[1..] -> y[..y.len() - 1]);
+            fill mark(y[0..1] = vec4<f32>(7.0));
+        }
+    }
+}
+
+#[test]
+fn copies_and_fills_under_if_are_skipped_on_the_gpu() -> Result<(), Error> {
+    let gpu = gpu();
+    let mut rng = rng();
+    let len = 2 + random_u32(&mut rng, 2000) as usize;
+    let xs: Vec<[f32; 4]> = random_f32s(&mut rng, 4 * len)
+        .chunks(4)
+        .map(|c| [c[0], c[1], c[2], c[3]])
+        .collect();
+    let ys: Vec<[f32; 4]> = random_f32s(&mut rng, 4 * len)
+        .chunks(4)
+        .map(|c| [c[0], c[1], c[2], c[3]])
+        .collect();
+    for on in [1u32, 0] {
+        let x = gpu.buffer_from_slice(&xs)?;
+        let y = gpu.buffer_from_slice(&ys)?;
+        let flag = gpu.buffer_from_slice(&[on])?;
+        MaybeShift::bake(
+            &gpu,
+            MaybeShiftBuffers {
+                x: &x,
+                y: &y,
+                flag: &flag,
+            },
+        )?
+        .replay_blocking()?;
+        let mut want = ys.clone();
+        if on == 1 {
+            want[..len - 1].copy_from_slice(&xs[1..]);
+            want[0] = [7.0; 4];
+        }
+        assert_eq!(y.read_blocking()?, want, "flag {on}");
+    }
+    Ok(())
+}
+
+graph! {
+    /// `v = 2v`, as a graph of its own.
+    graph Doubler {
+        buffers { v: [f32] = inout }
+        kernel double(v: read_write) {
+            @compute @workgroup_size(64)
+            fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
+                if (gid.x < arrayLength(&v)) { v[gid.x] = 2.0 * v[gid.x]; }
+            }
+        }
+    }
+}
+
+graph! {
+    /// `MaybeDouble` with the doubling as a subgraph under `if`.
+    graph MaybeDoubleSub {
+        buffers { x: [f32] = input, y: [f32] = inout, positive: [u32; 1] }
+        kernel test(x: read, positive: write) workgroups(1) {
+            @compute @workgroup_size(1)
+            fn main() { positive[0] = select(0u, 1u, x[0] > 0.0); }
+        }
+        if when_positive(positive) {
+            subgraph twice = Doubler(v: y: read_write);
+        }
+    }
+}
+
+#[test]
+fn a_subgraph_under_if_is_skipped_on_the_gpu() -> Result<(), Error> {
+    let gpu = gpu();
+    let mut rng = rng();
+    let len = 1 + random_u32(&mut rng, 3000) as usize;
+    let ys = random_f32s(&mut rng, len);
+    for sign in [1.0f32, -1.0] {
+        let x = gpu.buffer_from_slice(&[sign])?;
+        let y = gpu.buffer_from_slice(&ys)?;
+        MaybeDoubleSub::bake(&gpu, MaybeDoubleSubBuffers { x: &x, y: &y })?.replay_blocking()?;
+        let want: Vec<f32> = ys
+            .iter()
+            .map(|v| if sign > 0.0 { 2.0 * v } else { *v })
+            .collect();
+        assert_eq!(read(&y), want, "x[0] = {sign}");
+    }
+    Ok(())
+}

@@ -202,11 +202,11 @@ const CASES: &[Case] = &[
     },
     // control/
     Case {
-        fixture: "control/copy-in-a-loop",
+        fixture: "control/host-task-in-a-loop",
         build: || {
             let mut b = graph_g();
-            b.inout("x", "f32").output("y", "f32").copy("c", "x", "y");
-            b.repeat("twice", 2, None, &["c"]);
+            b.inout("x", "f32").host("look", &[("x", AccessMode::Read)]);
+            b.repeat("twice", 2, None, &["look"]);
             b
         },
         rustc_errors: &[],

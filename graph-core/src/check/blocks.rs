@@ -68,9 +68,14 @@ impl Checker<'_> {
                     NodeKind::Kernel(k) if matches!(k.dispatch, DispatchSpec::Indirect(_)) => Some(
                         "an indirect dispatch (its counts cannot be gated as well)".to_string(),
                     ),
-                    NodeKind::Kernel(_) | NodeKind::Fill { .. } => None,
+                    // A subgraph's nodes join the block when it is flattened (bake refuses a child with
+                    // nodes of other kinds).
+                    NodeKind::Kernel(_)
+                    | NodeKind::Fill { .. }
+                    | NodeKind::Copy { .. }
+                    | NodeKind::Subgraph { .. } => None,
                     other => Some(format!(
-                        "a {} (only kernels and fills run under GPU control)",
+                        "a {} node (only kernels, fills, copies and subgraphs of them run under GPU control)",
                         crate::check::alternatives_kind_word(other)
                     )),
                 };
