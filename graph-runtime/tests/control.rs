@@ -368,3 +368,33 @@ fn a_subgraph_under_if_is_skipped_on_the_gpu() -> Result<(), Error> {
     }
     Ok(())
 }
+
+graph! {
+    /// `x = x + 1`, seven times in each replay, with no flag.
+    graph AddSeven {
+        buffers { x: [f32] = inout }
+        repeat seven(7) {
+            kernel add_one(x: read_write) {
+                @compute @workgroup_size(64)
+                fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
+                    if (gid.x < arrayLength(&x)) { x[gid.x] = x[gid.x] + 1.0; }
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn a_repeat_without_a_flag_runs_its_count_every_replay() -> Result<(), Error> {
+    let gpu = gpu();
+    let mut rng = rng();
+    let len = 1 + random_u32(&mut rng, 3000) as usize;
+    let xs: Vec<f32> = (0..len).map(|_| random_u32(&mut rng, 100) as f32).collect();
+    let x = gpu.buffer_from_slice(&xs)?;
+    let mut g = AddSeven::bake(&gpu, AddSevenBuffers { x: &x })?;
+    let _first = g.replay()?;
+    g.replay_blocking()?;
+    let want: Vec<f32> = xs.iter().map(|v| v + 14.0).collect();
+    assert_eq!(read(&x), want, "two replays of seven");
+    Ok(())
+}
