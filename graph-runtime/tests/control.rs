@@ -398,3 +398,37 @@ fn a_repeat_without_a_flag_runs_its_count_every_replay() -> Result<(), Error> {
     assert_eq!(read(&x), want, "two replays of seven");
     Ok(())
 }
+
+#[test]
+fn a_graph_file_holds_blocks_and_indirect_dispatches() -> Result<(), Box<dyn std::error::Error>> {
+    let mut b = GraphBuilder::new("G");
+    b.inout("x", "f32")
+        .owned("flag", "u32", 1)
+        .owned("args", "u32", 3)
+        .fill("on", "flag", "1u")
+        .fill("size", "args", "1u");
+    let body = "@compute @workgroup_size(64)
+        fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
+            if (gid.x < arrayLength(&x)) { x[gid.x] = x[gid.x] + 1.0; }
+        }";
+    b.kernel("k", KernelSpec::wgsl(body).read_write("x"))
+        .kernel("again", KernelSpec::wgsl(body).read_write("x"))
+        .kernel(
+            "sized",
+            KernelSpec::wgsl(body).read_write("x").indirect("args"),
+        );
+    b.if_block("maybe", "flag", &["k"])
+        .repeat("thrice", 3, None, &["again"]);
+    let text = graph_runtime::file::to_json(b.graph());
+    assert!(
+        text.contains("\"blocks\"") && text.contains("\"indirect\""),
+        "{text}"
+    );
+    let loaded = graph_runtime::file::from_json(&text)?;
+    assert_eq!(&loaded, b.graph());
+    assert_eq!(
+        graph_runtime::describe_graph(loaded, &LIBRARY)?,
+        b.build(&LIBRARY)?
+    );
+    Ok(())
+}
