@@ -432,3 +432,49 @@ fn a_graph_file_holds_blocks_and_indirect_dispatches() -> Result<(), Box<dyn std
     );
     Ok(())
 }
+
+graph! {
+    /// `x += params.k` until a counter reaches 4, at most 10 times: parameters in a gated member, the block's
+    /// only one (so after each gate the same pipeline is set again).
+    graph AddK {
+        params { k: f32 }
+        buffers { x: [f32] = inout, going: [u32; 1], steps: [u32; 1] = output }
+        fill start(going = 1u);
+        fill zero(steps = 0u);
+        repeat adds(10, while: going) {
+            kernel add(x: read_write, steps: read_write, going: write) {
+                @compute @workgroup_size(64)
+                fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
+                    if (gid.x < arrayLength(&x)) { x[gid.x] = x[gid.x] + params.k; }
+                    if (gid.x == 0u) {
+                        steps[0] = steps[0] + 1u;
+                        going[0] = select(1u, 0u, steps[0] >= 4u);
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn gated_members_read_parameters_in_both_storages() -> Result<(), Error> {
+    // The gate replaces the kernels' pipeline and bind group: after it, push constants and the uniform
+    // fallback's group must be set again.
+    for (gpu, storage) in common::both_parameter_storages() {
+        let x = gpu.buffer_from_slice(&[1.0f32; 100])?;
+        let steps = gpu.buffer_zeroed::<u32>(1)?;
+        let mut g = AddK::bake(
+            &gpu,
+            AddKBuffers {
+                x: &x,
+                steps: &steps,
+            },
+        )?;
+        assert_eq!(g.params_storage(), storage);
+        g.params_mut().k = 2.5;
+        g.replay_blocking()?;
+        assert_eq!(steps.read_blocking()?, [4], "{storage:?}");
+        assert_eq!(x.read_blocking()?, vec![11.0f32; 100], "{storage:?}");
+    }
+    Ok(())
+}
