@@ -374,14 +374,7 @@ impl GraphBuilder {
         self.subgraphs
             .entry(key.clone())
             .or_insert_with(|| std::sync::Arc::new(child.clone()));
-        let accesses = bindings
-            .iter()
-            .map(|&(binding, buffer, mode)| Access {
-                binding: binding.to_string(),
-                buffer: buffer.to_string(),
-                mode,
-            })
-            .collect();
+        let accesses = bound_accesses(bindings);
         self.node(
             name,
             NodeKind::Subgraph {
@@ -411,14 +404,7 @@ impl GraphBuilder {
         path: &str,
         bindings: &[(&str, &str, AccessMode)],
     ) -> &mut Self {
-        let accesses = bindings
-            .iter()
-            .map(|&(binding, buffer, mode)| Access {
-                binding: binding.to_string(),
-                buffer: buffer.to_string(),
-                mode,
-            })
-            .collect();
+        let accesses = bound_accesses(bindings);
         let graph = format!("{}{path}", crate::library::SUBGRAPH_PREFIX);
         self.node(name, NodeKind::Subgraph { graph, accesses })
     }
@@ -513,6 +499,18 @@ impl GraphBuilder {
             diagnostics,
         })
     }
+}
+
+/// A subgraph's accesses: `(child's buffer, this graph's buffer, access)`.
+fn bound_accesses(bindings: &[(&str, &str, AccessMode)]) -> Vec<Access> {
+    bindings
+        .iter()
+        .map(|&(binding, buffer, mode)| Access {
+            binding: binding.to_string(),
+            buffer: buffer.to_string(),
+            mode,
+        })
+        .collect()
 }
 
 /// Accesses of a task, each buffer bound by its own name.

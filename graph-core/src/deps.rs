@@ -137,6 +137,37 @@ pub fn add_leaf_edges(is_barrier: &[bool], mut edges: Vec<Edge>) -> Vec<Edge> {
     edges
 }
 
+/// `edges` with each edge that enters or leaves a group of nodes (a group of alternatives, a block) made an
+/// edge to or from every member, so the group orders as one node; each ordered pair once. An edge between two
+/// members of one group is kept when `keep_inside` (a block's own order), else dropped (alternatives, of which
+/// only one runs).
+pub fn spread_over_groups(edges: Vec<Edge>, groups: &[Vec<usize>], keep_inside: bool) -> Vec<Edge> {
+    if groups.is_empty() {
+        return edges;
+    }
+    let group_of = |n: usize| groups.iter().position(|g| g.contains(&n));
+    let mut seen = HashSet::new();
+    let mut out = Vec::with_capacity(edges.len());
+    for e in edges {
+        let (gf, gt) = (group_of(e.from), group_of(e.to));
+        if gf.is_some() && gf == gt {
+            if keep_inside && seen.insert((e.from, e.to)) {
+                out.push(e);
+            }
+            continue;
+        }
+        let members = |g: Option<usize>, n: usize| g.map_or_else(|| vec![n], |g| groups[g].clone());
+        for &from in &members(gf, e.from) {
+            for &to in &members(gt, e.to) {
+                if seen.insert((from, to)) {
+                    out.push(Edge { from, to, ..e });
+                }
+            }
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -394,6 +394,24 @@ impl Node {
     }
 }
 
+impl NodeKind {
+    /// The kind's word, for messages: `kernel`, `copy`, `host`..
+    pub fn keyword(&self) -> &'static str {
+        match self {
+            NodeKind::Kernel(_) => "kernel",
+            NodeKind::Copy { .. } => "copy",
+            NodeKind::Fill { .. } => "fill",
+            NodeKind::Upload { .. } => "upload",
+            NodeKind::Readback { .. } => "readback",
+            NodeKind::Host { .. } => "host",
+            NodeKind::Interop { .. } => "interop",
+            NodeKind::Empty {} => "empty",
+            NodeKind::Barrier {} => "barrier",
+            NodeKind::Subgraph { .. } => "subgraph",
+        }
+    }
+}
+
 /// Kernel nodes of which exactly one runs per replay, switchable after bake without re-baking (SYCL's dynamic
 /// command group). The choices share one signature (the same buffers with the same access) and act as one node
 /// for ordering: edges to or from one are edges to or from all, at the place of the first.

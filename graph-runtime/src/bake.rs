@@ -165,7 +165,7 @@ fn check_aliasing(desc: &GraphDesc, buffers: &[wgpu::Buffer]) -> Result<(), Erro
 /// uploads, readbacks and host tasks.
 fn needed_usage(desc: &GraphDesc, index: u32) -> wgpu::BufferUsages {
     let mut usage = wgpu::BufferUsages::empty();
-    for node in desc.nodes.iter() {
+    for (n, node) in desc.nodes.iter().enumerate() {
         match &node.op {
             OpDesc::Kernel(k) if k.dispatch == DispatchDesc::Indirect(index) => {
                 usage |= wgpu::BufferUsages::INDIRECT;
@@ -178,7 +178,7 @@ fn needed_usage(desc: &GraphDesc, index: u32) -> wgpu::BufferUsages {
             }
             // A copy in a block runs as a kernel over the buffers as storage.
             &OpDesc::Copy { src, dst, .. }
-                if (src == index || dst == index) && in_block(desc, node) =>
+                if (src == index || dst == index) && in_block(desc, n) =>
             {
                 usage |= wgpu::BufferUsages::STORAGE
             }
@@ -224,10 +224,11 @@ pub(crate) struct Built {
     pub bind_groups: usize,
 }
 
-/// Whether `node` is a member of a block under GPU control.
-fn in_block(desc: &GraphDesc, node: &graph_core::desc::NodeDesc) -> bool {
-    let index = desc.nodes.iter().position(|n| std::ptr::eq(n, node));
-    index.is_some_and(|i| desc.blocks.iter().any(|b| b.nodes.contains(&(i as u32))))
+/// Whether node `index` is a member of a block under GPU control.
+fn in_block(desc: &GraphDesc, index: usize) -> bool {
+    desc.blocks
+        .iter()
+        .any(|b| b.nodes.contains(&(index as u32)))
 }
 
 /// Pipelines and bind groups for every kernel node. Identical kernels share one pipeline; a pipeline already
@@ -401,7 +402,7 @@ fn copy_kernel(
     else {
         return Ok(None);
     };
-    if !desc.blocks.iter().any(|b| b.nodes.contains(&(n as u32))) {
+    if !in_block(desc, n) {
         return Ok(None);
     }
     let (src_start, src_end) = evaluate_range(n as u32, *src, src_range, lens)?;

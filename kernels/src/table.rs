@@ -305,45 +305,30 @@ pub const KERNELS: &[LibraryKernel] = &[
                    dispatch counts every element)",
         sized_by: Some("input"),
     },
-    LibraryKernel {
-        path: "reduce::sum_step",
-        summary: "output[w] = the sum of workgroup w's strided share of input (one step of `reduce::sum`)",
-        bindings: INPUT_OUTPUT,
-        args: &[],
-        source: concat!(
+    reduce_step(
+        "reduce::sum_step",
+        "output[w] = the sum of workgroup w's strided share of input (one step of `reduce::sum`)",
+        concat!(
             "fn combine(a: f32, b: f32) -> f32 { return a + b; }\nconst IDENTITY: f32 = 0.0;\n",
             include_str!("../wgsl/reduce.wgsl")
         ),
-        pointwise: false,
-        dispatch: REDUCE_DISPATCH,
-        sized_by: None,
-    },
-    LibraryKernel {
-        path: "reduce::min_step",
-        summary: "output[w] = the least of workgroup w's strided share of input (one step of `reduce::min`)",
-        bindings: INPUT_OUTPUT,
-        args: &[],
-        source: concat!(
+    ),
+    reduce_step(
+        "reduce::min_step",
+        "output[w] = the least of workgroup w's strided share of input (one step of `reduce::min`)",
+        concat!(
             "fn combine(a: f32, b: f32) -> f32 { return min(a, b); }\nconst IDENTITY: f32 = 3.40282347e38;\n",
             include_str!("../wgsl/reduce.wgsl")
         ),
-        pointwise: false,
-        dispatch: REDUCE_DISPATCH,
-        sized_by: None,
-    },
-    LibraryKernel {
-        path: "reduce::max_step",
-        summary: "output[w] = the greatest of workgroup w's strided share of input (one step of `reduce::max`)",
-        bindings: INPUT_OUTPUT,
-        args: &[],
-        source: concat!(
+    ),
+    reduce_step(
+        "reduce::max_step",
+        "output[w] = the greatest of workgroup w's strided share of input (one step of `reduce::max`)",
+        concat!(
             "fn combine(a: f32, b: f32) -> f32 { return max(a, b); }\nconst IDENTITY: f32 = -3.40282347e38;\n",
             include_str!("../wgsl/reduce.wgsl")
         ),
-        pointwise: false,
-        dispatch: REDUCE_DISPATCH,
-        sized_by: None,
-    },
+    ),
     LibraryKernel {
         path: "scan::chunk_sums",
         summary: "output[w] = the sum of chunk w of input, one contiguous chunk per workgroup (a scan's first pass)",
@@ -369,36 +354,60 @@ pub const KERNELS: &[LibraryKernel] = &[
         dispatch: "one workgroup of 256",
         sized_by: None,
     },
-    LibraryKernel {
-        path: "scan::apply_inclusive",
-        summary: "output = the inclusive prefix sums of input, chunk by chunk from each chunk's offset (a scan's last pass)",
-        bindings: SCAN_APPLY,
-        args: &[],
-        source: concat!(
+    scan_apply(
+        "scan::apply_inclusive",
+        "output = the inclusive prefix sums of input, chunk by chunk from each chunk's offset (a scan's last pass)",
+        concat!(
             "const INCLUSIVE: bool = true;\n",
             include_str!("../wgsl/scan_apply.wgsl")
         ),
-        pointwise: false,
-        dispatch: "as many workgroups of 256 as `scan::chunk_sums` had",
-        sized_by: None,
-    },
-    LibraryKernel {
-        path: "scan::apply_exclusive",
-        summary: "output = the exclusive prefix sums of input, chunk by chunk from each chunk's offset (a scan's last pass)",
-        bindings: SCAN_APPLY,
-        args: &[],
-        source: concat!(
+    ),
+    scan_apply(
+        "scan::apply_exclusive",
+        "output = the exclusive prefix sums of input, chunk by chunk from each chunk's offset (a scan's last pass)",
+        concat!(
             "const INCLUSIVE: bool = false;\n",
             include_str!("../wgsl/scan_apply.wgsl")
         ),
-        pointwise: false,
-        dispatch: "as many workgroups of 256 as `scan::chunk_sums` had",
-        sized_by: None,
-    },
+    ),
 ];
 
 /// `input` read, `output` written, both `f32`: most kernels' bindings.
-const REDUCE_DISPATCH: &str = "workgroups of 256, any count; workgroup w writes output[w]";
+/// A step of a reduction with `source` (the combining function and its identity prepended to `reduce.wgsl`).
+const fn reduce_step(
+    path: &'static str,
+    summary: &'static str,
+    source: &'static str,
+) -> LibraryKernel {
+    LibraryKernel {
+        path,
+        summary,
+        bindings: INPUT_OUTPUT,
+        args: &[],
+        source,
+        pointwise: false,
+        dispatch: "workgroups of 256, any count; workgroup w writes output[w]",
+        sized_by: None,
+    }
+}
+
+/// A scan's last pass with `source` (`scan_apply.wgsl`, inclusive or not).
+const fn scan_apply(
+    path: &'static str,
+    summary: &'static str,
+    source: &'static str,
+) -> LibraryKernel {
+    LibraryKernel {
+        path,
+        summary,
+        bindings: SCAN_APPLY,
+        args: &[],
+        source,
+        pointwise: false,
+        dispatch: "as many workgroups of 256 as `scan::chunk_sums` had",
+        sized_by: None,
+    }
+}
 
 /// A scan's last pass: the input, the chunks' offsets, the output.
 const SCAN_APPLY: &[LibraryBinding] = &[

@@ -3,7 +3,7 @@
 
 use super::Checker;
 use super::resolve::Space;
-use crate::deps::{BufferAccess, Edge};
+use crate::deps::BufferAccess;
 use crate::diagnostic::{Diagnostic, Loc};
 use crate::ir::NodeKind;
 
@@ -30,7 +30,7 @@ impl Checker<'_> {
                         Loc::Node(n),
                         format!(
                             "`{choice}` is a {} node, but alternatives `{}` may only choose between kernels",
-                            kind_word(&graph.nodes[n].kind),
+                            graph.nodes[n].kind.keyword(),
                             group.name
                         ),
                     ));
@@ -113,47 +113,8 @@ impl Checker<'_> {
         }
     }
 
-    /// `edges` between groups made whole: an edge to or from one choice is an edge to or from every choice of
-    /// its group (none between two choices of one group); each ordered pair once.
-    pub(super) fn spread_over_alternatives(&self, edges: Vec<Edge>) -> Vec<Edge> {
-        if self.groups.is_empty() {
-            return edges;
-        }
-        let group_of = |n: usize| self.groups.iter().find(|g| g.contains(&n));
-        let mut seen = std::collections::HashSet::new();
-        let mut out = Vec::with_capacity(edges.len());
-        for e in edges {
-            let froms = group_of(e.from).cloned().unwrap_or_else(|| vec![e.from]);
-            let tos = group_of(e.to).cloned().unwrap_or_else(|| vec![e.to]);
-            for &from in &froms {
-                for &to in &tos {
-                    let same_group = group_of(from).is_some_and(|g| g.contains(&to));
-                    if !same_group && seen.insert((from, to)) {
-                        out.push(Edge { from, to, ..e });
-                    }
-                }
-            }
-        }
-        out
-    }
-
     /// Whether nodes `a` and `b` are choices of one group (never both run, so never race).
     pub(super) fn alternatives_of_one_group(&self, a: usize, b: usize) -> bool {
         self.groups.iter().any(|g| g.contains(&a) && g.contains(&b))
-    }
-}
-
-pub(crate) fn kind_word(kind: &NodeKind) -> &'static str {
-    match kind {
-        NodeKind::Kernel(_) => "kernel",
-        NodeKind::Copy { .. } => "copy",
-        NodeKind::Fill { .. } => "fill",
-        NodeKind::Upload { .. } => "upload",
-        NodeKind::Readback { .. } => "readback",
-        NodeKind::Host { .. } => "host",
-        NodeKind::Interop { .. } => "interop",
-        NodeKind::Empty {} => "empty",
-        NodeKind::Barrier {} => "barrier",
-        NodeKind::Subgraph { .. } => "subgraph",
     }
 }

@@ -3,7 +3,6 @@
 
 use super::Checker;
 use super::resolve::Space;
-use crate::deps::Edge;
 use crate::diagnostic::{Diagnostic, Loc};
 use crate::ir::{BlockKind, DispatchSpec, NodeKind, Role};
 use crate::types::ValueType;
@@ -76,7 +75,7 @@ impl Checker<'_> {
                     | NodeKind::Subgraph { .. } => None,
                     other => Some(format!(
                         "a {} node (only kernels, fills, copies and subgraphs of them run under GPU control)",
-                        crate::check::alternatives_kind_word(other)
+                        other.keyword()
                     )),
                 };
                 if let Some(why) = why_not {
@@ -108,36 +107,6 @@ impl Checker<'_> {
                 nodes: members,
             });
         }
-    }
-
-    /// `edges` with each edge between a block's member and a node outside the block spread over every member
-    /// (the block orders as one node); each ordered pair once.
-    pub(super) fn spread_over_blocks(&self, edges: Vec<Edge>) -> Vec<Edge> {
-        if self.blocks.is_empty() {
-            return edges;
-        }
-        let block_of = |n: usize| self.blocks.iter().position(|b| b.nodes.contains(&n));
-        let mut seen = std::collections::HashSet::new();
-        let mut out = Vec::with_capacity(edges.len());
-        for e in edges {
-            let (bf, bt) = (block_of(e.from), block_of(e.to));
-            let froms = match bf {
-                Some(b) if bf != bt => self.blocks[b].nodes.clone(),
-                _ => vec![e.from],
-            };
-            let tos = match bt {
-                Some(b) if bf != bt => self.blocks[b].nodes.clone(),
-                _ => vec![e.to],
-            };
-            for &from in &froms {
-                for &to in &tos {
-                    if seen.insert((from, to)) {
-                        out.push(Edge { from, to, ..e });
-                    }
-                }
-            }
-        }
-        out
     }
 
     /// The flag of block member `n`, which it reads (the gate reads it before each run).

@@ -16,7 +16,6 @@ mod sizes;
 mod subgraphs;
 mod topology;
 
-pub(crate) use alternatives::kind_word as alternatives_kind_word;
 pub use blocks::{CheckedBlock, MAX_REPEAT};
 pub use ranges::CheckedRange;
 use resolve::Space;

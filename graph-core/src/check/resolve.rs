@@ -3,7 +3,9 @@
 //! nothing, so later checks skip it rather than repeat it.
 
 use super::Checker;
-use crate::deps::{BufferAccess, Edge, add_leaf_edges, infer_edges, merge_edges};
+use crate::deps::{
+    BufferAccess, Edge, add_leaf_edges, infer_edges, merge_edges, spread_over_groups,
+};
 use crate::diagnostic::{Diagnostic, Loc};
 use crate::ir::{EdgeMode, NodeKind};
 use crate::names::{NameTable, unknown};
@@ -114,8 +116,10 @@ impl<'g> Checker<'g> {
             .iter()
             .map(|n| matches!(n.kind, NodeKind::Barrier {}))
             .collect();
-        let edges = self.spread_over_alternatives(merge_edges(&self.explicit, inferred));
-        let edges = self.spread_over_blocks(edges);
+        let edges = merge_edges(&self.explicit, inferred);
+        let edges = spread_over_groups(edges, &self.groups, false);
+        let blocks: Vec<Vec<usize>> = self.blocks.iter().map(|b| b.nodes.clone()).collect();
+        let edges = spread_over_groups(edges, &blocks, true);
         add_leaf_edges(&is_barrier, edges)
     }
 
