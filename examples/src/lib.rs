@@ -4,6 +4,7 @@
 
 pub mod edge_detect;
 pub mod edge_pipeline;
+pub mod trace_svg;
 
 use std::fmt;
 use std::path::{Path, PathBuf};

@@ -484,6 +484,12 @@ impl GraphBuilder {
         self
     }
 
+    /// Leaves kernel `node` out of the fusion pass (`#[no_fusion]` on a node; see [`crate::fusion`]).
+    pub fn no_fusion(&mut self, node: &str) -> &mut Self {
+        self.graph.no_fusion.push(node.to_string());
+        self
+    }
+
     /// Runs every check and describes the graph; every mistake at once otherwise, never a panic.
     pub fn build(&self, library: &Library) -> Result<GraphDesc, GraphErrors> {
         let checked = describe_graph_with(self.graph.clone(), library, &self.subgraphs);

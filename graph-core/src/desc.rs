@@ -228,6 +228,11 @@ pub struct KernelDesc {
     pub range: Option<RangeDesc>,
     /// A choice of a group of alternatives: only the group's active choice runs.
     pub alternative: Option<AlternativeDesc>,
+    /// Each invocation touches only its own elements: proved from naga's IR (library kernels: and marked
+    /// so), so the fusion pass may merge it with others of its extent ([`crate::fusion`]).
+    pub pointwise: bool,
+    /// Left alone by the fusion pass (`#[no_fusion]` on the node or its graph).
+    pub no_fusion: bool,
 }
 
 /// A kernel's place in a group of alternatives.

@@ -54,6 +54,7 @@ pub fn describe(checked: &CheckedGraph) -> GraphDesc {
                 op: match describe_op(op) {
                     OpDesc::Kernel(k) => OpDesc::Kernel(KernelDesc {
                         alternative: alternative(g, &node.name),
+                        no_fusion: g.no_fusion.contains(&node.name),
                         ..k
                     }),
                     op => op,
@@ -146,6 +147,8 @@ fn describe_op(op: &CheckedNode) -> OpDesc {
             foldable: k.foldable,
             range: k.range.as_ref().map(range),
             alternative: None,
+            pointwise: k.pointwise,
+            no_fusion: false,
         }),
         CheckedNode::Copy {
             src_range,

@@ -21,19 +21,34 @@ pub enum Detail {
 impl GraphDesc {
     /// The graph in DOT; `dot -Tsvg` draws it.
     pub fn to_dot(&self, detail: Detail) -> String {
+        self.to_dot_annotated(detail, &|_| None)
+    }
+
+    /// The graph in DOT with a line of `note` under the label of each node it has one for (by the node's
+    /// name as drawn: a flattened child's `node.child`), such as a profile's GPU times.
+    pub fn to_dot_annotated(
+        &self,
+        detail: Detail,
+        note: &dyn Fn(&str) -> Option<String>,
+    ) -> String {
         let mut out = String::new();
         // Writing to a String cannot fail.
-        let _ = self.write_dot(&mut out, detail);
+        let _ = self.write_dot(&mut out, detail, note);
         out
     }
 
-    fn write_dot(&self, out: &mut String, detail: Detail) -> std::fmt::Result {
+    fn write_dot(
+        &self,
+        out: &mut String,
+        detail: Detail,
+        note: &dyn Fn(&str) -> Option<String>,
+    ) -> std::fmt::Result {
         // Subgraphs are drawn flattened, as the replay runs them, each child in a cluster.
         match crate::flatten::flatten(self) {
             Ok(flat) if matches!(flat, std::borrow::Cow::Owned(_)) => {
-                flat.write_flat_dot(out, detail, Some(self))
+                flat.write_flat_dot(out, detail, Some(self), note)
             }
-            _ => self.write_flat_dot(out, detail, None),
+            _ => self.write_flat_dot(out, detail, None, note),
         }
     }
 
@@ -43,6 +58,7 @@ impl GraphDesc {
         out: &mut String,
         detail: Detail,
         unflattened: Option<&GraphDesc>,
+        note: &dyn Fn(&str) -> Option<String>,
     ) -> std::fmt::Result {
         writeln!(out, "digraph {} {{", quote(&self.name))?;
         writeln!(out, "  rankdir=TB;")?;
@@ -74,6 +90,9 @@ impl GraphDesc {
             }
             if detail == Detail::Verbose {
                 label.push_str(&self.node_details(&node.op));
+            }
+            if let Some(note) = note(&node.name) {
+                label.push_str(&format!("\n{note}"));
             }
             writeln!(
                 out,

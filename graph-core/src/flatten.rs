@@ -12,8 +12,8 @@
 use std::borrow::Cow;
 
 use crate::desc::{
-    BufferDesc, DispatchDesc, EdgeDesc, EdgeOriginDesc, GraphDesc, InvalidDescription, KernelDesc,
-    NodeDesc, OpDesc, PartitionDesc, RangeDesc, SizeDesc,
+    BlockDesc, BufferDesc, DispatchDesc, EdgeDesc, EdgeOriginDesc, GraphDesc, InvalidDescription,
+    KernelDesc, List, NodeDesc, OpDesc, PartitionDesc, RangeDesc, SizeDesc,
 };
 use crate::ir::Role;
 use crate::schedule::{Partition, schedule};
@@ -129,6 +129,47 @@ pub fn flatten(desc: &GraphDesc) -> Result<Cow<'_, GraphDesc>, InvalidDescriptio
             edges.push(EdgeDesc { from, ..*e });
         }
     }
+    let mut flat = with_schedule(desc, buffers, nodes, edges, blocks).ok_or_else(|| {
+        InvalidDescription(format!(
+            "graph `{}` has a cycle once its subgraphs are flattened",
+            desc.name
+        ))
+    })?;
+    // A subgraph in a block: its child's nodes are the members, in the flattened graph's order.
+    let position = |m: &u32| flat.topological_order.iter().position(|o| o == m);
+    let blocks: Vec<BlockDesc> = flat
+        .blocks
+        .iter()
+        .map(|block| {
+            let mut members: Vec<u32> = block
+                .nodes
+                .iter()
+                .flat_map(|&n| match expanded.get(n as usize) {
+                    Some(Some(children)) => children.clone(),
+                    _ => vec![n],
+                })
+                .collect();
+            members.sort_by_key(position);
+            BlockDesc {
+                nodes: members.into(),
+                ..block.clone()
+            }
+        })
+        .collect();
+    flat.blocks = blocks.into();
+    Ok(Cow::Owned(flat))
+}
+
+/// A description of `template`'s name and parameters over these buffers, nodes, edges and blocks, its
+/// topological order, levels and partitions computed from the edges; `None` if they have a cycle.
+pub(crate) fn with_schedule(
+    template: &GraphDesc,
+    buffers: impl Into<List<BufferDesc>>,
+    nodes: impl Into<List<NodeDesc>>,
+    edges: Vec<EdgeDesc>,
+    blocks: impl Into<List<BlockDesc>>,
+) -> Option<GraphDesc> {
+    let nodes = nodes.into();
     let pairs: Vec<(usize, usize)> = edges
         .iter()
         .map(|e| (e.from as usize, e.to as usize))
@@ -137,31 +178,13 @@ pub fn flatten(desc: &GraphDesc) -> Result<Cow<'_, GraphDesc>, InvalidDescriptio
         .iter()
         .map(|n| matches!(n.op, OpDesc::Host { .. }))
         .collect();
-    let schedule = schedule(nodes.len(), &pairs, &is_host).ok_or_else(|| {
-        InvalidDescription(format!(
-            "graph `{}` has a cycle once its subgraphs are flattened",
-            desc.name
-        ))
-    })?;
+    let schedule = schedule(nodes.len(), &pairs, &is_host)?;
     let indices = |list: &[usize]| list.iter().map(|&n| n as u32).collect();
-    // A subgraph in a block: its child's nodes are the members, in the flattened graph's order.
-    for block in &mut blocks {
-        let mut members: Vec<u32> = block
-            .nodes
-            .iter()
-            .flat_map(|&n| match expanded.get(n as usize) {
-                Some(Some(children)) => children.clone(),
-                _ => vec![n],
-            })
-            .collect();
-        members.sort_by_key(|m| schedule.order.iter().position(|&o| o == *m as usize));
-        block.nodes = members.into();
-    }
-    Ok(Cow::Owned(GraphDesc {
-        name: desc.name.clone(),
-        params: desc.params.clone(),
+    Some(GraphDesc {
+        name: template.name.clone(),
+        params: template.params.clone(),
         buffers: buffers.into(),
-        nodes: nodes.into(),
+        nodes,
         edges: edges.into(),
         topological_order: indices(&schedule.order),
         levels: schedule.levels.iter().map(|l| indices(l)).collect(),
@@ -178,7 +201,7 @@ pub fn flatten(desc: &GraphDesc) -> Result<Cow<'_, GraphDesc>, InvalidDescriptio
             })
             .collect(),
         blocks: blocks.into(),
-    }))
+    })
 }
 
 /// A child's indices and parameter offsets in its parent.

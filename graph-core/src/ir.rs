@@ -496,6 +496,9 @@ pub struct Graph {
     pub params_storage: ParamsStorage,
     #[serde(default, skip_serializing_if = "is_default")]
     pub workgroup_limits: WorkgroupLimits,
+    /// Kernels the fusion pass leaves alone, by name (`#[no_fusion]`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub no_fusion: Vec<String>,
 }
 
 fn is_default<T: Default + PartialEq>(value: &T) -> bool {

@@ -25,6 +25,7 @@ pub mod dot;
 pub mod file;
 pub mod fill;
 pub mod flatten;
+pub mod fusion;
 pub mod ir;
 pub mod layout;
 pub mod library;

@@ -27,6 +27,8 @@ fn kernel_with(bindings: Vec<AccessDesc>, dispatch: DispatchDesc) -> KernelDesc 
         foldable: false,
         range: None,
         alternative: None,
+        pointwise: false,
+        no_fusion: false,
     }
 }
 

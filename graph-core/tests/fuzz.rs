@@ -1678,6 +1678,7 @@ fn build_graph(raw: RawGraph) -> Graph {
         edge_mode: raw.edge_mode,
         params_storage: raw.params_storage,
         workgroup_limits: raw.workgroup_limits,
+        no_fusion: Vec::new(),
         alternatives: Vec::new(),
         blocks: Vec::new(),
     }

@@ -214,6 +214,7 @@ fn host_graph(
         edge_mode,
         params_storage: Default::default(),
         workgroup_limits: Default::default(),
+        no_fusion: Vec::new(),
         alternatives: Vec::new(),
         blocks: Vec::new(),
     }

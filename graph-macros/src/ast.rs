@@ -62,6 +62,10 @@ pub struct GraphDef {
     pub explicit_edges: bool,
     pub uniform_params: bool,
     pub device_limits: bool,
+    /// `#[no_fusion]` on the graph: no kernel of it is fused.
+    pub no_fusion: bool,
+    /// The kernels marked `#[no_fusion]` themselves.
+    pub unfused: Vec<Ident>,
     pub vis: Visibility,
     pub name: Ident,
     pub items: Vec<Item>,
@@ -250,7 +254,8 @@ impl Parse for GraphDef {
         let attrs = input.call(Attribute::parse_outer)?;
         let mut docs = Vec::new();
         let mut errors = Vec::new();
-        let (mut explicit_edges, mut uniform_params, mut device_limits) = (false, false, false);
+        let (mut explicit_edges, mut uniform_params, mut device_limits, mut no_fusion) =
+            (false, false, false, false);
         for attr in attrs {
             let flag = if attr.path().is_ident("doc") {
                 docs.push(attr);
@@ -261,14 +266,17 @@ impl Parse for GraphDef {
                 &mut uniform_params
             } else if attr.path().is_ident("device_limits") {
                 &mut device_limits
+            } else if attr.path().is_ident("no_fusion") {
+                &mut no_fusion
             } else {
                 // Reported beside the rest, so the graph's items are still checked and stubbed.
                 errors.push(syn::Error::new_spanned(
                     attr.path(),
                     "unknown graph attribute; the graph attributes are `#[explicit_edges]` (no edge inference: \
                      order conflicting accesses with `a -> b;`), `#[uniform_params]` (parameters in a uniform \
-                     buffer instead of push constants) and `#[device_limits]` (workgroup sizes checked against \
-                     the device at bake instead of the portable limits)",
+                     buffer instead of push constants), `#[device_limits]` (workgroup sizes checked against \
+                     the device at bake instead of the portable limits) and `#[no_fusion]` (no kernel fused \
+                     with another)",
                 ));
                 continue;
             };
@@ -283,16 +291,25 @@ impl Parse for GraphDef {
         let content;
         braced!(content in input);
         let mut items = Vec::new();
+        let mut unfused = Vec::new();
         while !content.is_empty() {
-            // Doc comments on items are welcome and dropped; other attributes mean nothing here.
+            // Doc comments on items are welcome and dropped; `#[no_fusion]` marks a kernel.
+            let mut marked = None;
             match content.call(Attribute::parse_outer) {
                 Ok(attrs) => {
-                    errors.extend(attrs.iter().filter(|a| !a.path().is_ident("doc")).map(|a| {
-                        syn::Error::new_spanned(
-                            a,
-                            "graph items take no attributes other than doc comments",
-                        )
-                    }))
+                    for a in attrs.iter().filter(|a| !a.path().is_ident("doc")) {
+                        match a.path().is_ident("no_fusion") {
+                            true => match a.meta.require_path_only() {
+                                Ok(_) => marked = Some(a.clone()),
+                                Err(e) => errors.push(e),
+                            },
+                            false => errors.push(syn::Error::new_spanned(
+                                a,
+                                "graph items take no attributes other than doc comments and, on a \
+                                 kernel or a fill, `#[no_fusion]`",
+                            )),
+                        }
+                    }
                 }
                 Err(e) => errors.push(e),
             }
@@ -304,6 +321,17 @@ impl Parse for GraphDef {
                 Ok(item) => {
                     content.advance_to(&fork);
                     errors.append(&mut item_errors);
+                    if let Some(attr) = marked {
+                        match &item {
+                            Item::Kernel(KernelDecl { name, .. }) | Item::Fill { name, .. } => {
+                                unfused.push(name.clone())
+                            }
+                            _ => errors.push(syn::Error::new_spanned(
+                                attr,
+                                "`#[no_fusion]` marks a kernel or a fill; only those are fused",
+                            )),
+                        }
+                    }
                     items.push(item);
                 }
                 Err(e) => {
@@ -321,6 +349,8 @@ impl Parse for GraphDef {
             explicit_edges,
             uniform_params,
             device_limits,
+            no_fusion,
+            unfused,
             vis,
             name,
             items,

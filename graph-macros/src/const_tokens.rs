@@ -118,7 +118,7 @@ structs! {
     BlockDesc in desc { name, count, flag, nodes }
     AccessDesc in desc { buffer, mode }
     EdgeDesc in desc { from, to, origin }
-    KernelDesc in desc { declarations, args, source, entry, workgroup_size, bindings, dispatch, foldable, range, alternative }
+    KernelDesc in desc { declarations, args, source, entry, workgroup_size, bindings, dispatch, foldable, range, alternative, pointwise, no_fusion }
     AlternativeDesc in desc { group, choice }
     RangeDesc in desc { start, end }
     KernelArgDesc in desc { name, ty, value }

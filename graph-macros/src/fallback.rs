@@ -47,7 +47,7 @@ fn stub_description(names: &Names, nodes: &[Ident]) -> TokenStream {
     } = names;
     let order: Vec<&Ident> = nodes.iter().collect();
     let levels: Vec<Vec<&Ident>> = nodes.iter().map(|n| vec![n]).collect();
-    let inherent = graph_items(names, nodes, &order, &levels);
+    let inherent = graph_items(names, nodes, &order, &levels, &[]);
     quote! {
         impl #p::TaskGraph for #graph {
             type Params = #params;

@@ -455,7 +455,24 @@ pub fn description(
     } = names;
     let g = &checked.graph;
     let u = |v: usize| v as u32;
-    let description = graph_core::describe(checked).const_tokens();
+    let desc = graph_core::describe(checked);
+    let description = desc.const_tokens();
+    // What fuses whatever the bound buffers and the device: kernels over the same declared extent.
+    let fusion = graph_core::fusion::fuse(
+        &desc,
+        &graph_core::fusion::declared_lengths(&desc),
+        graph_core::fusion::MAX_FUSED_BINDINGS,
+    );
+    let fused_typed: Vec<Vec<&Ident>> = fusion
+        .groups
+        .iter()
+        .map(|g| {
+            g.members
+                .iter()
+                .map(|&n| &node_variants[n as usize])
+                .collect()
+        })
+        .collect();
 
     let externals: Vec<(u32, Ident)> = g
         .buffers
@@ -483,7 +500,13 @@ pub fn description(
             const _: &str = ::core::include_str!(#f);
         )
     });
-    let inherent = graph_items(names, node_variants, &order_typed, &levels_typed);
+    let inherent = graph_items(
+        names,
+        node_variants,
+        &order_typed,
+        &levels_typed,
+        &fused_typed,
+    );
 
     quote! {
         const _: () = {
@@ -517,6 +540,7 @@ pub fn graph_items(
     nodes: &[Ident],
     order: &[&Ident],
     levels: &[Vec<&Ident>],
+    fused: &[Vec<&Ident>],
 ) -> TokenStream {
     let p = private();
     let Names {
@@ -527,6 +551,7 @@ pub fn graph_items(
     } = names;
     let count = nodes.len();
     let levels = levels.iter().map(|l| quote!(&[#(#node::#l),*]));
+    let fused = fused.iter().map(|g| quote!(&[#(#node::#g),*]));
     let bake_doc = format!(
         "Bakes [`{graph}`] onto `gpu`: pipelines, bind groups and graph-owned buffers, created once. Fails \
          with an error naming the buffer when a bound buffer has the wrong element type, length or usage."
@@ -541,6 +566,10 @@ pub fn graph_items(
             pub const TOPOLOGICAL_ORDER: [#node; #count] = [#(#node::#order),*];
             /// Topological levels: the nodes of one level have no path between them.
             pub const LEVELS: &'static [&'static [#node]] = &[#(#levels),*];
+            /// The kernels the fusion pass merges at compile time, each group run as one kernel in this
+            /// order: pointwise kernels over the same extent of declared length. At bake, kernels over
+            /// bound buffers of one length may fuse too (`Baked::fused`).
+            pub const FUSED: &'static [&'static [#node]] = &[#(#fused),*];
             /// The static description the runtime bakes.
             pub const DESCRIPTION: &'static #p::desc::GraphDesc = <Self as #p::TaskGraph>::DESCRIPTION;
 

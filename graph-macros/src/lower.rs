@@ -133,6 +133,10 @@ pub fn lower(def: &GraphDef) -> Lowered {
     for item in &def.items {
         lower_item(&mut out, item);
     }
+    out.graph.no_fusion = match def.no_fusion {
+        true => out.graph.nodes.iter().map(|n| n.name.clone()).collect(),
+        false => def.unfused.iter().map(name_of).collect(),
+    };
     out
 }
 

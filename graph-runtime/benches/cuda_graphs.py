@@ -1,11 +1,14 @@
-"""The yardstick for `replay_vs_hand_written`: the same four DAG shapes as CUDA Graphs, through PyTorch.
+"""The yardstick for `replay_vs_hand_written`: the same DAG shapes as CUDA Graphs, through PyTorch.
 
 Each node is one CUDA kernel over 64K-element float32 tensors, as in the Rust benchmark:
 
 - chain: 100 x `y = x + 0.999 * y` (`torch.add(x, y, alpha=0.999, out=y)`);
 - fan: 100 x `o_i = 1 + 0.999 * x` (`torch.add(ones, x, alpha=0.999, out=o_i)`);
-- chains 10x10: ten independent chains of ten chain steps;
-- tree: 64 leaves `1 + 0.999 * x`, then pairwise sums down to one root (127 nodes).
+- chains 10x10, chains 20x20: independent chains of chain steps side by side;
+- tree: 64 leaves `1 + 0.999 * x`, then pairwise sums down to one root (127 nodes);
+- stencil chain, stencil 10x10: `q = conv1d(p, [0.25, 0.5, 0.25], padding=1)` (each element from its
+  neighbours, zero past the ends) between two buffers per chain. `conv1d` has no `out=`: each node's result is
+  a tensor of the graph's own memory, which the next node reads (one kernel per node, no copy).
 
 The graph is captured from several streams, one node per stream in turn, each node waiting on the events of
 the nodes that wrote what it reads (and of the last writer of what it overwrites): the captured graph has the
@@ -34,9 +37,19 @@ def fan():
     return "fan", 101, [], list(range(1, 101)), [("scale", [0], o) for o in range(1, 101)], 1
 
 
-def chains():
-    nodes = [("step", [0], c) for c in range(1, 11) for _ in range(10)]
-    return "chains 10x10", 11, list(range(1, 11)), list(range(1, 11)), nodes, 10
+def chains(count, length):
+    nodes = [("step", [0], c) for c in range(1, count + 1) for _ in range(length)]
+    ids = list(range(1, count + 1))
+    return f"chains {count}x{length}", count + 1, ids, ids, nodes, length
+
+
+def stencils(name, count, length):
+    nodes = []
+    for c in range(count):
+        a, b = 1 + 2 * c, 2 + 2 * c
+        nodes += [("stencil", [a], b) if k % 2 == 0 else ("stencil", [b], a) for k in range(length)]
+    starts = [1 + 2 * c for c in range(count)]
+    return name, 2 * count + 1, starts, starts, nodes, length
 
 
 def tree():
@@ -49,8 +62,19 @@ def tree():
     return "tree", nxt, [], [nxt - 1], nodes, 7
 
 
-def run(op, inputs, output, buffers, ones):
-    if op == "step":
+def stencil_weight(like):
+    """The stencil's weights, made before capture (a capture may not copy from the host)."""
+    return torch.tensor([[[0.25, 0.5, 0.25]]], dtype=like.dtype, device=like.device)
+
+
+def stencil(p, weight):
+    return torch.nn.functional.conv1d(p.view(1, 1, N), weight, padding=1).view(N)
+
+
+def run(op, inputs, output, buffers, ones, weight):
+    if op == "stencil":
+        buffers[output] = stencil(buffers[inputs[0]], weight)
+    elif op == "step":
         torch.add(buffers[inputs[0]], buffers[output], alpha=0.999, out=buffers[output])
     elif op == "scale":
         torch.add(ones, buffers[inputs[0]], alpha=0.999, out=buffers[output])
@@ -61,6 +85,7 @@ def run(op, inputs, output, buffers, ones):
 def reference(count, state_ids, nodes, x, state):
     values = [None] * count
     values[0] = x.double()
+    weight = stencil_weight(values[0])
     for s in state_ids:
         values[s] = state.double()
     c = float(torch.tensor(0.999, dtype=torch.float32))
@@ -69,6 +94,8 @@ def reference(count, state_ids, nodes, x, state):
             values[output] = values[inputs[0]] + c * values[output]
         elif op == "scale":
             values[output] = 1.0 + c * values[inputs[0]]
+        elif op == "stencil":
+            values[output] = stencil(values[inputs[0]], weight)
         else:
             values[output] = values[inputs[0]] + values[inputs[1]]
     return values
@@ -78,21 +105,25 @@ def shape(runs, name, count, state_ids, checked, nodes, levels):
     x = (torch.arange(N, device="cuda") % 97).float() * 0.01
     state = (torch.arange(N, device="cuda") % 13).float() * 0.1
     ones = torch.ones(N, device="cuda")
-    buffers = [x] + [torch.zeros(N, device="cuda") for _ in range(count - 1)]
+    weight = stencil_weight(ones)
+    # The tensors the graph starts from; a stencil node puts a new tensor in its output's place.
+    originals = [x] + [torch.zeros(N, device="cuda") for _ in range(count - 1)]
+    buffers = list(originals)
     streams = [torch.cuda.Stream() for _ in range(STREAMS)]
 
     def reset():
         for b in range(1, count):
             if b in state_ids:
-                buffers[b].copy_(state)
+                originals[b].copy_(state)
             else:
-                buffers[b].fill_(float("nan"))
+                originals[b].fill_(float("nan"))
 
     # Warm the kernels up outside the capture, as PyTorch asks.
     reset()
     for op, inputs, output in nodes:
-        run(op, inputs, output, buffers, ones)
+        run(op, inputs, output, buffers, ones, weight)
     torch.cuda.synchronize()
+    buffers[:] = originals
 
     graph = torch.cuda.CUDAGraph()
     with torch.cuda.graph(graph):
@@ -112,7 +143,7 @@ def shape(runs, name, count, state_ids, checked, nodes, levels):
             for event in waits:
                 stream.wait_event(event)
             with torch.cuda.stream(stream):
-                run(op, inputs, output, buffers, ones)
+                run(op, inputs, output, buffers, ones, weight)
                 done = torch.cuda.Event()
                 done.record()
             for b in inputs:
@@ -148,7 +179,7 @@ def shape(runs, name, count, state_ids, checked, nodes, levels):
     wall, cpu = statistics.median(walls) * 1e6, statistics.median(cpus) * 1e6
     n = len(nodes)
     print(
-        f"| {name:<12} | {n:>5} | {levels:>6} | {'CUDA Graph':<12} | {wall:>9.1f} | {wall / n:>7.2f} "
+        f"| {name:<14} | {n:>5} | {levels:>6} | {'CUDA Graph':<14} | {wall:>9.1f} | {wall / n:>7.2f} "
         f"| {cpu:>9.1f} | {cpu / n:>7.2f} |"
     )
 
@@ -160,10 +191,11 @@ def main():
     print(f"device: {torch.cuda.get_device_name()} (PyTorch {torch.__version__})")
     print(f"{N}-element float32 tensors; medians of {runs} replays after 3 warm-up ones; outputs checked first")
     print()
-    print("| shape        | nodes | levels | side         |   wall us | us/node |    CPU us | us/node |")
-    print("|--------------|------:|-------:|--------------|----------:|--------:|----------:|--------:|")
-    for make in (chain, fan, chains, tree):
-        shape(runs, *make())
+    print("| shape          | nodes | levels | side           |   wall us | us/node |    CPU us | us/node |")
+    print("|----------------|------:|-------:|----------------|----------:|--------:|----------:|--------:|")
+    for made in (chain(), fan(), chains(10, 10), chains(20, 20), tree(), stencils("stencil chain", 1, 100),
+                 stencils("stencil 10x10", 10, 10)):
+        shape(runs, *made)
 
 
 if __name__ == "__main__":

@@ -5,6 +5,7 @@ use std::borrow::Cow;
 use std::collections::HashMap;
 
 use graph_core::desc::{DispatchDesc, GraphDesc, OpDesc, SizeDesc};
+use graph_core::fusion::{FusedGroup, fuse};
 use graph_core::ir::{AccessMode, Role};
 use graph_core::plan::{Plan, PlanError, evaluate_range, plan};
 
@@ -233,7 +234,7 @@ fn in_block(desc: &GraphDesc, index: usize) -> bool {
 
 /// Pipelines and bind groups for every kernel node. Identical kernels share one pipeline; a pipeline already
 /// in `cache`, and a bind group of `previous` over the same buffers, are reused.
-pub(crate) fn build_kernels(
+fn build_kernels(
     gpu: &Gpu,
     desc: &GraphDesc,
     bound: &BoundBuffers,
@@ -423,6 +424,8 @@ fn copy_kernel(
          \x20   if (i < WORDS) {{ dst[TO + i] = src[FROM + i]; }}\n}}\n"
     );
     let kernel = graph_core::desc::KernelDesc {
+        pointwise: false,
+        no_fusion: true,
         declarations: declarations.into(),
         args: Default::default(),
         source: source.into(),
@@ -489,7 +492,33 @@ fn layouts_for(
 
 /// The handle-free plan for the bound lengths; a copy or fill range that does not fit the bound buffers is
 /// refused here, naming the buffer.
-pub(crate) fn plan_replay(desc: &GraphDesc, bound: &BoundBuffers) -> Result<Plan, Error> {
+/// What a replay runs of `desc` over `bound`: the description fused over the bound lengths and within the
+/// device's binding limit ([`graph_core::fusion`], unless `desc`'s kernels are marked `#[no_fusion]`), its
+/// plan and its kernels.
+pub(crate) fn plan_and_kernels(
+    gpu: &Gpu,
+    desc: &GraphDesc,
+    bound: &BoundBuffers,
+    params: &ParamsTransport,
+    cache: &mut KernelCache,
+    previous: Option<&Kernels>,
+) -> Result<(Plan, Kernels, Built, Vec<FusedGroup>), Error> {
+    let lengths: Vec<Option<u64>> = bound.lens.iter().map(|&l| Some(u64::from(l))).collect();
+    // As many buffers per fused kernel as this device binds for one shader stage.
+    let limits = gpu.device().limits();
+    let max_bindings = limits
+        .max_storage_buffers_per_shader_stage
+        .min(limits.max_bindings_per_bind_group) as usize;
+    let fusion = {
+        let _span = tracing::debug_span!("fuse", graph = %desc.name).entered();
+        fuse(desc, &lengths, max_bindings)
+    };
+    let plan = plan_replay(&fusion.desc, bound)?;
+    let (kernels, built) = build_kernels(gpu, &fusion.desc, bound, params, cache, previous)?;
+    Ok((plan, kernels, built, fusion.groups))
+}
+
+fn plan_replay(desc: &GraphDesc, bound: &BoundBuffers) -> Result<Plan, Error> {
     plan(desc, &bound.lens).map_err(|e| plan_error(desc, e))
 }
 

@@ -13,6 +13,7 @@ use crate::error::Error;
 use crate::gpu::Gpu;
 use crate::host::{HostContext, HostNode};
 use crate::interop::InteropContext;
+use crate::profile::Profile;
 use crate::task_graph::TaskGraph;
 use crate::transfer::{Finished, Upload};
 use crate::update::{Dispatch, UpdateReport};
@@ -188,6 +189,13 @@ impl<G: TaskGraph> Baked<G> {
     /// [`Baked::replay`], then waits for it.
     pub fn replay_blocking(&mut self) -> Result<Finished, Error> {
         self.replay()?.wait()
+    }
+
+    /// One replay with each dispatch timed on the GPU (see [`BakedGraph::profile`]).
+    pub fn profile(&mut self) -> Result<Profile, Error> {
+        self.graph
+            .set_params_bytes(bytemuck::bytes_of(&self.params))?;
+        self.graph.profile()
     }
 
     /// Gives an upload node (`Graph::UPLOADS.name`) the data of the next replay, of its range's length. The

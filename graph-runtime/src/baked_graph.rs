@@ -6,11 +6,11 @@ use std::panic::AssertUnwindSafe;
 
 use graph_core::desc::{GraphDesc, OpDesc};
 use graph_core::flatten::flatten;
+use graph_core::fusion::FusedGroup;
 use graph_core::ir::ParamsStorage;
-
 use graph_core::plan::{Plan, PlanPartition, PlanStep};
 
-use crate::bake::{BoundBuffers, KernelCache, bind_buffers, build_kernels, plan_replay};
+use crate::bake::{BoundBuffers, KernelCache, bind_buffers, plan_and_kernels};
 use crate::buffer::AnyBuffer;
 use crate::element::{Element, ParamValue};
 use crate::error::Error;
@@ -19,6 +19,7 @@ use crate::gpu::Gpu;
 use crate::host::{HostContext, HostTask};
 use crate::interop::{InteropContext, InteropTask};
 use crate::params::ParamsTransport;
+use crate::profile::{Profile, Timestamps};
 use crate::recorder::record_replay;
 use crate::replay::{Kernels, SizeProblem, resolve_dispatches};
 use crate::scope::OpScope;
@@ -53,6 +54,8 @@ pub struct BakedGraph {
     pub(crate) cache: KernelCache,
     /// The gates of blocks under GPU control, if the graph has gated blocks.
     pub(crate) gates: Option<Gates>,
+    /// The kernels replayed as one, over the bound buffers (see [`graph_core::fusion`]).
+    pub(crate) fused: Vec<FusedGroup>,
 }
 
 impl std::fmt::Debug for BakedGraph {
@@ -75,6 +78,7 @@ impl BakedGraph {
         buffers: &[(&str, &AnyBuffer)],
     ) -> Result<Self, Error> {
         let desc = desc.into();
+        let _span = tracing::info_span!("bake", graph = %desc.name).entered();
         let mut indexed = Vec::with_capacity(buffers.len());
         for &(name, buffer) in buffers {
             let index = desc.buffers.iter().position(|b| b.name == name);
@@ -123,15 +127,16 @@ impl BakedGraph {
         let mut cache = KernelCache::default();
         let built = (|| {
             let bound = bind_buffers(gpu, &desc, buffers, None)?;
-            let plan = plan_replay(&desc, &bound)?;
             let transport = ParamsTransport::new(gpu, &desc);
-            let (kernels, _) = build_kernels(gpu, &desc, &bound, &transport, &mut cache, None)?;
-            Ok::<_, Error>((bound, plan, transport, kernels))
+            let (plan, kernels, _, fused) =
+                plan_and_kernels(gpu, &desc, &bound, &transport, &mut cache, None)?;
+            Ok::<_, Error>((bound, plan, transport, kernels, fused))
         })();
-        let (bound, plan, transport, kernels) = scope.finish_with(built, |reason| Error::Bake {
-            graph: desc.name.to_string(),
-            reason,
-        })?;
+        let (bound, plan, transport, kernels, fused) =
+            scope.finish_with(built, |reason| Error::Bake {
+                graph: desc.name.to_string(),
+                reason,
+            })?;
         let mut externals = vec![None; desc.buffers.len()];
         for &(index, buffer) in buffers {
             if let Some(slot) = externals.get_mut(index as usize) {
@@ -169,8 +174,17 @@ impl BakedGraph {
             externals,
             cache,
             gates,
+            fused,
             desc,
         })
+    }
+
+    /// The kernels this graph replays as one kernel each, by node index in [`Self::description`]: pointwise
+    /// kernels over the same extent, fused at bake over the bound buffers' lengths (the graph's `FUSED`
+    /// constant lists what fuses whatever is bound). Empty when nothing fused or fusion is off
+    /// (`#[no_fusion]`).
+    pub fn fused(&self) -> &[FusedGroup] {
+        &self.fused
     }
 
     /// The description this graph was baked from.
@@ -384,11 +398,41 @@ impl BakedGraph {
     /// waiting unless the graph has host tasks, which wait for the partition before them. What the device
     /// reports while the replay records and submits is this replay's error.
     pub fn replay(&mut self) -> Result<Submission, Error> {
+        let _span = tracing::debug_span!("replay", graph = %self.desc.name).entered();
         self.gpu.check_lost()?;
         let gpu = self.gpu.clone();
         let scope = OpScope::enter(&gpu);
-        let submitted = self.submit();
+        let submitted = self.submit(None);
         scope.finish(submitted)
+    }
+
+    /// Runs the graph once with each dispatch timed on the GPU (timestamp queries, one compute pass per
+    /// dispatch), waits for it, and returns the times: a fused kernel is one dispatch, named after its
+    /// members. Export with [`Profile::to_chrome_trace`] and [`Profile::to_dot`]. An error when the adapter
+    /// offers no timestamp queries.
+    pub fn profile(&mut self) -> Result<Profile, Error> {
+        let _span = tracing::info_span!("profile", graph = %self.desc.name).entered();
+        self.gpu.check_lost()?;
+        let gpu = self.gpu.clone();
+        let dispatches = self
+            .plan
+            .partitions
+            .iter()
+            .filter_map(|p| match p {
+                PlanPartition::Gpu { levels } => Some(levels),
+                PlanPartition::Host { .. } => None,
+            })
+            .flatten()
+            .flat_map(|level| &level.steps)
+            .filter(|step| matches!(step, PlanStep::Dispatch { .. }))
+            .count();
+        let mut timestamps = Timestamps::new(&gpu, &self.desc.name, dispatches)?;
+        let scope = OpScope::enter(&gpu);
+        let submitted = self.submit(Some(&mut timestamps));
+        scope.finish(submitted)?.wait()?;
+        let scope = OpScope::enter(&gpu);
+        let profile = timestamps.read(&gpu, &self.desc, &self.fused);
+        scope.finish(profile)
     }
 
     /// [`BakedGraph::replay`], then waits for it.
@@ -396,7 +440,7 @@ impl BakedGraph {
         self.replay()?.wait()
     }
 
-    fn submit(&mut self) -> Result<Submission, Error> {
+    fn submit(&mut self, timestamps: Option<&mut Timestamps>) -> Result<Submission, Error> {
         let desc: &GraphDesc = &self.desc;
         let node_name = |n: usize| desc.nodes[n].name.to_string();
         resolve_dispatches(
@@ -450,7 +494,7 @@ impl BakedGraph {
             &self.transport,
             &self.params,
             (&self.uploads, readback_set.as_deref().unwrap_or(&[])),
-            self.gates.as_ref(),
+            (self.gates.as_ref(), timestamps),
         );
         let (gpu, bound) = (&self.gpu, &self.bound);
         let (host_tasks, interop_tasks) = (&mut self.host_tasks, &mut self.interop_tasks);

@@ -200,6 +200,9 @@ pub enum Error {
     #[error("cannot load the graph file: {0}")]
     Load(#[from] graph_core::file::LoadError),
 
+    #[error("graph `{graph}`: {what}")]
+    Unsupported { graph: String, what: String },
+
     #[error("the GPU ran out of memory: {0}")]
     OutOfMemory(String),
 

@@ -85,7 +85,9 @@ impl Gpu {
         }
         let adapter = adapter.ok_or(last_error)?;
         let info = adapter.get_info();
-        let features = adapter.features() & wgpu::Features::IMMEDIATES;
+        // Immediates for parameters; timestamp queries, where offered, for profiled replays.
+        let features =
+            adapter.features() & (wgpu::Features::IMMEDIATES | wgpu::Features::TIMESTAMP_QUERY);
         let mut limits = adapter.limits();
         if !features.contains(wgpu::Features::IMMEDIATES) {
             limits.max_immediate_size = 0;

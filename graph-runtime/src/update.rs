@@ -18,7 +18,7 @@ use graph_core::flatten::flatten;
 use graph_core::size::SizeStep;
 use graph_core::topology::topology_difference;
 
-use crate::bake::{bind_buffers, build_kernels, plan_replay};
+use crate::bake::{bind_buffers, plan_and_kernels};
 use crate::baked_graph::BakedGraph;
 use crate::buffer::AnyBuffer;
 use crate::error::Error;
@@ -232,8 +232,7 @@ impl BakedGraph {
         let mut cache = self.cache.clone();
         let built = (|| {
             let bound = bind_buffers(&gpu, &desc, &bound_externals, Some(&self.bound))?;
-            let plan = plan_replay(&desc, &bound)?;
-            let (kernels, built) = build_kernels(
+            let (plan, kernels, built, fused) = plan_and_kernels(
                 &gpu,
                 &desc,
                 &bound,
@@ -241,12 +240,13 @@ impl BakedGraph {
                 &mut cache,
                 Some(&self.kernels),
             )?;
-            Ok::<_, Error>((bound, plan, kernels, built))
+            Ok::<_, Error>((bound, plan, kernels, built, fused))
         })();
-        let (bound, plan, kernels, built) = scope.finish_with(built, |reason| Error::Update {
-            graph: desc.name.to_string(),
-            reason,
-        })?;
+        let (bound, plan, kernels, built, fused) =
+            scope.finish_with(built, |reason| Error::Update {
+                graph: desc.name.to_string(),
+                reason,
+            })?;
         // Transfers of an unchanged size keep their staging and pools (and pending upload data).
         if Uploads::sizes(&plan) != Uploads::sizes(&self.plan) {
             self.uploads = Uploads::new(&gpu, &desc, &plan);
@@ -258,6 +258,7 @@ impl BakedGraph {
         self.bound = bound;
         self.plan = plan;
         self.kernels = kernels;
+        self.fused = fused;
         self.cache = cache;
         self.externals = externals;
         self.desc = desc;

@@ -8,6 +8,7 @@ use crate::error::Error;
 use crate::gate::Gates;
 use crate::gpu::Gpu;
 use crate::params::ParamsTransport;
+use crate::profile::Timestamps;
 use crate::recorder::Recorder;
 use crate::replay::{DispatchSize, Kernels};
 use crate::transfer::Uploads;
@@ -29,6 +30,8 @@ pub(crate) struct WgpuRecorder<'a> {
     pass: Option<wgpu::ComputePass<'static>>,
     encoder: Option<wgpu::CommandEncoder>,
     pipeline: Option<usize>,
+    /// A profiled replay's queries: each dispatch then gets a pass of its own, timed.
+    timestamps: Option<&'a mut Timestamps>,
 }
 
 impl<'a> WgpuRecorder<'a> {
@@ -39,7 +42,7 @@ impl<'a> WgpuRecorder<'a> {
         params: &'a ParamsTransport,
         bytes: &'a [u8],
         (uploads, readbacks): (&'a Uploads, &'a [Option<wgpu::Buffer>]),
-        gates: Option<&'a Gates>,
+        (gates, timestamps): (Option<&'a Gates>, Option<&'a mut Timestamps>),
     ) -> Self {
         WgpuRecorder {
             gpu,
@@ -53,11 +56,26 @@ impl<'a> WgpuRecorder<'a> {
             pass: None,
             encoder: None,
             pipeline: None,
+            timestamps,
         }
     }
 
-    /// The open compute pass, opened (with the parameters bound) if there is none.
-    fn open_pass(&mut self) -> Option<&mut wgpu::ComputePass<'static>> {
+    /// The open compute pass, opened (with the parameters bound) if there is none. In a profiled replay,
+    /// node `timed`'s dispatch gets a new pass of its own, with its timestamps.
+    fn open_pass(&mut self, timed: Option<u32>) -> Option<&mut wgpu::ComputePass<'static>> {
+        if let (Some(node), Some(_)) = (timed, &self.timestamps) {
+            self.end_pass();
+            let writes = self.timestamps.as_mut().and_then(|t| t.writes(node));
+            let encoder = self.encoder.as_mut()?;
+            let mut pass = encoder
+                .begin_compute_pass(&wgpu::ComputePassDescriptor {
+                    label: None,
+                    timestamp_writes: writes,
+                })
+                .forget_lifetime();
+            self.params.begin_pass(&mut pass);
+            self.pass = Some(pass);
+        }
         if self.pass.is_none() {
             let encoder = self.encoder.as_mut()?;
             let mut pass = encoder
@@ -115,9 +133,14 @@ impl Recorder for WgpuRecorder<'_> {
         let gated = self
             .gates
             .and_then(|g| g.slot(node).map(|slot| (g.args(), u64::from(slot) * 12)));
+        let timed = self.timestamps.is_some();
+        if timed {
+            // A new pass has no pipeline set.
+            self.end_pass();
+        }
         let current = self.pipeline;
         self.pipeline = Some(kernel.pipeline);
-        let Some(pass) = self.open_pass() else {
+        let Some(pass) = self.open_pass(Some(node)) else {
             return;
         };
         if current != Some(kernel.pipeline) {
@@ -140,6 +163,9 @@ impl Recorder for WgpuRecorder<'_> {
             }
             _ => pass.dispatch_workgroups(x, y, z),
         }
+        if timed {
+            self.end_pass();
+        }
     }
 
     fn gate(&mut self, block: u32) {
@@ -149,7 +175,7 @@ impl Recorder for WgpuRecorder<'_> {
         let params = self.params;
         // The gate's pipeline and group 0 replace the kernels': the next dispatch sets them again.
         self.pipeline = None;
-        let Some(pass) = self.open_pass() else {
+        let Some(pass) = self.open_pass(None) else {
             return;
         };
         gates.record(pass, block);

@@ -83,6 +83,31 @@ mod tests {
         assert!(error.contains("undefined_name"), "{error}");
     }
 
+    /// A pointwise mark the WGSL does not prove is refused, so the fusion pass never merges a kernel that
+    /// reads another invocation's element.
+    #[test]
+    fn a_pointwise_mark_needs_the_proof() {
+        let scale = LIBRARY
+            .kernels
+            .iter()
+            .find(|k| k.path == "scale")
+            .expect("the scale kernel");
+        assert!(scale.pointwise);
+        let neighbour = scale
+            .source
+            .replace("alpha() * data[i]", "alpha() * data[i + 1u]");
+        assert_ne!(
+            neighbour, scale.source,
+            "the planted read must be in the source"
+        );
+        let planted = graph_core::library::LibraryKernel {
+            source: Box::leak(neighbour.into_boxed_str()),
+            ..*scale
+        };
+        let error = graph_core::library::validate_kernel(&planted).expect_err("refused");
+        assert!(error.contains("marked pointwise"), "{error}");
+    }
+
     /// Every library subgraph is a good graph of the library's kernels, and is described once its
     /// children are.
     #[test]

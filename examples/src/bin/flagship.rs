@@ -36,8 +36,9 @@ use examples::edge_pipeline::{
     BINS, CpuStages, EdgePipeline, EdgePipelineBuffers, EdgePipelineNode, EdgePipelineParams,
     cpu_stages, otsu, top,
 };
+use examples::trace_svg::trace_svg;
 use examples::{Result, max_abs_diff, median, ms, out_dir, save_gray_png};
-use graph_runtime::{Baked, Buffer, Detail, Gpu};
+use graph_runtime::{Baked, Buffer, Detail, Gpu, wgpu};
 
 /// The picture used without an argument, built into the program.
 const DEFAULT_INPUT: &[u8] = include_bytes!("../../assets/shapes.png");
@@ -159,6 +160,26 @@ fn main() -> Result<()> {
         len as f64 / median(&times).as_secs_f64() / 1e6,
         ms(first),
     );
+
+    // One more replay with each dispatch timed on the GPU, where the adapter has timestamp queries.
+    let timestamps = wgpu::Features::TIMESTAMP_QUERY;
+    if gpu.device().features().contains(timestamps) {
+        graph.upload(EdgePipeline::UPLOADS.frame, &pixels)?;
+        let profile = graph.profile()?;
+        let dir = out_dir()?;
+        std::fs::write(dir.join("flagship_trace.json"), profile.to_chrome_trace())?;
+        let title = format!("EdgePipeline, one profiled replay on {}", gpu.summary());
+        std::fs::write(dir.join("flagship_trace.svg"), trace_svg(&profile, &title))?;
+        println!(
+            "profile:   {:.1} us of GPU time in {} dispatches; out/flagship_trace.json (Perfetto) and \
+                 out/flagship_trace.svg",
+            profile.busy_ns() / 1000.0,
+            profile.dispatches.len()
+        );
+        print!("{profile}");
+    } else {
+        println!("profile:   not taken: this adapter has no timestamp queries");
+    }
 
     // ---------------------------------------------------------------------------------- check -------------
     let dir = out_dir()?;

@@ -201,7 +201,7 @@ impl Checker<'_> {
             entry: reflection.entry_points[entry_index].clone(),
             workgroup_size: detail.workgroup_size,
             dispatch,
-            pointwise: library.is_some_and(|l| l.pointwise),
+            pointwise: detail.pointwise && library.is_none_or(|l| l.pointwise),
             foldable: library.is_some(),
             range: None,
         })

@@ -2,10 +2,13 @@
 //! reflecting on the result.
 
 mod compose;
+mod members;
+mod pointwise;
 mod scan;
 mod validate;
 
 pub use compose::{Composed, Segment, binding_declarations, compose, params_declaration};
+pub use members::{FUSED_PREFIX, Member, binding_names, builtin_type, member};
 pub use scan::{ParamUse, param_uses};
 pub use validate::{
     BindingUse, EntryPointDetail, MAX_WGSL_BYTES, Reflection, WgslError, expression_type, validate,

@@ -32,6 +32,8 @@ pub struct EntryPointDetail {
     /// The workgroup size comes from `override` constants, so it is not known until pipeline creation.
     pub workgroup_size_overridden: bool,
     pub binding_uses: Vec<(u32, BindingUse)>,
+    /// Each invocation touches only its own elements (see [`super::pointwise`]).
+    pub pointwise: bool,
 }
 
 /// How an entry point uses one binding, from naga's analysis.
@@ -156,6 +158,7 @@ fn validate_here(source: &str) -> Result<Reflection, WgslError> {
                 .workgroup_size_overrides
                 .is_some_and(|o| o.iter().any(Option::is_some)),
             binding_uses,
+            pointwise: super::pointwise::is_pointwise(&module, index),
         });
     }
     let resources = module

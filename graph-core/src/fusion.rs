@@ -1,0 +1,385 @@
+//! The fusion pass: pointwise kernels of one extent merged into one kernel, vertically along chains and
+//! horizontally across independent branches, so the replay pays one dispatch (and no barrier) where it paid
+//! one per kernel.
+//!
+//! It runs on a checked, flattened description and returns another description of the same graph: each
+//! group's first member (in topological order) becomes the fused kernel, named after its members, which it
+//! calls in topological order from one invocation; the other members become empty nodes ordered after it.
+//! Every edge into or out of a member is an edge of the fused kernel, so the plan sees one node. Node
+//! indices are unchanged: updates, transfers and host tasks keep addressing the description they were given,
+//! and the pass runs again after each update.
+//!
+//! Two kernels may share a group when both are pointwise (each invocation touches only its own elements:
+//! [`KernelDesc::pointwise`], proved from naga's IR), have the same dispatch and workgroup, are in no block
+//! and no group of alternatives, fill no range, and are not marked `#[no_fusion]`; and when merging them
+//! leaves the graph acyclic (no path from one to the other through a node outside the group). A group binds
+//! at most as many buffers as the caller allows: [`MAX_FUSED_BINDINGS`], what every WebGPU device offers one
+//! shader stage, at compile time; the device's own limit at bake.
+
+use std::borrow::Cow;
+use std::collections::HashMap;
+
+use crate::desc::{
+    AccessDesc, DispatchDesc, EdgeDesc, EdgeOriginDesc, GraphDesc, KernelDesc, NodeDesc, OpDesc,
+    SizeDesc,
+};
+use crate::ir::AccessMode;
+use crate::schedule::topological_order;
+use crate::size::SizeStep;
+use crate::wgsl;
+
+/// The most storage buffers a fused kernel binds on any device: WebGPU's default
+/// `maxStorageBuffersPerShaderStage`.
+pub const MAX_FUSED_BINDINGS: usize = 8;
+
+/// How many of the latest groups of its extent a kernel tries to join: enough for the branches of one
+/// level, and it keeps the pass linear in the node count.
+const GROUPS_TRIED: usize = 8;
+
+/// A graph after fusion.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Fusion<'a> {
+    /// The graph with each group merged into its first member; the input itself when nothing fused.
+    pub desc: Cow<'a, GraphDesc>,
+    /// What was fused, in topological order of the fused kernels.
+    pub groups: Vec<FusedGroup>,
+}
+
+/// Kernels merged into one.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FusedGroup {
+    /// The node that runs the fused kernel: the first member.
+    pub node: u32,
+    /// Every member, in the order the fused kernel runs them.
+    pub members: Vec<u32>,
+    /// The members' names, in that order.
+    pub names: Vec<String>,
+}
+
+impl Fusion<'_> {
+    /// Whether node `n` was merged into another node's kernel (it runs nothing itself).
+    pub fn absorbed(&self, n: u32) -> bool {
+        self.groups
+            .iter()
+            .any(|g| g.node != n && g.members.contains(&n))
+    }
+
+    /// The names of each group's members, for the generated constants and messages.
+    pub fn member_names(&self) -> Vec<Vec<String>> {
+        self.groups.iter().map(|g| g.names.clone()).collect()
+    }
+}
+
+/// Fuses what can be fused in `desc` (a checked description, flattened: see [`crate::flatten`]), with the
+/// lengths its buffers are known to have (the declared ones at compile time, [`declared_lengths`]; the
+/// bound ones at bake) and at most `max_bindings` buffers per fused kernel. Kernels dispatched one
+/// invocation per element of different buffers fuse when the buffers' lengths are known and equal.
+pub fn fuse<'a>(desc: &'a GraphDesc, lengths: &[Option<u64>], max_bindings: usize) -> Fusion<'a> {
+    let groups = group(desc, lengths, max_bindings);
+    let mut nodes: Vec<NodeDesc> = desc.nodes.to_vec();
+    let mut fused_groups = Vec::new();
+    for members in groups.into_iter().filter(|g| g.len() > 1) {
+        let Some(kernel) = fused_kernel(desc, &members) else {
+            continue;
+        };
+        let node = members[0];
+        let names: Vec<&str> = members
+            .iter()
+            .map(|&m| &*desc.nodes[m as usize].name)
+            .collect();
+        nodes[node as usize] = NodeDesc {
+            name: names.join(" + ").into(),
+            op: OpDesc::Kernel(kernel),
+        };
+        for &m in &members[1..] {
+            nodes[m as usize] = NodeDesc {
+                name: format!("{} (fused)", desc.nodes[m as usize].name).into(),
+                op: OpDesc::Empty,
+            };
+        }
+        let names = names.iter().map(|n| n.to_string()).collect();
+        fused_groups.push(FusedGroup {
+            node,
+            members,
+            names,
+        });
+    }
+    if fused_groups.is_empty() {
+        return Fusion {
+            desc: Cow::Borrowed(desc),
+            groups: Vec::new(),
+        };
+    }
+    let fused = rewire(desc, nodes, &fused_groups);
+    match fused {
+        Some(fused) => Fusion {
+            desc: Cow::Owned(fused),
+            groups: fused_groups,
+        },
+        // Grouping keeps the graph acyclic; should it not, the graph runs unfused.
+        None => Fusion {
+            desc: Cow::Borrowed(desc),
+            groups: Vec::new(),
+        },
+    }
+}
+
+/// The buffer lengths a description declares (`None` where the buffer is bound at bake).
+pub fn declared_lengths(desc: &GraphDesc) -> Vec<Option<u64>> {
+    desc.buffers.iter().map(|b| b.len.map(u64::from)).collect()
+}
+
+/// What a kernel must share with the others of its group: its invocations and its workgroup.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Extent<'a> {
+    invocations: Invocations<'a>,
+    workgroup_size: [u32; 3],
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Invocations<'a> {
+    /// One per element of a buffer whose length is known.
+    Elements(u64),
+    /// As the dispatch says, evaluated at replay.
+    Dispatch(&'a DispatchDesc),
+}
+
+/// The kernel of node `n` and its extent, if the pass may fuse it.
+fn candidate<'a>(
+    desc: &'a GraphDesc,
+    lengths: &[Option<u64>],
+    max_bindings: usize,
+    n: usize,
+) -> Option<(&'a KernelDesc, Extent<'a>)> {
+    let OpDesc::Kernel(k) = &desc.nodes[n].op else {
+        return None;
+    };
+    let one = |d: &SizeDesc| *d.steps == [SizeStep::Literal(1)];
+    let one_dimensional = match &k.dispatch {
+        DispatchDesc::BufferLen(_) => true,
+        DispatchDesc::Threads(d) | DispatchDesc::Workgroups(d) => one(&d[1]) && one(&d[2]),
+        DispatchDesc::Indirect(_) => false,
+    };
+    let in_block = desc.blocks.iter().any(|b| b.nodes.contains(&(n as u32)));
+    let fusable = k.pointwise
+        && !k.no_fusion
+        && k.range.is_none()
+        && k.alternative.is_none()
+        && one_dimensional
+        && !in_block
+        && k.bindings.len() <= max_bindings;
+    let invocations = match k.dispatch {
+        DispatchDesc::BufferLen(b) => match lengths.get(b as usize).copied().flatten() {
+            Some(len) => Invocations::Elements(len),
+            None => Invocations::Dispatch(&k.dispatch),
+        },
+        _ => Invocations::Dispatch(&k.dispatch),
+    };
+    fusable.then_some((
+        k,
+        Extent {
+            invocations,
+            workgroup_size: k.workgroup_size,
+        },
+    ))
+}
+
+/// The groups, each in topological order: every candidate joins the latest group of its extent that it
+/// can join (bindings within the limit, the graph still acyclic), or starts one.
+fn group(desc: &GraphDesc, lengths: &[Option<u64>], max_bindings: usize) -> Vec<Vec<u32>> {
+    let n = desc.nodes.len();
+    // Each node's group; a node outside every group is its own (ids past the groups').
+    let mut group_of: Vec<usize> = (0..n).map(|i| n + i).collect();
+    let mut groups: Vec<(Extent<'_>, Vec<u32>, Vec<u32>)> = Vec::new();
+    let edges: Vec<(usize, usize)> = desc
+        .edges
+        .iter()
+        .map(|e| (e.from as usize, e.to as usize))
+        .collect();
+    for &node in desc.topological_order.iter() {
+        let node_index = node as usize;
+        let Some((kernel, extent)) = candidate(desc, lengths, max_bindings, node_index) else {
+            continue;
+        };
+        let buffers: Vec<u32> = kernel.bindings.iter().map(|b| b.buffer).collect();
+        let mut joined = false;
+        for g in (0..groups.len())
+            .rev()
+            .filter(|&g| groups[g].0 == extent)
+            .take(GROUPS_TRIED)
+        {
+            let mut union = groups[g].2.clone();
+            union.extend(buffers.iter().filter(|b| !groups[g].2.contains(b)));
+            if union.len() > max_bindings {
+                continue;
+            }
+            group_of[node_index] = g;
+            if contracted_is_acyclic(&group_of, &edges) {
+                groups[g].1.push(node);
+                groups[g].2 = union;
+                joined = true;
+                break;
+            }
+            group_of[node_index] = n + node_index;
+        }
+        if !joined {
+            group_of[node_index] = groups.len();
+            groups.push((extent, vec![node], buffers));
+        }
+    }
+    groups.into_iter().map(|(_, members, _)| members).collect()
+}
+
+/// Whether the graph with each group contracted to one node has no cycle.
+fn contracted_is_acyclic(group_of: &[usize], edges: &[(usize, usize)]) -> bool {
+    let contracted: Vec<(usize, usize)> = edges
+        .iter()
+        .map(|&(a, b)| (group_of[a], group_of[b]))
+        .filter(|(a, b)| a != b)
+        .collect();
+    topological_order(2 * group_of.len(), &contracted).is_some()
+}
+
+/// The kernel that runs `members` (in topological order) in one invocation; `None` when one of them is code
+/// the renaming does not handle, or the fused module does not validate.
+fn fused_kernel(desc: &GraphDesc, members: &[u32]) -> Option<KernelDesc> {
+    let kernels: Vec<&KernelDesc> = members
+        .iter()
+        .map(|&m| match &desc.nodes[m as usize].op {
+            OpDesc::Kernel(k) => Some(k),
+            _ => None,
+        })
+        .collect::<Option<_>>()?;
+    // The fused bindings: each buffer once, read-only only if every member only reads it.
+    let mut bindings: Vec<AccessDesc> = Vec::new();
+    for b in kernels.iter().flat_map(|k| k.bindings.iter()) {
+        match bindings.iter_mut().find(|f| f.buffer == b.buffer) {
+            Some(f) if f.mode != b.mode => f.mode = AccessMode::ReadWrite,
+            Some(_) => {}
+            None => bindings.push(*b),
+        }
+    }
+    let binding_name = |buffer: u32| {
+        let slot = bindings
+            .iter()
+            .position(|f| f.buffer == buffer)
+            .unwrap_or(0);
+        format!("{}b{slot}", wgsl::FUSED_PREFIX)
+    };
+    let declarations = wgsl::binding_declarations(
+        bindings
+            .iter()
+            .map(|b| {
+                let elem = desc.buffers[b.buffer as usize].elem;
+                // The names live as long as this call; `binding_declarations` copies them.
+                (binding_name(b.buffer), elem, b.mode)
+            })
+            .collect::<Vec<_>>()
+            .iter()
+            .map(|(name, elem, mode)| (name.as_str(), *elem, *mode)),
+        &[],
+    );
+
+    let mut source = String::new();
+    let mut calls = String::new();
+    let mut builtins: Vec<String> = Vec::new();
+    for (i, k) in kernels.iter().enumerate() {
+        let prefix = format!("{}k{i}_", wgsl::FUSED_PREFIX);
+        let mut renames: HashMap<String, String> = wgsl::binding_names(&k.declarations)
+            .into_iter()
+            .zip(k.bindings.iter())
+            .map(|(name, b)| (name, binding_name(b.buffer)))
+            .collect();
+        if renames.len() != k.bindings.len() {
+            return None;
+        }
+        let node_name = &desc.nodes[members[i] as usize].name;
+        source.push_str(&format!("// {node_name}\n"));
+        for arg in k.args.iter() {
+            let name = format!("{prefix}{}", arg.name);
+            source.push_str(&format!(
+                "fn {name}() -> {} {{ return {}; }}\n",
+                arg.ty, arg.value
+            ));
+            renames.insert(arg.name.to_string(), name);
+        }
+        let member = wgsl::member(&k.source, &k.entry, &prefix, &renames)?;
+        source.push_str(&member.code);
+        source.push('\n');
+        let args: Vec<String> = member
+            .builtins
+            .iter()
+            .map(|b| format!("{}{b}", wgsl::FUSED_PREFIX))
+            .collect();
+        calls.push_str(&format!("    {}({});\n", member.function, args.join(", ")));
+        for b in member.builtins {
+            if !builtins.contains(&b) {
+                builtins.push(b);
+            }
+        }
+    }
+    let parameters: Vec<String> = builtins
+        .iter()
+        .map(|b| {
+            let ty = wgsl::builtin_type(b).unwrap_or("u32");
+            format!("@builtin({b}) {}{b}: {ty}", wgsl::FUSED_PREFIX)
+        })
+        .collect();
+    let [x, y, z] = kernels[0].workgroup_size;
+    let entry = format!("{}main", wgsl::FUSED_PREFIX);
+    source.push_str(&format!(
+        "@compute @workgroup_size({x}, {y}, {z})\nfn {entry}({}) {{\n{calls}}}\n",
+        parameters.join(", ")
+    ));
+    let kernel = KernelDesc {
+        declarations: declarations.into(),
+        args: Cow::Owned(Vec::new()),
+        source: source.into(),
+        entry: entry.into(),
+        workgroup_size: kernels[0].workgroup_size,
+        bindings: bindings.into(),
+        dispatch: kernels[0].dispatch.clone(),
+        foldable: kernels.iter().all(|k| k.foldable),
+        range: None,
+        alternative: None,
+        pointwise: true,
+        no_fusion: false,
+    };
+    let module = kernel.compose(&desc.params, desc.params.storage);
+    wgsl::validate(&module).ok()?;
+    Some(kernel)
+}
+
+/// `desc` with `nodes` in place of its nodes: each member's edges moved to its group's node, absorbed members
+/// ordered after it, the schedule computed again. `None` if that has a cycle.
+fn rewire(desc: &GraphDesc, nodes: Vec<NodeDesc>, groups: &[FusedGroup]) -> Option<GraphDesc> {
+    let mut owner: Vec<u32> = (0..desc.nodes.len() as u32).collect();
+    for g in groups {
+        for &m in &g.members {
+            owner[m as usize] = g.node;
+        }
+    }
+    let mut edges: Vec<EdgeDesc> = Vec::new();
+    for e in desc.edges.iter() {
+        let (from, to) = (owner[e.from as usize], owner[e.to as usize]);
+        if from != to && !edges.iter().any(|f| f.from == from && f.to == to) {
+            edges.push(EdgeDesc { from, to, ..*e });
+        }
+    }
+    for g in groups {
+        for &m in &g.members[1..] {
+            edges.push(EdgeDesc {
+                from: g.node,
+                to: m,
+                origin: EdgeOriginDesc::Explicit,
+            });
+        }
+    }
+    crate::flatten::with_schedule(
+        desc,
+        desc.buffers.clone(),
+        nodes,
+        edges,
+        desc.blocks.clone(),
+    )
+}

@@ -1,0 +1,211 @@
+//! The fusion pass on built graphs: which kernels it groups, and that what it makes is a valid description
+//! whose fused kernels validate. (The GPU tests in `graph-runtime/tests/fusion.rs` run fused against unfused
+//! and against the CPU.)
+
+use graph_core::builder::{GraphBuilder, KernelSpec};
+use graph_core::desc::{GraphDesc, OpDesc};
+use graph_core::fusion::{Fusion, MAX_FUSED_BINDINGS, declared_lengths};
+use graph_core::ir::{AccessMode, Role};
+use graph_core::library::Library;
+
+/// `dst[i] = f(src[i])`: pointwise.
+fn pointwise(src: &str, dst: &str) -> KernelSpec {
+    KernelSpec::wgsl(format!(
+        "@compute @workgroup_size(64)\n\
+         fn main(@builtin(global_invocation_id) gid: vec3<u32>) {{\n\
+             let i = gid.x;\n\
+             if (i >= arrayLength(&{dst})) {{ return; }}\n\
+             {dst}[i] = {dst}[i] * 0.5 + {src}[i];\n\
+         }}\n"
+    ))
+    .read(src)
+    .read_write(dst)
+}
+
+/// `dst[i] = src[i - 1] + src[i + 1]`: reads its neighbours, so it is not pointwise.
+fn stencil(src: &str, dst: &str) -> KernelSpec {
+    KernelSpec::wgsl(format!(
+        "@compute @workgroup_size(64)\n\
+         fn main(@builtin(global_invocation_id) gid: vec3<u32>) {{\n\
+             let i = gid.x;\n\
+             let n = arrayLength(&{dst});\n\
+             if (i >= n) {{ return; }}\n\
+             {dst}[i] = {src}[max(i, 1u) - 1u] + {src}[min(i + 1u, n - 1u)];\n\
+         }}\n"
+    ))
+    .read(src)
+    .write(dst)
+}
+
+/// Fusion with every external buffer bound to one length, as a bake over equal buffers sees it.
+fn fuse(desc: &GraphDesc) -> Fusion<'_> {
+    let lengths: Vec<Option<u64>> = declared_lengths(desc)
+        .into_iter()
+        .map(|l| l.or(Some(1024)))
+        .collect();
+    graph_core::fusion::fuse(desc, &lengths, MAX_FUSED_BINDINGS)
+}
+
+fn built(b: &GraphBuilder) -> GraphDesc {
+    b.build(&Library::EMPTY).expect("a good graph")
+}
+
+/// Each group by its members' names.
+fn names(fusion: &Fusion<'_>) -> Vec<Vec<String>> {
+    fusion.member_names()
+}
+
+/// The fused description is one a bake accepts, and each fused kernel is one the checks would accept.
+fn assert_valid(fusion: &Fusion<'_>) {
+    fusion
+        .desc
+        .validate(fusion.desc.params.size as usize)
+        .expect("the fused description is valid");
+    for g in &fusion.groups {
+        let OpDesc::Kernel(k) = &fusion.desc.nodes[g.node as usize].op else {
+            panic!("group node {} is not a kernel", g.node);
+        };
+        let module = k.compose(&fusion.desc.params, fusion.desc.params.storage);
+        graph_core::wgsl::validate(&module).expect("the fused kernel validates");
+        for &m in &g.members[1..] {
+            assert!(matches!(fusion.desc.nodes[m as usize].op, OpDesc::Empty));
+            assert!(fusion.absorbed(m));
+        }
+    }
+}
+
+#[test]
+fn a_pointwise_chain_becomes_one_kernel_in_order() {
+    let mut b = GraphBuilder::new("Chain");
+    b.input("x", "f32").inout("y", "f32");
+    for k in 0..5 {
+        b.kernel(&format!("k{k}"), pointwise("x", "y"));
+    }
+    let desc = built(&b);
+    let fusion = fuse(&desc);
+    assert_valid(&fusion);
+    assert_eq!(names(&fusion), vec![vec!["k0", "k1", "k2", "k3", "k4"]]);
+    assert_eq!(fusion.desc.nodes[0].name, "k0 + k1 + k2 + k3 + k4");
+    // One level of work, the absorbed nodes after it.
+    assert_eq!(fusion.desc.levels.len(), 2);
+    let OpDesc::Kernel(k) = &fusion.desc.nodes[0].op else {
+        panic!("not a kernel")
+    };
+    let calls: Vec<usize> = (0..5)
+        .map(|i| {
+            k.source
+                .find(&format!("fuse_k{i}_main(fuse_global"))
+                .expect("a call")
+        })
+        .collect();
+    assert!(calls.windows(2).all(|w| w[0] < w[1]), "calls out of order");
+    assert_eq!(k.bindings.len(), 2);
+    assert_eq!(k.bindings[0].mode, AccessMode::Read);
+    assert_eq!(k.bindings[1].mode, AccessMode::ReadWrite);
+}
+
+#[test]
+fn a_fan_fuses_within_the_binding_limit() {
+    let mut b = GraphBuilder::new("Fan");
+    b.input("x", "f32");
+    for k in 0..10 {
+        b.output(&format!("o{k}"), "f32");
+        b.kernel(&format!("k{k}"), pointwise("x", &format!("o{k}")));
+    }
+    let desc = built(&b);
+    let fusion = fuse(&desc);
+    assert_valid(&fusion);
+    let sizes: Vec<usize> = fusion.groups.iter().map(|g| g.members.len()).collect();
+    // `x` and seven outputs fill the first group's bindings.
+    assert_eq!(
+        sizes,
+        vec![MAX_FUSED_BINDINGS - 1, 10 - (MAX_FUSED_BINDINGS - 1)]
+    );
+}
+
+#[test]
+fn a_stencil_splits_a_chain_and_is_not_fused() {
+    let mut b = GraphBuilder::new("Split");
+    b.input("x", "f32").inout("y", "f32").inout("z", "f32");
+    b.kernel("a", pointwise("x", "y"))
+        .kernel("b", pointwise("x", "y"))
+        .kernel("s", stencil("y", "z"))
+        .kernel("c", pointwise("z", "y"))
+        .kernel("d", pointwise("z", "y"));
+    let desc = built(&b);
+    let fusion = fuse(&desc);
+    assert_valid(&fusion);
+    // `a + b + c + d` would have to run before and after `s`.
+    assert_eq!(names(&fusion), vec![vec!["a", "b"], vec!["c", "d"]]);
+    assert!(fusion.desc.nodes[2].name == "s");
+}
+
+#[test]
+fn a_path_through_another_node_keeps_kernels_apart() {
+    let mut b = GraphBuilder::new("Through");
+    b.input("x", "f32").inout("y", "f32").inout("t", "f32");
+    b.kernel("a", pointwise("x", "y"))
+        .copy("c", "y", "t")
+        .kernel("b", pointwise("t", "y"));
+    let desc = built(&b);
+    let fusion = fuse(&desc);
+    assert!(fusion.groups.is_empty(), "{:?}", names(&fusion));
+}
+
+#[test]
+fn independent_branches_fuse_across_a_level() {
+    let mut b = GraphBuilder::new("Chains");
+    b.input("x", "f32");
+    for c in 0..3 {
+        b.inout(&format!("c{c}"), "f32");
+    }
+    for step in 0..4 {
+        for c in 0..3 {
+            b.kernel(&format!("c{c}_{step}"), pointwise("x", &format!("c{c}")));
+        }
+    }
+    let desc = built(&b);
+    let fusion = fuse(&desc);
+    assert_valid(&fusion);
+    assert_eq!(fusion.groups.len(), 1);
+    assert_eq!(fusion.groups[0].members.len(), 12);
+}
+
+#[test]
+fn no_fusion_extents_and_ineligible_kernels_stay_apart() {
+    let mut b = GraphBuilder::new("Apart");
+    b.input("x", "f32").inout("y", "f32");
+    b.buffer("short", "f32", Role::Owned, Some(16));
+    b.kernel("a", pointwise("x", "y"))
+        .kernel("kept", pointwise("x", "y"))
+        .kernel("b", pointwise("x", "y"))
+        .fill("init", "short", "0.0")
+        .kernel("other_extent", pointwise("x", "short"))
+        .no_fusion("kept");
+    let desc = built(&b);
+    let fusion = fuse(&desc);
+    assert_valid(&fusion);
+    // `a` and `b` would need to run around `kept`; `other_extent` is dispatched over `short`, as its fill.
+    assert_eq!(names(&fusion), vec![vec!["init", "other_extent"]]);
+
+    // Lengths not known: dispatches over different buffers stay apart.
+    let mut b = GraphBuilder::new("Unknown");
+    b.input("x", "f32").output("p", "f32").output("q", "f32");
+    b.kernel("a", pointwise("x", "p"))
+        .kernel("b", pointwise("x", "q"));
+    let desc = built(&b);
+    assert!(
+        graph_core::fusion::fuse(&desc, &declared_lengths(&desc), MAX_FUSED_BINDINGS)
+            .groups
+            .is_empty()
+    );
+    assert_eq!(fuse(&desc).groups.len(), 1);
+
+    let mut b = GraphBuilder::new("Unmarked");
+    b.input("x", "f32").inout("y", "f32");
+    b.kernel("a", pointwise("x", "y"))
+        .kernel("b", pointwise("x", "y"));
+    assert_eq!(fuse(&built(&b)).groups.len(), 1);
+    b.no_fusion("b");
+    assert!(fuse(&built(&b)).groups.is_empty());
+}

@@ -1,0 +1,235 @@
+//! Per-node GPU time: a profiled replay records each dispatch in a compute pass of its own, with timestamps
+//! written at the pass's start and end (WebGPU's portable timestamp queries), and reads them back once the
+//! replay has finished. The result is exported as a Chrome/Perfetto trace and as DOT annotated with the times.
+//!
+//! A profiled replay is not a timed replay: one pass per dispatch lets the GPU finish each before the next
+//! starts where wgpu sees a hazard, and the queries cost a little. It says where the time goes, node by
+//! node; the benchmarks say how long a replay takes.
+
+use std::collections::HashMap;
+use std::fmt::Write;
+
+use graph_core::desc::GraphDesc;
+use graph_core::dot::Detail;
+use graph_core::fusion::FusedGroup;
+
+use crate::error::Error;
+use crate::gpu::Gpu;
+use crate::readback::ReadFuture;
+
+/// The GPU time of each dispatch of one profiled replay.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Profile {
+    /// The graph's name.
+    pub graph: String,
+    /// Each dispatch, in the order it was recorded.
+    pub dispatches: Vec<DispatchTime>,
+}
+
+/// One dispatch's time, in nanoseconds from the profiled replay's first timestamp.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DispatchTime {
+    /// The node that ran it, by index in the baked graph's description.
+    pub node: u32,
+    /// The nodes it ran: the node itself, or the members of its fused kernel, by name.
+    pub nodes: Vec<String>,
+    pub start_ns: f64,
+    pub end_ns: f64,
+}
+
+impl DispatchTime {
+    pub fn duration_ns(&self) -> f64 {
+        self.end_ns - self.start_ns
+    }
+
+    /// How the trace and the drawing name it: `a`, or `a + b + c` for a fused kernel.
+    pub fn label(&self) -> String {
+        self.nodes.join(" + ")
+    }
+}
+
+impl Profile {
+    /// The profile as Chrome trace JSON (the Trace Event Format, which `chrome://tracing` and Perfetto's UI
+    /// open): one complete event per dispatch on the GPU's track, times in microseconds.
+    pub fn to_chrome_trace(&self) -> String {
+        let events: Vec<serde_json::Value> = self
+            .dispatches
+            .iter()
+            .map(|d| {
+                serde_json::json!({
+                    "name": d.label(),
+                    "cat": if d.nodes.len() > 1 { "fused kernel" } else { "kernel" },
+                    "ph": "X",
+                    "pid": 1,
+                    "tid": 1,
+                    "ts": d.start_ns / 1000.0,
+                    "dur": d.duration_ns() / 1000.0,
+                    "args": { "node": d.node, "nodes": d.nodes },
+                })
+            })
+            .collect();
+        let names = [
+            serde_json::json!({"name": "process_name", "ph": "M", "pid": 1, "args": {"name": self.graph}}),
+            serde_json::json!({"name": "thread_name", "ph": "M", "pid": 1, "tid": 1, "args": {"name": "GPU"}}),
+        ];
+        let all: Vec<serde_json::Value> = names.into_iter().chain(events).collect();
+        serde_json::json!({ "traceEvents": all, "displayTimeUnit": "ns" }).to_string()
+    }
+
+    /// `desc` (the baked graph's description) in DOT, each node's label followed by its GPU time; a member of
+    /// a fused kernel shows the fused kernel's time.
+    pub fn to_dot(&self, desc: &GraphDesc, detail: Detail) -> String {
+        let mut notes: HashMap<String, String> = HashMap::new();
+        for d in &self.dispatches {
+            let us = d.duration_ns() / 1000.0;
+            let note = match d.nodes.len() {
+                1 => format!("{us:.1} us"),
+                n => format!("{us:.1} us, fused with {} other(s)", n - 1),
+            };
+            for name in &d.nodes {
+                notes.insert(name.clone(), note.clone());
+            }
+        }
+        desc.to_dot_annotated(detail, &|name: &str| notes.get(name).cloned())
+    }
+
+    /// Total GPU time of the dispatches (not the replay's wall time: gaps between them are not counted).
+    pub fn busy_ns(&self) -> f64 {
+        self.dispatches.iter().map(DispatchTime::duration_ns).sum()
+    }
+}
+
+impl std::fmt::Display for Profile {
+    /// A table: each dispatch's start and duration.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let mut out = String::new();
+        let _ = writeln!(out, "{:>10} {:>10}  dispatch", "start us", "GPU us");
+        for d in &self.dispatches {
+            let _ = writeln!(
+                out,
+                "{:>10.1} {:>10.1}  {}",
+                d.start_ns / 1000.0,
+                d.duration_ns() / 1000.0,
+                d.label()
+            );
+        }
+        f.write_str(&out)
+    }
+}
+
+/// The queries of one profiled replay: two per dispatch, in recording order.
+#[derive(Debug)]
+pub(crate) struct Timestamps {
+    queries: wgpu::QuerySet,
+    capacity: u32,
+    /// The node of each dispatch recorded so far.
+    nodes: Vec<u32>,
+}
+
+impl Timestamps {
+    /// Room for `dispatches` dispatches; an error naming the feature when the device has no timestamps.
+    pub(crate) fn new(gpu: &Gpu, graph: &str, dispatches: usize) -> Result<Self, Error> {
+        if !gpu
+            .device()
+            .features()
+            .contains(wgpu::Features::TIMESTAMP_QUERY)
+        {
+            return Err(Error::Unsupported {
+                graph: graph.to_string(),
+                what: format!(
+                    "profiling needs timestamp queries, which adapter `{}` does not offer",
+                    gpu.summary()
+                ),
+            });
+        }
+        // At least one query: a query set may not be empty.
+        let capacity = (2 * dispatches.max(1)) as u32;
+        let queries = gpu.device().create_query_set(&wgpu::QuerySetDescriptor {
+            label: Some("graph-runtime profile"),
+            ty: wgpu::QueryType::Timestamp,
+            count: capacity,
+        });
+        Ok(Timestamps {
+            queries,
+            capacity,
+            nodes: Vec::new(),
+        })
+    }
+
+    /// The timestamp writes of node `node`'s pass; `None` once the queries are used up.
+    pub(crate) fn writes(&mut self, node: u32) -> Option<wgpu::ComputePassTimestampWrites<'_>> {
+        let first = 2 * self.nodes.len() as u32;
+        if first + 1 >= self.capacity {
+            return None;
+        }
+        self.nodes.push(node);
+        Some(wgpu::ComputePassTimestampWrites {
+            query_set: &self.queries,
+            beginning_of_pass_write_index: Some(first),
+            end_of_pass_write_index: Some(first + 1),
+        })
+    }
+
+    /// Resolves the written queries (after the replay's work, on the queue), waits, and reads them as times
+    /// from the first, with each dispatch's nodes named from `desc` and `fused`.
+    pub(crate) fn read(
+        self,
+        gpu: &Gpu,
+        desc: &GraphDesc,
+        fused: &[FusedGroup],
+    ) -> Result<Profile, Error> {
+        let count = 2 * self.nodes.len() as u32;
+        let bytes = u64::from(count.max(2)) * wgpu::QUERY_SIZE as u64;
+        let device = gpu.device();
+        let resolved = device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("graph-runtime profile"),
+            size: bytes,
+            usage: wgpu::BufferUsages::QUERY_RESOLVE | wgpu::BufferUsages::COPY_SRC,
+            mapped_at_creation: false,
+        });
+        if count > 0 {
+            let mut encoder = device.create_command_encoder(&Default::default());
+            encoder.resolve_query_set(&self.queries, 0..count, &resolved, 0);
+            gpu.queue().submit([encoder.finish()]);
+        }
+        // Each timestamp is a little-endian u64, read as two u32 words.
+        let words = ReadFuture::<u32>::start(gpu, &resolved, 2 * count as usize).wait()?;
+        let ticks: Vec<u64> = words
+            .chunks_exact(2)
+            .map(|w| u64::from(w[0]) | (u64::from(w[1]) << 32))
+            .collect();
+        let period = f64::from(gpu.queue().get_timestamp_period());
+        let origin = ticks
+            .iter()
+            .take(count as usize)
+            .copied()
+            .min()
+            .unwrap_or(0);
+        let ns = |t: u64| t.saturating_sub(origin) as f64 * period;
+        let dispatches = self
+            .nodes
+            .iter()
+            .enumerate()
+            .map(|(k, &node)| {
+                let nodes = match fused.iter().find(|g| g.node == node) {
+                    Some(g) => g.names.clone(),
+                    None => vec![
+                        desc.nodes
+                            .get(node as usize)
+                            .map_or_else(|| format!("node {node}"), |n| n.name.to_string()),
+                    ],
+                };
+                DispatchTime {
+                    node,
+                    nodes,
+                    start_ns: ns(ticks[2 * k]),
+                    end_ns: ns(ticks[2 * k + 1]),
+                }
+            })
+            .collect();
+        Ok(Profile {
+            graph: desc.name.to_string(),
+            dispatches,
+        })
+    }
+}

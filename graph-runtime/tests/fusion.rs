@@ -1,0 +1,215 @@
+//! The fusion pass on the GPU: a graph replayed fused gives what the same graph gives unfused
+//! (`#[no_fusion]`), and both what the CPU gives, on fresh random inputs with outputs poisoned first.
+
+mod common;
+
+use common::{assert_within, gpu, poison_f32, random_f32s, random_u32, read, rng};
+use graph_runtime::{BakedGraph, Error, graph};
+
+/// One graph, fused or not: `$attr` is `no_fusion` for the unfused twin.
+macro_rules! pipeline {
+    ($name:ident $(#[$attr:ident])?) => {
+        graph! {
+            /// Pointwise kernels (inline, folded, from the library, a fill), split by a stencil that
+            /// cannot be fused.
+            $(#[$attr])?
+            graph $name {
+                params { a: f32 }
+                buffers { x: [f32] = input, y: [f32] = inout, z: [f32] = output, w: [f32] = output }
+                kernel mix(x: read, y: read_write) {
+                    @compute @workgroup_size(64)
+                    fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
+                        let i = gid.x;
+                        if (i >= arrayLength(&y)) { return; }
+                        y[i] = y[i] * params.a + x[i];
+                    }
+                }
+                kernel half = kernels::scale(data: y, alpha: 0.5);
+                kernel square(y: read, z: write) {
+                    const ONE: f32 = 1.0;
+                    fn sq(v: f32) -> f32 { return v * v; }
+                    @compute @workgroup_size(64)
+                    fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {
+                        let i = gid.x + gid.y * groups.x * 64u;
+                        if (i < arrayLength(&z)) { z[i] = sq(y[i]) + ONE; }
+                    }
+                }
+                kernel spread(z: read, w: write) {
+                    @compute @workgroup_size(64)
+                    fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
+                        let i = gid.x;
+                        let n = arrayLength(&w);
+                        if (i >= n) { return; }
+                        w[i] = z[max(i, 1u) - 1u] + z[min(i + 1u, n - 1u)];
+                    }
+                }
+                kernel offset(w: read_write) {
+                    @compute @workgroup_size(64)
+                    fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
+                        if (gid.x < arrayLength(&w)) { w[gid.x] = w[gid.x] - 3.0; }
+                    }
+                }
+                kernel twice = kernels::scale(data: w, alpha: 2.0);
+                fill clear_y(y = 0.25);
+            }
+        }
+    };
+}
+
+pipeline!(Fused);
+pipeline!(Unfused #[no_fusion]);
+
+/// The CPU's answer: `(y, z, w)`.
+fn expected(x: &[f32], y: &[f32], a: f32) -> (Vec<f64>, Vec<f64>, Vec<f64>) {
+    let n = x.len();
+    let y1: Vec<f64> = (0..n)
+        .map(|i| (f64::from(y[i]) * f64::from(a) + f64::from(x[i])) * 0.5)
+        .collect();
+    let z: Vec<f64> = y1.iter().map(|v| v * v + 1.0).collect();
+    let w: Vec<f64> = (0..n)
+        .map(|i| (z[i.max(1) - 1] + z[(i + 1).min(n - 1)] - 3.0) * 2.0)
+        .collect();
+    (vec![0.25; n], z, w)
+}
+
+#[test]
+fn a_fused_graph_gives_what_the_unfused_graph_and_the_cpu_give() -> Result<(), Error> {
+    let gpu = gpu();
+    let mut rng = rng();
+    // Past one workgroup, and not a multiple of one.
+    let n = 2 + random_u32(&mut rng, 5000) as usize;
+    let xs = random_f32s(&mut rng, n);
+    let ys = random_f32s(&mut rng, n);
+    let a = 0.5 + random_f32s(&mut rng, 1)[0].abs();
+    let (want_y, want_z, want_w) = expected(&xs, &ys, a);
+    let bound = |v: &[f64]| -> Vec<f64> { v.iter().map(|v| 1e-5 * (1.0 + v.abs())).collect() };
+
+    let mut outputs = Vec::new();
+    for fused in [true, false] {
+        let x = gpu.buffer_from_slice(&xs)?;
+        let y = gpu.buffer_from_slice(&ys)?;
+        let (z, w) = (gpu.buffer_zeroed::<f32>(n)?, gpu.buffer_zeroed::<f32>(n)?);
+        poison_f32(&z);
+        poison_f32(&w);
+        // Baked by description, so one path runs both twins.
+        let desc = if fused {
+            Fused::DESCRIPTION
+        } else {
+            Unfused::DESCRIPTION
+        };
+        let bindings = [
+            ("x", x.as_any()),
+            ("y", y.as_any()),
+            ("z", z.as_any()),
+            ("w", w.as_any()),
+        ];
+        let mut g = BakedGraph::bake(&gpu, desc, &bindings)?;
+        g.set_param("a", a)?;
+        g.replay()?.wait()?;
+        let groups = g.fused().to_vec();
+        let what = if fused { "fused" } else { "unfused" };
+        assert_within(&read(&y), &want_y, &bound(&want_y), &format!("{what} y"));
+        assert_within(&read(&z), &want_z, &bound(&want_z), &format!("{what} z"));
+        assert_within(&read(&w), &want_w, &bound(&want_w), &format!("{what} w"));
+        outputs.push((read(&z), read(&w), groups));
+    }
+    let (fused, unfused) = (&outputs[0], &outputs[1]);
+    // What fused: the chain before the stencil (`square` joins over `z`, bound at the length of `y`), and
+    // the two kernels after it, with the fill of `y` (after `square`, which reads `y`; the stencil does not).
+    let names: Vec<Vec<String>> = fused.2.iter().map(|g| g.names.clone()).collect();
+    assert_eq!(
+        names,
+        vec![
+            vec!["mix", "half", "square"],
+            vec!["offset", "twice", "clear_y"]
+        ],
+        "the groups fused"
+    );
+    assert!(unfused.2.is_empty(), "`#[no_fusion]` fused {:?}", unfused.2);
+    assert_eq!(fused.0, unfused.0, "z fused and unfused");
+    assert_eq!(fused.1, unfused.1, "w fused and unfused");
+    Ok(())
+}
+
+#[test]
+fn the_compile_time_constant_lists_what_fuses_whatever_is_bound() {
+    // By declaration: `mix` and `half` (dispatched over `y`), `offset` and `twice` (over `w`). `square` is
+    // dispatched over `z`, whose length is only known at bake; so the fill of `y`, after `square`, cannot
+    // join `mix` and `half`.
+    assert_eq!(
+        Fused::FUSED,
+        &[
+            &[FusedNode::Mix, FusedNode::Half][..],
+            &[FusedNode::Offset, FusedNode::Twice][..],
+        ]
+    );
+    assert!(Unfused::FUSED.is_empty());
+}
+
+#[test]
+fn a_profile_times_each_dispatch_and_names_fused_kernels_after_their_members() -> Result<(), Error>
+{
+    let gpu = gpu();
+    let n = 4096;
+    let x = gpu.buffer_from_slice(&vec![1.0f32; n])?;
+    let y = gpu.buffer_from_slice(&vec![2.0f32; n])?;
+    let (z, w) = (gpu.buffer_zeroed::<f32>(n)?, gpu.buffer_zeroed::<f32>(n)?);
+    let mut g = Fused::bake(
+        &gpu,
+        FusedBuffers {
+            x: &x,
+            y: &y,
+            z: &z,
+            w: &w,
+        },
+    )?;
+    g.params_mut().a = 1.0;
+    if !gpu
+        .device()
+        .features()
+        .contains(graph_runtime::wgpu::Features::TIMESTAMP_QUERY)
+    {
+        // Without timestamps, profiling is refused in words, and the replay path is untouched.
+        let refused = g.profile().expect_err("no timestamps, no profile");
+        assert!(
+            refused.to_string().contains("timestamp queries"),
+            "{refused}"
+        );
+        g.replay()?.wait()?;
+        return Ok(());
+    }
+    let profile = g.profile()?;
+    let labels: Vec<String> = profile.dispatches.iter().map(|d| d.label()).collect();
+    assert_eq!(
+        labels,
+        vec!["mix + half + square", "spread", "offset + twice + clear_y"],
+        "one dispatch per fused kernel and per unfused node, in order"
+    );
+    for d in &profile.dispatches {
+        assert!(d.end_ns >= d.start_ns, "{d:?} ends before it starts");
+    }
+    // The profiled replay computed what a replay computes.
+    assert_eq!(read(&y), vec![0.25; n]);
+
+    let trace: serde_json::Value =
+        serde_json::from_str(&profile.to_chrome_trace()).expect("the trace is JSON");
+    let events = trace["traceEvents"].as_array().expect("an event list");
+    let complete: Vec<&str> = events
+        .iter()
+        .filter(|e| e["ph"] == "X")
+        .filter_map(|e| e["name"].as_str())
+        .collect();
+    assert_eq!(complete, labels, "one complete event per dispatch");
+
+    let dot = profile.to_dot(g.untyped().description(), graph_runtime::Detail::Plain);
+    for member in [
+        "mix", "half", "square", "spread", "offset", "twice", "clear_y",
+    ] {
+        let line = dot
+            .lines()
+            .find(|l| l.contains(&format!("\\n{member}\\n")))
+            .unwrap_or_else(|| panic!("no node `{member}` with a time in\n{dot}"));
+        assert!(line.contains(" us"), "no time on `{member}`: {line}");
+    }
+    Ok(())
+}
