@@ -71,9 +71,12 @@ def stencil(p, weight):
     return torch.nn.functional.conv1d(p.view(1, 1, N), weight, padding=1).view(N)
 
 
-def run(op, inputs, output, buffers, ones, weight):
+def run(op, inputs, output, buffers, ones, weight, keep):
     if op == "stencil":
         buffers[output] = stencil(buffers[inputs[0]], weight)
+        # Kept alive through the capture: a tensor freed while another stream may still read it would be
+        # handed out again by the caching allocator.
+        keep.append(buffers[output])
     elif op == "step":
         torch.add(buffers[inputs[0]], buffers[output], alpha=0.999, out=buffers[output])
     elif op == "scale":
@@ -106,6 +109,7 @@ def shape(runs, name, count, state_ids, checked, nodes, levels):
     state = (torch.arange(N, device="cuda") % 13).float() * 0.1
     ones = torch.ones(N, device="cuda")
     weight = stencil_weight(ones)
+    keep = []
     # The tensors the graph starts from; a stencil node puts a new tensor in its output's place.
     originals = [x] + [torch.zeros(N, device="cuda") for _ in range(count - 1)]
     buffers = list(originals)
@@ -121,7 +125,7 @@ def shape(runs, name, count, state_ids, checked, nodes, levels):
     # Warm the kernels up outside the capture, as PyTorch asks.
     reset()
     for op, inputs, output in nodes:
-        run(op, inputs, output, buffers, ones, weight)
+        run(op, inputs, output, buffers, ones, weight, keep)
     torch.cuda.synchronize()
     buffers[:] = originals
 
@@ -143,7 +147,7 @@ def shape(runs, name, count, state_ids, checked, nodes, levels):
             for event in waits:
                 stream.wait_event(event)
             with torch.cuda.stream(stream):
-                run(op, inputs, output, buffers, ones, weight)
+                run(op, inputs, output, buffers, ones, weight, keep)
                 done = torch.cuda.Event()
                 done.record()
             for b in inputs:
