@@ -23,7 +23,7 @@ use crate::desc::{
     AccessDesc, DispatchDesc, EdgeDesc, EdgeOriginDesc, GraphDesc, KernelDesc, NodeDesc, OpDesc,
     SizeDesc,
 };
-use crate::ir::AccessMode;
+use crate::ir::{AccessMode, Role};
 use crate::schedule::topological_order;
 use crate::size::SizeStep;
 use crate::wgsl;
@@ -54,6 +54,9 @@ pub struct FusedGroup {
     pub members: Vec<u32>,
     /// The members' names, in that order.
     pub names: Vec<String>,
+    /// Graph-owned buffers only this group touches, kept in registers: each invocation's element is a
+    /// private variable of the fused kernel, and the buffer is not bound.
+    pub registers: Vec<u32>,
 }
 
 impl Fusion<'_> {
@@ -68,6 +71,14 @@ impl Fusion<'_> {
     pub fn member_names(&self) -> Vec<Vec<String>> {
         self.groups.iter().map(|g| g.names.clone()).collect()
     }
+
+    /// Every buffer kept in registers, which a bake need not allocate.
+    pub fn registers(&self) -> Vec<u32> {
+        self.groups
+            .iter()
+            .flat_map(|g| g.registers.iter().copied())
+            .collect()
+    }
 }
 
 /// Fuses what can be fused in `desc` (a checked description, flattened: see [`crate::flatten`]), with the
@@ -79,7 +90,12 @@ pub fn fuse<'a>(desc: &'a GraphDesc, lengths: &[Option<u64>], max_bindings: usiz
     let mut nodes: Vec<NodeDesc> = desc.nodes.to_vec();
     let mut fused_groups = Vec::new();
     for members in groups.into_iter().filter(|g| g.len() > 1) {
-        let Some(kernel) = fused_kernel(desc, &members) else {
+        // With its intermediates in registers where they can be; should that not validate, without.
+        let registers = register_candidates(desc, &members, lengths);
+        let fused = fused_kernel(desc, &members, &registers)
+            .map(|k| (k, registers))
+            .or_else(|| fused_kernel(desc, &members, &[]).map(|k| (k, Vec::new())));
+        let Some((kernel, registers)) = fused else {
             continue;
         };
         let node = members[0];
@@ -102,6 +118,7 @@ pub fn fuse<'a>(desc: &'a GraphDesc, lengths: &[Option<u64>], max_bindings: usiz
             node,
             members,
             names,
+            registers,
         });
     }
     if fused_groups.is_empty() {
@@ -240,9 +257,69 @@ fn contracted_is_acyclic(group_of: &[usize], edges: &[(usize, usize)]) -> bool {
     topological_order(2 * group_of.len(), &contracted).is_some()
 }
 
-/// The kernel that runs `members` (in topological order) in one invocation; `None` when one of them is code
-/// the renaming does not handle, or the fused module does not validate.
-fn fused_kernel(desc: &GraphDesc, members: &[u32]) -> Option<KernelDesc> {
+/// The buffers a group may keep in registers: graph-owned, of one element per invocation of the group, touched
+/// by no node outside it (nor by a block's flag), and first touched by a member that overwrites it (`write`:
+/// it reads none of the old contents, so the replay before needs to leave nothing in it).
+fn register_candidates(desc: &GraphDesc, members: &[u32], lengths: &[Option<u64>]) -> Vec<u32> {
+    let kernels: Vec<&KernelDesc> = members
+        .iter()
+        .filter_map(|&m| match &desc.nodes[m as usize].op {
+            OpDesc::Kernel(k) => Some(k),
+            _ => None,
+        })
+        .collect();
+    let Some(DispatchDesc::BufferLen(sized_by)) = kernels.first().map(|k| &k.dispatch) else {
+        return Vec::new();
+    };
+    let invocations = lengths.get(*sized_by as usize).copied().flatten();
+    let mut candidates: Vec<u32> = Vec::new();
+    for b in kernels
+        .iter()
+        .flat_map(|k| k.bindings.iter().map(|a| a.buffer))
+    {
+        let buffer = &desc.buffers[b as usize];
+        let first_mode = kernels
+            .iter()
+            .find_map(|k| k.bindings.iter().find(|a| a.buffer == b).map(|a| a.mode));
+        let only_here = desc
+            .nodes
+            .iter()
+            .enumerate()
+            .all(|(n, node)| members.contains(&(n as u32)) || !touches(&node.op, b))
+            && desc.blocks.iter().all(|block| block.flag != Some(b));
+        if buffer.role == Role::Owned
+            && buffer.len.map(u64::from).is_some()
+            && buffer.len.map(u64::from) == invocations
+            && first_mode == Some(AccessMode::Write)
+            && only_here
+            && !candidates.contains(&b)
+        {
+            candidates.push(b);
+        }
+    }
+    candidates
+}
+
+/// Whether `op` reads or writes buffer `b` (its contents, not only its length).
+fn touches(op: &OpDesc, b: u32) -> bool {
+    match op {
+        OpDesc::Kernel(k) => {
+            k.bindings.iter().any(|a| a.buffer == b) || k.dispatch == DispatchDesc::Indirect(b)
+        }
+        OpDesc::Copy { src, dst, .. } => *src == b || *dst == b,
+        OpDesc::Upload { buffer, .. } | OpDesc::Readback { buffer, .. } => *buffer == b,
+        OpDesc::Host { accesses } | OpDesc::Interop { accesses } => {
+            accesses.iter().any(|a| a.buffer == b)
+        }
+        OpDesc::Subgraph { bindings, .. } => bindings.iter().any(|s| s.buffer == b),
+        OpDesc::Empty => false,
+    }
+}
+
+/// The kernel that runs `members` (in topological order) in one invocation, with the buffers `registers` in
+/// private variables; `None` when one of them is code the renaming does not handle, or the fused module does
+/// not validate.
+fn fused_kernel(desc: &GraphDesc, members: &[u32], registers: &[u32]) -> Option<KernelDesc> {
     let kernels: Vec<&KernelDesc> = members
         .iter()
         .map(|&m| match &desc.nodes[m as usize].op {
@@ -269,6 +346,7 @@ fn fused_kernel(desc: &GraphDesc, members: &[u32]) -> Option<KernelDesc> {
     let declarations = wgsl::binding_declarations(
         bindings
             .iter()
+            .filter(|b| !registers.contains(&b.buffer))
             .map(|b| {
                 let elem = desc.buffers[b.buffer as usize].elem;
                 // The names live as long as this call; `binding_declarations` copies them.
@@ -281,6 +359,13 @@ fn fused_kernel(desc: &GraphDesc, members: &[u32]) -> Option<KernelDesc> {
     );
 
     let mut source = String::new();
+    for &r in registers {
+        let elem = desc.buffers[r as usize].elem.wgsl();
+        source.push_str(&format!(
+            "var<private> {}: {elem};\n",
+            register_name(&binding_name(r))
+        ));
+    }
     let mut calls = String::new();
     let mut builtins: Vec<String> = Vec::new();
     for (i, k) in kernels.iter().enumerate() {
@@ -304,7 +389,13 @@ fn fused_kernel(desc: &GraphDesc, members: &[u32]) -> Option<KernelDesc> {
             renames.insert(arg.name.to_string(), name);
         }
         let member = wgsl::member(&k.source, &k.entry, &prefix, &renames)?;
-        source.push_str(&member.code);
+        let mut code = member.code;
+        for &r in registers {
+            let len = desc.buffers[r as usize].len?;
+            let name = binding_name(r);
+            code = wgsl::in_register(&code, &name, &register_name(&name), u64::from(len))?;
+        }
+        source.push_str(&code);
         source.push('\n');
         let args: Vec<String> = member
             .builtins
@@ -337,7 +428,10 @@ fn fused_kernel(desc: &GraphDesc, members: &[u32]) -> Option<KernelDesc> {
         source: source.into(),
         entry: entry.into(),
         workgroup_size: kernels[0].workgroup_size,
-        bindings: bindings.into(),
+        bindings: bindings
+            .into_iter()
+            .filter(|b| !registers.contains(&b.buffer))
+            .collect(),
         dispatch: kernels[0].dispatch.clone(),
         foldable: kernels.iter().all(|k| k.foldable),
         range: None,
@@ -348,6 +442,11 @@ fn fused_kernel(desc: &GraphDesc, members: &[u32]) -> Option<KernelDesc> {
     let module = kernel.compose(&desc.params, desc.params.storage);
     wgsl::validate(&module).ok()?;
     Some(kernel)
+}
+
+/// The private variable that holds binding `binding`'s element: `fuse_b3` -> `fuse_r3`.
+fn register_name(binding: &str) -> String {
+    binding.replacen("_b", "_r", 1)
 }
 
 /// `desc` with `nodes` in place of its nodes: each member's edges moved to its group's node, absorbed members

@@ -209,3 +209,54 @@ fn no_fusion_extents_and_ineligible_kernels_stay_apart() {
     b.no_fusion("b");
     assert!(fuse(&built(&b)).groups.is_empty());
 }
+
+/// `dst[i] = 2 src[i]`, overwriting `dst`.
+fn doubled(src: &str, dst: &str) -> KernelSpec {
+    KernelSpec::wgsl(format!(
+        "@compute @workgroup_size(64)\n\
+         fn main(@builtin(global_invocation_id) gid: vec3<u32>) {{\n\
+             if (gid.x < arrayLength(&{dst})) {{ {dst}[gid.x] = 2.0 * {src}[gid.x]; }}\n\
+         }}\n"
+    ))
+    .read(src)
+    .write(dst)
+}
+
+#[test]
+fn a_graph_owned_intermediate_only_the_group_touches_goes_into_registers() {
+    let with = |read_back: bool| {
+        let mut b = GraphBuilder::new("Intermediate");
+        b.input("x", "f32").inout("y", "f32");
+        b.buffer("t", "f32", Role::Owned, Some(1024));
+        b.kernel("a", doubled("x", "t"))
+            .kernel("b", pointwise("t", "y"));
+        if read_back {
+            b.readback("peek", "t");
+        }
+        built(&b)
+    };
+    let desc = with(false);
+    let fusion = fuse(&desc);
+    assert_valid(&fusion);
+    assert_eq!(names(&fusion), vec![vec!["a", "b"]]);
+    let t = desc.buffers.iter().position(|b| b.name == "t").expect("t") as u32;
+    assert_eq!(fusion.groups[0].registers, vec![t]);
+    assert_eq!(fusion.registers(), vec![t]);
+    let OpDesc::Kernel(k) = &fusion.desc.nodes[0].op else {
+        panic!("not a kernel")
+    };
+    assert!(k.bindings.iter().all(|b| b.buffer != t), "t is still bound");
+    assert!(k.source.contains("var<private> fuse_r"), "{}", k.source);
+    assert!(
+        k.source.contains("1024u"),
+        "arrayLength(&t) is the length: {}",
+        k.source
+    );
+
+    // Read by a node outside the group: a buffer again.
+    let desc = with(true);
+    let fusion = fuse(&desc);
+    assert_valid(&fusion);
+    assert_eq!(names(&fusion), vec![vec!["a", "b"]]);
+    assert!(fusion.registers().is_empty());
+}

@@ -21,13 +21,15 @@ pub(crate) struct BoundBuffers {
     pub lens: Vec<u32>,
 }
 
-/// Checks each external buffer against its declaration and creates the owned ones, or keeps `previous`'s
-/// owned buffers where their size is unchanged (an update keeps what the graph owns).
-pub(crate) fn bind_buffers(
+/// Checks each external buffer against its declaration and creates the owned ones (a one-element placeholder
+/// for those in `registers`), or keeps `previous`'s owned buffers where their size is unchanged (an update
+/// keeps what the graph owns).
+fn bind_buffers(
     gpu: &Gpu,
     desc: &GraphDesc,
     bound: &[(u32, &AnyBuffer)],
     previous: Option<&BoundBuffers>,
+    registers: &[u32],
 ) -> Result<BoundBuffers, Error> {
     let graph = || desc.name.to_string();
     let limits = gpu.device().limits();
@@ -36,7 +38,13 @@ pub(crate) fn bind_buffers(
     for (index, b) in desc.buffers.iter().enumerate() {
         if b.role == Role::Owned {
             let len = b.len.unwrap_or(1);
-            let size = u64::from(len) * u64::from(b.elem.size());
+            // Kept in registers by fusion: nothing reads the buffer, which holds one element only so that
+            // indices stay those of the description. Its length stays the declared one, for sizes.
+            let elements = match registers.contains(&(index as u32)) {
+                true => 1,
+                false => len,
+            };
+            let size = u64::from(elements) * u64::from(b.elem.size());
             check_binding_size(desc, index as u32, size, &limits)?;
             let kept = previous
                 .and_then(|p| p.buffers.get(index))
@@ -492,18 +500,31 @@ fn layouts_for(
 
 /// The handle-free plan for the bound lengths; a copy or fill range that does not fit the bound buffers is
 /// refused here, naming the buffer.
-/// What a replay runs of `desc` over `bound`: the description fused over the bound lengths and within the
-/// device's binding limit ([`graph_core::fusion`], unless `desc`'s kernels are marked `#[no_fusion]`), its
-/// plan and its kernels.
-pub(crate) fn plan_and_kernels(
+/// Everything a replay of `desc` over the caller's `externals` needs, built: the description fused over the
+/// buffers' lengths and within the device's binding limit ([`graph_core::fusion`], unless its kernels are
+/// marked `#[no_fusion]`), the buffers (those fusion keeps in registers get a one-element placeholder), the
+/// plan and the kernels. `previous` is what an update replaces: its owned buffers and bind groups are reused
+/// where they still fit.
+pub(crate) fn build_replay(
     gpu: &Gpu,
     desc: &GraphDesc,
-    bound: &BoundBuffers,
+    externals: &[(u32, &AnyBuffer)],
     params: &ParamsTransport,
     cache: &mut KernelCache,
-    previous: Option<&Kernels>,
-) -> Result<(Plan, Kernels, Built, Vec<FusedGroup>), Error> {
-    let lengths: Vec<Option<u64>> = bound.lens.iter().map(|&l| Some(u64::from(l))).collect();
+    previous: Option<(&BoundBuffers, &Kernels)>,
+) -> Result<(BoundBuffers, Plan, Kernels, Built, Vec<FusedGroup>), Error> {
+    let lengths: Vec<Option<u64>> = desc
+        .buffers
+        .iter()
+        .enumerate()
+        .map(|(i, b)| match b.role {
+            Role::Owned => Some(u64::from(b.len.unwrap_or(1))),
+            _ => externals
+                .iter()
+                .find(|(index, _)| *index as usize == i)
+                .map(|(_, any)| u64::from(any.len())),
+        })
+        .collect();
     // As many buffers per fused kernel as this device binds for one shader stage.
     let limits = gpu.device().limits();
     let max_bindings = limits
@@ -513,9 +534,23 @@ pub(crate) fn plan_and_kernels(
         let _span = tracing::debug_span!("fuse", graph = %desc.name).entered();
         fuse(desc, &lengths, max_bindings)
     };
-    let plan = plan_replay(&fusion.desc, bound)?;
-    let (kernels, built) = build_kernels(gpu, &fusion.desc, bound, params, cache, previous)?;
-    Ok((plan, kernels, built, fusion.groups))
+    let bound = bind_buffers(
+        gpu,
+        desc,
+        externals,
+        previous.map(|(b, _)| b),
+        &fusion.registers(),
+    )?;
+    let plan = plan_replay(&fusion.desc, &bound)?;
+    let (kernels, built) = build_kernels(
+        gpu,
+        &fusion.desc,
+        &bound,
+        params,
+        cache,
+        previous.map(|(_, k)| k),
+    )?;
+    Ok((bound, plan, kernels, built, fusion.groups))
 }
 
 fn plan_replay(desc: &GraphDesc, bound: &BoundBuffers) -> Result<Plan, Error> {

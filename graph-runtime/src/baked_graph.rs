@@ -5,12 +5,13 @@ use std::borrow::Cow;
 use std::panic::AssertUnwindSafe;
 
 use graph_core::desc::{GraphDesc, OpDesc};
+use graph_core::dot::Detail;
 use graph_core::flatten::flatten;
 use graph_core::fusion::FusedGroup;
 use graph_core::ir::ParamsStorage;
 use graph_core::plan::{Plan, PlanPartition, PlanStep};
 
-use crate::bake::{BoundBuffers, KernelCache, bind_buffers, plan_and_kernels};
+use crate::bake::{BoundBuffers, KernelCache, build_replay};
 use crate::buffer::AnyBuffer;
 use crate::element::{Element, ParamValue};
 use crate::error::Error;
@@ -126,10 +127,9 @@ impl BakedGraph {
         let scope = OpScope::enter(gpu);
         let mut cache = KernelCache::default();
         let built = (|| {
-            let bound = bind_buffers(gpu, &desc, buffers, None)?;
             let transport = ParamsTransport::new(gpu, &desc);
-            let (plan, kernels, _, fused) =
-                plan_and_kernels(gpu, &desc, &bound, &transport, &mut cache, None)?;
+            let (bound, plan, kernels, _, fused) =
+                build_replay(gpu, &desc, buffers, &transport, &mut cache, None)?;
             Ok::<_, Error>((bound, plan, transport, kernels, fused))
         })();
         let (bound, plan, transport, kernels, fused) =
@@ -185,6 +185,29 @@ impl BakedGraph {
     /// (`#[no_fusion]`).
     pub fn fused(&self) -> &[FusedGroup] {
         &self.fused
+    }
+
+    /// The baked graph in DOT (subgraphs flattened, as replayed), each member of a fused kernel marked with
+    /// the kernel it runs in.
+    pub fn to_dot(&self, detail: Detail) -> String {
+        self.desc.to_dot_annotated(detail, &|name: &str| {
+            self.fused
+                .iter()
+                .find(|g| g.names.iter().any(|n| n == name))
+                .map(|g| format!("fused: {}", g.names.join(" + ")))
+        })
+    }
+
+    /// Bytes of GPU memory this graph allocated for its own buffers (the graph-owned ones; a buffer fusion
+    /// keeps in registers holds one element).
+    pub fn owned_bytes(&self) -> u64 {
+        self.desc
+            .buffers
+            .iter()
+            .zip(&self.bound.buffers)
+            .filter(|(b, _)| b.role == graph_core::ir::Role::Owned)
+            .map(|(_, buffer)| buffer.size())
+            .sum()
     }
 
     /// The description this graph was baked from.

@@ -18,7 +18,7 @@ use graph_core::flatten::flatten;
 use graph_core::size::SizeStep;
 use graph_core::topology::topology_difference;
 
-use crate::bake::{bind_buffers, plan_and_kernels};
+use crate::bake::build_replay;
 use crate::baked_graph::BakedGraph;
 use crate::buffer::AnyBuffer;
 use crate::error::Error;
@@ -231,14 +231,13 @@ impl BakedGraph {
         // Built on a copy of the cache: a failed update must not leave pipelines of its own in it.
         let mut cache = self.cache.clone();
         let built = (|| {
-            let bound = bind_buffers(&gpu, &desc, &bound_externals, Some(&self.bound))?;
-            let (plan, kernels, built, fused) = plan_and_kernels(
+            let (bound, plan, kernels, built, fused) = build_replay(
                 &gpu,
                 &desc,
-                &bound,
+                &bound_externals,
                 &self.transport,
                 &mut cache,
-                Some(&self.kernels),
+                Some((&self.bound, &self.kernels)),
             )?;
             Ok::<_, Error>((bound, plan, kernels, built, fused))
         })();

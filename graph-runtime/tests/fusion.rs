@@ -107,6 +107,14 @@ fn a_fused_graph_gives_what_the_unfused_graph_and_the_cpu_give() -> Result<(), E
         g.set_param("a", a)?;
         g.replay()?.wait()?;
         let groups = g.fused().to_vec();
+        // The drawing says what runs in which kernel.
+        let dot = g.to_dot(graph_runtime::Detail::Plain);
+        let marked = dot.lines().filter(|l| l.contains("fused: ")).count();
+        assert_eq!(
+            marked,
+            if fused { 6 } else { 0 },
+            "members marked in\n{dot}"
+        );
         let what = if fused { "fused" } else { "unfused" };
         assert_within(&read(&y), &want_y, &bound(&want_y), &format!("{what} y"));
         assert_within(&read(&z), &want_z, &bound(&want_z), &format!("{what} z"));
@@ -211,5 +219,66 @@ fn a_profile_times_each_dispatch_and_names_fused_kernels_after_their_members() -
             .unwrap_or_else(|| panic!("no node `{member}` with a time in\n{dot}"));
         assert!(line.contains(" us"), "no time on `{member}`: {line}");
     }
+    Ok(())
+}
+
+/// A graph-owned intermediate between two pointwise kernels, fused or not.
+macro_rules! intermediate {
+    ($name:ident $(#[$attr:ident])?) => {
+        graph! {
+            $(#[$attr])?
+            graph $name {
+                buffers { x: [f32] = input, t: [f32; 4096], y: [f32] = output }
+                kernel lift(x: read, t: write) {
+                    @compute @workgroup_size(64)
+                    fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
+                        if (gid.x < arrayLength(&t)) { t[gid.x] = x[gid.x] * 3.0 + 1.0; }
+                    }
+                }
+                kernel square(t: read, y: write) {
+                    @compute @workgroup_size(64)
+                    fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
+                        if (gid.x < arrayLength(&y)) { y[gid.x] = t[gid.x] * t[gid.x]; }
+                    }
+                }
+            }
+        }
+    };
+}
+
+intermediate!(InRegisters);
+intermediate!(InMemory #[no_fusion]);
+
+#[test]
+fn an_intermediate_only_the_fused_kernel_touches_lives_in_registers() -> Result<(), Error> {
+    let gpu = gpu();
+    let mut rng = rng();
+    let xs = random_f32s(&mut rng, 4096);
+    let want: Vec<f64> = xs
+        .iter()
+        .map(|&v| (f64::from(v) * 3.0 + 1.0).powi(2))
+        .collect();
+    let bound: Vec<f64> = want.iter().map(|v| 1e-5 * (1.0 + v.abs())).collect();
+    let mut outputs = Vec::new();
+    for desc in [InRegisters::DESCRIPTION, InMemory::DESCRIPTION] {
+        let x = gpu.buffer_from_slice(&xs)?;
+        let y = gpu.buffer_zeroed::<f32>(4096)?;
+        poison_f32(&y);
+        let mut g = BakedGraph::bake(&gpu, desc, &[("x", x.as_any()), ("y", y.as_any())])?;
+        g.replay()?.wait()?;
+        assert_within(&read(&y), &want, &bound, &desc.name);
+        outputs.push((read(&y), g.fused().to_vec(), g.owned_bytes()));
+    }
+    let (fused, unfused) = (&outputs[0], &outputs[1]);
+    assert_eq!(fused.0, unfused.0, "y in registers and in memory");
+    let t = InRegisters::DESCRIPTION
+        .buffers
+        .iter()
+        .position(|b| b.name == "t")
+        .expect("t") as u32;
+    assert_eq!(fused.1.len(), 1);
+    assert_eq!(fused.1[0].registers, vec![t], "t kept in registers");
+    // One f32 placeholder, against the whole buffer when it is not fused.
+    assert_eq!((fused.2, unfused.2), (4, 4096 * 4), "bytes the graphs own");
     Ok(())
 }

@@ -200,6 +200,19 @@ const CASES: &[Case] = &[
         },
         rustc_errors: &[],
     },
+    // fusion/
+    Case {
+        fixture: "fusion/no-fusion-on-a-copy",
+        build: || {
+            let mut b = graph_g();
+            b.input("x", "f32")
+                .output("y", "f32")
+                .copy("c", "x", "y")
+                .no_fusion("c");
+            b
+        },
+        rustc_errors: &[],
+    },
     // control/
     Case {
         fixture: "control/host-task-in-a-loop",

@@ -5,6 +5,7 @@
 
 mod alternatives;
 mod blocks;
+mod fusion;
 mod indirect;
 mod kernels;
 mod layout;
@@ -153,6 +154,7 @@ pub fn check_with(
     // After the library fixed its kernels' access modes: alternatives compare them.
     c.check_alternatives();
     c.check_blocks();
+    c.check_no_fusion();
     c.check_copies();
     c.check_ranges();
     c.check_inputs_are_not_written();

@@ -141,6 +141,54 @@ pub fn member(
     })
 }
 
+/// `code` with the binding `binding` kept in the private variable `register`: every `binding[..]` becomes
+/// `register` and every `arrayLength(&binding)` the literal `{len}u`. `None` when `binding` appears in any
+/// other way (a pointer to it, say), so the buffer stays a buffer.
+pub fn in_register(code: &str, binding: &str, register: &str, len: u64) -> Option<String> {
+    let toks = tokens(code);
+    let text = |k: usize| toks.get(k).map(|t| &code[t.range.clone()]);
+    let mut edits: Vec<(Range<usize>, String)> = Vec::new();
+    for (k, t) in toks.iter().enumerate() {
+        if t.kind != Kind::Ident || text(k) != Some(binding) || (k > 0 && text(k - 1) == Some("."))
+        {
+            continue;
+        }
+        let length_query = k >= 3
+            && text(k - 3) == Some("arrayLength")
+            && text(k - 2) == Some("(")
+            && text(k - 1) == Some("&")
+            && text(k + 1) == Some(")");
+        if length_query {
+            edits.push((
+                toks[k - 3].range.start..toks[k + 1].range.end,
+                format!("{len}u"),
+            ));
+        } else if text(k + 1) == Some("[") {
+            let mut depth = 0;
+            let close = (k + 1..toks.len()).find(|&j| {
+                match text(j) {
+                    Some("[") => depth += 1,
+                    Some("]") => depth -= 1,
+                    _ => {}
+                }
+                depth == 0
+            })?;
+            edits.push((t.range.start..toks[close].range.end, register.to_string()));
+        } else {
+            return None;
+        }
+    }
+    let mut out = String::with_capacity(code.len());
+    let mut copied = 0;
+    for (range, replacement) in edits {
+        out.push_str(&code[copied..range.start]);
+        out.push_str(&replacement);
+        copied = range.end;
+    }
+    out.push_str(&code[copied..]);
+    Some(out)
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Kind {
     Ident,
@@ -324,6 +372,19 @@ mod tests {
         ] {
             assert_eq!(member(source, "main", "fuse_k0_", &none), None, "{source}");
         }
+    }
+
+    #[test]
+    fn a_binding_goes_into_a_register_only_when_indexed_or_measured() {
+        let code = "if (i < arrayLength(&fuse_b1)) { fuse_b1[i] = fuse_b0[i] + fuse_b1[(i)]; }";
+        assert_eq!(
+            in_register(code, "fuse_b1", "fuse_r1", 64).as_deref(),
+            Some("if (i < 64u) { fuse_r1 = fuse_b0[i] + fuse_r1; }")
+        );
+        assert_eq!(
+            in_register("let p = &fuse_b1;", "fuse_b1", "fuse_r1", 64),
+            None
+        );
     }
 
     #[test]

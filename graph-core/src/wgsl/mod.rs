@@ -8,7 +8,7 @@ mod scan;
 mod validate;
 
 pub use compose::{Composed, Segment, binding_declarations, compose, params_declaration};
-pub use members::{FUSED_PREFIX, Member, binding_names, builtin_type, member};
+pub use members::{FUSED_PREFIX, Member, binding_names, builtin_type, in_register, member};
 pub use scan::{ParamUse, param_uses};
 pub use validate::{
     BindingUse, EntryPointDetail, MAX_WGSL_BYTES, Reflection, WgslError, expression_type, validate,
