@@ -36,6 +36,11 @@ pub const MAX_FUSED_BINDINGS: usize = 8;
 /// level, and it keeps the pass linear in the node count.
 const GROUPS_TRIED: usize = 8;
 
+/// The most WGSL of its members' own code one fused kernel holds: a quarter of what one module may have
+/// ([`wgsl::MAX_WGSL_BYTES`]), so the fused module (with the renaming and the calls) stays well within it,
+/// and a driver compiles a kernel of reasonable size.
+pub const MAX_FUSED_SOURCE_BYTES: usize = wgsl::MAX_WGSL_BYTES / 4;
+
 /// A graph after fusion.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Fusion<'a> {
@@ -86,15 +91,16 @@ impl Fusion<'_> {
 /// bound ones at bake) and at most `max_bindings` buffers per fused kernel. Kernels dispatched one
 /// invocation per element of different buffers fuse when the buffers' lengths are known and equal.
 pub fn fuse<'a>(desc: &'a GraphDesc, lengths: &[Option<u64>], max_bindings: usize) -> Fusion<'a> {
-    let groups = group(desc, lengths, max_bindings);
     let mut nodes: Vec<NodeDesc> = desc.nodes.to_vec();
     let mut fused_groups = Vec::new();
-    for members in groups.into_iter().filter(|g| g.len() > 1) {
+    for members in groups(desc, lengths, max_bindings) {
         // With its intermediates in registers where they can be; should that not validate, without.
         let registers = register_candidates(desc, &members, lengths);
-        let fused = fused_kernel(desc, &members, &registers)
-            .map(|k| (k, registers))
-            .or_else(|| fused_kernel(desc, &members, &[]).map(|k| (k, Vec::new())));
+        let fused = match fused_kernel(desc, &members, &registers) {
+            Some(k) => Some((k, registers)),
+            None if registers.is_empty() => None,
+            None => fused_kernel(desc, &members, &[]).map(|k| (k, Vec::new())),
+        };
         let Some((kernel, registers)) = fused else {
             continue;
         };
@@ -184,7 +190,9 @@ fn candidate<'a>(
         && k.alternative.is_none()
         && one_dimensional
         && !in_block
-        && k.bindings.len() <= max_bindings;
+        && k.bindings.len() <= max_bindings
+        // Code the renaming handles (no directives, `override`s or names of its own prefix).
+        && wgsl::member(&k.source, &k.entry, wgsl::FUSED_PREFIX, &HashMap::new()).is_some();
     let invocations = match k.dispatch {
         DispatchDesc::BufferLen(b) => match lengths.get(b as usize).copied().flatten() {
             Some(len) => Invocations::Elements(len),
@@ -201,13 +209,23 @@ fn candidate<'a>(
     ))
 }
 
-/// The groups, each in topological order: every candidate joins the latest group of its extent that it
-/// can join (bindings within the limit, the graph still acyclic), or starts one.
+/// The groups of two or more kernels [`fuse`] merges, by node index, each in the order its kernel runs them,
+/// without making the kernels: what the macro's `FUSED` constant lists.
+pub fn groups(desc: &GraphDesc, lengths: &[Option<u64>], max_bindings: usize) -> Vec<Vec<u32>> {
+    group(desc, lengths, max_bindings)
+        .into_iter()
+        .filter(|g| g.len() > 1)
+        .collect()
+}
+
+/// Every group, each in topological order: every candidate joins the latest group of its extent that it
+/// can join (bindings and code within the limits, the graph still acyclic), or starts one.
 fn group(desc: &GraphDesc, lengths: &[Option<u64>], max_bindings: usize) -> Vec<Vec<u32>> {
     let n = desc.nodes.len();
     // Each node's group; a node outside every group is its own (ids past the groups').
     let mut group_of: Vec<usize> = (0..n).map(|i| n + i).collect();
-    let mut groups: Vec<(Extent<'_>, Vec<u32>, Vec<u32>)> = Vec::new();
+    // Each group's extent, members, buffers and bytes of member code.
+    let mut groups: Vec<(Extent<'_>, Vec<u32>, Vec<u32>, usize)> = Vec::new();
     let edges: Vec<(usize, usize)> = desc
         .edges
         .iter()
@@ -219,6 +237,7 @@ fn group(desc: &GraphDesc, lengths: &[Option<u64>], max_bindings: usize) -> Vec<
             continue;
         };
         let buffers: Vec<u32> = kernel.bindings.iter().map(|b| b.buffer).collect();
+        let bytes = kernel.source.len();
         let mut joined = false;
         for g in (0..groups.len())
             .rev()
@@ -227,13 +246,14 @@ fn group(desc: &GraphDesc, lengths: &[Option<u64>], max_bindings: usize) -> Vec<
         {
             let mut union = groups[g].2.clone();
             union.extend(buffers.iter().filter(|b| !groups[g].2.contains(b)));
-            if union.len() > max_bindings {
+            if union.len() > max_bindings || groups[g].3 + bytes > MAX_FUSED_SOURCE_BYTES {
                 continue;
             }
             group_of[node_index] = g;
             if contracted_is_acyclic(&group_of, &edges) {
                 groups[g].1.push(node);
                 groups[g].2 = union;
+                groups[g].3 += bytes;
                 joined = true;
                 break;
             }
@@ -241,10 +261,10 @@ fn group(desc: &GraphDesc, lengths: &[Option<u64>], max_bindings: usize) -> Vec<
         }
         if !joined {
             group_of[node_index] = groups.len();
-            groups.push((extent, vec![node], buffers));
+            groups.push((extent, vec![node], buffers, bytes));
         }
     }
-    groups.into_iter().map(|(_, members, _)| members).collect()
+    groups.into_iter().map(|(_, members, ..)| members).collect()
 }
 
 /// Whether the graph with each group contracted to one node has no cycle.

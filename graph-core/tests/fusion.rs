@@ -260,3 +260,35 @@ fn a_graph_owned_intermediate_only_the_group_touches_goes_into_registers() {
     assert_eq!(names(&fusion), vec![vec!["a", "b"]]);
     assert!(fusion.registers().is_empty());
 }
+
+#[test]
+fn a_fused_kernel_holds_at_most_its_share_of_code() {
+    use graph_core::fusion::MAX_FUSED_SOURCE_BYTES;
+    // Five kernels of more than a third of the limit each: two fit in one kernel, not three; the fifth is
+    // left alone.
+    let padding = format!("// {}\n", "x".repeat(MAX_FUSED_SOURCE_BYTES / 3));
+    let mut b = GraphBuilder::new("Long");
+    b.input("x", "f32").inout("y", "f32");
+    for k in 0..5 {
+        b.kernel(&format!("k{k}"), padded(&padding));
+    }
+    let desc = built(&b);
+    let fusion = fuse(&desc);
+    assert_valid(&fusion);
+    let sizes: Vec<usize> = fusion.groups.iter().map(|g| g.members.len()).collect();
+    assert_eq!(sizes, vec![2, 2], "{:?}", names(&fusion));
+}
+
+/// [`pointwise`]`("x", "y")` with `padding` (a comment) before its entry point.
+fn padded(padding: &str) -> KernelSpec {
+    KernelSpec::wgsl(format!(
+        "{padding}@compute @workgroup_size(64)\n\
+         fn main(@builtin(global_invocation_id) gid: vec3<u32>) {{\n\
+             let i = gid.x;\n\
+             if (i >= arrayLength(&y)) {{ return; }}\n\
+             y[i] = y[i] * 0.5 + x[i];\n\
+         }}\n"
+    ))
+    .read("x")
+    .read_write("y")
+}

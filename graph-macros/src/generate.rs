@@ -457,22 +457,16 @@ pub fn description(
     let u = |v: usize| v as u32;
     let desc = graph_core::describe(checked);
     let description = desc.const_tokens();
-    // What fuses whatever the bound buffers and the device: kernels over the same declared extent.
-    let fusion = graph_core::fusion::fuse(
+    // What fuses whatever the bound buffers and the device: kernels over the same declared extent. Only
+    // the groups: making the kernels is bake's work (and naga's validation of them, which costs compile time).
+    let fused_typed: Vec<Vec<&Ident>> = graph_core::fusion::groups(
         &desc,
         &graph_core::fusion::declared_lengths(&desc),
         graph_core::fusion::MAX_FUSED_BINDINGS,
-    );
-    let fused_typed: Vec<Vec<&Ident>> = fusion
-        .groups
-        .iter()
-        .map(|g| {
-            g.members
-                .iter()
-                .map(|&n| &node_variants[n as usize])
-                .collect()
-        })
-        .collect();
+    )
+    .iter()
+    .map(|g| g.iter().map(|&n| &node_variants[n as usize]).collect())
+    .collect();
 
     let externals: Vec<(u32, Ident)> = g
         .buffers
