@@ -3,8 +3,10 @@
 //! ```text
 //! graph check FILE                 every diagnostic with its location; exit 1 when there are any
 //! graph dot FILE [--verbose]       the graph in Graphviz DOT (`| dot -Tsvg > graph.svg`)
-//! graph run FILE [--replays N] [--param NAME=VALUE].. [--len BUFFER=N]..
-//!                                  bake on the default adapter and replay, with timings
+//! graph run FILE [--replays N] [--param NAME=VALUE].. [--len BUFFER=N].. [--trace OUT.json]
+//!                                  bake on the default adapter and replay, with timings; with
+//!                                  --trace, one more replay profiled (GPU time per dispatch) as a
+//!                                  Chrome trace
 //! ```
 //!
 //! A file that cannot be read or is not a graph file exits with 2, a graph with mistakes with 1.
@@ -59,6 +61,9 @@ enum Command {
         /// The length of an external buffer of run-time length, `BUFFER=N` (65536 when not given).
         #[arg(long = "len", value_name = "BUFFER=N")]
         lens: Vec<String>,
+        /// Profile one more replay (GPU timestamps per dispatch) and write it here as Chrome trace JSON.
+        #[arg(long, value_name = "OUT.json")]
+        trace: Option<PathBuf>,
     },
 }
 
@@ -84,7 +89,8 @@ fn main() -> ExitCode {
             replays,
             params,
             lens,
-        } => run(&file, replays, &params, &lens),
+            trace,
+        } => run(&file, replays, &params, &lens, trace.as_deref()),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -139,7 +145,13 @@ fn dot(path: &Path, verbose: bool) -> Result<(), Failure> {
 
 const DEFAULT_LEN: u32 = 65536;
 
-fn run(path: &Path, replays: usize, params: &[String], lens: &[String]) -> Result<(), Failure> {
+fn run(
+    path: &Path,
+    replays: usize,
+    params: &[String],
+    lens: &[String],
+    trace: Option<&Path>,
+) -> Result<(), Failure> {
     let desc = load(path)?;
     let lens = parse_pairs(lens, "--len")?;
     let params = parse_pairs(params, "--param")?;
@@ -199,6 +211,9 @@ fn run(path: &Path, replays: usize, params: &[String], lens: &[String]) -> Resul
     let start = Instant::now();
     let mut graph = BakedGraph::bake(&gpu, desc.clone(), &bound)?;
     println!("bake:    {}", ms(start.elapsed()));
+    for group in graph.fused() {
+        println!("fused:   {}", group.names.join(" + "));
+    }
     for (name, value) in &params {
         set_param(&mut graph, name, value)?;
     }
@@ -260,6 +275,20 @@ fn run(path: &Path, replays: usize, params: &[String], lens: &[String]) -> Resul
             ms(median(&waited)),
             ms(fastest),
             ms(back_to_back)
+        );
+    }
+    if let Some(out) = trace {
+        for (node, words) in &uploads {
+            graph.upload_bytes(node, bytemuck::cast_slice(words))?;
+        }
+        let profile = graph.profile()?;
+        std::fs::write(out, profile.to_chrome_trace()).map_err(|e| {
+            Failure::Graph(format!("cannot write the trace to {}: {e}", out.display()))
+        })?;
+        print!("{profile}");
+        println!(
+            "trace:   {} (chrome://tracing, ui.perfetto.dev)",
+            out.display()
         );
     }
     for node in desc.nodes.iter() {
