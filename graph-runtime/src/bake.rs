@@ -498,8 +498,6 @@ fn layouts_for(
     (bind_layout, pipeline_layout)
 }
 
-/// The handle-free plan for the bound lengths; a copy or fill range that does not fit the bound buffers is
-/// refused here, naming the buffer.
 /// Everything a replay of `desc` over the caller's `externals` needs, built: the description fused over the
 /// buffers' lengths and within the device's binding limit ([`graph_core::fusion`], unless its kernels are
 /// marked `#[no_fusion]`), the buffers (those fusion keeps in registers get a one-element placeholder), the
@@ -553,6 +551,8 @@ pub(crate) fn build_replay(
     Ok((bound, plan, kernels, built, fusion.groups))
 }
 
+/// The handle-free plan for the bound lengths; a copy or fill range that does not fit the bound buffers is
+/// refused here, naming the buffer.
 fn plan_replay(desc: &GraphDesc, bound: &BoundBuffers) -> Result<Plan, Error> {
     plan(desc, &bound.lens).map_err(|e| plan_error(desc, e))
 }

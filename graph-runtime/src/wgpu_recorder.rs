@@ -60,11 +60,10 @@ impl<'a> WgpuRecorder<'a> {
         }
     }
 
-    /// The open compute pass, opened (with the parameters bound) if there is none. In a profiled replay,
-    /// node `timed`'s dispatch gets a new pass of its own, with its timestamps.
+    /// The open compute pass, opened (with the parameters bound) if there is none; `timed`: node `timed`'s
+    /// dispatch in a profiled replay, whose pass (the caller ended the one before) writes its timestamps.
     fn open_pass(&mut self, timed: Option<u32>) -> Option<&mut wgpu::ComputePass<'static>> {
-        if let (Some(node), Some(_)) = (timed, &self.timestamps) {
-            self.end_pass();
+        if let Some(node) = timed.filter(|_| self.pass.is_none()) {
             let writes = self.timestamps.as_mut().and_then(|t| t.writes(node));
             let encoder = self.encoder.as_mut()?;
             let mut pass = encoder
@@ -135,12 +134,12 @@ impl Recorder for WgpuRecorder<'_> {
             .and_then(|g| g.slot(node).map(|slot| (g.args(), u64::from(slot) * 12)));
         let timed = self.timestamps.is_some();
         if timed {
-            // A new pass has no pipeline set.
+            // Each dispatch of a profiled replay in a pass of its own (which starts with no pipeline set).
             self.end_pass();
         }
         let current = self.pipeline;
         self.pipeline = Some(kernel.pipeline);
-        let Some(pass) = self.open_pass(Some(node)) else {
+        let Some(pass) = self.open_pass(timed.then_some(node)) else {
             return;
         };
         if current != Some(kernel.pipeline) {
