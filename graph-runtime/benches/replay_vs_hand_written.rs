@@ -12,11 +12,14 @@
 //! `cuda_graphs.py` beside this file builds the same shapes with PyTorch and replays them as CUDA Graphs, for
 //! the comparison on an NVIDIA GPU.
 //!
-//! Three sides run each shape, every one with the same WGSL statements (the graph's kernels name their
+//! Five sides run each shape, every one with the same WGSL statements (the graph's kernels name their
 //! buffers, the hand-written ones bind generic `src`/`a`/`b`/`dst`):
 //!
-//! - **fused**: the baked graph's replay, with the fusion pass (pointwise kernels of one extent merged);
-//! - **graph**: the same description with every kernel marked `no_fusion`: one dispatch per node;
+//! - **fused native**: the baked graph's replay, with the fusion pass (pointwise kernels of one extent
+//!   merged), through the native recorder (Vulkan command buffers recorded once) where it applies;
+//! - **fused portable**: the same through the portable recorder (wgpu passes encoded at each replay);
+//! - **native** and **portable**: the same description with every kernel marked `no_fusion`, one dispatch per
+//!   node, through each recorder;
 //! - **one encoder**: what a careful user writes by hand: pipelines (one per kind of kernel) and bind groups
 //!   made once, then per run one encoder, one compute pass with every dispatch in topological order, one
 //!   submission (wgpu places its barriers).
@@ -513,7 +516,7 @@ fn graph_of(dag: &Dag, fusion: bool) -> Result<graph_runtime::GraphDesc, Error> 
 }
 
 /// Runs one shape on every side: checks each, then times each; profiles the graphs into `traces`, if given.
-fn shape(gpu: &Gpu, runs: usize, dag: &Dag, traces: Option<&str>) -> Result<[Timing; 3], Error> {
+fn shape(gpu: &Gpu, runs: usize, dag: &Dag, traces: Option<&str>) -> Result<[Timing; 5], Error> {
     let x: Vec<f32> = (0..N).map(|i| (i % 97) as f32 * 0.01).collect();
     let state: Vec<f32> = (0..N).map(|i| (i % 13) as f32 * 0.1).collect();
     let expected = reference(dag, &x, &state);
@@ -538,16 +541,25 @@ fn shape(gpu: &Gpu, runs: usize, dag: &Dag, traces: Option<&str>) -> Result<[Tim
         .collect();
     let mut fused = BakedGraph::bake(gpu, graph_of(dag, true)?, &bindings)?;
     let mut unfused = BakedGraph::bake(gpu, graph_of(dag, false)?, &bindings)?;
+    let mut fused_portable = BakedGraph::bake(gpu, graph_of(dag, true)?, &bindings)?;
+    fused_portable.use_portable_recorder();
+    let mut portable = BakedGraph::bake(gpu, graph_of(dag, false)?, &bindings)?;
+    portable.use_portable_recorder();
     let hand = HandWritten::new(gpu, dag, &x)?;
 
     let graph_refs: Vec<&Buffer<f32>> = graph_buffers.iter().collect();
     let hand_refs: Vec<&Buffer<f32>> = hand.buffers.iter().collect();
-    check_once(gpu, dag, "fused", &graph_refs, &state, &expected, || {
-        Ok(fused.replay()?.into_index())
-    })?;
-    check_once(gpu, dag, "graph", &graph_refs, &state, &expected, || {
-        Ok(unfused.replay()?.into_index())
-    })?;
+    let sides = [
+        ("fused", &mut fused),
+        ("fused portable", &mut fused_portable),
+        ("graph", &mut unfused),
+        ("portable", &mut portable),
+    ];
+    for (side, graph) in sides {
+        check_once(gpu, dag, side, &graph_refs, &state, &expected, || {
+            Ok(graph.replay()?.into_index())
+        })?;
+    }
     check_once(
         gpu,
         dag,
@@ -559,7 +571,9 @@ fn shape(gpu: &Gpu, runs: usize, dag: &Dag, traces: Option<&str>) -> Result<[Tim
     )?;
 
     let f = measure(gpu, runs, || Ok(fused.replay()?.into_index()))?;
+    let fp = measure(gpu, runs, || Ok(fused_portable.replay()?.into_index()))?;
     let g = measure(gpu, runs, || Ok(unfused.replay()?.into_index()))?;
+    let p = measure(gpu, runs, || Ok(portable.replay()?.into_index()))?;
     let o = measure(gpu, runs, || Ok(Some(hand.one_encoder(gpu))))?;
     let kernels = dag.nodes.len()
         - fused
@@ -567,11 +581,17 @@ fn shape(gpu: &Gpu, runs: usize, dag: &Dag, traces: Option<&str>) -> Result<[Tim
             .iter()
             .map(|g| g.members.len() - 1)
             .sum::<usize>();
-    row(dag, &format!("fused ({kernels} k)"), &f);
-    row(dag, "graph", &g);
+    row(
+        dag,
+        &format!("fused {} ({kernels} k)", fused.recorder()),
+        &f,
+    );
+    row(dag, "fused portable", &fp);
+    row(dag, unfused.recorder(), &g);
+    row(dag, "portable", &p);
     row(dag, "one encoder", &o);
     if let Some(dir) = traces {
-        for (side, graph) in [("fused", &mut fused), ("graph", &mut unfused)] {
+        for (side, graph) in [("fused", &mut fused), ("unfused", &mut unfused)] {
             let profile = graph.profile()?;
             println!(
                 "|   profile: {side} busy {:.1} us on the GPU in {} dispatches, {:.1} us from the first \
@@ -590,7 +610,7 @@ fn shape(gpu: &Gpu, runs: usize, dag: &Dag, traces: Option<&str>) -> Result<[Tim
                 .map_err(|e| Error::Gpu(format!("cannot write {file}: {e}")))?;
         }
     }
-    Ok([f, g, o])
+    Ok([f, fp, g, p, o])
 }
 
 fn main() -> Result<(), Error> {
@@ -635,17 +655,14 @@ fn main() -> Result<(), Error> {
 
     println!();
     println!("against one encoder (below 1: faster than the hand-written encoder):");
-    for (name, [f, g, o]) in summary {
-        let ratio = |a: &Timing, b: &Timing| {
-            (
-                a.wall.as_secs_f64() / b.wall.as_secs_f64(),
-                a.cpu.as_secs_f64() / b.cpu.as_secs_f64(),
-            )
-        };
-        let (fw, fc) = ratio(&f, &o);
-        let (gw, gc) = ratio(&g, &o);
+    for (name, [f, fp, g, p, o]) in summary {
+        let wall = |a: &Timing| a.wall.as_secs_f64() / o.wall.as_secs_f64();
         println!(
-            "  {name:<14} fused: wall {fw:.2}x, CPU {fc:.2}x | graph: wall {gw:.2}x, CPU {gc:.2}x"
+            "  {name:<14} wall: fused native {:.2}x, fused portable {:.2}x, native {:.2}x, portable {:.2}x",
+            wall(&f),
+            wall(&fp),
+            wall(&g),
+            wall(&p)
         );
     }
     Ok(())

@@ -510,7 +510,7 @@ pub(crate) fn build_replay(
     params: &ParamsTransport,
     cache: &mut KernelCache,
     previous: Option<(&BoundBuffers, &Kernels)>,
-) -> Result<(BoundBuffers, Plan, Kernels, Built, Vec<FusedGroup>), Error> {
+) -> Result<Replayable, Error> {
     let lengths: Vec<Option<u64>> = desc
         .buffers
         .iter()
@@ -548,7 +548,25 @@ pub(crate) fn build_replay(
         cache,
         previous.map(|(_, k)| k),
     )?;
-    Ok((bound, plan, kernels, built, fusion.groups))
+    Ok(Replayable {
+        bound,
+        plan,
+        kernels,
+        built,
+        fused: fusion.groups,
+        desc: fusion.desc.into_owned(),
+    })
+}
+
+/// What [`build_replay`] makes.
+pub(crate) struct Replayable {
+    pub bound: BoundBuffers,
+    pub plan: Plan,
+    pub kernels: Kernels,
+    pub built: Built,
+    pub fused: Vec<FusedGroup>,
+    /// The fused description the plan and kernels were made from.
+    pub desc: GraphDesc,
 }
 
 /// The handle-free plan for the bound lengths; a copy or fill range that does not fit the bound buffers is

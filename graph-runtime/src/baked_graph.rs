@@ -19,6 +19,7 @@ use crate::gate::Gates;
 use crate::gpu::Gpu;
 use crate::host::{HostContext, HostTask};
 use crate::interop::{InteropContext, InteropTask};
+use crate::native_recorder::NativeReplay;
 use crate::params::ParamsTransport;
 use crate::profile::{Profile, Timestamps};
 use crate::recorder::record_replay;
@@ -57,6 +58,8 @@ pub struct BakedGraph {
     pub(crate) gates: Option<Gates>,
     /// The kernels replayed as one, over the bound buffers (see [`graph_core::fusion`]).
     pub(crate) fused: Vec<FusedGroup>,
+    /// The native recorder's command buffers, where the graph replays through them.
+    pub(crate) native: Option<NativeReplay>,
 }
 
 impl std::fmt::Debug for BakedGraph {
@@ -128,11 +131,18 @@ impl BakedGraph {
         let mut cache = KernelCache::default();
         let built = (|| {
             let transport = ParamsTransport::new(gpu, &desc);
-            let (bound, plan, kernels, _, fused) =
-                build_replay(gpu, &desc, buffers, &transport, &mut cache, None)?;
-            Ok::<_, Error>((bound, plan, transport, kernels, fused))
+            let r = build_replay(gpu, &desc, buffers, &transport, &mut cache, None)?;
+            let native = NativeReplay::new(
+                gpu,
+                &r.desc,
+                &r.plan,
+                &r.kernels,
+                &r.bound,
+                transport.storage(),
+            )?;
+            Ok::<_, Error>((r.bound, r.plan, transport, r.kernels, r.fused, native))
         })();
-        let (bound, plan, transport, kernels, fused) =
+        let (bound, plan, transport, kernels, fused, native) =
             scope.finish_with(built, |reason| Error::Bake {
                 graph: desc.name.to_string(),
                 reason,
@@ -175,6 +185,7 @@ impl BakedGraph {
             cache,
             gates,
             fused,
+            native,
             desc,
         })
     }
@@ -185,6 +196,21 @@ impl BakedGraph {
     /// (`#[no_fusion]`).
     pub fn fused(&self) -> &[FusedGroup] {
         &self.fused
+    }
+
+    /// Replays through the portable recorder from now on, whatever [`crate::RECORDER_ENV`] says (to compare
+    /// the two, say). An update made later chooses again.
+    pub fn use_portable_recorder(&mut self) {
+        self.native = None;
+    }
+
+    /// Which recorder replays this graph: `"native"` (Vulkan command buffers recorded once, see
+    /// [`crate::RECORDER_ENV`]) or `"portable"` (wgpu's compute passes, encoded at each replay).
+    pub fn recorder(&self) -> &'static str {
+        match self.native {
+            Some(_) => "native",
+            None => "portable",
+        }
     }
 
     /// The baked graph in DOT (subgraphs flattened, as replayed), each member of a fused kernel marked with
@@ -510,57 +536,72 @@ impl BakedGraph {
             .readbacks
             .any()
             .then(|| self.readbacks.take_set(&self.gpu));
-        let mut recorder = WgpuRecorder::new(
-            &self.gpu,
-            &self.kernels,
-            &self.bound.buffers,
-            &self.transport,
-            &self.params,
-            (&self.uploads, readback_set.as_deref().unwrap_or(&[])),
-            (self.gates.as_ref(), timestamps),
-        );
         let (gpu, bound) = (&self.gpu, &self.bound);
         let (host_tasks, interop_tasks) = (&mut self.host_tasks, &mut self.interop_tasks);
-        let last = record_replay(
-            &self.plan,
-            &self.workgroups,
-            &mut recorder,
-            |nodes| {
-                for &n in nodes {
-                    run_host_task(desc, gpu, bound, host_tasks, n as usize)?;
-                }
-                // A task may have lost the device (or destroyed it): stop before submitting to it.
-                gpu.poll_lost()
-            },
-            |node, recorder| {
-                let n = node as usize;
-                let (Some(task), Some(OpDesc::Interop { accesses })) = (
-                    interop_tasks.get_mut(n).and_then(Option::as_mut),
-                    desc.nodes.get(n).map(|d| &d.op),
-                ) else {
-                    return Ok(());
-                };
-                recorder.with_encoder(|encoder| {
-                    let mut context = InteropContext {
-                        device: gpu.device(),
-                        queue: gpu.queue(),
-                        encoder,
-                        buffers: &bound.buffers,
-                        desc,
-                        node: n,
-                        accesses,
-                    };
-                    match std::panic::catch_unwind(AssertUnwindSafe(|| task(&mut context))) {
-                        Ok(result) => result,
-                        Err(payload) => Err(Error::InteropTaskPanicked {
-                            graph: desc.name.to_string(),
-                            node: desc.nodes[n].name.to_string(),
-                            message: panic_message(payload.as_ref()),
-                        }),
-                    }
-                })
-            },
-        )?;
+        let host = |nodes: &[u32]| {
+            for &n in nodes {
+                run_host_task(desc, gpu, bound, host_tasks, n as usize)?;
+            }
+            // A task may have lost the device (or destroyed it): stop before submitting to it.
+            gpu.poll_lost()
+        };
+        // The native command buffers, unless this replay is profiled (timestamps are per wgpu pass).
+        let last = match (&mut self.native, timestamps) {
+            (Some(native), None) => {
+                native.prepare(gpu, &self.plan, &self.workgroups, &self.params)?;
+                let mut recorder = native.recorder(gpu);
+                // A graph with interop tasks replays through the portable recorder.
+                record_replay(&self.plan, &self.workgroups, &mut recorder, host, |_, _| {
+                    Ok(())
+                })?
+            }
+            (_, timestamps) => {
+                let mut recorder = WgpuRecorder::new(
+                    gpu,
+                    &self.kernels,
+                    &bound.buffers,
+                    &self.transport,
+                    &self.params,
+                    (&self.uploads, readback_set.as_deref().unwrap_or(&[])),
+                    (self.gates.as_ref(), timestamps),
+                );
+                record_replay(
+                    &self.plan,
+                    &self.workgroups,
+                    &mut recorder,
+                    host,
+                    |node, recorder| {
+                        let n = node as usize;
+                        let (Some(task), Some(OpDesc::Interop { accesses })) = (
+                            interop_tasks.get_mut(n).and_then(Option::as_mut),
+                            desc.nodes.get(n).map(|d| &d.op),
+                        ) else {
+                            return Ok(());
+                        };
+                        recorder.with_encoder(|encoder| {
+                            let mut context = InteropContext {
+                                device: gpu.device(),
+                                queue: gpu.queue(),
+                                encoder,
+                                buffers: &bound.buffers,
+                                desc,
+                                node: n,
+                                accesses,
+                            };
+                            match std::panic::catch_unwind(AssertUnwindSafe(|| task(&mut context)))
+                            {
+                                Ok(result) => result,
+                                Err(payload) => Err(Error::InteropTaskPanicked {
+                                    graph: desc.name.to_string(),
+                                    node: desc.nodes[n].name.to_string(),
+                                    message: panic_message(payload.as_ref()),
+                                }),
+                            }
+                        })
+                    },
+                )?
+            }
+        };
         // What trailing host tasks wrote is queued, not submitted: it goes to the GPU ahead of the next
         // submission (a replay, a read), which is all that can see it. Submitting it here would make waiting
         // for this replay wait for every other graph's work before it on the queue.

@@ -222,6 +222,15 @@ impl Gpu {
         }
     }
 
+    /// Records that the device is gone, as wgpu's device-lost callback would (unless it already did): for
+    /// the native recorder, which can see a destroyed device before wgpu reports it.
+    pub(crate) fn mark_lost(&self, why: String) {
+        let mut lost = lock(&self.inner.state.lost);
+        if lost.is_none() {
+            *lost = Some(why);
+        }
+    }
+
     /// Lets wgpu notice a loss (it reports one from its maintenance, which a poll runs), without waiting.
     pub(crate) fn poll_lost(&self) -> Result<(), Error> {
         let _ = self.inner.device.poll(wgpu::PollType::Poll);

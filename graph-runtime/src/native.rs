@@ -33,3 +33,422 @@ pub(crate) fn plant_invalid_buffer(device: &wgpu::Device) -> bool {
     }
     true
 }
+
+/// A Vulkan error as words, for the runtime's errors.
+fn vk_err(what: &'static str) -> impl Fn(vk::Result) -> String {
+    move |e| format!("Vulkan: {what}: {e}")
+}
+
+/// One level of a recording: whether a barrier goes first (the level has hazards), then each dispatch as
+/// `(node, workgroups)`.
+pub(crate) type RecordedLevel = (bool, Vec<(u32, [u32; 3])>);
+
+/// One kernel of a [`NativeGraph`]: its SPIR-V and the buffers its descriptor set binds, binding by binding.
+pub(crate) struct NativeKernel {
+    /// The kernel's node, by index in the plan.
+    pub node: u32,
+    /// SPIR-V of the kernel's module, from naga; kernels with equal words share one pipeline.
+    pub spirv: Vec<u32>,
+    pub entry: String,
+    pub buffers: Vec<wgpu::Buffer>,
+}
+
+/// A baked graph's GPU partitions as Vulkan secondary command buffers, recorded once (and again only when
+/// the parameters or a dispatch size change) and executed from wgpu's command encoder at each replay.
+///
+/// Invariants the `unsafe` blocks rely on:
+/// - every Vulkan object here was made on `raw`, the `VkDevice` behind `device`, which this struct keeps
+///   alive (a `wgpu::Device` clone) and outlives them: `Drop` waits for the device, then destroys them;
+/// - the buffers the descriptor sets name are kept alive by `buffers` for as long as the sets exist;
+/// - a command buffer is reset and recorded only when no submission that executes it is pending (`last` is
+///   waited for first), and is recorded with `SIMULTANEOUS_USE`, so replays in flight may share it;
+/// - each recording begins with a barrier after all earlier commands' memory writes and ends with one before
+///   all later commands, so what wgpu records before and after it (uploads, copies, maps) sees every write.
+pub(crate) struct NativeGraph {
+    device: wgpu::Device,
+    raw: ash::Device,
+    shaders: Vec<vk::ShaderModule>,
+    set_layouts: Vec<vk::DescriptorSetLayout>,
+    layouts: Vec<vk::PipelineLayout>,
+    pipelines: Vec<vk::Pipeline>,
+    descriptor_pool: vk::DescriptorPool,
+    /// Per node: its pipeline and its descriptor set.
+    sets: Vec<Option<(usize, vk::DescriptorSet)>>,
+    command_pool: vk::CommandPool,
+    /// One secondary command buffer per GPU partition.
+    partitions: Vec<vk::CommandBuffer>,
+    buffers: Vec<wgpu::Buffer>,
+    params_size: u32,
+    /// The submission that last executed the command buffers.
+    pub(crate) last: Option<wgpu::SubmissionIndex>,
+}
+
+impl std::fmt::Debug for NativeGraph {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("NativeGraph")
+            .field("pipelines", &self.pipelines.len())
+            .field("partitions", &self.partitions.len())
+            .finish_non_exhaustive()
+    }
+}
+
+impl NativeGraph {
+    /// Pipelines, descriptor sets and one secondary command buffer per GPU partition, on `device`; `None`
+    /// when it is not a Vulkan device. Not recorded yet: see [`NativeGraph::record`].
+    pub(crate) fn new(
+        device: &wgpu::Device,
+        node_count: usize,
+        kernels: Vec<NativeKernel>,
+        params_size: u32,
+        partitions: usize,
+    ) -> Option<Result<Self, String>> {
+        // SAFETY: the hal device is only read here (its raw handle and queue family), while `device` is alive;
+        // the cloned `ash::Device` is a function table over the same `VkDevice`, which `NativeGraph` keeps
+        // alive with a `wgpu::Device` clone (see the struct's invariants).
+        let (raw, family) = {
+            let hal = unsafe { device.as_hal::<wgpu::hal::api::Vulkan>() }?;
+            (hal.raw_device().clone(), hal.queue_family_index())
+        };
+        let mut graph = NativeGraph {
+            device: device.clone(),
+            raw,
+            shaders: Vec::new(),
+            set_layouts: Vec::new(),
+            layouts: Vec::new(),
+            pipelines: Vec::new(),
+            descriptor_pool: vk::DescriptorPool::null(),
+            sets: vec![None; node_count],
+            command_pool: vk::CommandPool::null(),
+            partitions: Vec::new(),
+            buffers: Vec::new(),
+            params_size,
+            last: None,
+        };
+        // On an error the objects made so far are destroyed by `Drop`.
+        Some(graph.build(kernels, family, partitions).map(|()| graph))
+    }
+
+    fn build(
+        &mut self,
+        kernels: Vec<NativeKernel>,
+        family: u32,
+        partitions: usize,
+    ) -> Result<(), String> {
+        let mut pipeline_of: Vec<(Vec<u32>, String, usize)> = Vec::new();
+        let mut per_node: Vec<(u32, usize)> = Vec::new();
+        for k in &kernels {
+            if let Some(&(_, _, p)) = pipeline_of
+                .iter()
+                .find(|(w, e, _)| *w == k.spirv && *e == k.entry)
+            {
+                per_node.push((k.node, p));
+                continue;
+            }
+            let bindings: Vec<vk::DescriptorSetLayoutBinding<'_>> = (0..k.buffers.len() as u32)
+                .map(|i| {
+                    vk::DescriptorSetLayoutBinding::default()
+                        .binding(i)
+                        .descriptor_type(vk::DescriptorType::STORAGE_BUFFER)
+                        .descriptor_count(1)
+                        .stage_flags(vk::ShaderStageFlags::COMPUTE)
+                })
+                .collect();
+            let entry = std::ffi::CString::new(k.entry.clone())
+                .map_err(|_| "an entry point name holds a NUL".to_string())?;
+            // SAFETY: `self.raw` is a live device (struct invariant); every create-info is fully initialised
+            // and borrows data that outlives the call; each object is pushed to `self` at once, so `Drop`
+            // destroys it whatever fails later.
+            unsafe {
+                let shader = self
+                    .raw
+                    .create_shader_module(
+                        &vk::ShaderModuleCreateInfo::default().code(&k.spirv),
+                        None,
+                    )
+                    .map_err(vk_err("shader module"))?;
+                self.shaders.push(shader);
+                let set_layout = self
+                    .raw
+                    .create_descriptor_set_layout(
+                        &vk::DescriptorSetLayoutCreateInfo::default().bindings(&bindings),
+                        None,
+                    )
+                    .map_err(vk_err("descriptor set layout"))?;
+                self.set_layouts.push(set_layout);
+                let ranges = [vk::PushConstantRange::default()
+                    .stage_flags(vk::ShaderStageFlags::COMPUTE)
+                    .offset(0)
+                    .size(self.params_size)];
+                let set_layouts = [set_layout];
+                let mut layout_info =
+                    vk::PipelineLayoutCreateInfo::default().set_layouts(&set_layouts);
+                if self.params_size > 0 {
+                    layout_info = layout_info.push_constant_ranges(&ranges);
+                }
+                let layout = self
+                    .raw
+                    .create_pipeline_layout(&layout_info, None)
+                    .map_err(vk_err("pipeline layout"))?;
+                self.layouts.push(layout);
+                let stage = vk::PipelineShaderStageCreateInfo::default()
+                    .stage(vk::ShaderStageFlags::COMPUTE)
+                    .module(shader)
+                    .name(&entry);
+                let info = vk::ComputePipelineCreateInfo::default()
+                    .stage(stage)
+                    .layout(layout);
+                let pipeline = self
+                    .raw
+                    .create_compute_pipelines(vk::PipelineCache::null(), &[info], None)
+                    .map_err(|(_, e)| format!("Vulkan: compute pipeline: {e}"))?;
+                self.pipelines.extend(pipeline);
+            }
+            let p = self.pipelines.len() - 1;
+            pipeline_of.push((k.spirv.clone(), k.entry.clone(), p));
+            per_node.push((k.node, p));
+        }
+
+        let descriptors: u32 = kernels.iter().map(|k| k.buffers.len() as u32).sum();
+        let sizes = [vk::DescriptorPoolSize::default()
+            .ty(vk::DescriptorType::STORAGE_BUFFER)
+            .descriptor_count(descriptors.max(1))];
+        // SAFETY: as above; the pool is stored at once for `Drop`.
+        self.descriptor_pool = unsafe {
+            self.raw.create_descriptor_pool(
+                &vk::DescriptorPoolCreateInfo::default()
+                    .max_sets(kernels.len().max(1) as u32)
+                    .pool_sizes(&sizes),
+                None,
+            )
+        }
+        .map_err(vk_err("descriptor pool"))?;
+        for (k, &(node, p)) in kernels.iter().zip(&per_node) {
+            let layouts = [self.set_layouts[p]];
+            // SAFETY: the pool has room for one set per kernel (`max_sets`, and one descriptor per binding).
+            let set = unsafe {
+                self.raw.allocate_descriptor_sets(
+                    &vk::DescriptorSetAllocateInfo::default()
+                        .descriptor_pool(self.descriptor_pool)
+                        .set_layouts(&layouts),
+                )
+            }
+            .map_err(vk_err("descriptor set"))?[0];
+            let mut infos = Vec::with_capacity(k.buffers.len());
+            for buffer in &k.buffers {
+                // SAFETY: the raw handle is only recorded into the descriptor set; the buffer is kept alive
+                // in `self.buffers` as long as the set (struct invariant).
+                let handle = unsafe { buffer.as_hal::<wgpu::hal::api::Vulkan>() }
+                    .map(|b| unsafe { b.raw_handle() })
+                    .ok_or("a bound buffer is not a Vulkan buffer")?;
+                infos.push([vk::DescriptorBufferInfo::default()
+                    .buffer(handle)
+                    .offset(0)
+                    .range(vk::WHOLE_SIZE)]);
+                self.buffers.push(buffer.clone());
+            }
+            let writes: Vec<vk::WriteDescriptorSet<'_>> = infos
+                .iter()
+                .enumerate()
+                .map(|(i, info)| {
+                    vk::WriteDescriptorSet::default()
+                        .dst_set(set)
+                        .dst_binding(i as u32)
+                        .descriptor_type(vk::DescriptorType::STORAGE_BUFFER)
+                        .buffer_info(info)
+                })
+                .collect();
+            // SAFETY: `set` is unused by any command buffer yet; every write names a live buffer.
+            unsafe { self.raw.update_descriptor_sets(&writes, &[]) };
+            self.sets[node as usize] = Some((p, set));
+        }
+
+        // SAFETY: as above; the pool and its command buffers are stored at once for `Drop`.
+        unsafe {
+            self.command_pool = self
+                .raw
+                .create_command_pool(
+                    &vk::CommandPoolCreateInfo::default()
+                        .queue_family_index(family)
+                        .flags(vk::CommandPoolCreateFlags::RESET_COMMAND_BUFFER),
+                    None,
+                )
+                .map_err(vk_err("command pool"))?;
+            if partitions > 0 {
+                self.partitions = self
+                    .raw
+                    .allocate_command_buffers(
+                        &vk::CommandBufferAllocateInfo::default()
+                            .command_pool(self.command_pool)
+                            .level(vk::CommandBufferLevel::SECONDARY)
+                            .command_buffer_count(partitions as u32),
+                    )
+                    .map_err(vk_err("command buffers"))?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Records GPU partition `partition`: for each level, a barrier when it has hazards, then each
+    /// dispatch (`(node, workgroups)`), with `params` as push constants. The caller has waited for `last`.
+    pub(crate) fn record(
+        &self,
+        partition: usize,
+        levels: &[RecordedLevel],
+        params: &[u8],
+    ) -> Result<(), String> {
+        let Some(&cb) = self.partitions.get(partition) else {
+            return Err(format!("no command buffer for partition {partition}"));
+        };
+        let barrier = |src_stage, src, dst_stage, dst| {
+            // SAFETY: `cb` is recording (begun below, not ended); the barrier is a plain memory barrier.
+            unsafe {
+                self.raw.cmd_pipeline_barrier(
+                    cb,
+                    src_stage,
+                    dst_stage,
+                    vk::DependencyFlags::empty(),
+                    &[vk::MemoryBarrier::default()
+                        .src_access_mask(src)
+                        .dst_access_mask(dst)],
+                    &[],
+                    &[],
+                )
+            }
+        };
+        let inheritance = vk::CommandBufferInheritanceInfo::default();
+        // SAFETY: no pending submission executes `cb` (the caller waited for `last`), so it may be reset and
+        // recorded; every handle recorded is alive as long as `self` (struct invariants).
+        unsafe {
+            self.raw
+                .reset_command_buffer(cb, vk::CommandBufferResetFlags::empty())
+                .map_err(vk_err("reset"))?;
+            self.raw
+                .begin_command_buffer(
+                    cb,
+                    &vk::CommandBufferBeginInfo::default()
+                        .flags(vk::CommandBufferUsageFlags::SIMULTANEOUS_USE)
+                        .inheritance_info(&inheritance),
+                )
+                .map_err(vk_err("begin"))?;
+        }
+        // After everything before (wgpu's uploads and copies, earlier partitions, host writes).
+        barrier(
+            vk::PipelineStageFlags::ALL_COMMANDS,
+            vk::AccessFlags::MEMORY_WRITE,
+            vk::PipelineStageFlags::COMPUTE_SHADER,
+            vk::AccessFlags::SHADER_READ | vk::AccessFlags::SHADER_WRITE,
+        );
+        let mut bound_pipeline = None;
+        for (hazards, dispatches) in levels {
+            if *hazards {
+                barrier(
+                    vk::PipelineStageFlags::COMPUTE_SHADER,
+                    vk::AccessFlags::SHADER_WRITE | vk::AccessFlags::SHADER_READ,
+                    vk::PipelineStageFlags::COMPUTE_SHADER,
+                    vk::AccessFlags::SHADER_READ | vk::AccessFlags::SHADER_WRITE,
+                );
+            }
+            for &(node, [x, y, z]) in dispatches {
+                let Some(&Some((p, set))) = self.sets.get(node as usize) else {
+                    return Err(format!("node {node} has no native kernel"));
+                };
+                // SAFETY: `cb` is recording; pipeline, layout and set were made together for this kernel;
+                // `params` is the size of the push-constant range (checked at bake).
+                unsafe {
+                    if bound_pipeline != Some(p) {
+                        self.raw.cmd_bind_pipeline(
+                            cb,
+                            vk::PipelineBindPoint::COMPUTE,
+                            self.pipelines[p],
+                        );
+                        bound_pipeline = Some(p);
+                    }
+                    self.raw.cmd_bind_descriptor_sets(
+                        cb,
+                        vk::PipelineBindPoint::COMPUTE,
+                        self.layouts[p],
+                        0,
+                        &[set],
+                        &[],
+                    );
+                    if self.params_size > 0 {
+                        self.raw.cmd_push_constants(
+                            cb,
+                            self.layouts[p],
+                            vk::ShaderStageFlags::COMPUTE,
+                            0,
+                            params,
+                        );
+                    }
+                    self.raw.cmd_dispatch(cb, x, y, z);
+                }
+            }
+        }
+        // Before everything after (wgpu's copies and maps, later partitions).
+        barrier(
+            vk::PipelineStageFlags::COMPUTE_SHADER,
+            vk::AccessFlags::SHADER_WRITE,
+            vk::PipelineStageFlags::ALL_COMMANDS,
+            vk::AccessFlags::MEMORY_READ | vk::AccessFlags::MEMORY_WRITE,
+        );
+        // SAFETY: `cb` is recording.
+        unsafe { self.raw.end_command_buffer(cb) }.map_err(vk_err("end"))
+    }
+
+    /// Executes partition `partition`'s command buffer in `encoder`, wgpu's command encoder of the replay;
+    /// `false` when wgpu has no Vulkan command buffer to give (an encoder of a lost or destroyed device).
+    pub(crate) fn execute(&self, encoder: &mut wgpu::CommandEncoder, partition: usize) -> bool {
+        let Some(&cb) = self.partitions.get(partition) else {
+            return true;
+        };
+        // SAFETY: `as_hal_mut` hands out wgpu's open Vulkan command buffer, a primary one of the same device
+        // and queue family; `cb` is a recorded secondary command buffer of ours, recorded with
+        // SIMULTANEOUS_USE and alive until `Drop` (which waits for the device). Its barriers order it after
+        // and before what wgpu records around it.
+        unsafe {
+            encoder.as_hal_mut::<wgpu::hal::api::Vulkan, _, _>(|hal| match hal {
+                Some(hal) => {
+                    self.raw.cmd_execute_commands(hal.raw_handle(), &[cb]);
+                    true
+                }
+                None => false,
+            })
+        }
+    }
+}
+
+impl Drop for NativeGraph {
+    fn drop(&mut self) {
+        // The device may still run the command buffers: wait for the last submission that executes them
+        // (none: they never ran, and nothing waits for other graphs' work).
+        if let Some(last) = self.last.take() {
+            let _ = self.device.poll(wgpu::PollType::Wait {
+                submission_index: Some(last),
+                timeout: None,
+            });
+        }
+        // SAFETY: nothing pending uses these objects any more (waited above: every submission executing them
+        // is at or before `last`); each was made on `self.raw` and is destroyed once (null handles are
+        // ignored by Vulkan).
+        unsafe {
+            if self.command_pool != vk::CommandPool::null() {
+                self.raw.destroy_command_pool(self.command_pool, None);
+            }
+            if self.descriptor_pool != vk::DescriptorPool::null() {
+                self.raw.destroy_descriptor_pool(self.descriptor_pool, None);
+            }
+            for &p in &self.pipelines {
+                self.raw.destroy_pipeline(p, None);
+            }
+            for &l in &self.layouts {
+                self.raw.destroy_pipeline_layout(l, None);
+            }
+            for &l in &self.set_layouts {
+                self.raw.destroy_descriptor_set_layout(l, None);
+            }
+            for &s in &self.shaders {
+                self.raw.destroy_shader_module(s, None);
+            }
+        }
+    }
+}

@@ -23,6 +23,7 @@ use crate::baked_graph::BakedGraph;
 use crate::buffer::AnyBuffer;
 use crate::error::Error;
 use crate::gate::Gates;
+use crate::native_recorder::NativeReplay;
 use crate::scope::OpScope;
 use crate::transfer::{Readbacks, Uploads};
 
@@ -231,7 +232,7 @@ impl BakedGraph {
         // Built on a copy of the cache: a failed update must not leave pipelines of its own in it.
         let mut cache = self.cache.clone();
         let built = (|| {
-            let (bound, plan, kernels, built, fused) = build_replay(
+            let r = build_replay(
                 &gpu,
                 &desc,
                 &bound_externals,
@@ -239,9 +240,17 @@ impl BakedGraph {
                 &mut cache,
                 Some((&self.bound, &self.kernels)),
             )?;
-            Ok::<_, Error>((bound, plan, kernels, built, fused))
+            let native = NativeReplay::new(
+                &gpu,
+                &r.desc,
+                &r.plan,
+                &r.kernels,
+                &r.bound,
+                self.transport.storage(),
+            )?;
+            Ok::<_, Error>((r.bound, r.plan, r.kernels, r.built, r.fused, native))
         })();
-        let (bound, plan, kernels, built, fused) =
+        let (bound, plan, kernels, built, fused, native) =
             scope.finish_with(built, |reason| Error::Update {
                 graph: desc.name.to_string(),
                 reason,
@@ -258,6 +267,7 @@ impl BakedGraph {
         self.plan = plan;
         self.kernels = kernels;
         self.fused = fused;
+        self.native = native;
         self.cache = cache;
         self.externals = externals;
         self.desc = desc;

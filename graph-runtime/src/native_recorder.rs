@@ -1,0 +1,385 @@
+//! The native recorder: on Vulkan, a baked graph whose GPU partitions are only dispatches is replayed from
+//! Vulkan secondary command buffers recorded once ([`crate::native::NativeGraph`]), with one barrier per level
+//! boundary that has hazards (where wgpu's portable pass places one before every dispatch that touches a
+//! written buffer), executed from wgpu's command encoder. A replay whose parameters and dispatch sizes are
+//! those of the last recording records nothing: its CPU cost does not grow with the node count.
+//!
+//! `GRAPH_RUNTIME_RECORDER=portable` turns it off; `=native` makes a graph that cannot use it, or a failure
+//! to build it, a bake error instead of a quiet fall back to the portable recorder.
+
+use graph_core::desc::{DispatchDesc, GraphDesc, OpDesc};
+use graph_core::ir::ParamsStorage;
+use graph_core::plan::{BufferHazard, Plan, PlanPartition, PlanStep, Transfer};
+
+use crate::bake::BoundBuffers;
+use crate::error::Error;
+use crate::gpu::Gpu;
+use crate::native::{NativeGraph, NativeKernel, RecordedLevel};
+use crate::recorder::Recorder;
+use crate::replay::Kernels;
+
+/// The environment variable that picks the recorder: `portable`, `native`, or unset (native where it can).
+pub const RECORDER_ENV: &str = "GRAPH_RUNTIME_RECORDER";
+
+/// Which recorder the environment asks for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Choice {
+    Portable,
+    /// Native where the graph and device allow it, else portable.
+    Prefer,
+    /// Native or a bake error.
+    Require,
+}
+
+fn choice() -> Choice {
+    match std::env::var(RECORDER_ENV).as_deref() {
+        Ok("portable") => Choice::Portable,
+        Ok("native") => Choice::Require,
+        _ => Choice::Prefer,
+    }
+}
+
+/// A baked graph's native replay: the recorded command buffers and what they were recorded with.
+#[derive(Debug)]
+pub(crate) struct NativeReplay {
+    graph: NativeGraph,
+    /// Recorded ahead of the first replay's command buffers, then dropped (see [`InitPass`]).
+    init: Option<InitPass>,
+    /// The parameters and workgroup counts the command buffers hold; `None` before the first recording.
+    recorded: Option<(Vec<u8>, Vec<[u32; 3]>)>,
+}
+
+/// Why a graph replays through the portable recorder, if it must.
+fn ineligible(desc: &GraphDesc, plan: &Plan, storage: ParamsStorage) -> Option<&'static str> {
+    if storage != ParamsStorage::Immediates && desc.params.size > 0 {
+        return Some("its parameters are in a uniform buffer");
+    }
+    if !desc.blocks.is_empty() {
+        return Some("it has if/repeat blocks");
+    }
+    for partition in &plan.partitions {
+        let PlanPartition::Gpu { levels } = partition else {
+            continue;
+        };
+        for step in levels.iter().flat_map(|l| &l.steps) {
+            let PlanStep::Dispatch { node } = step else {
+                return Some("a GPU partition copies, uploads, reads back or runs an interop task");
+            };
+            match desc.nodes.get(*node as usize).map(|n| &n.op) {
+                Some(OpDesc::Kernel(k))
+                    if k.range.is_none() && !matches!(k.dispatch, DispatchDesc::Indirect(_)) => {}
+                _ => return Some("a kernel fills a range or dispatches indirectly"),
+            }
+        }
+    }
+    None
+}
+
+impl NativeReplay {
+    /// The native replay of `desc` (the fused description the plan and kernels were made from), when the
+    /// environment, the device and the graph allow it; `Ok(None)` means the portable recorder.
+    pub(crate) fn new(
+        gpu: &Gpu,
+        desc: &GraphDesc,
+        plan: &Plan,
+        kernels: &Kernels,
+        bound: &BoundBuffers,
+        storage: ParamsStorage,
+    ) -> Result<Option<Self>, Error> {
+        let wanted = choice();
+        let refuse = |why: String| match wanted {
+            Choice::Require => Err(Error::Unsupported {
+                graph: desc.name.to_string(),
+                what: format!("{RECORDER_ENV}=native, but {why}"),
+            }),
+            _ => {
+                tracing::debug!(graph = %desc.name, "portable recorder: {why}");
+                Ok(None)
+            }
+        };
+        if wanted == Choice::Portable {
+            return Ok(None);
+        }
+        if let Some(why) = ineligible(desc, plan, storage) {
+            return refuse(why.to_string());
+        }
+        let mut native_kernels = Vec::new();
+        for (n, step) in kernels.nodes.iter().enumerate() {
+            let (Some(_), Some(OpDesc::Kernel(k))) = (step, desc.nodes.get(n).map(|d| &d.op))
+            else {
+                continue;
+            };
+            let source = k.compose(&desc.params, ParamsStorage::Immediates);
+            let spirv = match spirv(&source, &k.entry) {
+                Ok(words) => words,
+                Err(e) => {
+                    return refuse(format!(
+                        "kernel `{}` has no SPIR-V: {e}",
+                        desc.nodes[n].name
+                    ));
+                }
+            };
+            let buffers = k
+                .bindings
+                .iter()
+                .map(|b| bound.buffers[b.buffer as usize].clone())
+                .collect();
+            native_kernels.push(NativeKernel {
+                node: n as u32,
+                spirv,
+                entry: k.entry.to_string(),
+                buffers,
+            });
+        }
+        let partitions = plan
+            .partitions
+            .iter()
+            .filter(|p| matches!(p, PlanPartition::Gpu { .. }))
+            .count();
+        let built = NativeGraph::new(
+            gpu.device(),
+            desc.nodes.len(),
+            native_kernels,
+            desc.params.size,
+            partitions,
+        );
+        let graph = match built {
+            None => return refuse("the device is not a Vulkan device".to_string()),
+            Some(Err(e)) => return refuse(e),
+            Some(Ok(graph)) => graph,
+        };
+        Ok(Some(NativeReplay {
+            graph,
+            init: Some(InitPass::new(gpu, &bound.buffers)),
+            recorded: None,
+        }))
+    }
+
+    /// Records the command buffers again if `params` or `workgroups` differ from what they hold, after the
+    /// replays that execute them have finished.
+    pub(crate) fn prepare(
+        &mut self,
+        gpu: &Gpu,
+        plan: &Plan,
+        workgroups: &[[u32; 3]],
+        params: &[u8],
+    ) -> Result<(), Error> {
+        let same = self
+            .recorded
+            .as_ref()
+            .is_some_and(|(p, w)| p == params && w == workgroups);
+        if same {
+            return Ok(());
+        }
+        // Only this graph's own last replay (`wait_for(None)` would wait for every graph's work).
+        if let Some(last) = self.graph.last.take() {
+            gpu.wait_for(Some(last))?;
+        }
+        self.recorded = None;
+        let gpu_partitions = plan.partitions.iter().filter_map(|p| match p {
+            PlanPartition::Gpu { levels } => Some(levels),
+            PlanPartition::Host { .. } => None,
+        });
+        for (index, levels) in gpu_partitions.enumerate() {
+            let levels: Vec<RecordedLevel> = levels
+                .iter()
+                .map(|level| {
+                    let dispatches = level
+                        .steps
+                        .iter()
+                        .filter_map(|step| match step {
+                            PlanStep::Dispatch { node } => {
+                                let counts = workgroups.get(*node as usize).copied()?;
+                                (!counts.contains(&0)).then_some((*node, counts))
+                            }
+                            _ => None,
+                        })
+                        .collect();
+                    (!level.hazards.is_empty(), dispatches)
+                })
+                .collect();
+            self.graph
+                .record(index, &levels, params)
+                .map_err(Error::Gpu)?;
+        }
+        self.recorded = Some((params.to_vec(), workgroups.to_vec()));
+        Ok(())
+    }
+
+    /// The recorder of one replay.
+    pub(crate) fn recorder<'a>(&'a mut self, gpu: &'a Gpu) -> NativeRecorder<'a> {
+        NativeRecorder {
+            gpu,
+            native: self,
+            partition: 0,
+            encoder: None,
+        }
+    }
+}
+
+/// SPIR-V of `source`'s entry point `entry`, from naga, with the bounds checks wgpu's own compilation uses.
+fn spirv(source: &str, entry: &str) -> Result<Vec<u32>, String> {
+    let module = naga::front::wgsl::parse_str(source).map_err(|e| e.message().to_string())?;
+    let info = naga::valid::Validator::new(
+        naga::valid::ValidationFlags::all(),
+        naga::valid::Capabilities::IMMEDIATES,
+    )
+    .validate(&module)
+    .map_err(|e| e.as_inner().to_string())?;
+    let policy = naga::proc::BoundsCheckPolicy::ReadZeroSkipWrite;
+    let options = naga::back::spv::Options {
+        bounds_check_policies: naga::proc::BoundsCheckPolicies {
+            index: policy,
+            buffer: policy,
+            ..Default::default()
+        },
+        ..Default::default()
+    };
+    let pipeline = naga::back::spv::PipelineOptions {
+        shader_stage: naga::ShaderStage::Compute,
+        entry_point: entry.to_string(),
+    };
+    naga::back::spv::write_vec(&module, &info, &options, Some(&pipeline)).map_err(|e| e.to_string())
+}
+
+/// wgpu zeroes a buffer's uninitialised memory the first time it sees the buffer used, and it does not see
+/// the native command buffers: the first replay binds every buffer once in a wgpu dispatch ahead of them, so
+/// wgpu never zeroes later what they wrote. (Memory never written reads as zeros either way.) It is recorded
+/// into the first replay's command buffer rather than submitted at bake: a submission at bake would wait
+/// behind other graphs' work on a queue that runs submissions in order.
+#[derive(Debug)]
+struct InitPass {
+    pipeline: wgpu::ComputePipeline,
+    groups: Vec<wgpu::BindGroup>,
+}
+
+impl InitPass {
+    fn new(gpu: &Gpu, buffers: &[wgpu::Buffer]) -> Self {
+        let device = gpu.device();
+        let layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+            label: Some("graph-runtime native init"),
+            entries: &[wgpu::BindGroupLayoutEntry {
+                binding: 0,
+                visibility: wgpu::ShaderStages::COMPUTE,
+                ty: wgpu::BindingType::Buffer {
+                    ty: wgpu::BufferBindingType::Storage { read_only: false },
+                    has_dynamic_offset: false,
+                    min_binding_size: None,
+                },
+                count: None,
+            }],
+        });
+        let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
+            label: Some("graph-runtime native init"),
+            source: wgpu::ShaderSource::Wgsl(
+                "@group(0) @binding(0) var<storage, read_write> b: array<u32>;\n\
+                 @compute @workgroup_size(1) fn main() { _ = arrayLength(&b); }"
+                    .into(),
+            ),
+        });
+        let pipeline_layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
+            label: None,
+            bind_group_layouts: &[Some(&layout)],
+            immediate_size: 0,
+        });
+        let pipeline = device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+            label: Some("graph-runtime native init"),
+            layout: Some(&pipeline_layout),
+            module: &module,
+            entry_point: Some("main"),
+            compilation_options: Default::default(),
+            cache: None,
+        });
+        let groups = buffers
+            .iter()
+            .filter(|b| b.usage().contains(wgpu::BufferUsages::STORAGE) && b.size() >= 4)
+            .map(|buffer| {
+                device.create_bind_group(&wgpu::BindGroupDescriptor {
+                    label: None,
+                    layout: &layout,
+                    entries: &[wgpu::BindGroupEntry {
+                        binding: 0,
+                        resource: buffer.as_entire_binding(),
+                    }],
+                })
+            })
+            .collect();
+        InitPass { pipeline, groups }
+    }
+
+    fn record(&self, encoder: &mut wgpu::CommandEncoder) {
+        let mut pass = encoder.begin_compute_pass(&Default::default());
+        pass.set_pipeline(&self.pipeline);
+        for group in &self.groups {
+            pass.set_bind_group(0, group, &[]);
+            pass.dispatch_workgroups(1, 1, 1);
+        }
+    }
+}
+
+/// One replay through the native command buffers: each GPU partition a wgpu command buffer that executes the
+/// partition's recorded one.
+pub(crate) struct NativeRecorder<'a> {
+    gpu: &'a Gpu,
+    native: &'a mut NativeReplay,
+    partition: usize,
+    encoder: Option<wgpu::CommandEncoder>,
+}
+
+impl Recorder for NativeRecorder<'_> {
+    type Submitted = wgpu::SubmissionIndex;
+
+    fn begin(&mut self) {
+        self.encoder = Some(
+            self.gpu
+                .device()
+                .create_command_encoder(&Default::default()),
+        );
+    }
+
+    // Barriers and dispatches are in the recorded command buffer; the rest makes a graph ineligible.
+    fn barrier(&mut self, _: &[BufferHazard]) {}
+    fn dispatch(&mut self, _: u32, _: [u32; 3]) {}
+    fn gate(&mut self, _: u32) {}
+    fn copy(&mut self, _: u32, _: u64, _: u32, _: u64, _: u64) {}
+    fn upload(&mut self, _: Transfer) {}
+    fn readback(&mut self, _: Transfer) {}
+
+    fn submit(&mut self) -> Result<wgpu::SubmissionIndex, Error> {
+        let mut encoder = self.encoder.take().unwrap_or_else(|| {
+            self.gpu
+                .device()
+                .create_command_encoder(&Default::default())
+        });
+        // wgpu keeps an encoder used through its raw API to that API: the first replay's init pass is a
+        // command buffer of its own, ahead in the same submission.
+        let init = self.native.init.take().map(|init| {
+            let mut encoder = self
+                .gpu
+                .device()
+                .create_command_encoder(&Default::default());
+            init.record(&mut encoder);
+            encoder.finish()
+        });
+        if !self.native.graph.execute(&mut encoder, self.partition) {
+            // Only an encoder of a device that is gone has no command buffer: the device is lost, for this
+            // replay and everything after, as wgpu reports it once it notices.
+            self.gpu.poll_lost()?;
+            self.gpu.mark_lost(
+                "it was destroyed or lost: wgpu has no command buffer to record into".into(),
+            );
+            self.gpu.check_lost()?;
+        }
+        self.partition += 1;
+        let index = self
+            .gpu
+            .queue()
+            .submit(init.into_iter().chain([encoder.finish()]));
+        self.native.graph.last = Some(index.clone());
+        Ok(index)
+    }
+
+    fn wait(&mut self, submitted: wgpu::SubmissionIndex) -> Result<(), Error> {
+        self.gpu.wait_for(Some(submitted))
+    }
+}
