@@ -107,7 +107,7 @@ fn shown(diagnostic: &Diagnostic, lowered: &Lowered) -> bool {
 #[cfg(test)]
 mod tests {
     use std::fmt::Write;
-    use std::time::Instant;
+    use std::time::{Duration, Instant};
 
     /// A graph of `n` inline kernels: chains over four buffers, each kernel reading one and updating another.
     fn big_graph(n: usize) -> proc_macro2::TokenStream {
@@ -132,14 +132,27 @@ mod tests {
         text.parse().expect("tokens")
     }
 
+    /// This thread's CPU time (Linux's schedstat: nanoseconds on a CPU), which other work on the machine
+    /// does not inflate the way it does wall time; `None` where there is no such file.
+    fn thread_cpu_time() -> Option<Duration> {
+        let text = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
+        let ns: u64 = text.split_whitespace().next()?.parse().ok()?;
+        Some(Duration::from_nanos(ns))
+    }
+
     /// The macro must stay fast on big graphs: the budget is 2 s for 1000 nodes on a 2-core machine.
-    /// This prints the figure; the bound asserted is that budget, which a debug build meets with room.
+    /// This prints both figures. The bound asserted is that budget on the expanding thread's CPU time (the
+    /// macro is single-threaded): wall time on a 2-core CI machine also counts the tests running beside it,
+    /// and once measured 2.26 s for 0.87 s of work.
     #[test]
     fn expands_a_1000_node_graph_within_budget() {
         let input = big_graph(1000);
-        let start = Instant::now();
+        let (start, cpu_start) = (Instant::now(), thread_cpu_time());
         let output = super::expand(input);
         let elapsed = start.elapsed();
+        let cpu = thread_cpu_time()
+            .zip(cpu_start)
+            .map(|(end, start)| end.saturating_sub(start));
         let text = output.to_string();
         assert!(
             !text.contains("compile_error"),
@@ -151,13 +164,18 @@ mod tests {
             "node count"
         );
         println!(
-            "graph! expanded a 1000-node graph in {:.3} s ({} bytes of output)",
+            "graph! expanded a 1000-node graph in {:.3} s wall, {} ({} bytes of output)",
             elapsed.as_secs_f64(),
+            cpu.map_or("CPU time unknown".to_string(), |c| format!(
+                "{:.3} s CPU",
+                c.as_secs_f64()
+            )),
             text.len()
         );
+        let measured = cpu.unwrap_or(elapsed);
         assert!(
-            elapsed.as_secs_f64() < 2.0,
-            "expansion took {elapsed:?}, over the 2 s budget"
+            measured.as_secs_f64() < 2.0,
+            "expansion took {measured:?} (CPU time where known), over the 2 s budget"
         );
     }
 }

@@ -30,6 +30,11 @@
 //! timing, each side's output is checked once against an f64 reference within the rounding its arithmetic
 //! allows, its outputs poisoned first.
 //!
+//! A second table times the chain with its factor a parameter (`dst = dst * params.c + src`) that changes
+//! before every run, and the same with it unchanged, for the two ways the native recorder passes
+//! parameters (a uniform buffer written before the replay, or push constants recorded again), against the
+//! portable recorder and the one encoder (which writes a uniform buffer before each run).
+//!
 //! With `--profile DIR`, each shape's fused and unfused graphs are also profiled once (GPU timestamps per
 //! dispatch): the busy GPU time is printed, and the traces written to `DIR` as Chrome trace JSON.
 //!
@@ -38,7 +43,9 @@
 
 use std::time::{Duration, Instant};
 
-use graph_runtime::{BakedGraph, Buffer, Error, Gpu, GraphBuilder, KernelSpec, LIBRARY, wgpu};
+use graph_runtime::{
+    BakedGraph, Buffer, Error, Gpu, GraphBuilder, KernelSpec, LIBRARY, NativeParamsIn, wgpu,
+};
 
 /// Elements per buffer.
 const N: usize = 64 * 1024;
@@ -54,9 +61,17 @@ enum Kind {
     Add,
     /// `dst[i] = 0.25 src[i - 1] + 0.5 src[i] + 0.25 src[i + 1]`, zero past the ends
     Stencil,
+    /// `dst = dst * params.c + src`, `c` a parameter (0.999 when checked)
+    StepParam,
 }
 
-const KINDS: [Kind; 4] = [Kind::Step, Kind::Scale, Kind::Add, Kind::Stencil];
+const KINDS: [Kind; 5] = [
+    Kind::Step,
+    Kind::Scale,
+    Kind::Add,
+    Kind::Stencil,
+    Kind::StepParam,
+];
 
 impl Kind {
     /// The buffers it reads, by their generic names, then the one it writes.
@@ -71,6 +86,9 @@ impl Kind {
     fn code(self, names: &[&str]) -> String {
         let body = match self {
             Kind::Step => "if (i < arrayLength(&DST)) { DST[i] = DST[i] * 0.999 + SRC[i]; }",
+            Kind::StepParam => {
+                "if (i < arrayLength(&DST)) { DST[i] = DST[i] * params.c + SRC[i]; }"
+            }
             Kind::Scale => "if (i < arrayLength(&DST)) { DST[i] = SRC[i] * 0.999 + 1.0; }",
             Kind::Add => "if (i < arrayLength(&DST)) { DST[i] = A[i] + B[i]; }",
             Kind::Stencil => {
@@ -111,7 +129,13 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {{
                 format!("@group(0) @binding({i}) var<storage, {access}> {name}: array<f32>;\n")
             })
             .collect();
-        format!("{declarations}{}", self.code(bindings))
+        let params = match self {
+            Kind::StepParam => {
+                "struct Params { c: f32 }\n@group(1) @binding(0) var<uniform> params: Params;\n"
+            }
+            _ => "",
+        };
+        format!("{declarations}{params}{}", self.code(bindings))
     }
 }
 
@@ -242,7 +266,7 @@ fn tree_dag() -> Dag {
 
 /// Per-element reference in f64, and the most f32 may differ from it: each operation rounds once (or a
 /// multiply-add once when fused), and earlier errors pass through scaled by the operation.
-fn reference(dag: &Dag, x: &[f32], state: &[f32]) -> Vec<(Vec<f64>, Vec<f64>)> {
+fn reference(dag: &Dag, x: &[f32], state: &[f32]) -> Expected {
     const U: f64 = f32::EPSILON as f64 / 2.0;
     let c = f64::from(0.999f32);
     let mut values: Vec<Vec<f64>> = vec![vec![0.0; N]; dag.buffers];
@@ -254,7 +278,7 @@ fn reference(dag: &Dag, x: &[f32], state: &[f32]) -> Vec<(Vec<f64>, Vec<f64>)> {
     for node in &dag.nodes {
         for i in 0..N {
             let (value, bound) = match node.kind {
-                Kind::Step => {
+                Kind::Step | Kind::StepParam => {
                     let (d, s) = (values[node.output][i], values[node.inputs[0]][i]);
                     let v = d * c + s;
                     (
@@ -302,11 +326,13 @@ fn reference(dag: &Dag, x: &[f32], state: &[f32]) -> Vec<(Vec<f64>, Vec<f64>)> {
         .collect()
 }
 
-/// The hand-written program: buffers, one pipeline per kind, one bind group per node.
+/// The hand-written program: buffers, one pipeline per kind, one bind group per node, and a uniform buffer
+/// for the parameter with its bind group (group 1 of `StepParam`).
 struct HandWritten {
     buffers: Vec<Buffer<f32>>,
     pipelines: Vec<wgpu::ComputePipeline>,
     nodes: Vec<(usize, wgpu::BindGroup)>,
+    params: (wgpu::Buffer, wgpu::BindGroup),
 }
 
 impl HandWritten {
@@ -356,15 +382,39 @@ impl HandWritten {
                 (p, group)
             })
             .collect();
+        let param_pipeline = KINDS
+            .iter()
+            .position(|k| *k == Kind::StepParam)
+            .unwrap_or(0);
+        let params = device.create_buffer(&wgpu::BufferDescriptor {
+            label: None,
+            size: 16,
+            usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
+            mapped_at_creation: false,
+        });
+        let params_group = device.create_bind_group(&wgpu::BindGroupDescriptor {
+            label: None,
+            layout: &pipelines[param_pipeline].get_bind_group_layout(1),
+            entries: &[wgpu::BindGroupEntry {
+                binding: 0,
+                resource: params.as_entire_binding(),
+            }],
+        });
         Ok(HandWritten {
             buffers,
             pipelines,
             nodes,
+            params: (params, params_group),
         })
     }
 
-    /// Every dispatch in one compute pass of one encoder, one submission.
-    fn one_encoder(&self, gpu: &Gpu) -> wgpu::SubmissionIndex {
+    /// Every dispatch in one compute pass of one encoder, one submission; the parameter `c`, if given, written
+    /// to the uniform buffer first.
+    fn one_encoder(&self, gpu: &Gpu, c: Option<f32>) -> wgpu::SubmissionIndex {
+        if let Some(c) = c {
+            gpu.queue()
+                .write_buffer(&self.params.0, 0, bytemuck::bytes_of(&c));
+        }
         let mut encoder = gpu.device().create_command_encoder(&Default::default());
         {
             let mut pass = encoder.begin_compute_pass(&Default::default());
@@ -372,6 +422,9 @@ impl HandWritten {
             for (p, group) in &self.nodes {
                 if current != Some(*p) {
                     pass.set_pipeline(&self.pipelines[*p]);
+                    if KINDS[*p] == Kind::StepParam {
+                        pass.set_bind_group(1, &self.params.1, &[]);
+                    }
                     current = Some(*p);
                 }
                 pass.set_bind_group(0, group, &[]);
@@ -428,7 +481,7 @@ fn check_once(
     side: &str,
     buffers: &[&Buffer<f32>],
     state: &[f32],
-    expected: &[(Vec<f64>, Vec<f64>)],
+    expected: &Expected,
     submit: impl FnOnce() -> Result<Option<wgpu::SubmissionIndex>, Error>,
 ) -> Result<(), Error> {
     for (b, buffer) in buffers.iter().enumerate().skip(1) {
@@ -474,17 +527,59 @@ fn row(dag: &Dag, side: &str, t: &Timing) {
     );
 }
 
+/// Per checked buffer: the reference values and the most the GPU's may differ from them.
+type Expected = Vec<(Vec<f64>, Vec<f64>)>;
+
+/// The input `x`, the state buffers' starting values, and the reference outputs.
+fn inputs(dag: &Dag) -> (Vec<f32>, Vec<f32>, Expected) {
+    let x: Vec<f32> = (0..N).map(|i| (i % 97) as f32 * 0.01).collect();
+    let state: Vec<f32> = (0..N).map(|i| (i % 13) as f32 * 0.1).collect();
+    let expected = reference(dag, &x, &state);
+    (x, state, expected)
+}
+
+/// The graphs' buffers: `x`, then the others zeroed.
+fn buffers_of(gpu: &Gpu, dag: &Dag, x: &[f32]) -> Result<Vec<Buffer<f32>>, Error> {
+    let mut buffers = vec![gpu.buffer_from_slice(x)?];
+    for _ in 1..dag.buffers {
+        buffers.push(gpu.buffer_zeroed::<f32>(N)?);
+    }
+    Ok(buffers)
+}
+
+/// The graph's buffer names: `x`, then `b1`...
+fn names_of(dag: &Dag) -> Vec<String> {
+    (0..dag.buffers)
+        .map(|b| {
+            if b == 0 {
+                "x".to_string()
+            } else {
+                format!("b{b}")
+            }
+        })
+        .collect()
+}
+
+fn bindings_of<'a>(
+    names: &'a [String],
+    buffers: &'a [Buffer<f32>],
+) -> Vec<(&'a str, &'a graph_runtime::AnyBuffer)> {
+    names
+        .iter()
+        .zip(buffers)
+        .map(|(n, b)| (n.as_str(), b.as_any()))
+        .collect()
+}
+
 /// The shape as a graph description: buffer 0 is the input `x`, the others `b1`.. bound from outside;
 /// with `fusion` off, every kernel is marked `no_fusion`.
 fn graph_of(dag: &Dag, fusion: bool) -> Result<graph_runtime::GraphDesc, Error> {
-    let name = |b: usize| {
-        if b == 0 {
-            "x".to_string()
-        } else {
-            format!("b{b}")
-        }
-    };
+    let names = names_of(dag);
+    let name = |b: usize| names[b].clone();
     let mut builder = GraphBuilder::new(dag.name.replace(' ', "_"));
+    if dag.nodes.iter().any(|n| n.kind == Kind::StepParam) {
+        builder.param("c", "f32");
+    }
     builder.input("x", "f32");
     for b in 1..dag.buffers {
         builder.inout(&name(b), "f32");
@@ -502,7 +597,7 @@ fn graph_of(dag: &Dag, fusion: bool) -> Result<graph_runtime::GraphDesc, Error> 
             spec = spec.read(input);
         }
         spec = match node.kind {
-            Kind::Step => spec.read_write(refs[refs.len() - 1]),
+            Kind::Step | Kind::StepParam => spec.read_write(refs[refs.len() - 1]),
             _ => spec.write(refs[refs.len() - 1]),
         };
         builder.kernel(&format!("n{k}"), spec);
@@ -517,28 +612,10 @@ fn graph_of(dag: &Dag, fusion: bool) -> Result<graph_runtime::GraphDesc, Error> 
 
 /// Runs one shape on every side: checks each, then times each; profiles the graphs into `traces`, if given.
 fn shape(gpu: &Gpu, runs: usize, dag: &Dag, traces: Option<&str>) -> Result<[Timing; 5], Error> {
-    let x: Vec<f32> = (0..N).map(|i| (i % 97) as f32 * 0.01).collect();
-    let state: Vec<f32> = (0..N).map(|i| (i % 13) as f32 * 0.1).collect();
-    let expected = reference(dag, &x, &state);
-
-    let mut graph_buffers = vec![gpu.buffer_from_slice(&x)?];
-    for _ in 1..dag.buffers {
-        graph_buffers.push(gpu.buffer_zeroed::<f32>(N)?);
-    }
-    let names: Vec<String> = (0..dag.buffers)
-        .map(|b| {
-            if b == 0 {
-                "x".to_string()
-            } else {
-                format!("b{b}")
-            }
-        })
-        .collect();
-    let bindings: Vec<(&str, &graph_runtime::AnyBuffer)> = names
-        .iter()
-        .zip(&graph_buffers)
-        .map(|(n, b)| (n.as_str(), b.as_any()))
-        .collect();
+    let (x, state, expected) = inputs(dag);
+    let graph_buffers = buffers_of(gpu, dag, &x)?;
+    let names = names_of(dag);
+    let bindings = bindings_of(&names, &graph_buffers);
     let mut fused = BakedGraph::bake(gpu, graph_of(dag, true)?, &bindings)?;
     let mut unfused = BakedGraph::bake(gpu, graph_of(dag, false)?, &bindings)?;
     let mut fused_portable = BakedGraph::bake(gpu, graph_of(dag, true)?, &bindings)?;
@@ -567,14 +644,14 @@ fn shape(gpu: &Gpu, runs: usize, dag: &Dag, traces: Option<&str>) -> Result<[Tim
         &hand_refs,
         &state,
         &expected,
-        || Ok(Some(hand.one_encoder(gpu))),
+        || Ok(Some(hand.one_encoder(gpu, None))),
     )?;
 
     let f = measure(gpu, runs, || Ok(fused.replay()?.into_index()))?;
     let fp = measure(gpu, runs, || Ok(fused_portable.replay()?.into_index()))?;
     let g = measure(gpu, runs, || Ok(unfused.replay()?.into_index()))?;
     let p = measure(gpu, runs, || Ok(portable.replay()?.into_index()))?;
-    let o = measure(gpu, runs, || Ok(Some(hand.one_encoder(gpu))))?;
+    let o = measure(gpu, runs, || Ok(Some(hand.one_encoder(gpu, None))))?;
     let kernels = dag.nodes.len()
         - fused
             .fused()
@@ -611,6 +688,77 @@ fn shape(gpu: &Gpu, runs: usize, dag: &Dag, traces: Option<&str>) -> Result<[Tim
         }
     }
     Ok([f, fp, g, p, o])
+}
+
+/// The chain of `StepParam` (one dispatch per node, no fusion) with `c` changed before every run, then left
+/// unchanged: the native recorder with each way of passing parameters, the portable recorder, the one
+/// encoder. Each side's output is checked first, with `c` = 0.999.
+fn params_chain(gpu: &Gpu, runs: usize) -> Result<(), Error> {
+    let mut dag = chain_dag("param chain", 100);
+    for node in &mut dag.nodes {
+        node.kind = Kind::StepParam;
+    }
+    let (x, state, expected) = inputs(&dag);
+    let graph_buffers = buffers_of(gpu, &dag, &x)?;
+    let names = names_of(&dag);
+    let bindings = bindings_of(&names, &graph_buffers);
+    let graph_refs: Vec<&Buffer<f32>> = graph_buffers.iter().collect();
+    let hand = HandWritten::new(gpu, &dag, &x)?;
+    let hand_refs: Vec<&Buffer<f32>> = hand.buffers.iter().collect();
+    let c = |run: usize| {
+        if run.is_multiple_of(2) {
+            0.999f32
+        } else {
+            0.998
+        }
+    };
+
+    let ways = [
+        ("native, buffer", Some(NativeParamsIn::Buffer)),
+        ("native, push", Some(NativeParamsIn::PushConstants)),
+        ("portable", None),
+    ];
+    for (side, way) in ways {
+        let mut graph = BakedGraph::bake(gpu, graph_of(&dag, false)?, &bindings)?;
+        match way {
+            Some(params_in) => {
+                if let Err(e) = graph.use_native_recorder(params_in) {
+                    println!("| {:<14} | {side}: no native recorder here: {e}", dag.name);
+                    continue;
+                }
+            }
+            None => graph.use_portable_recorder(),
+        }
+        graph.set_param("c", c(0))?;
+        check_once(gpu, &dag, side, &graph_refs, &state, &expected, || {
+            Ok(graph.replay()?.into_index())
+        })?;
+        let mut run = 0;
+        let changing = measure(gpu, runs, || {
+            run += 1;
+            graph.set_param("c", c(run))?;
+            Ok(graph.replay()?.into_index())
+        })?;
+        let unchanged = measure(gpu, runs, || Ok(graph.replay()?.into_index()))?;
+        row(&dag, &format!("{side}, new c"), &changing);
+        row(&dag, &format!("{side}, same c"), &unchanged);
+    }
+    check_once(
+        gpu,
+        &dag,
+        "one encoder",
+        &hand_refs,
+        &state,
+        &expected,
+        || Ok(Some(hand.one_encoder(gpu, Some(c(0))))),
+    )?;
+    let mut run = 0;
+    let changing = measure(gpu, runs, || {
+        run += 1;
+        Ok(Some(hand.one_encoder(gpu, Some(c(run)))))
+    })?;
+    row(&dag, "one encoder, new c", &changing);
+    Ok(())
 }
 
 fn main() -> Result<(), Error> {
@@ -652,6 +800,17 @@ fn main() -> Result<(), Error> {
     for dag in &shapes {
         summary.push((dag.name, shape(&gpu, runs, dag, traces)?));
     }
+
+    println!();
+    println!("a parameter changed before every run, or not:");
+    println!();
+    println!(
+        "| shape          | nodes | levels | side           |   wall us | us/node |    CPU us | us/node |"
+    );
+    println!(
+        "|----------------|------:|-------:|----------------|----------:|--------:|----------:|--------:|"
+    );
+    params_chain(&gpu, runs)?;
 
     println!();
     println!("against one encoder (below 1: faster than the hand-written encoder):");

@@ -13,6 +13,7 @@ use crate::error::Error;
 use crate::gpu::Gpu;
 use crate::host::{HostContext, HostNode};
 use crate::interop::InteropContext;
+use crate::native_recorder::NativeParamsIn;
 use crate::profile::Profile;
 use crate::task_graph::TaskGraph;
 use crate::transfer::{Finished, Upload};
@@ -78,6 +79,16 @@ impl<G: TaskGraph> Baked<G> {
     /// The untyped baked graph underneath.
     pub fn untyped(&self) -> &BakedGraph {
         &self.graph
+    }
+
+    /// See [`BakedGraph::use_portable_recorder`].
+    pub fn use_portable_recorder(&mut self) {
+        self.graph.use_portable_recorder();
+    }
+
+    /// See [`BakedGraph::use_native_recorder`].
+    pub fn use_native_recorder(&mut self, params_in: NativeParamsIn) -> Result<(), Error> {
+        self.graph.use_native_recorder(params_in)
     }
 
     /// Gives a host task its closure.

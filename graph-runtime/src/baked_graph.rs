@@ -19,7 +19,7 @@ use crate::gate::Gates;
 use crate::gpu::Gpu;
 use crate::host::{HostContext, HostTask};
 use crate::interop::{InteropContext, InteropTask};
-use crate::native_recorder::NativeReplay;
+use crate::native_recorder::{self, NativeParamsIn, NativeReplay};
 use crate::params::ParamsTransport;
 use crate::profile::{Profile, Timestamps};
 use crate::recorder::record_replay;
@@ -58,6 +58,8 @@ pub struct BakedGraph {
     pub(crate) gates: Option<Gates>,
     /// The kernels replayed as one, over the bound buffers (see [`graph_core::fusion`]).
     pub(crate) fused: Vec<FusedGroup>,
+    /// The fused description the plan and kernels were made from (`desc` with fused kernels merged).
+    pub(crate) replayed: GraphDesc,
     /// The native recorder's command buffers, where the graph replays through them.
     pub(crate) native: Option<NativeReplay>,
 }
@@ -139,10 +141,14 @@ impl BakedGraph {
                 &r.kernels,
                 &r.bound,
                 transport.storage(),
+                native_recorder::choice(),
+                NativeParamsIn::default(),
             )?;
-            Ok::<_, Error>((r.bound, r.plan, transport, r.kernels, r.fused, native))
+            Ok::<_, Error>((
+                r.bound, r.plan, transport, r.kernels, r.fused, r.desc, native,
+            ))
         })();
-        let (bound, plan, transport, kernels, fused, native) =
+        let (bound, plan, transport, kernels, fused, replayed, native) =
             scope.finish_with(built, |reason| Error::Bake {
                 graph: desc.name.to_string(),
                 reason,
@@ -185,6 +191,7 @@ impl BakedGraph {
             cache,
             gates,
             fused,
+            replayed,
             native,
             desc,
         })
@@ -202,6 +209,31 @@ impl BakedGraph {
     /// the two, say). An update made later chooses again.
     pub fn use_portable_recorder(&mut self) {
         self.native = None;
+    }
+
+    /// Replays through the native recorder from now on, its kernels reading the parameters as `params_in`
+    /// says (to compare the two ways, say): an error when the graph or the device cannot (see
+    /// [`crate::RECORDER_ENV`]), and the graph replays as it did. An update made later chooses again.
+    pub fn use_native_recorder(&mut self, params_in: NativeParamsIn) -> Result<(), Error> {
+        let gpu = self.gpu.clone();
+        let scope = OpScope::enter(&gpu);
+        let built = NativeReplay::new(
+            &gpu,
+            &self.replayed,
+            &self.plan,
+            &self.kernels,
+            &self.bound,
+            self.transport.storage(),
+            native_recorder::Choice::Require,
+            params_in,
+        );
+        let native = scope.finish_with(built, |reason| Error::Bake {
+            graph: self.desc.name.to_string(),
+            reason,
+        })?;
+        // Replays through the old command buffers finish before they are freed (its `Drop` waits).
+        self.native = native;
+        Ok(())
     }
 
     /// Which recorder replays this graph: `"native"` (Vulkan command buffers recorded once, see
@@ -527,7 +559,9 @@ impl BakedGraph {
                 node: node_name(missing),
             });
         }
-        self.transport.before_replay(self.gpu.queue(), &self.params);
+        if self.native.is_none() || timestamps.is_some() {
+            self.transport.before_replay(self.gpu.queue(), &self.params);
+        }
         if let Some(gates) = &mut self.gates {
             gates.before_replay(self.gpu.queue(), &self.workgroups);
         }

@@ -243,7 +243,7 @@ pub use graph_core::{GraphErrors, describe_graph};
 pub use graph_macros::graph;
 pub use host::{HostContext, HostNode, HostTask};
 pub use interop::{InteropContext, InteropTask};
-pub use native_recorder::RECORDER_ENV;
+pub use native_recorder::{NativeParamsIn, RECORDER_ENV};
 pub use profile::{DispatchTime, Profile};
 pub use readback::ReadFuture;
 pub use task_graph::TaskGraph;

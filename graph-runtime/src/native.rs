@@ -34,6 +34,16 @@ pub(crate) fn plant_invalid_buffer(device: &wgpu::Device) -> bool {
     true
 }
 
+/// The Vulkan buffer behind `buffer`, to record into a descriptor set: the caller keeps `buffer` alive as long
+/// as the set.
+fn raw_buffer(buffer: &wgpu::Buffer) -> Result<vk::Buffer, String> {
+    // SAFETY: the hal buffer is only read for its handle, while `buffer` (and so the handle) is alive; the
+    // caller's set keeps the buffer alive (`NativeGraph`'s invariants).
+    unsafe { buffer.as_hal::<wgpu::hal::api::Vulkan>() }
+        .map(|b| unsafe { b.raw_handle() })
+        .ok_or_else(|| "a bound buffer is not a Vulkan buffer".to_string())
+}
+
 /// A Vulkan error as words, for the runtime's errors.
 fn vk_err(what: &'static str) -> impl Fn(vk::Result) -> String {
     move |e| format!("Vulkan: {what}: {e}")
@@ -53,13 +63,26 @@ pub(crate) struct NativeKernel {
     pub buffers: Vec<wgpu::Buffer>,
 }
 
+/// How the kernels of a [`NativeGraph`] get the graph's parameters.
+#[derive(Debug, Clone)]
+pub(crate) enum NativeParams {
+    /// The graph has none.
+    None,
+    /// Push constants of this many bytes, recorded into the command buffers: new values record them again.
+    PushConstants(u32),
+    /// A uniform buffer bound as set 1, binding 0 (the kernels' `@group(1) @binding(0)`), which the caller
+    /// writes before a replay: new values record nothing.
+    Uniform(wgpu::Buffer),
+}
+
 /// A baked graph's GPU partitions as Vulkan secondary command buffers, recorded once (and again only when
 /// the parameters or a dispatch size change) and executed from wgpu's command encoder at each replay.
 ///
 /// Invariants the `unsafe` blocks rely on:
 /// - every Vulkan object here was made on `raw`, the `VkDevice` behind `device`, which this struct keeps
 ///   alive (a `wgpu::Device` clone) and outlives them: `Drop` waits for the device, then destroys them;
-/// - the buffers the descriptor sets name are kept alive by `buffers` for as long as the sets exist;
+/// - the buffers the descriptor sets name (the parameter buffer too) are kept alive by `buffers` for as long
+///   as the sets exist;
 /// - a command buffer is reset and recorded only when no submission that executes it is pending (`last` is
 ///   waited for first), and is recorded with `SIMULTANEOUS_USE`, so replays in flight may share it;
 /// - each recording begins with a barrier after all earlier commands' memory writes and ends with one before
@@ -74,11 +97,15 @@ pub(crate) struct NativeGraph {
     descriptor_pool: vk::DescriptorPool,
     /// Per node: its pipeline and its descriptor set.
     sets: Vec<Option<(usize, vk::DescriptorSet)>>,
+    /// With a parameter buffer: its set layout (set 1 of every pipeline layout) and its one descriptor set.
+    params_layout: vk::DescriptorSetLayout,
+    params_set: Option<vk::DescriptorSet>,
     command_pool: vk::CommandPool,
     /// One secondary command buffer per GPU partition.
     partitions: Vec<vk::CommandBuffer>,
     buffers: Vec<wgpu::Buffer>,
-    params_size: u32,
+    /// The size of the push-constant range (0: parameters in a buffer, or none).
+    push_size: u32,
     /// The submission that last executed the command buffers.
     pub(crate) last: Option<wgpu::SubmissionIndex>,
 }
@@ -99,7 +126,7 @@ impl NativeGraph {
         device: &wgpu::Device,
         node_count: usize,
         kernels: Vec<NativeKernel>,
-        params_size: u32,
+        params: NativeParams,
         partitions: usize,
     ) -> Option<Result<Self, String>> {
         // SAFETY: the hal device is only read here (its raw handle and queue family), while `device` is alive;
@@ -118,14 +145,78 @@ impl NativeGraph {
             pipelines: Vec::new(),
             descriptor_pool: vk::DescriptorPool::null(),
             sets: vec![None; node_count],
+            params_layout: vk::DescriptorSetLayout::null(),
+            params_set: None,
             command_pool: vk::CommandPool::null(),
             partitions: Vec::new(),
             buffers: Vec::new(),
-            params_size,
+            push_size: match params {
+                NativeParams::PushConstants(size) => size,
+                _ => 0,
+            },
             last: None,
         };
         // On an error the objects made so far are destroyed by `Drop`.
-        Some(graph.build(kernels, family, partitions).map(|()| graph))
+        let built = graph
+            .params_layout(&params)
+            .and_then(|()| graph.build(kernels, family, partitions))
+            .and_then(|()| graph.params_set(params));
+        Some(built.map(|()| graph))
+    }
+
+    /// The set layout of a parameter buffer, when the parameters are in one.
+    fn params_layout(&mut self, params: &NativeParams) -> Result<(), String> {
+        if !matches!(params, NativeParams::Uniform(_)) {
+            return Ok(());
+        }
+        let binding = [vk::DescriptorSetLayoutBinding::default()
+            .binding(0)
+            .descriptor_type(vk::DescriptorType::UNIFORM_BUFFER)
+            .descriptor_count(1)
+            .stage_flags(vk::ShaderStageFlags::COMPUTE)];
+        // SAFETY: `self.raw` is a live device (struct invariant); the create-info borrows `binding`, alive
+        // for the call; the layout is stored at once for `Drop`.
+        self.params_layout = unsafe {
+            self.raw.create_descriptor_set_layout(
+                &vk::DescriptorSetLayoutCreateInfo::default().bindings(&binding),
+                None,
+            )
+        }
+        .map_err(vk_err("parameter set layout"))?;
+        Ok(())
+    }
+
+    /// The parameter buffer's descriptor set, from the pool `build` made with room for it.
+    fn params_set(&mut self, params: NativeParams) -> Result<(), String> {
+        let NativeParams::Uniform(buffer) = params else {
+            return Ok(());
+        };
+        let layouts = [self.params_layout];
+        // SAFETY: the pool has room for one more set and one uniform descriptor (`build`); the set layout
+        // is live.
+        let set = unsafe {
+            self.raw.allocate_descriptor_sets(
+                &vk::DescriptorSetAllocateInfo::default()
+                    .descriptor_pool(self.descriptor_pool)
+                    .set_layouts(&layouts),
+            )
+        }
+        .map_err(vk_err("parameter descriptor set"))?[0];
+        let info = [vk::DescriptorBufferInfo::default()
+            .buffer(raw_buffer(&buffer)?)
+            .offset(0)
+            .range(vk::WHOLE_SIZE)];
+        let write = vk::WriteDescriptorSet::default()
+            .dst_set(set)
+            .dst_binding(0)
+            .descriptor_type(vk::DescriptorType::UNIFORM_BUFFER)
+            .buffer_info(&info);
+        // SAFETY: `set` is unused by any command buffer yet; it names a live buffer, kept alive in
+        // `self.buffers` as long as the set (struct invariant).
+        unsafe { self.raw.update_descriptor_sets(&[write], &[]) };
+        self.buffers.push(buffer);
+        self.params_set = Some(set);
+        Ok(())
     }
 
     fn build(
@@ -178,11 +269,16 @@ impl NativeGraph {
                 let ranges = [vk::PushConstantRange::default()
                     .stage_flags(vk::ShaderStageFlags::COMPUTE)
                     .offset(0)
-                    .size(self.params_size)];
-                let set_layouts = [set_layout];
+                    .size(self.push_size)];
+                let with_params = [set_layout, self.params_layout];
+                let set_layouts = if self.params_layout == vk::DescriptorSetLayout::null() {
+                    &with_params[..1]
+                } else {
+                    &with_params[..]
+                };
                 let mut layout_info =
-                    vk::PipelineLayoutCreateInfo::default().set_layouts(&set_layouts);
-                if self.params_size > 0 {
+                    vk::PipelineLayoutCreateInfo::default().set_layouts(set_layouts);
+                if self.push_size > 0 {
                     layout_info = layout_info.push_constant_ranges(&ranges);
                 }
                 let layout = self
@@ -209,14 +305,20 @@ impl NativeGraph {
         }
 
         let descriptors: u32 = kernels.iter().map(|k| k.buffers.len() as u32).sum();
-        let sizes = [vk::DescriptorPoolSize::default()
-            .ty(vk::DescriptorType::STORAGE_BUFFER)
-            .descriptor_count(descriptors.max(1))];
+        // Room for the parameter buffer's set too, which `params_set` takes.
+        let sizes = [
+            vk::DescriptorPoolSize::default()
+                .ty(vk::DescriptorType::STORAGE_BUFFER)
+                .descriptor_count(descriptors.max(1)),
+            vk::DescriptorPoolSize::default()
+                .ty(vk::DescriptorType::UNIFORM_BUFFER)
+                .descriptor_count(1),
+        ];
         // SAFETY: as above; the pool is stored at once for `Drop`.
         self.descriptor_pool = unsafe {
             self.raw.create_descriptor_pool(
                 &vk::DescriptorPoolCreateInfo::default()
-                    .max_sets(kernels.len().max(1) as u32)
+                    .max_sets(kernels.len() as u32 + 1)
                     .pool_sizes(&sizes),
                 None,
             )
@@ -235,13 +337,8 @@ impl NativeGraph {
             .map_err(vk_err("descriptor set"))?[0];
             let mut infos = Vec::with_capacity(k.buffers.len());
             for buffer in &k.buffers {
-                // SAFETY: the raw handle is only recorded into the descriptor set; the buffer is kept alive
-                // in `self.buffers` as long as the set (struct invariant).
-                let handle = unsafe { buffer.as_hal::<wgpu::hal::api::Vulkan>() }
-                    .map(|b| unsafe { b.raw_handle() })
-                    .ok_or("a bound buffer is not a Vulkan buffer")?;
                 infos.push([vk::DescriptorBufferInfo::default()
-                    .buffer(handle)
+                    .buffer(raw_buffer(buffer)?)
                     .offset(0)
                     .range(vk::WHOLE_SIZE)]);
                 self.buffers.push(buffer.clone());
@@ -289,7 +386,8 @@ impl NativeGraph {
     }
 
     /// Records GPU partition `partition`: for each level, a barrier when it has hazards, then each
-    /// dispatch (`(node, workgroups)`), with `params` as push constants. The caller has waited for `last`.
+    /// dispatch (`(node, workgroups)`), with `params` as push constants when they are (ignored with a
+    /// parameter buffer). The caller has waited for `last`.
     pub(crate) fn record(
         &self,
         partition: usize,
@@ -331,12 +429,15 @@ impl NativeGraph {
                 )
                 .map_err(vk_err("begin"))?;
         }
-        // After everything before (wgpu's uploads and copies, earlier partitions, host writes).
+        // After everything before (wgpu's uploads and copies, the parameter buffer's write, earlier
+        // partitions, host writes).
         barrier(
             vk::PipelineStageFlags::ALL_COMMANDS,
             vk::AccessFlags::MEMORY_WRITE,
             vk::PipelineStageFlags::COMPUTE_SHADER,
-            vk::AccessFlags::SHADER_READ | vk::AccessFlags::SHADER_WRITE,
+            vk::AccessFlags::SHADER_READ
+                | vk::AccessFlags::SHADER_WRITE
+                | vk::AccessFlags::UNIFORM_READ,
         );
         let mut bound_pipeline = None;
         for (hazards, dispatches) in levels {
@@ -352,8 +453,15 @@ impl NativeGraph {
                 let Some(&Some((p, set))) = self.sets.get(node as usize) else {
                     return Err(format!("node {node} has no native kernel"));
                 };
-                // SAFETY: `cb` is recording; pipeline, layout and set were made together for this kernel;
-                // `params` is the size of the push-constant range (checked at bake).
+                let with_params = [set, self.params_set.unwrap_or(set)];
+                let sets = if self.params_set.is_some() {
+                    &with_params[..]
+                } else {
+                    &with_params[..1]
+                };
+                // SAFETY: `cb` is recording; pipeline, layout and sets were made together for this kernel
+                // (the parameter set's layout is set 1 of every layout); `params` is the size of the
+                // push-constant range (checked at bake).
                 unsafe {
                     if bound_pipeline != Some(p) {
                         self.raw.cmd_bind_pipeline(
@@ -368,10 +476,10 @@ impl NativeGraph {
                         vk::PipelineBindPoint::COMPUTE,
                         self.layouts[p],
                         0,
-                        &[set],
+                        sets,
                         &[],
                     );
-                    if self.params_size > 0 {
+                    if self.push_size > 0 {
                         self.raw.cmd_push_constants(
                             cb,
                             self.layouts[p],
@@ -443,7 +551,7 @@ impl Drop for NativeGraph {
             for &l in &self.layouts {
                 self.raw.destroy_pipeline_layout(l, None);
             }
-            for &l in &self.set_layouts {
+            for &l in self.set_layouts.iter().chain([&self.params_layout]) {
                 self.raw.destroy_descriptor_set_layout(l, None);
             }
             for &s in &self.shaders {

@@ -4,6 +4,10 @@
 //! written buffer), executed from wgpu's command encoder. A replay whose parameters and dispatch sizes are
 //! those of the last recording records nothing: its CPU cost does not grow with the node count.
 //!
+//! The parameters reach the kernels through a small uniform buffer written before a replay whose values
+//! changed ([`NativeParamsIn::Buffer`], the default), or as push constants recorded into the command buffers,
+//! which new values record again ([`NativeParamsIn::PushConstants`]).
+//!
 //! `GRAPH_RUNTIME_RECORDER=portable` turns it off; `=native` makes a graph that cannot use it, or a failure
 //! to build it, a bake error instead of a quiet fall back to the portable recorder.
 
@@ -14,24 +18,37 @@ use graph_core::plan::{BufferHazard, Plan, PlanPartition, PlanStep, Transfer};
 use crate::bake::BoundBuffers;
 use crate::error::Error;
 use crate::gpu::Gpu;
-use crate::native::{NativeGraph, NativeKernel, RecordedLevel};
+use crate::native::{NativeGraph, NativeKernel, NativeParams, RecordedLevel};
 use crate::recorder::Recorder;
 use crate::replay::Kernels;
 
 /// The environment variable that picks the recorder: `portable`, `native`, or unset (native where it can).
 pub const RECORDER_ENV: &str = "GRAPH_RUNTIME_RECORDER";
 
-/// Which recorder the environment asks for.
+/// Where the native recorder's kernels read the graph's parameters.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum NativeParamsIn {
+    /// A uniform buffer written (a queued write) before each replay whose parameters changed: new values
+    /// record nothing again.
+    #[default]
+    Buffer,
+    /// Push constants recorded into the command buffers: a replay with new values records them again, after
+    /// the graph's previous replay has finished. Only for a graph whose parameters are push constants.
+    PushConstants,
+}
+
+/// Which recorder is asked for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Choice {
+pub(crate) enum Choice {
     Portable,
     /// Native where the graph and device allow it, else portable.
     Prefer,
-    /// Native or a bake error.
+    /// Native or an error.
     Require,
 }
 
-fn choice() -> Choice {
+/// What the environment asks for ([`RECORDER_ENV`]).
+pub(crate) fn choice() -> Choice {
     match std::env::var(RECORDER_ENV).as_deref() {
         Ok("portable") => Choice::Portable,
         Ok("native") => Choice::Require,
@@ -45,14 +62,59 @@ pub(crate) struct NativeReplay {
     graph: NativeGraph,
     /// Recorded ahead of the first replay's command buffers, then dropped (see [`InitPass`]).
     init: Option<InitPass>,
-    /// The parameters and workgroup counts the command buffers hold; `None` before the first recording.
+    /// The parameter buffer, with [`NativeParamsIn::Buffer`] and parameters.
+    params: Option<ParamsBuffer>,
+    /// The push constants and workgroup counts the command buffers hold; `None` before the first recording.
     recorded: Option<(Vec<u8>, Vec<[u32; 3]>)>,
 }
 
+/// The uniform buffer the kernels read the parameters from, and the values last written to it.
+#[derive(Debug)]
+struct ParamsBuffer {
+    buffer: wgpu::Buffer,
+    written: Option<Vec<u8>>,
+}
+
+impl ParamsBuffer {
+    fn new(gpu: &Gpu, size: u32) -> Self {
+        // Mapped at creation so that wgpu zeroes it, padding included: no byte is uninitialised when the
+        // command buffers, which wgpu does not see, first read it.
+        let buffer = gpu.device().create_buffer(&wgpu::BufferDescriptor {
+            label: Some("graph-runtime native params"),
+            size: u64::from(size.next_multiple_of(16)),
+            usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
+            mapped_at_creation: true,
+        });
+        buffer.unmap();
+        ParamsBuffer {
+            buffer,
+            written: None,
+        }
+    }
+
+    /// Queues a write of `params` when they differ from the last: wgpu submits it ahead of the replay's
+    /// command buffers, whose first barrier waits for it; the last barrier of the replay before orders its
+    /// reads ahead of it.
+    fn write(&mut self, queue: &wgpu::Queue, params: &[u8]) {
+        if self.written.as_deref() != Some(params) {
+            queue.write_buffer(&self.buffer, 0, params);
+            self.written = Some(params.to_vec());
+        }
+    }
+}
+
 /// Why a graph replays through the portable recorder, if it must.
-fn ineligible(desc: &GraphDesc, plan: &Plan, storage: ParamsStorage) -> Option<&'static str> {
-    if storage != ParamsStorage::Immediates && desc.params.size > 0 {
-        return Some("its parameters are in a uniform buffer");
+fn ineligible(
+    desc: &GraphDesc,
+    plan: &Plan,
+    storage: ParamsStorage,
+    params_in: NativeParamsIn,
+) -> Option<&'static str> {
+    if storage != ParamsStorage::Immediates
+        && desc.params.size > 0
+        && params_in == NativeParamsIn::PushConstants
+    {
+        return Some("its parameters cannot be push constants on this device");
     }
     if !desc.blocks.is_empty() {
         return Some("it has if/repeat blocks");
@@ -76,8 +138,10 @@ fn ineligible(desc: &GraphDesc, plan: &Plan, storage: ParamsStorage) -> Option<&
 }
 
 impl NativeReplay {
-    /// The native replay of `desc` (the fused description the plan and kernels were made from), when the
-    /// environment, the device and the graph allow it; `Ok(None)` means the portable recorder.
+    /// The native replay of `desc` (the fused description the plan and kernels were made from), when
+    /// `wanted`, the device and the graph allow it; `Ok(None)` means the portable recorder. `storage` is where
+    /// the portable recorder's kernels read the parameters: a uniform buffer there means one here too.
+    #[allow(clippy::too_many_arguments)]
     pub(crate) fn new(
         gpu: &Gpu,
         desc: &GraphDesc,
@@ -85,8 +149,9 @@ impl NativeReplay {
         kernels: &Kernels,
         bound: &BoundBuffers,
         storage: ParamsStorage,
+        wanted: Choice,
+        params_in: NativeParamsIn,
     ) -> Result<Option<Self>, Error> {
-        let wanted = choice();
         let refuse = |why: String| match wanted {
             Choice::Require => Err(Error::Unsupported {
                 graph: desc.name.to_string(),
@@ -100,16 +165,21 @@ impl NativeReplay {
         if wanted == Choice::Portable {
             return Ok(None);
         }
-        if let Some(why) = ineligible(desc, plan, storage) {
+        if let Some(why) = ineligible(desc, plan, storage, params_in) {
             return refuse(why.to_string());
         }
+        let size = desc.params.size;
+        let params_storage = match params_in {
+            NativeParamsIn::PushConstants => ParamsStorage::Immediates,
+            NativeParamsIn::Buffer => ParamsStorage::Uniform,
+        };
         let mut native_kernels = Vec::new();
         for (n, step) in kernels.nodes.iter().enumerate() {
             let (Some(_), Some(OpDesc::Kernel(k))) = (step, desc.nodes.get(n).map(|d| &d.op))
             else {
                 continue;
             };
-            let source = k.compose(&desc.params, ParamsStorage::Immediates);
+            let source = k.compose(&desc.params, params_storage);
             let spirv = match spirv(&source, &k.entry) {
                 Ok(words) => words,
                 Err(e) => {
@@ -136,11 +206,21 @@ impl NativeReplay {
             .iter()
             .filter(|p| matches!(p, PlanPartition::Gpu { .. }))
             .count();
+        let params = match params_in {
+            _ if size == 0 => None,
+            NativeParamsIn::Buffer => Some(ParamsBuffer::new(gpu, size)),
+            NativeParamsIn::PushConstants => None,
+        };
+        let native_params = match (&params, size) {
+            (_, 0) => NativeParams::None,
+            (Some(p), _) => NativeParams::Uniform(p.buffer.clone()),
+            (None, size) => NativeParams::PushConstants(size),
+        };
         let built = NativeGraph::new(
             gpu.device(),
             desc.nodes.len(),
             native_kernels,
-            desc.params.size,
+            native_params,
             partitions,
         );
         let graph = match built {
@@ -151,12 +231,14 @@ impl NativeReplay {
         Ok(Some(NativeReplay {
             graph,
             init: Some(InitPass::new(gpu, &bound.buffers)),
+            params,
             recorded: None,
         }))
     }
 
-    /// Records the command buffers again if `params` or `workgroups` differ from what they hold, after the
-    /// replays that execute them have finished.
+    /// Writes `params` to the parameter buffer, or, as push constants, records the command buffers again if
+    /// they differ from what they hold; records them again if `workgroups` differ. A recording waits for the
+    /// replays that execute the command buffers to finish.
     pub(crate) fn prepare(
         &mut self,
         gpu: &Gpu,
@@ -164,10 +246,17 @@ impl NativeReplay {
         workgroups: &[[u32; 3]],
         params: &[u8],
     ) -> Result<(), Error> {
+        let push: &[u8] = match &mut self.params {
+            Some(buffer) => {
+                buffer.write(gpu.queue(), params);
+                &[]
+            }
+            None => params,
+        };
         let same = self
             .recorded
             .as_ref()
-            .is_some_and(|(p, w)| p == params && w == workgroups);
+            .is_some_and(|(p, w)| p == push && w == workgroups);
         if same {
             return Ok(());
         }
@@ -199,10 +288,10 @@ impl NativeReplay {
                 })
                 .collect();
             self.graph
-                .record(index, &levels, params)
+                .record(index, &levels, push)
                 .map_err(Error::Gpu)?;
         }
-        self.recorded = Some((params.to_vec(), workgroups.to_vec()));
+        self.recorded = Some((push.to_vec(), workgroups.to_vec()));
         Ok(())
     }
 

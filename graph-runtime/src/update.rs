@@ -23,7 +23,7 @@ use crate::baked_graph::BakedGraph;
 use crate::buffer::AnyBuffer;
 use crate::error::Error;
 use crate::gate::Gates;
-use crate::native_recorder::NativeReplay;
+use crate::native_recorder::{self, NativeParamsIn, NativeReplay};
 use crate::scope::OpScope;
 use crate::transfer::{Readbacks, Uploads};
 
@@ -247,10 +247,12 @@ impl BakedGraph {
                 &r.kernels,
                 &r.bound,
                 self.transport.storage(),
+                native_recorder::choice(),
+                NativeParamsIn::default(),
             )?;
-            Ok::<_, Error>((r.bound, r.plan, r.kernels, r.built, r.fused, native))
+            Ok::<_, Error>((r.bound, r.plan, r.kernels, r.built, r.fused, r.desc, native))
         })();
-        let (bound, plan, kernels, built, fused, native) =
+        let (bound, plan, kernels, built, fused, replayed, native) =
             scope.finish_with(built, |reason| Error::Update {
                 graph: desc.name.to_string(),
                 reason,
@@ -267,6 +269,7 @@ impl BakedGraph {
         self.plan = plan;
         self.kernels = kernels;
         self.fused = fused;
+        self.replayed = replayed;
         self.native = native;
         self.cache = cache;
         self.externals = externals;

@@ -1,12 +1,13 @@
 //! The native recorder (Vulkan command buffers recorded once, one barrier per level): the graphs it can
-//! replay give what the CPU gives, after parameter changes (which record again), dispatch-size changes and
-//! rebinding; `GRAPH_RUNTIME_RECORDER` picks it. On a device that is not Vulkan, or with
+//! replay give what the CPU gives, after parameter changes (a buffer write, or push constants recorded
+//! again: each way is tested), dispatch-size changes and rebinding, and replays in flight each read their
+//! own parameters; `GRAPH_RUNTIME_RECORDER` picks it. On a device that is not Vulkan, or with
 //! `GRAPH_RUNTIME_RECORDER=portable`, the same tests run through the portable recorder and say so.
 
 mod common;
 
 use common::{assert_within, gpu, poison_f32, random_f32s, random_u32, read, rng};
-use graph_runtime::{BakedGraph, Dispatch, Error, RECORDER_ENV, graph};
+use graph_runtime::{BakedGraph, Dispatch, Error, NativeParamsIn, RECORDER_ENV, graph};
 
 graph! {
     /// Two stencil steps between `a` and `b` (levels with hazards: a barrier each), then a pointwise scale.
@@ -67,23 +68,61 @@ fn native_expected(gpu: &graph_runtime::Gpu) -> bool {
     gpu.summary().contains("Vulkan") && std::env::var(RECORDER_ENV).as_deref() != Ok("portable")
 }
 
+/// The ways a test replays `Smooth`: as baked (the recorder the environment picks), then, where the native
+/// recorder applies, with each way of passing the parameters.
+fn ways(gpu: &graph_runtime::Gpu) -> Vec<Option<NativeParamsIn>> {
+    let mut ways = vec![None];
+    if native_expected(gpu) {
+        ways.extend([
+            Some(NativeParamsIn::Buffer),
+            Some(NativeParamsIn::PushConstants),
+        ]);
+    }
+    ways
+}
+
+/// `Smooth` baked over `a` and `b`, replaying as `way` says.
+fn bake_smooth(
+    gpu: &graph_runtime::Gpu,
+    a: &graph_runtime::Buffer<f32>,
+    b: &graph_runtime::Buffer<f32>,
+    way: Option<NativeParamsIn>,
+) -> Result<graph_runtime::Baked<Smooth>, Error> {
+    let mut g = Smooth::bake(gpu, SmoothBuffers { a, b })?;
+    assert_eq!(
+        g.untyped().recorder() == "native",
+        native_expected(gpu),
+        "recorder {}",
+        g.untyped().recorder()
+    );
+    if let Some(params_in) = way {
+        g.use_native_recorder(params_in)?;
+        assert_eq!(g.untyped().recorder(), "native");
+    }
+    Ok(g)
+}
+
 #[test]
 fn parameters_sizes_and_rebinding_take_effect_through_the_recorded_command_buffers()
 -> Result<(), Error> {
     let gpu = gpu();
+    for way in ways(&gpu) {
+        parameters_sizes_and_rebinding(&gpu, way)?;
+    }
+    Ok(())
+}
+
+fn parameters_sizes_and_rebinding(
+    gpu: &graph_runtime::Gpu,
+    way: Option<NativeParamsIn>,
+) -> Result<(), Error> {
     let mut rng = rng();
     let n = 400 + random_u32(&mut rng, 3000) as usize;
     let start = random_f32s(&mut rng, n);
     let a = gpu.buffer_from_slice(&start)?;
     let b = gpu.buffer_zeroed::<f32>(n)?;
-    let mut g = Smooth::bake(&gpu, SmoothBuffers { a: &a, b: &b })?;
+    let mut g = bake_smooth(gpu, &a, &b, way)?;
     let native = g.untyped().recorder() == "native";
-    assert_eq!(
-        native,
-        native_expected(&gpu),
-        "recorder {}",
-        g.untyped().recorder()
-    );
 
     let mut current = start.clone();
     for k in [2.0f32, 2.0, 0.5] {
@@ -93,7 +132,7 @@ fn parameters_sizes_and_rebinding_take_effect_through_the_recorded_command_buffe
         g.replay()?.wait()?;
         let want = expected(&current, k, n);
         let got = read(&a);
-        assert_within(&got, &want, &close(&want), &format!("k = {k}"));
+        assert_within(&got, &want, &close(&want), &format!("{way:?}, k = {k}"));
         current = got;
     }
 
@@ -131,8 +170,86 @@ fn parameters_sizes_and_rebinding_take_effect_through_the_recorded_command_buffe
     g.params_mut().k = 3.0;
     g.replay()?.wait()?;
     let want = expected(&start2, 3.0, m);
-    assert_within(&read(&a2), &want, &close(&want), "rebound");
+    assert_within(
+        &read(&a2),
+        &want,
+        &close(&want),
+        &format!("{way:?}, rebound"),
+    );
     assert_eq!(read(&a), got, "the old buffer is left alone");
+    Ok(())
+}
+
+#[test]
+fn replays_in_flight_each_read_their_own_parameters() -> Result<(), Error> {
+    let gpu = gpu();
+    let mut rng = rng();
+    for way in ways(&gpu) {
+        let n = 400 + random_u32(&mut rng, 3000) as usize;
+        let start = random_f32s(&mut rng, n);
+        let a = gpu.buffer_from_slice(&start)?;
+        let b = gpu.buffer_zeroed::<f32>(n)?;
+        let mut g = bake_smooth(&gpu, &a, &b, way)?;
+        // Each replay submitted without waiting for the one before, with a new `k`: with a parameter buffer,
+        // the write for one replay must wait for the replay before to have read its value.
+        let ks: Vec<f32> = (0..6).map(|r| 0.5 + 0.25 * r as f32).collect();
+        let mut want: Vec<f64> = start.iter().map(|&x| f64::from(x)).collect();
+        let mut last = None;
+        for &k in &ks {
+            g.params_mut().k = k;
+            last = Some(g.replay()?);
+            want = stencil(&stencil(&want))
+                .into_iter()
+                .map(|x| x * f64::from(k))
+                .collect();
+        }
+        if let Some(last) = last {
+            last.wait()?;
+        }
+        let bound: Vec<f64> = want.iter().map(|x| 1e-4 * (1.0 + x.abs())).collect();
+        assert_within(&read(&a), &want, &bound, &format!("{way:?}, k = {ks:?}"));
+    }
+    Ok(())
+}
+
+#[test]
+fn the_native_recorder_refuses_push_constants_where_the_parameters_are_in_a_buffer()
+-> Result<(), Error> {
+    graph! {
+        #[uniform_params]
+        graph InBuffer {
+            params { k: f32 }
+            buffers { v: [f32] = inout }
+            kernel scale(v: read_write) {
+                @compute @workgroup_size(64)
+                fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
+                    if (gid.x < arrayLength(&v)) { v[gid.x] = v[gid.x] * params.k; }
+                }
+            }
+        }
+    }
+    let gpu = gpu();
+    let mut rng = rng();
+    let xs = random_f32s(&mut rng, 300);
+    let v = gpu.buffer_from_slice(&xs)?;
+    let mut g = InBuffer::bake(&gpu, InBufferBuffers { v: &v })?;
+    let before = g.untyped().recorder();
+    if native_expected(&gpu) {
+        assert_eq!(
+            before, "native",
+            "a uniform block replays natively from its buffer"
+        );
+        let refused = g
+            .use_native_recorder(NativeParamsIn::PushConstants)
+            .expect_err("push constants for a #[uniform_params] graph");
+        assert!(refused.to_string().contains("push constants"), "{refused}");
+    }
+    // Refused or not, the graph replays as before.
+    assert_eq!(g.untyped().recorder(), before);
+    g.params_mut().k = 0.5;
+    g.replay()?.wait()?;
+    let want: Vec<f32> = xs.iter().map(|x| x * 0.5).collect();
+    assert_eq!(read(&v), want, "halving is exact");
     Ok(())
 }
 
