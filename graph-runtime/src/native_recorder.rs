@@ -2,7 +2,9 @@
 //! Vulkan secondary command buffers recorded once ([`crate::native::NativeGraph`]), with one barrier per level
 //! boundary that has hazards (where wgpu's portable pass places one before every dispatch that touches a
 //! written buffer), executed from wgpu's command encoder. A replay whose parameters and dispatch sizes are
-//! those of the last recording records nothing: its CPU cost does not grow with the node count.
+//! those of the last recording records nothing: its CPU cost does not grow with the node count. Level
+//! barriers, not per-edge events: a `vkCmdWaitEvents` before each dependent dispatch measured 2-4.5x slower
+//! on the H100 on every benchmark shape with edges (README, Performance).
 //!
 //! The parameters reach the kernels through a small uniform buffer written before a replay whose values
 //! changed ([`NativeParamsIn::Buffer`], the default), or as push constants recorded into the command buffers,
