@@ -157,7 +157,9 @@ impl NativeReplay {
         let refuse = |why: String| match wanted {
             Choice::Require => Err(Error::Unsupported {
                 graph: desc.name.to_string(),
-                what: format!("{RECORDER_ENV}=native, but {why}"),
+                what: format!(
+                    "the native recorder was asked for ({RECORDER_ENV}=native or use_native_recorder), but {why}"
+                ),
             }),
             _ => {
                 tracing::debug!(graph = %desc.name, "portable recorder: {why}");
