@@ -19,9 +19,9 @@ use crate::gate::Gates;
 use crate::gpu::Gpu;
 use crate::host::{HostContext, HostTask};
 use crate::interop::{InteropContext, InteropTask};
-use crate::native_recorder::{self, NativeParamsIn, NativeReplay};
+use crate::native_recorder::{self, NativeParamsIn, NativeReplay, TimedDispatch};
 use crate::params::ParamsTransport;
-use crate::profile::{Profile, Timestamps};
+use crate::profile::{self, Profile, Timestamps};
 use crate::recorder::record_replay;
 use crate::replay::{Kernels, SizeProblem, resolve_dispatches};
 use crate::scope::OpScope;
@@ -62,6 +62,15 @@ pub struct BakedGraph {
     pub(crate) replayed: GraphDesc,
     /// The native recorder's command buffers, where the graph replays through them.
     pub(crate) native: Option<NativeReplay>,
+}
+
+/// Whether a replay is profiled, and by which recorder's timestamps.
+enum Timing<'a> {
+    None,
+    /// Through wgpu's passes, one per dispatch, into these queries.
+    Portable(&'a mut Timestamps),
+    /// Through the native command buffers, recorded with timestamps: which queries time each dispatch.
+    Native(&'a mut Vec<TimedDispatch>),
 }
 
 impl std::fmt::Debug for BakedGraph {
@@ -483,18 +492,48 @@ impl BakedGraph {
         self.gpu.check_lost()?;
         let gpu = self.gpu.clone();
         let scope = OpScope::enter(&gpu);
-        let submitted = self.submit(None);
+        let submitted = self.submit(Timing::None);
         scope.finish(submitted)
     }
 
-    /// Runs the graph once with each dispatch timed on the GPU (timestamp queries, one compute pass per
-    /// dispatch), waits for it, and returns the times: a fused kernel is one dispatch, named after its
-    /// members. Export with [`Profile::to_chrome_trace`] and [`Profile::to_dot`]. An error when the adapter
-    /// offers no timestamp queries.
+    /// Runs the graph once with each dispatch timed on the GPU (timestamp queries), waits for it, and returns
+    /// the times: a fused kernel is one dispatch, named after its members. The portable recorder times each
+    /// dispatch in a compute pass of its own; the native recorder records its command buffers once more with
+    /// a timestamp when each level may start and one after each dispatch (the replay after records them
+    /// again without). Timestamps hold the dispatches after them back: see [`Profile::recorder`]. Export with
+    /// [`Profile::to_chrome_trace`] and [`Profile::to_dot`]. An error when the adapter offers no timestamp
+    /// queries.
     pub fn profile(&mut self) -> Result<Profile, Error> {
         let _span = tracing::info_span!("profile", graph = %self.desc.name).entered();
         self.gpu.check_lost()?;
+        profile::check_timestamps(&self.gpu, &self.desc.name)?;
         let gpu = self.gpu.clone();
+        if self.native.is_some() {
+            let mut timed = Vec::new();
+            let scope = OpScope::enter(&gpu);
+            let submitted = self.submit(Timing::Native(&mut timed));
+            scope.finish(submitted)?.wait()?;
+            let queries = timed.iter().map(|t| t.end_query + 1).max().unwrap_or(0);
+            let scope = OpScope::enter(&gpu);
+            let ticks = match &self.native {
+                Some(native) => native.read_timestamps(queries),
+                None => Err(Error::Gpu(
+                    "the native recorder went away while profiling".into(),
+                )),
+            };
+            let ticks = scope.finish(ticks)?;
+            let spans = timed.iter().map(|t| {
+                let tick = |q: u32| ticks.get(q as usize).copied().unwrap_or(0);
+                (t.node, tick(t.start_query), tick(t.end_query))
+            });
+            return Ok(profile::profile_of(
+                &gpu,
+                &self.desc,
+                &self.fused,
+                "native",
+                spans,
+            ));
+        }
         let dispatches = self
             .plan
             .partitions
@@ -509,7 +548,7 @@ impl BakedGraph {
             .count();
         let mut timestamps = Timestamps::new(&gpu, &self.desc.name, dispatches)?;
         let scope = OpScope::enter(&gpu);
-        let submitted = self.submit(Some(&mut timestamps));
+        let submitted = self.submit(Timing::Portable(&mut timestamps));
         scope.finish(submitted)?.wait()?;
         let scope = OpScope::enter(&gpu);
         let profile = timestamps.read(&gpu, &self.desc, &self.fused);
@@ -521,7 +560,7 @@ impl BakedGraph {
         self.replay()?.wait()
     }
 
-    fn submit(&mut self, timestamps: Option<&mut Timestamps>) -> Result<Submission, Error> {
+    fn submit(&mut self, timing: Timing<'_>) -> Result<Submission, Error> {
         let desc: &GraphDesc = &self.desc;
         let node_name = |n: usize| desc.nodes[n].name.to_string();
         resolve_dispatches(
@@ -559,7 +598,12 @@ impl BakedGraph {
                 node: node_name(missing),
             });
         }
-        if self.native.is_none() || timestamps.is_some() {
+        // The native command buffers, unless this replay is profiled through wgpu's passes.
+        let native = match timing {
+            Timing::Portable(_) => None,
+            _ => self.native.as_mut(),
+        };
+        if native.is_none() {
             self.transport.before_replay(self.gpu.queue(), &self.params);
         }
         if let Some(gates) = &mut self.gates {
@@ -579,17 +623,30 @@ impl BakedGraph {
             // A task may have lost the device (or destroyed it): stop before submitting to it.
             gpu.poll_lost()
         };
-        // The native command buffers, unless this replay is profiled (timestamps are per wgpu pass).
-        let last = match (&mut self.native, timestamps) {
-            (Some(native), None) => {
-                native.prepare(gpu, &self.plan, &self.workgroups, &self.params)?;
+        let last = match (native, timing) {
+            (Some(native), timing) => {
+                match timing {
+                    Timing::Native(timed) => {
+                        *timed = native.prepare_profiled(
+                            gpu,
+                            &self.plan,
+                            &self.workgroups,
+                            &self.params,
+                        )?;
+                    }
+                    _ => native.prepare(gpu, &self.plan, &self.workgroups, &self.params)?,
+                }
                 let mut recorder = native.recorder(gpu);
                 // A graph with interop tasks replays through the portable recorder.
                 record_replay(&self.plan, &self.workgroups, &mut recorder, host, |_, _| {
                     Ok(())
                 })?
             }
-            (_, timestamps) => {
+            (None, timing) => {
+                let timestamps = match timing {
+                    Timing::Portable(timestamps) => Some(timestamps),
+                    _ => None,
+                };
                 let mut recorder = WgpuRecorder::new(
                     gpu,
                     &self.kernels,

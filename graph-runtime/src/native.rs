@@ -53,6 +53,23 @@ fn vk_err(what: &'static str) -> impl Fn(vk::Result) -> String {
 /// `(node, workgroups)`.
 pub(crate) type RecordedLevel = (bool, Vec<(u32, [u32; 3])>);
 
+/// The timestamp queries a profiled recording writes: one when its level may start, one when it has ended.
+pub(crate) struct TimedDispatch {
+    pub node: u32,
+    pub start_query: u32,
+    pub end_query: u32,
+}
+
+/// How many timestamp queries a profiled recording of `levels` writes: one per level with dispatches, one per
+/// dispatch.
+pub(crate) fn queries_of(levels: &[RecordedLevel]) -> u32 {
+    levels
+        .iter()
+        .filter(|(_, dispatches)| !dispatches.is_empty())
+        .map(|(_, dispatches)| 1 + dispatches.len() as u32)
+        .sum()
+}
+
 /// One kernel of a [`NativeGraph`]: its SPIR-V and the buffers its descriptor set binds, binding by binding.
 pub(crate) struct NativeKernel {
     /// The kernel's node, by index in the plan.
@@ -83,6 +100,8 @@ pub(crate) enum NativeParams {
 ///   alive (a `wgpu::Device` clone) and outlives them: `Drop` waits for the device, then destroys them;
 /// - the buffers the descriptor sets name (the parameter buffer too) are kept alive by `buffers` for as long
 ///   as the sets exist;
+/// - the query pool is replaced, and its results read, only when no submission that writes it is pending
+///   (`last` is waited for first);
 /// - a command buffer is reset and recorded only when no submission that executes it is pending (`last` is
 ///   waited for first), and is recorded with `SIMULTANEOUS_USE`, so replays in flight may share it;
 /// - each recording begins with a barrier after all earlier commands' memory writes and ends with one before
@@ -106,6 +125,9 @@ pub(crate) struct NativeGraph {
     buffers: Vec<wgpu::Buffer>,
     /// The size of the push-constant range (0: parameters in a buffer, or none).
     push_size: u32,
+    /// Timestamp queries for profiled recordings, and how many the pool holds; made at the first profile.
+    queries: vk::QueryPool,
+    query_capacity: u32,
     /// The submission that last executed the command buffers.
     pub(crate) last: Option<wgpu::SubmissionIndex>,
 }
@@ -154,6 +176,8 @@ impl NativeGraph {
                 NativeParams::PushConstants(size) => size,
                 _ => 0,
             },
+            queries: vk::QueryPool::null(),
+            query_capacity: 0,
             last: None,
         };
         // On an error the objects made so far are destroyed by `Drop`.
@@ -385,17 +409,101 @@ impl NativeGraph {
         Ok(())
     }
 
+    /// A query pool of at least `count` timestamp queries, for profiled recordings. The caller has waited for
+    /// `last`.
+    pub(crate) fn reserve_queries(&mut self, count: u32) -> Result<(), String> {
+        if count <= self.query_capacity {
+            return Ok(());
+        }
+        // SAFETY: no pending submission writes the old pool (the caller waited for `last`), and no command
+        // buffer that names it is executed again before it is recorded again (`NativeReplay` forgets a
+        // profiled recording); the new pool is stored at once for `Drop`.
+        unsafe {
+            self.raw.destroy_query_pool(self.queries, None);
+            self.queries = vk::QueryPool::null();
+            self.query_capacity = 0;
+            self.queries = self
+                .raw
+                .create_query_pool(
+                    &vk::QueryPoolCreateInfo::default()
+                        .query_type(vk::QueryType::TIMESTAMP)
+                        .query_count(count),
+                    None,
+                )
+                .map_err(vk_err("timestamp query pool"))?;
+        }
+        self.query_capacity = count;
+        Ok(())
+    }
+
+    /// The first `count` timestamps of the query pool, in ticks, once the profiled replay that wrote them
+    /// has finished (the caller waited for it).
+    pub(crate) fn read_queries(&self, count: u32) -> Result<Vec<u64>, String> {
+        if count > self.query_capacity {
+            return Err(format!(
+                "{count} timestamps asked for, the pool holds {}",
+                self.query_capacity
+            ));
+        }
+        let mut ticks = vec![0u64; count as usize];
+        if count == 0 {
+            return Ok(ticks);
+        }
+        // SAFETY: the pool is live and holds `count` queries (checked above), each written by the finished
+        // replay; `ticks` has room for `count` 64-bit results. Without WAIT, a query never written is
+        // NOT_READY, an error, not a hang.
+        unsafe {
+            self.raw.get_query_pool_results(
+                self.queries,
+                0,
+                &mut ticks,
+                vk::QueryResultFlags::TYPE_64,
+            )
+        }
+        .map_err(vk_err("timestamp results"))?;
+        Ok(ticks)
+    }
+
     /// Records GPU partition `partition`: for each level, a barrier when it has hazards, then each
     /// dispatch (`(node, workgroups)`), with `params` as push constants when they are (ignored with a
     /// parameter buffer). The caller has waited for `last`.
+    ///
+    /// With `first_query`, a profiled recording: it writes [`queries_of`] timestamps from that query on
+    /// (the caller reserved them), and says which time each dispatch. A level's first timestamp is written
+    /// once everything before has finished its compute work, so after the level's barrier: when the level may
+    /// start. Each dispatch's is written once it and everything before it has: dispatches of one level may
+    /// overlap, and a timestamp cannot tell which of them finished last.
     pub(crate) fn record(
         &self,
         partition: usize,
         levels: &[RecordedLevel],
         params: &[u8],
-    ) -> Result<(), String> {
+        first_query: Option<u32>,
+    ) -> Result<Vec<TimedDispatch>, String> {
         let Some(&cb) = self.partitions.get(partition) else {
             return Err(format!("no command buffer for partition {partition}"));
+        };
+        if let Some(first) = first_query
+            && first + queries_of(levels) > self.query_capacity
+        {
+            return Err(format!(
+                "partition {partition} needs timestamps {first}.. beyond the pool's {}",
+                self.query_capacity
+            ));
+        }
+        let mut timed = Vec::new();
+        let mut next_query = first_query.unwrap_or(0);
+        let timestamp = |query: u32| {
+            // SAFETY: `cb` is recording; the query is in the pool (checked above) and was reset at the start
+            // of this recording.
+            unsafe {
+                self.raw.cmd_write_timestamp(
+                    cb,
+                    vk::PipelineStageFlags::COMPUTE_SHADER,
+                    self.queries,
+                    query,
+                )
+            }
         };
         let barrier = |src_stage, src, dst_stage, dst| {
             // SAFETY: `cb` is recording (begun below, not ended); the barrier is a plain memory barrier.
@@ -428,6 +536,10 @@ impl NativeGraph {
                         .inheritance_info(&inheritance),
                 )
                 .map_err(vk_err("begin"))?;
+            if let Some(first) = first_query {
+                self.raw
+                    .cmd_reset_query_pool(cb, self.queries, first, queries_of(levels));
+            }
         }
         // After everything before (wgpu's uploads and copies, the parameter buffer's write, earlier
         // partitions, host writes).
@@ -448,6 +560,11 @@ impl NativeGraph {
                     vk::PipelineStageFlags::COMPUTE_SHADER,
                     vk::AccessFlags::SHADER_READ | vk::AccessFlags::SHADER_WRITE,
                 );
+            }
+            let level_start = next_query;
+            if first_query.is_some() && !dispatches.is_empty() {
+                timestamp(level_start);
+                next_query += 1;
             }
             for &(node, [x, y, z]) in dispatches {
                 let Some(&Some((p, set))) = self.sets.get(node as usize) else {
@@ -490,6 +607,15 @@ impl NativeGraph {
                     }
                     self.raw.cmd_dispatch(cb, x, y, z);
                 }
+                if first_query.is_some() {
+                    timestamp(next_query);
+                    timed.push(TimedDispatch {
+                        node,
+                        start_query: level_start,
+                        end_query: next_query,
+                    });
+                    next_query += 1;
+                }
             }
         }
         // Before everything after (wgpu's copies and maps, later partitions).
@@ -500,7 +626,8 @@ impl NativeGraph {
             vk::AccessFlags::MEMORY_READ | vk::AccessFlags::MEMORY_WRITE,
         );
         // SAFETY: `cb` is recording.
-        unsafe { self.raw.end_command_buffer(cb) }.map_err(vk_err("end"))
+        unsafe { self.raw.end_command_buffer(cb) }.map_err(vk_err("end"))?;
+        Ok(timed)
     }
 
     /// Executes partition `partition`'s command buffer in `encoder`, wgpu's command encoder of the replay;
@@ -541,6 +668,9 @@ impl Drop for NativeGraph {
         unsafe {
             if self.command_pool != vk::CommandPool::null() {
                 self.raw.destroy_command_pool(self.command_pool, None);
+            }
+            if self.queries != vk::QueryPool::null() {
+                self.raw.destroy_query_pool(self.queries, None);
             }
             if self.descriptor_pool != vk::DescriptorPool::null() {
                 self.raw.destroy_descriptor_pool(self.descriptor_pool, None);

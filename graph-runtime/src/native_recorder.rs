@@ -20,7 +20,8 @@ use graph_core::plan::{BufferHazard, Plan, PlanPartition, PlanStep, Transfer};
 use crate::bake::BoundBuffers;
 use crate::error::Error;
 use crate::gpu::Gpu;
-use crate::native::{NativeGraph, NativeKernel, NativeParams, RecordedLevel};
+pub(crate) use crate::native::TimedDispatch;
+use crate::native::{NativeGraph, NativeKernel, NativeParams, RecordedLevel, queries_of};
 use crate::recorder::Recorder;
 use crate::replay::Kernels;
 
@@ -66,8 +67,18 @@ pub(crate) struct NativeReplay {
     init: Option<InitPass>,
     /// The parameter buffer, with [`NativeParamsIn::Buffer`] and parameters.
     params: Option<ParamsBuffer>,
-    /// The push constants and workgroup counts the command buffers hold; `None` before the first recording.
-    recorded: Option<(Vec<u8>, Vec<[u32; 3]>)>,
+    /// What the command buffers hold; `None` before the first recording.
+    recorded: Option<Recording>,
+}
+
+/// What the command buffers were recorded with.
+#[derive(Debug)]
+struct Recording {
+    /// The push constants (none with a parameter buffer).
+    push: Vec<u8>,
+    workgroups: Vec<[u32; 3]>,
+    /// With timestamps, for one profiled replay.
+    profiled: bool,
 }
 
 /// The uniform buffer the kernels read the parameters from, and the values last written to it.
@@ -241,8 +252,8 @@ impl NativeReplay {
     }
 
     /// Writes `params` to the parameter buffer, or, as push constants, records the command buffers again if
-    /// they differ from what they hold; records them again if `workgroups` differ. A recording waits for the
-    /// replays that execute the command buffers to finish.
+    /// they differ from what they hold; records them again if `workgroups` differ, or if they were recorded
+    /// for a profile. A recording waits for the replays that execute the command buffers to finish.
     pub(crate) fn prepare(
         &mut self,
         gpu: &Gpu,
@@ -250,31 +261,108 @@ impl NativeReplay {
         workgroups: &[[u32; 3]],
         params: &[u8],
     ) -> Result<(), Error> {
-        let push: &[u8] = match &mut self.params {
-            Some(buffer) => {
-                buffer.write(gpu.queue(), params);
-                &[]
-            }
-            None => params,
-        };
-        let same = self
-            .recorded
-            .as_ref()
-            .is_some_and(|(p, w)| p == push && w == workgroups);
+        let push = self.write_params(gpu, params);
+        let same = self.recorded.as_ref().is_some_and(|r| {
+            !r.profiled && r.push.as_slice() == push.as_slice() && r.workgroups == workgroups
+        });
         if same {
             return Ok(());
         }
+        self.record(gpu, plan, workgroups, push, false)?;
+        Ok(())
+    }
+
+    /// Records the command buffers with a timestamp before each level and after each dispatch, for the next
+    /// replay to run (the one after records them again without). Returns which queries time each dispatch.
+    pub(crate) fn prepare_profiled(
+        &mut self,
+        gpu: &Gpu,
+        plan: &Plan,
+        workgroups: &[[u32; 3]],
+        params: &[u8],
+    ) -> Result<Vec<TimedDispatch>, Error> {
+        let push = self.write_params(gpu, params);
+        self.record(gpu, plan, workgroups, push, true)
+    }
+
+    /// The timestamps of a profiled replay, in ticks, once it has finished: `count` queries from the first.
+    pub(crate) fn read_timestamps(&self, count: u32) -> Result<Vec<u64>, Error> {
+        self.graph.read_queries(count).map_err(Error::Gpu)
+    }
+
+    /// Writes `params` to the parameter buffer (when they are in one) and returns the push constants the
+    /// command buffers must hold: `params`, or nothing with a parameter buffer.
+    fn write_params(&mut self, gpu: &Gpu, params: &[u8]) -> Vec<u8> {
+        match &mut self.params {
+            Some(buffer) => {
+                buffer.write(gpu.queue(), params);
+                Vec::new()
+            }
+            None => params.to_vec(),
+        }
+    }
+
+    /// Records every GPU partition's command buffer, after the replays that execute them have finished;
+    /// `profiled`: with timestamps, whose queries it returns.
+    fn record(
+        &mut self,
+        gpu: &Gpu,
+        plan: &Plan,
+        workgroups: &[[u32; 3]],
+        push: Vec<u8>,
+        profiled: bool,
+    ) -> Result<Vec<TimedDispatch>, Error> {
         // Only this graph's own last replay (`wait_for(None)` would wait for every graph's work).
         if let Some(last) = self.graph.last.take() {
             gpu.wait_for(Some(last))?;
         }
         self.recorded = None;
-        let gpu_partitions = plan.partitions.iter().filter_map(|p| match p {
+        let partitions = recorded_levels(plan, workgroups);
+        let mut next_query = None;
+        if profiled {
+            let queries = partitions.iter().map(|levels| queries_of(levels)).sum();
+            self.graph.reserve_queries(queries).map_err(Error::Gpu)?;
+            next_query = Some(0);
+        }
+        let mut timed = Vec::new();
+        for (index, levels) in partitions.iter().enumerate() {
+            timed.extend(
+                self.graph
+                    .record(index, levels, &push, next_query)
+                    .map_err(Error::Gpu)?,
+            );
+            next_query = next_query.map(|first| first + queries_of(levels));
+        }
+        self.recorded = Some(Recording {
+            push,
+            workgroups: workgroups.to_vec(),
+            profiled,
+        });
+        Ok(timed)
+    }
+
+    /// The recorder of one replay.
+    pub(crate) fn recorder<'a>(&'a mut self, gpu: &'a Gpu) -> NativeRecorder<'a> {
+        NativeRecorder {
+            gpu,
+            native: self,
+            partition: 0,
+            encoder: None,
+        }
+    }
+}
+
+/// Each GPU partition's levels as the command buffers record them: a barrier where the level has hazards,
+/// and each dispatch with its workgroup counts (a dispatch of no workgroups is left out).
+fn recorded_levels(plan: &Plan, workgroups: &[[u32; 3]]) -> Vec<Vec<RecordedLevel>> {
+    plan.partitions
+        .iter()
+        .filter_map(|p| match p {
             PlanPartition::Gpu { levels } => Some(levels),
             PlanPartition::Host { .. } => None,
-        });
-        for (index, levels) in gpu_partitions.enumerate() {
-            let levels: Vec<RecordedLevel> = levels
+        })
+        .map(|levels| {
+            levels
                 .iter()
                 .map(|level| {
                     let dispatches = level
@@ -290,24 +378,9 @@ impl NativeReplay {
                         .collect();
                     (!level.hazards.is_empty(), dispatches)
                 })
-                .collect();
-            self.graph
-                .record(index, &levels, push)
-                .map_err(Error::Gpu)?;
-        }
-        self.recorded = Some((push.to_vec(), workgroups.to_vec()));
-        Ok(())
-    }
-
-    /// The recorder of one replay.
-    pub(crate) fn recorder<'a>(&'a mut self, gpu: &'a Gpu) -> NativeRecorder<'a> {
-        NativeRecorder {
-            gpu,
-            native: self,
-            partition: 0,
-            encoder: None,
-        }
-    }
+                .collect()
+        })
+        .collect()
 }
 
 /// SPIR-V of `source`'s entry point `entry`, from naga, with the bounds checks wgpu's own compilation uses.

@@ -1,10 +1,16 @@
-//! Per-node GPU time: a profiled replay records each dispatch in a compute pass of its own, with timestamps
-//! written at the pass's start and end (WebGPU's portable timestamp queries), and reads them back once the
-//! replay has finished. The result is exported as a Chrome/Perfetto trace and as DOT annotated with the times.
+//! Per-node GPU time: a profiled replay writes GPU timestamps around each dispatch and reads them back once
+//! the replay has finished. The result is exported as a Chrome/Perfetto trace and as DOT annotated with the
+//! times.
 //!
-//! A profiled replay is not a timed replay: one pass per dispatch lets the GPU finish each before the next
-//! starts where wgpu sees a hazard, and the queries cost a little. It says where the time goes, node by
-//! node; the benchmarks say how long a replay takes.
+//! Each recorder times in its own way. The portable recorder records each dispatch in a compute pass of its
+//! own, with timestamps at the pass's start and end (WebGPU's portable timestamp queries): one pass per
+//! dispatch lets the GPU finish each before the next starts where wgpu sees a hazard. The native recorder
+//! records its command buffers once with a timestamp when each level may start (its barrier passed) and one
+//! after each dispatch, written once that dispatch and everything before it have finished: each dispatch's
+//! bar ends when it and those recorded before it in its level have finished. Either way, a profiled replay is
+//! not a timed replay: a timestamp that waits for the work before it holds back the work after it (about
+//! 3.7 us a dispatch on the H100, so a level's dispatches no longer overlap). It says where the time goes,
+//! node by node; the benchmarks say how long a replay takes.
 
 use std::collections::HashMap;
 use std::fmt::Write;
@@ -22,6 +28,10 @@ use crate::readback::ReadFuture;
 pub struct Profile {
     /// The graph's name.
     pub graph: String,
+    /// The recorder that replayed it, `"portable"` (a pass per dispatch) or `"native"` (the recorded command
+    /// buffers, a timestamp per level and per dispatch). Either way the timestamps hold back the dispatches
+    /// after them: a profile says where time goes, not how long a replay takes.
+    pub recorder: &'static str,
     /// Each dispatch, in the order it was recorded.
     pub dispatches: Vec<DispatchTime>,
 }
@@ -50,29 +60,45 @@ impl DispatchTime {
 
 impl Profile {
     /// The profile as Chrome trace JSON (the Trace Event Format, which `chrome://tracing` and Perfetto's UI
-    /// open): one complete event per dispatch on the GPU's track, times in microseconds.
+    /// open): one complete event per dispatch, times in microseconds. Dispatches that start together (one
+    /// native level) go on tracks of their own, side by side; the rest on the first track.
     pub fn to_chrome_trace(&self) -> String {
-        let events: Vec<serde_json::Value> = self
-            .dispatches
-            .iter()
-            .map(|d| {
-                serde_json::json!({
-                    "name": d.label(),
-                    "cat": if d.nodes.len() > 1 { "fused kernel" } else { "kernel" },
-                    "ph": "X",
-                    "pid": 1,
-                    "tid": 1,
-                    "ts": d.start_ns / 1000.0,
-                    "dur": d.duration_ns() / 1000.0,
-                    "args": { "node": d.node, "nodes": d.nodes },
-                })
+        let mut lanes = Vec::with_capacity(self.dispatches.len());
+        let mut previous: Option<(f64, usize)> = None;
+        for d in &self.dispatches {
+            let lane = match previous {
+                Some((start, lane)) if start == d.start_ns => lane + 1,
+                _ => 0,
+            };
+            lanes.push(lane);
+            previous = Some((d.start_ns, lane));
+        }
+        let events = self.dispatches.iter().zip(&lanes).map(|(d, lane)| {
+            serde_json::json!({
+                "name": d.label(),
+                "cat": if d.nodes.len() > 1 { "fused kernel" } else { "kernel" },
+                "ph": "X",
+                "pid": 1,
+                "tid": lane + 1,
+                "ts": d.start_ns / 1000.0,
+                "dur": d.duration_ns() / 1000.0,
+                "args": { "node": d.node, "nodes": d.nodes },
             })
+        });
+        let tracks = lanes.iter().max().map_or(1, |&lane| lane + 1);
+        let names = (0..tracks).map(|lane| {
+            let name = match lane {
+                0 => format!("GPU ({} recorder)", self.recorder),
+                _ => format!("GPU ({} recorder), beside {lane}", self.recorder),
+            };
+            serde_json::json!({"name": "thread_name", "ph": "M", "pid": 1, "tid": lane + 1,
+                "args": {"name": name}})
+        });
+        let process = serde_json::json!({"name": "process_name", "ph": "M", "pid": 1, "args": {"name": self.graph}});
+        let all: Vec<serde_json::Value> = std::iter::once(process)
+            .chain(names)
+            .chain(events)
             .collect();
-        let names = [
-            serde_json::json!({"name": "process_name", "ph": "M", "pid": 1, "args": {"name": self.graph}}),
-            serde_json::json!({"name": "thread_name", "ph": "M", "pid": 1, "tid": 1, "args": {"name": "GPU"}}),
-        ];
-        let all: Vec<serde_json::Value> = names.into_iter().chain(events).collect();
         serde_json::json!({ "traceEvents": all, "displayTimeUnit": "ns" }).to_string()
     }
 
@@ -93,7 +119,8 @@ impl Profile {
         desc.to_dot_annotated(detail, &|name: &str| notes.get(name).cloned())
     }
 
-    /// Total GPU time of the dispatches (not the replay's wall time: gaps between them are not counted).
+    /// Total GPU time of the dispatches (not the replay's wall time: gaps between them are not counted, and
+    /// dispatches that overlap are counted once each).
     pub fn busy_ns(&self) -> f64 {
         self.dispatches.iter().map(DispatchTime::duration_ns).sum()
     }
@@ -129,19 +156,7 @@ pub(crate) struct Timestamps {
 impl Timestamps {
     /// Room for `dispatches` dispatches; an error naming the feature when the device has no timestamps.
     pub(crate) fn new(gpu: &Gpu, graph: &str, dispatches: usize) -> Result<Self, Error> {
-        if !gpu
-            .device()
-            .features()
-            .contains(wgpu::Features::TIMESTAMP_QUERY)
-        {
-            return Err(Error::Unsupported {
-                graph: graph.to_string(),
-                what: format!(
-                    "profiling needs timestamp queries, which adapter `{}` does not offer",
-                    gpu.summary()
-                ),
-            });
-        }
+        check_timestamps(gpu, graph)?;
         // At least one query: a query set may not be empty.
         let capacity = (2 * dispatches.max(1)) as u32;
         let queries = gpu.device().create_query_set(&wgpu::QuerySetDescriptor {
@@ -198,38 +213,66 @@ impl Timestamps {
             .chunks_exact(2)
             .map(|w| u64::from(w[0]) | (u64::from(w[1]) << 32))
             .collect();
-        let period = f64::from(gpu.queue().get_timestamp_period());
-        let origin = ticks
-            .iter()
-            .take(count as usize)
-            .copied()
-            .min()
-            .unwrap_or(0);
-        let ns = |t: u64| t.saturating_sub(origin) as f64 * period;
-        let dispatches = self
+        let spans = self
             .nodes
             .iter()
             .enumerate()
-            .map(|(k, &node)| {
-                let nodes = match fused.iter().find(|g| g.node == node) {
-                    Some(g) => g.names.clone(),
-                    None => vec![
-                        desc.nodes
-                            .get(node as usize)
-                            .map_or_else(|| format!("node {node}"), |n| n.name.to_string()),
-                    ],
-                };
-                DispatchTime {
-                    node,
-                    nodes,
-                    start_ns: ns(ticks[2 * k]),
-                    end_ns: ns(ticks[2 * k + 1]),
-                }
-            })
-            .collect();
-        Ok(Profile {
-            graph: desc.name.to_string(),
-            dispatches,
+            .map(|(k, &node)| (node, ticks[2 * k], ticks[2 * k + 1]));
+        Ok(profile_of(gpu, desc, fused, "portable", spans))
+    }
+}
+
+/// An error naming the feature when the device has no timestamp queries.
+pub(crate) fn check_timestamps(gpu: &Gpu, graph: &str) -> Result<(), Error> {
+    if gpu
+        .device()
+        .features()
+        .contains(wgpu::Features::TIMESTAMP_QUERY)
+    {
+        return Ok(());
+    }
+    Err(Error::Unsupported {
+        graph: graph.to_string(),
+        what: format!(
+            "profiling needs timestamp queries, which adapter `{}` does not offer",
+            gpu.summary()
+        ),
+    })
+}
+
+/// The profile of dispatches timed as `(node, start, end)` in the device's ticks, in recording order, with
+/// times from the earliest start and each dispatch's nodes named from `desc` and `fused`.
+pub(crate) fn profile_of(
+    gpu: &Gpu,
+    desc: &GraphDesc,
+    fused: &[FusedGroup],
+    recorder: &'static str,
+    spans: impl Iterator<Item = (u32, u64, u64)> + Clone,
+) -> Profile {
+    let period = f64::from(gpu.queue().get_timestamp_period());
+    let origin = spans.clone().map(|(_, start, _)| start).min().unwrap_or(0);
+    let ns = |t: u64| t.saturating_sub(origin) as f64 * period;
+    let dispatches = spans
+        .map(|(node, start, end)| {
+            let nodes = match fused.iter().find(|g| g.node == node) {
+                Some(g) => g.names.clone(),
+                None => vec![
+                    desc.nodes
+                        .get(node as usize)
+                        .map_or_else(|| format!("node {node}"), |n| n.name.to_string()),
+                ],
+            };
+            DispatchTime {
+                node,
+                nodes,
+                start_ns: ns(start),
+                end_ns: ns(end),
+            }
         })
+        .collect();
+    Profile {
+        graph: desc.name.to_string(),
+        recorder,
+        dispatches,
     }
 }

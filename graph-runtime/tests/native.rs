@@ -102,6 +102,28 @@ fn bake_smooth(
     Ok(g)
 }
 
+/// Random values, of a random length from 400, in `a`, `b` zeroed, and `Smooth` baked over them.
+struct Smoothing {
+    n: usize,
+    start: Vec<f32>,
+    a: graph_runtime::Buffer<f32>,
+    b: graph_runtime::Buffer<f32>,
+    g: graph_runtime::Baked<Smooth>,
+}
+
+fn random_smooth(
+    gpu: &graph_runtime::Gpu,
+    rng: &mut proptest::test_runner::TestRng,
+    way: Option<NativeParamsIn>,
+) -> Result<Smoothing, Error> {
+    let n = 400 + random_u32(rng, 3000) as usize;
+    let start = random_f32s(rng, n);
+    let a = gpu.buffer_from_slice(&start)?;
+    let b = gpu.buffer_zeroed::<f32>(n)?;
+    let g = bake_smooth(gpu, &a, &b, way)?;
+    Ok(Smoothing { n, start, a, b, g })
+}
+
 #[test]
 fn parameters_sizes_and_rebinding_take_effect_through_the_recorded_command_buffers()
 -> Result<(), Error> {
@@ -117,11 +139,13 @@ fn parameters_sizes_and_rebinding(
     way: Option<NativeParamsIn>,
 ) -> Result<(), Error> {
     let mut rng = rng();
-    let n = 400 + random_u32(&mut rng, 3000) as usize;
-    let start = random_f32s(&mut rng, n);
-    let a = gpu.buffer_from_slice(&start)?;
-    let b = gpu.buffer_zeroed::<f32>(n)?;
-    let mut g = bake_smooth(gpu, &a, &b, way)?;
+    let Smoothing {
+        n,
+        start,
+        a,
+        b,
+        mut g,
+    } = random_smooth(gpu, &mut rng, way)?;
     let native = g.untyped().recorder() == "native";
 
     let mut current = start.clone();
@@ -185,11 +209,9 @@ fn replays_in_flight_each_read_their_own_parameters() -> Result<(), Error> {
     let gpu = gpu();
     let mut rng = rng();
     for way in ways(&gpu) {
-        let n = 400 + random_u32(&mut rng, 3000) as usize;
-        let start = random_f32s(&mut rng, n);
-        let a = gpu.buffer_from_slice(&start)?;
-        let b = gpu.buffer_zeroed::<f32>(n)?;
-        let mut g = bake_smooth(&gpu, &a, &b, way)?;
+        let Smoothing {
+            start, a, mut g, ..
+        } = random_smooth(&gpu, &mut rng, way)?;
         // Each replay submitted without waiting for the one before, with a new `k`: with a parameter buffer,
         // the write for one replay must wait for the replay before to have read its value.
         let ks: Vec<f32> = (0..6).map(|r| 0.5 + 0.25 * r as f32).collect();
@@ -276,5 +298,152 @@ fn a_graph_the_native_recorder_cannot_replay_uses_the_portable_one() -> Result<(
     assert_eq!(g.recorder(), "portable");
     g.replay()?.wait()?;
     assert_eq!(read(&y), xs);
+    Ok(())
+}
+
+graph! {
+    /// Two stencils of one input side by side (one level, no hazard between them), then a stencil of their
+    /// sum: a level of two dispatches that overlap, and a level after a barrier.
+    graph Sides {
+        buffers { x: [f32] = input, l: [f32; 2048], r: [f32; 2048], y: [f32] = output }
+        kernel left(x: read, l: write) {
+            @compute @workgroup_size(64)
+            fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
+                let i = gid.x;
+                if (i < arrayLength(&l)) { l[i] = x[i] - x[max(i, 1u) - 1u]; }
+            }
+        }
+        kernel right(x: read, r: write) {
+            @compute @workgroup_size(64)
+            fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
+                let i = gid.x;
+                let n = arrayLength(&r);
+                if (i < n) { r[i] = x[min(i + 1u, n - 1u)] - x[i]; }
+            }
+        }
+        kernel join(l: read, r: read, y: write) {
+            @compute @workgroup_size(64)
+            fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
+                let i = gid.x;
+                let n = arrayLength(&y);
+                if (i < n) { y[i] = l[min(i + 1u, n - 1u)] + r[max(i, 1u) - 1u]; }
+            }
+        }
+    }
+}
+
+/// `Sides`' output on the CPU.
+fn sides(x: &[f32]) -> Vec<f64> {
+    let n = x.len();
+    let x: Vec<f64> = x.iter().map(|&v| f64::from(v)).collect();
+    let l: Vec<f64> = (0..n).map(|i| x[i] - x[i.max(1) - 1]).collect();
+    let r: Vec<f64> = (0..n).map(|i| x[(i + 1).min(n - 1)] - x[i]).collect();
+    (0..n)
+        .map(|i| l[(i + 1).min(n - 1)] + r[i.max(1) - 1])
+        .collect()
+}
+
+#[test]
+fn a_profile_times_each_dispatch_of_the_recorder_that_replays() -> Result<(), Error> {
+    let gpu = gpu();
+    if !gpu
+        .device()
+        .features()
+        .contains(graph_runtime::wgpu::Features::TIMESTAMP_QUERY)
+    {
+        // `tests/fusion.rs` checks the refusal; nothing to time here.
+        eprintln!("no timestamp queries on {}: no profile", gpu.summary());
+        return Ok(());
+    }
+    let mut rng = rng();
+    for way in ways(&gpu) {
+        // A chain of levels with hazards, timed; the replay after it computes as any replay does.
+        let Smoothing {
+            n,
+            start,
+            a,
+            b,
+            mut g,
+        } = random_smooth(&gpu, &mut rng, way)?;
+        let recorder = g.untyped().recorder();
+        g.params_mut().k = 1.5;
+        poison_f32(&b);
+        let profile = g.profile()?;
+        assert_eq!(profile.recorder, recorder, "{way:?}");
+        let labels: Vec<String> = profile.dispatches.iter().map(|d| d.label()).collect();
+        assert_eq!(labels, ["there", "back", "scale"], "{way:?}");
+        for d in &profile.dispatches {
+            assert!(
+                d.end_ns >= d.start_ns,
+                "{way:?}: {d:?} ends before it starts"
+            );
+        }
+        if recorder == "native" {
+            // Each level starts after the barrier that waits for the level before.
+            for pair in profile.dispatches.windows(2) {
+                assert!(
+                    pair[1].start_ns >= pair[0].end_ns,
+                    "{way:?}: {:?} starts before {:?} ends",
+                    pair[1],
+                    pair[0]
+                );
+            }
+        }
+        let last = profile.dispatches.last().map_or(0.0, |d| d.end_ns);
+        assert!(last > 0.0, "{way:?}: no time passed in {profile}");
+        let trace = profile.to_chrome_trace();
+        assert!(trace.contains(&format!("{recorder} recorder")), "{trace}");
+        let want = expected(&start, 1.5, n);
+        let got = read(&a);
+        assert_within(&got, &want, &close(&want), &format!("{way:?}, profiled"));
+        g.params_mut().k = 0.5;
+        g.replay()?.wait()?;
+        let want = expected(&got, 0.5, n);
+        assert_within(&read(&a), &want, &close(&want), &format!("{way:?}, after"));
+    }
+
+    // A level of two dispatches: natively, both start when the level does, and the second's time ends once
+    // both have finished; the level after starts after both.
+    let xs = random_f32s(&mut rng, 2048);
+    let x = gpu.buffer_from_slice(&xs)?;
+    let y = gpu.buffer_zeroed::<f32>(2048)?;
+    let mut g = Sides::bake(&gpu, SidesBuffers { x: &x, y: &y })?;
+    poison_f32(&y);
+    let profile = g.profile()?;
+    let want = sides(&xs);
+    assert_within(&read(&y), &want, &close(&want), "sides, profiled");
+    let labels: Vec<String> = profile.dispatches.iter().map(|d| d.label()).collect();
+    assert_eq!(labels, ["left", "right", "join"]);
+    let [left, right, join] = &profile.dispatches[..] else {
+        panic!("three dispatches: {profile}");
+    };
+    if profile.recorder == "native" {
+        assert_eq!(left.start_ns, right.start_ns, "one level, one start");
+        assert!(
+            right.end_ns >= left.end_ns,
+            "{right:?} ends before {left:?}"
+        );
+        assert!(
+            join.start_ns >= right.end_ns,
+            "{join:?} starts before {right:?} ends"
+        );
+        // In the trace, the level's two dispatches are on tracks side by side, and the next level is back
+        // on the first.
+        let trace: serde_json::Value =
+            serde_json::from_str(&profile.to_chrome_trace()).expect("the trace is JSON");
+        let tracks: Vec<(&str, u64)> = trace["traceEvents"]
+            .as_array()
+            .expect("an event list")
+            .iter()
+            .filter(|e| e["ph"] == "X")
+            .map(|e| {
+                (
+                    e["name"].as_str().unwrap_or(""),
+                    e["tid"].as_u64().unwrap_or(0),
+                )
+            })
+            .collect();
+        assert_eq!(tracks, [("left", 1), ("right", 2), ("join", 1)]);
+    }
     Ok(())
 }
