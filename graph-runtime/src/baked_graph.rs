@@ -25,7 +25,7 @@ use crate::profile::{self, Profile, Timestamps};
 use crate::recorder::record_replay;
 use crate::replay::{Kernels, SizeProblem, resolve_dispatches};
 use crate::scope::OpScope;
-use crate::transfer::{Finished, Readbacks, Uploads};
+use crate::transfer::{Finished, Readbacks, TransferBuffers, Uploads};
 use crate::wait::Submission;
 use crate::wgpu_recorder::WgpuRecorder;
 
@@ -623,6 +623,11 @@ impl BakedGraph {
             // A task may have lost the device (or destroyed it): stop before submitting to it.
             gpu.poll_lost()
         };
+        let transfers = TransferBuffers {
+            buffers: &bound.buffers,
+            uploads: &self.uploads,
+            readbacks: readback_set.as_deref().unwrap_or(&[]),
+        };
         let last = match (native, timing) {
             (Some(native), timing) => {
                 match timing {
@@ -636,7 +641,7 @@ impl BakedGraph {
                     }
                     _ => native.prepare(gpu, &self.plan, &self.workgroups, &self.params)?,
                 }
-                let mut recorder = native.recorder(gpu);
+                let mut recorder = native.recorder(gpu, transfers);
                 // A graph with interop tasks replays through the portable recorder.
                 record_replay(&self.plan, &self.workgroups, &mut recorder, host, |_, _| {
                     Ok(())
@@ -650,10 +655,9 @@ impl BakedGraph {
                 let mut recorder = WgpuRecorder::new(
                     gpu,
                     &self.kernels,
-                    &bound.buffers,
                     &self.transport,
                     &self.params,
-                    (&self.uploads, readback_set.as_deref().unwrap_or(&[])),
+                    transfers,
                     (self.gates.as_ref(), timestamps),
                 );
                 record_replay(

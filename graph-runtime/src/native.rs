@@ -92,7 +92,8 @@ pub(crate) enum NativeParams {
     Uniform(wgpu::Buffer),
 }
 
-/// A baked graph's GPU partitions as Vulkan secondary command buffers, recorded once (and again only when
+/// A baked graph's GPU work as Vulkan secondary command buffers, one per segment (a GPU partition's dispatches
+/// between its copies, uploads and readbacks, which wgpu records), recorded once (and again only when
 /// the parameters or a dispatch size change) and executed from wgpu's command encoder at each replay.
 ///
 /// Invariants the `unsafe` blocks rely on:
@@ -120,8 +121,8 @@ pub(crate) struct NativeGraph {
     params_layout: vk::DescriptorSetLayout,
     params_set: Option<vk::DescriptorSet>,
     command_pool: vk::CommandPool,
-    /// One secondary command buffer per GPU partition.
-    partitions: Vec<vk::CommandBuffer>,
+    /// One secondary command buffer per segment.
+    segments: Vec<vk::CommandBuffer>,
     buffers: Vec<wgpu::Buffer>,
     /// The size of the push-constant range (0: parameters in a buffer, or none).
     push_size: u32,
@@ -136,20 +137,20 @@ impl std::fmt::Debug for NativeGraph {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("NativeGraph")
             .field("pipelines", &self.pipelines.len())
-            .field("partitions", &self.partitions.len())
+            .field("segments", &self.segments.len())
             .finish_non_exhaustive()
     }
 }
 
 impl NativeGraph {
-    /// Pipelines, descriptor sets and one secondary command buffer per GPU partition, on `device`; `None`
+    /// Pipelines, descriptor sets and one secondary command buffer per segment, on `device`; `None`
     /// when it is not a Vulkan device. Not recorded yet: see [`NativeGraph::record`].
     pub(crate) fn new(
         device: &wgpu::Device,
         node_count: usize,
         kernels: Vec<NativeKernel>,
         params: NativeParams,
-        partitions: usize,
+        segments: usize,
     ) -> Option<Result<Self, String>> {
         // SAFETY: the hal device is only read here (its raw handle and queue family), while `device` is alive;
         // the cloned `ash::Device` is a function table over the same `VkDevice`, which `NativeGraph` keeps
@@ -170,7 +171,7 @@ impl NativeGraph {
             params_layout: vk::DescriptorSetLayout::null(),
             params_set: None,
             command_pool: vk::CommandPool::null(),
-            partitions: Vec::new(),
+            segments: Vec::new(),
             buffers: Vec::new(),
             push_size: match params {
                 NativeParams::PushConstants(size) => size,
@@ -183,7 +184,7 @@ impl NativeGraph {
         // On an error the objects made so far are destroyed by `Drop`.
         let built = graph
             .params_layout(&params)
-            .and_then(|()| graph.build(kernels, family, partitions))
+            .and_then(|()| graph.build(kernels, family, segments))
             .and_then(|()| graph.params_set(params));
         Some(built.map(|()| graph))
     }
@@ -247,7 +248,7 @@ impl NativeGraph {
         &mut self,
         kernels: Vec<NativeKernel>,
         family: u32,
-        partitions: usize,
+        segments: usize,
     ) -> Result<(), String> {
         let mut pipeline_of: Vec<(Vec<u32>, String, usize)> = Vec::new();
         let mut per_node: Vec<(u32, usize)> = Vec::new();
@@ -394,14 +395,14 @@ impl NativeGraph {
                     None,
                 )
                 .map_err(vk_err("command pool"))?;
-            if partitions > 0 {
-                self.partitions = self
+            if segments > 0 {
+                self.segments = self
                     .raw
                     .allocate_command_buffers(
                         &vk::CommandBufferAllocateInfo::default()
                             .command_pool(self.command_pool)
                             .level(vk::CommandBufferLevel::SECONDARY)
-                            .command_buffer_count(partitions as u32),
+                            .command_buffer_count(segments as u32),
                     )
                     .map_err(vk_err("command buffers"))?;
             }
@@ -464,7 +465,7 @@ impl NativeGraph {
         Ok(ticks)
     }
 
-    /// Records GPU partition `partition`: for each level, a barrier when it has hazards, then each
+    /// Records segment `segment`: for each level, a barrier when it has hazards, then each
     /// dispatch (`(node, workgroups)`), with `params` as push constants when they are (ignored with a
     /// parameter buffer). The caller has waited for `last`.
     ///
@@ -475,19 +476,19 @@ impl NativeGraph {
     /// overlap, and a timestamp cannot tell which of them finished last.
     pub(crate) fn record(
         &self,
-        partition: usize,
+        segment: usize,
         levels: &[RecordedLevel],
         params: &[u8],
         first_query: Option<u32>,
     ) -> Result<Vec<TimedDispatch>, String> {
-        let Some(&cb) = self.partitions.get(partition) else {
-            return Err(format!("no command buffer for partition {partition}"));
+        let Some(&cb) = self.segments.get(segment) else {
+            return Err(format!("no command buffer for segment {segment}"));
         };
         if let Some(first) = first_query
             && first + queries_of(levels) > self.query_capacity
         {
             return Err(format!(
-                "partition {partition} needs timestamps {first}.. beyond the pool's {}",
+                "segment {segment} needs timestamps {first}.. beyond the pool's {}",
                 self.query_capacity
             ));
         }
@@ -542,7 +543,7 @@ impl NativeGraph {
             }
         }
         // After everything before (wgpu's uploads and copies, the parameter buffer's write, earlier
-        // partitions, host writes).
+        // segments, host writes).
         barrier(
             vk::PipelineStageFlags::ALL_COMMANDS,
             vk::AccessFlags::MEMORY_WRITE,
@@ -618,7 +619,7 @@ impl NativeGraph {
                 }
             }
         }
-        // Before everything after (wgpu's copies and maps, later partitions).
+        // Before everything after (wgpu's copies and maps, later segments).
         barrier(
             vk::PipelineStageFlags::COMPUTE_SHADER,
             vk::AccessFlags::SHADER_WRITE,
@@ -630,10 +631,10 @@ impl NativeGraph {
         Ok(timed)
     }
 
-    /// Executes partition `partition`'s command buffer in `encoder`, wgpu's command encoder of the replay;
+    /// Executes segment `segment`'s command buffer in `encoder`, a wgpu command encoder of the replay;
     /// `false` when wgpu has no Vulkan command buffer to give (an encoder of a lost or destroyed device).
-    pub(crate) fn execute(&self, encoder: &mut wgpu::CommandEncoder, partition: usize) -> bool {
-        let Some(&cb) = self.partitions.get(partition) else {
+    pub(crate) fn execute(&self, encoder: &mut wgpu::CommandEncoder, segment: usize) -> bool {
+        let Some(&cb) = self.segments.get(segment) else {
             return true;
         };
         // SAFETY: `as_hal_mut` hands out wgpu's open Vulkan command buffer, a primary one of the same device

@@ -1,8 +1,11 @@
-//! The native recorder: on Vulkan, a baked graph whose GPU partitions are only dispatches is replayed from
-//! Vulkan secondary command buffers recorded once ([`crate::native::NativeGraph`]), with one barrier per level
-//! boundary that has hazards (where wgpu's portable pass places one before every dispatch that touches a
-//! written buffer), executed from wgpu's command encoder. A replay whose parameters and dispatch sizes are
-//! those of the last recording records nothing: its CPU cost does not grow with the node count. Level
+//! The native recorder: on Vulkan, a baked graph's dispatches are replayed from Vulkan secondary command
+//! buffers recorded once ([`crate::native::NativeGraph`]), with one barrier per level boundary that has
+//! hazards (where wgpu's portable pass places one before every dispatch that touches a written buffer),
+//! executed from wgpu's command encoders. A GPU partition's copies, uploads and readbacks split it into
+//! segments, one command buffer each; wgpu records the steps between them, in the replay's order. A replay
+//! whose parameters and dispatch sizes are those of the last recording records nothing: its CPU cost does
+//! not grow with the node count. Interop tasks, `if`/`repeat` blocks, indirect dispatches and range fills
+//! keep a graph on the portable recorder. Level
 //! barriers, not per-edge events: a `vkCmdWaitEvents` before each dependent dispatch measured 2-4.5x slower
 //! on the H100 on every benchmark shape with edges (README, Performance).
 //!
@@ -24,6 +27,7 @@ pub(crate) use crate::native::TimedDispatch;
 use crate::native::{NativeGraph, NativeKernel, NativeParams, RecordedLevel, queries_of};
 use crate::recorder::Recorder;
 use crate::replay::Kernels;
+use crate::transfer::TransferBuffers;
 
 /// The environment variable that picks the recorder: `portable`, `native`, or unset (native where it can).
 pub const RECORDER_ENV: &str = "GRAPH_RUNTIME_RECORDER";
@@ -69,6 +73,8 @@ pub(crate) struct NativeReplay {
     params: Option<ParamsBuffer>,
     /// What the command buffers hold; `None` before the first recording.
     recorded: Option<Recording>,
+    /// Per segment, whether its command buffer holds a dispatch (one that holds none is not executed).
+    has_dispatches: Vec<bool>,
 }
 
 /// What the command buffers were recorded with.
@@ -137,8 +143,12 @@ fn ineligible(
             continue;
         };
         for step in levels.iter().flat_map(|l| &l.steps) {
-            let PlanStep::Dispatch { node } = step else {
-                return Some("a GPU partition copies, uploads, reads back or runs an interop task");
+            let node = match step {
+                PlanStep::Dispatch { node } => node,
+                // Recorded by wgpu between the segments' command buffers (see `recorded_segments`).
+                PlanStep::Copy { .. } | PlanStep::Upload(_) | PlanStep::Readback(_) => continue,
+                PlanStep::Interop { .. } => return Some("a GPU partition runs an interop task"),
+                PlanStep::Gate { .. } => return Some("it has if/repeat blocks"),
             };
             match desc.nodes.get(*node as usize).map(|n| &n.op) {
                 Some(OpDesc::Kernel(k))
@@ -216,11 +226,8 @@ impl NativeReplay {
                 buffers,
             });
         }
-        let partitions = plan
-            .partitions
-            .iter()
-            .filter(|p| matches!(p, PlanPartition::Gpu { .. }))
-            .count();
+        // The segments depend on the plan's steps only, not on the workgroup counts.
+        let segments = recorded_segments(plan, &[]).len();
         let params = match params_in {
             _ if size == 0 => None,
             NativeParamsIn::Buffer => Some(ParamsBuffer::new(gpu, size)),
@@ -236,7 +243,7 @@ impl NativeReplay {
             desc.nodes.len(),
             native_kernels,
             native_params,
-            partitions,
+            segments,
         );
         let graph = match built {
             None => return refuse("the device is not a Vulkan device".to_string()),
@@ -248,6 +255,7 @@ impl NativeReplay {
             init: Some(InitPass::new(gpu, &bound.buffers)),
             params,
             recorded: None,
+            has_dispatches: Vec::new(),
         }))
     }
 
@@ -317,15 +325,19 @@ impl NativeReplay {
             gpu.wait_for(Some(last))?;
         }
         self.recorded = None;
-        let partitions = recorded_levels(plan, workgroups);
+        let segments = recorded_segments(plan, workgroups);
         let mut next_query = None;
         if profiled {
-            let queries = partitions.iter().map(|levels| queries_of(levels)).sum();
+            let queries = segments.iter().map(|levels| queries_of(levels)).sum();
             self.graph.reserve_queries(queries).map_err(Error::Gpu)?;
             next_query = Some(0);
         }
+        self.has_dispatches = segments
+            .iter()
+            .map(|levels| levels.iter().any(|(_, dispatches)| !dispatches.is_empty()))
+            .collect();
         let mut timed = Vec::new();
-        for (index, levels) in partitions.iter().enumerate() {
+        for (index, levels) in segments.iter().enumerate() {
             timed.extend(
                 self.graph
                     .record(index, levels, &push, next_query)
@@ -341,49 +353,68 @@ impl NativeReplay {
         Ok(timed)
     }
 
-    /// The recorder of one replay.
-    pub(crate) fn recorder<'a>(&'a mut self, gpu: &'a Gpu) -> NativeRecorder<'a> {
+    /// The recorder of one replay, whose copies, uploads and readbacks copy between `transfers`.
+    pub(crate) fn recorder<'a>(
+        &'a mut self,
+        gpu: &'a Gpu,
+        transfers: TransferBuffers<'a>,
+    ) -> NativeRecorder<'a> {
         NativeRecorder {
             gpu,
             native: self,
-            partition: 0,
-            encoder: None,
+            transfers,
+            segment: 0,
+            recorded: Vec::new(),
+            steps: None,
+            lost: false,
         }
     }
 }
 
-/// Each GPU partition's levels as the command buffers record them: a barrier where the level has hazards,
-/// and each dispatch with its workgroup counts (a dispatch of no workgroups is left out).
-fn recorded_levels(plan: &Plan, workgroups: &[[u32; 3]]) -> Vec<Vec<RecordedLevel>> {
-    plan.partitions
-        .iter()
-        .filter_map(|p| match p {
-            PlanPartition::Gpu { levels } => Some(levels),
-            PlanPartition::Host { .. } => None,
-        })
-        .map(|levels| {
-            levels
-                .iter()
-                .map(|level| {
-                    let dispatches = level
-                        .steps
-                        .iter()
-                        .filter_map(|step| match step {
-                            PlanStep::Dispatch { node } => {
-                                let counts = workgroups.get(*node as usize).copied()?;
-                                (!counts.contains(&0)).then_some((*node, counts))
-                            }
-                            _ => None,
-                        })
-                        .collect();
-                    (!level.hazards.is_empty(), dispatches)
-                })
-                .collect()
-        })
-        .collect()
+/// The levels each native command buffer records: a GPU partition's dispatches up to its first copy,
+/// upload or readback, those up to the next, and so on to its end, so a partition with `t` such steps has
+/// `t + 1` segments (some may be empty). The steps themselves are recorded by wgpu between the segments'
+/// command buffers, in the replay's order: a segment's first and last barriers order them. Each level keeps
+/// its barrier where it has hazards (a level split by a step needs none after it: the next segment's first
+/// barrier waits for everything before), even a level left with no dispatch (its barrier may be the one that
+/// orders the levels around it), and each dispatch its workgroup counts (a dispatch of no workgroups is left
+/// out).
+fn recorded_segments(plan: &Plan, workgroups: &[[u32; 3]]) -> Vec<Vec<RecordedLevel>> {
+    let mut segments = Vec::new();
+    for partition in &plan.partitions {
+        let PlanPartition::Gpu { levels } = partition else {
+            continue;
+        };
+        let mut segment: Vec<RecordedLevel> = Vec::new();
+        for level in levels {
+            segment.push((!level.hazards.is_empty(), Vec::new()));
+            for step in &level.steps {
+                match step {
+                    PlanStep::Dispatch { node } => {
+                        let counts = workgroups.get(*node as usize).copied();
+                        if let (Some(counts), Some((_, dispatches))) = (counts, segment.last_mut())
+                            && !counts.contains(&0)
+                        {
+                            dispatches.push((*node, counts));
+                        }
+                    }
+                    PlanStep::Copy { .. } | PlanStep::Upload(_) | PlanStep::Readback(_) => {
+                        segments.push(std::mem::take(&mut segment));
+                        segment.push((false, Vec::new()));
+                    }
+                    PlanStep::Interop { .. } | PlanStep::Gate { .. } => {}
+                }
+            }
+        }
+        segments.push(segment);
+    }
+    segments
 }
 
-/// SPIR-V of `source`'s entry point `entry`, from naga, with the bounds checks wgpu's own compilation uses.
+/// SPIR-V of `source`'s entry point `entry`, from naga, with the bounds checks wgpu's own Vulkan compilation
+/// uses where the device lacks `robustBufferAccess2`: an index out of bounds is clamped to the last element
+/// (`Restrict`), so a kernel behaves the same on either recorder. (`ReadZeroSkipWrite` has no atomics in
+/// naga's SPIR-V writer.)
 fn spirv(source: &str, entry: &str) -> Result<Vec<u32>, String> {
     let module = naga::front::wgsl::parse_str(source).map_err(|e| e.message().to_string())?;
     let info = naga::valid::Validator::new(
@@ -392,7 +423,7 @@ fn spirv(source: &str, entry: &str) -> Result<Vec<u32>, String> {
     )
     .validate(&module)
     .map_err(|e| e.as_inner().to_string())?;
-    let policy = naga::proc::BoundsCheckPolicy::ReadZeroSkipWrite;
+    let policy = naga::proc::BoundsCheckPolicy::Restrict;
     let options = naga::back::spv::Options {
         bounds_check_policies: naga::proc::BoundsCheckPolicies {
             index: policy,
@@ -483,51 +514,94 @@ impl InitPass {
     }
 }
 
-/// One replay through the native command buffers: each GPU partition a wgpu command buffer that executes the
-/// partition's recorded one.
+/// One replay through the native command buffers: each GPU partition one submission of wgpu command
+/// buffers, one per segment that executes the segment's recorded command buffer, and between them one per run
+/// of copies, uploads and readbacks, recorded by wgpu.
 pub(crate) struct NativeRecorder<'a> {
     gpu: &'a Gpu,
     native: &'a mut NativeReplay,
-    partition: usize,
-    encoder: Option<wgpu::CommandEncoder>,
+    transfers: TransferBuffers<'a>,
+    /// The next segment, counted over the whole replay.
+    segment: usize,
+    /// This partition's command buffers so far, in order.
+    recorded: Vec<wgpu::CommandBuffer>,
+    /// The encoder of the copies, uploads and readbacks since the last segment.
+    steps: Option<wgpu::CommandEncoder>,
+    /// wgpu had no Vulkan command buffer to execute a segment in.
+    lost: bool,
+}
+
+impl NativeRecorder<'_> {
+    /// Ends the current segment: its command buffer, executed from an encoder of its own (wgpu keeps an
+    /// encoder used through its raw API to that API), after the steps recorded before it.
+    fn end_segment(&mut self) {
+        let segment = self.segment;
+        self.segment += 1;
+        if !self
+            .native
+            .has_dispatches
+            .get(segment)
+            .copied()
+            .unwrap_or(false)
+        {
+            return;
+        }
+        if let Some(steps) = self.steps.take() {
+            self.recorded.push(steps.finish());
+        }
+        let mut encoder = self
+            .gpu
+            .device()
+            .create_command_encoder(&Default::default());
+        if !self.native.graph.execute(&mut encoder, segment) {
+            self.lost = true;
+        }
+        self.recorded.push(encoder.finish());
+    }
+
+    /// The encoder of the copies, uploads and readbacks after the current segment.
+    fn steps(&mut self) -> &mut wgpu::CommandEncoder {
+        self.end_segment();
+        let device = self.gpu.device();
+        self.steps
+            .get_or_insert_with(|| device.create_command_encoder(&Default::default()))
+    }
 }
 
 impl Recorder for NativeRecorder<'_> {
     type Submitted = wgpu::SubmissionIndex;
 
     fn begin(&mut self) {
-        self.encoder = Some(
-            self.gpu
-                .device()
-                .create_command_encoder(&Default::default()),
-        );
+        self.recorded.clear();
+        self.steps = None;
     }
 
-    // Barriers and dispatches are in the recorded command buffer; the rest makes a graph ineligible.
+    // Barriers and dispatches are in the recorded command buffers; gates make a graph ineligible.
     fn barrier(&mut self, _: &[BufferHazard]) {}
     fn dispatch(&mut self, _: u32, _: [u32; 3]) {}
     fn gate(&mut self, _: u32) {}
-    fn copy(&mut self, _: u32, _: u64, _: u32, _: u64, _: u64) {}
-    fn upload(&mut self, _: Transfer) {}
-    fn readback(&mut self, _: Transfer) {}
+
+    fn copy(&mut self, src: u32, src_offset: u64, dst: u32, dst_offset: u64, bytes: u64) {
+        let transfers = self.transfers;
+        transfers.copy(self.steps(), (src, src_offset), (dst, dst_offset), bytes);
+    }
+
+    fn upload(&mut self, t: Transfer) {
+        let transfers = self.transfers;
+        transfers.upload(self.steps(), t);
+    }
+
+    fn readback(&mut self, t: Transfer) {
+        let transfers = self.transfers;
+        transfers.readback(self.steps(), t);
+    }
 
     fn submit(&mut self) -> Result<wgpu::SubmissionIndex, Error> {
-        let mut encoder = self.encoder.take().unwrap_or_else(|| {
-            self.gpu
-                .device()
-                .create_command_encoder(&Default::default())
-        });
-        // wgpu keeps an encoder used through its raw API to that API: the first replay's init pass is a
-        // command buffer of its own, ahead in the same submission.
-        let init = self.native.init.take().map(|init| {
-            let mut encoder = self
-                .gpu
-                .device()
-                .create_command_encoder(&Default::default());
-            init.record(&mut encoder);
-            encoder.finish()
-        });
-        if !self.native.graph.execute(&mut encoder, self.partition) {
+        self.end_segment();
+        if let Some(steps) = self.steps.take() {
+            self.recorded.push(steps.finish());
+        }
+        if self.lost {
             // Only an encoder of a device that is gone has no command buffer: the device is lost, for this
             // replay and everything after, as wgpu reports it once it notices.
             self.gpu.poll_lost()?;
@@ -536,11 +610,19 @@ impl Recorder for NativeRecorder<'_> {
             );
             self.gpu.check_lost()?;
         }
-        self.partition += 1;
+        // The first replay's init pass goes ahead, in a command buffer of its own.
+        let init = self.native.init.take().map(|init| {
+            let mut encoder = self
+                .gpu
+                .device()
+                .create_command_encoder(&Default::default());
+            init.record(&mut encoder);
+            encoder.finish()
+        });
         let index = self
             .gpu
             .queue()
-            .submit(init.into_iter().chain([encoder.finish()]));
+            .submit(init.into_iter().chain(self.recorded.drain(..)));
         self.native.graph.last = Some(index.clone());
         Ok(index)
     }

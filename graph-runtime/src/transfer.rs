@@ -186,6 +186,52 @@ impl Uploads {
 /// One replay's readback buffers, by node index.
 pub(crate) type ReadbackSet = Vec<Option<wgpu::Buffer>>;
 
+/// What one replay's copies, uploads and readbacks copy between: the graph's buffers, the upload staging
+/// buffers and the replay's readback set. Each recorder records these steps into a wgpu encoder with it.
+#[derive(Clone, Copy)]
+pub(crate) struct TransferBuffers<'a> {
+    pub buffers: &'a [wgpu::Buffer],
+    pub uploads: &'a Uploads,
+    /// This replay's readback buffers, by node.
+    pub readbacks: &'a [Option<wgpu::Buffer>],
+}
+
+impl TransferBuffers<'_> {
+    /// A copy step: `bytes` from `src_offset` of buffer `src` to `dst_offset` of buffer `dst`.
+    pub(crate) fn copy(
+        &self,
+        encoder: &mut wgpu::CommandEncoder,
+        (src, src_offset): (u32, u64),
+        (dst, dst_offset): (u32, u64),
+        bytes: u64,
+    ) {
+        if let (Some(src), Some(dst)) = (
+            self.buffers.get(src as usize),
+            self.buffers.get(dst as usize),
+        ) {
+            encoder.copy_buffer_to_buffer(src, src_offset, dst, dst_offset, bytes);
+        }
+    }
+
+    /// An upload step: its staging buffer into its range.
+    pub(crate) fn upload(&self, encoder: &mut wgpu::CommandEncoder, t: Transfer) {
+        if let (Some(staging), Some(dst)) = (
+            self.uploads.staging(t.node),
+            self.buffers.get(t.buffer as usize),
+        ) {
+            encoder.copy_buffer_to_buffer(staging, 0, dst, t.offset, t.bytes);
+        }
+    }
+
+    /// A readback step: its range into this replay's readback buffer.
+    pub(crate) fn readback(&self, encoder: &mut wgpu::CommandEncoder, t: Transfer) {
+        let target = self.readbacks.get(t.node as usize).and_then(Option::as_ref);
+        if let (Some(src), Some(target)) = (self.buffers.get(t.buffer as usize), target) {
+            encoder.copy_buffer_to_buffer(src, t.offset, target, 0, t.bytes);
+        }
+    }
+}
+
 /// What a finished replay's readbacks need besides their buffers: names and element types, shared.
 #[derive(Debug)]
 pub(crate) struct ReadbackInfo {

@@ -11,19 +11,17 @@ use crate::params::ParamsTransport;
 use crate::profile::Timestamps;
 use crate::recorder::Recorder;
 use crate::replay::{DispatchSize, Kernels};
-use crate::transfer::Uploads;
+use crate::transfer::TransferBuffers;
 
 pub(crate) struct WgpuRecorder<'a> {
     gpu: &'a Gpu,
     kernels: &'a Kernels,
-    buffers: &'a [wgpu::Buffer],
     params: &'a ParamsTransport,
     /// This replay's parameter block.
     bytes: &'a [u8],
-    uploads: &'a Uploads,
+    /// The graph's buffers, and what uploads and readbacks copy from and to.
+    transfers: TransferBuffers<'a>,
     gates: Option<&'a Gates>,
-    /// This replay's readback buffers, by node.
-    readbacks: &'a [Option<wgpu::Buffer>],
     /// The open compute pass. It holds the encoder locked: it is ended (dropped) before the encoder is used,
     /// and it is declared before the encoder so that a recorder dropped mid-partition (a replay that failed
     /// while recording) ends the pass before it drops the encoder.
@@ -38,21 +36,18 @@ impl<'a> WgpuRecorder<'a> {
     pub(crate) fn new(
         gpu: &'a Gpu,
         kernels: &'a Kernels,
-        buffers: &'a [wgpu::Buffer],
         params: &'a ParamsTransport,
         bytes: &'a [u8],
-        (uploads, readbacks): (&'a Uploads, &'a [Option<wgpu::Buffer>]),
+        transfers: TransferBuffers<'a>,
         (gates, timestamps): (Option<&'a Gates>, Option<&'a mut Timestamps>),
     ) -> Self {
         WgpuRecorder {
             gpu,
             kernels,
-            buffers,
             params,
             bytes,
-            uploads,
+            transfers,
             gates,
-            readbacks,
             pass: None,
             encoder: None,
             pipeline: None,
@@ -121,8 +116,12 @@ impl Recorder for WgpuRecorder<'_> {
     }
 
     fn dispatch(&mut self, node: u32, [x, y, z]: [u32; 3]) {
-        let (kernels, params, bytes, buffers) =
-            (self.kernels, self.params, self.bytes, self.buffers);
+        let (kernels, params, bytes, buffers) = (
+            self.kernels,
+            self.params,
+            self.bytes,
+            self.transfers.buffers,
+        );
         let Some(kernel) = kernels.nodes.get(node as usize).and_then(Option::as_ref) else {
             return;
         };
@@ -184,40 +183,22 @@ impl Recorder for WgpuRecorder<'_> {
     fn copy(&mut self, src: u32, src_offset: u64, dst: u32, dst_offset: u64, bytes: u64) {
         self.end_pass();
         if let Some(encoder) = &mut self.encoder {
-            encoder.copy_buffer_to_buffer(
-                &self.buffers[src as usize],
-                src_offset,
-                &self.buffers[dst as usize],
-                dst_offset,
-                bytes,
-            );
+            self.transfers
+                .copy(encoder, (src, src_offset), (dst, dst_offset), bytes);
         }
     }
 
     fn upload(&mut self, t: Transfer) {
         self.end_pass();
-        if let (Some(encoder), Some(staging)) = (&mut self.encoder, self.uploads.staging(t.node)) {
-            encoder.copy_buffer_to_buffer(
-                staging,
-                0,
-                &self.buffers[t.buffer as usize],
-                t.offset,
-                t.bytes,
-            );
+        if let Some(encoder) = &mut self.encoder {
+            self.transfers.upload(encoder, t);
         }
     }
 
     fn readback(&mut self, t: Transfer) {
         self.end_pass();
-        let target = self.readbacks.get(t.node as usize).and_then(Option::as_ref);
-        if let (Some(encoder), Some(target)) = (&mut self.encoder, target) {
-            encoder.copy_buffer_to_buffer(
-                &self.buffers[t.buffer as usize],
-                t.offset,
-                target,
-                0,
-                t.bytes,
-            );
+        if let Some(encoder) = &mut self.encoder {
+            self.transfers.readback(encoder, t);
         }
     }
 

@@ -6,7 +6,7 @@
 
 mod common;
 
-use common::{assert_within, gpu, poison_f32, random_f32s, random_u32, read, rng};
+use common::{assert_exact, assert_within, gpu, poison_f32, random_f32s, random_u32, read, rng};
 use graph_runtime::{BakedGraph, Dispatch, Error, NativeParamsIn, RECORDER_ENV, graph};
 
 graph! {
@@ -278,26 +278,88 @@ fn the_native_recorder_refuses_push_constants_where_the_parameters_are_in_a_buff
 #[test]
 fn a_graph_the_native_recorder_cannot_replay_uses_the_portable_one() -> Result<(), Error> {
     graph! {
-        graph WithCopy {
-            buffers { x: [f32] = input, y: [f32] = output }
-            copy c(x -> y);
+        graph WithRangeFill {
+            buffers { y: [u32] = inout }
+            fill most(y[1..] = 5u);
         }
     }
     let gpu = gpu();
-    let xs = random_f32s(&mut rng(), 100);
-    let x = gpu.buffer_from_slice(&xs)?;
-    let y = gpu.buffer_zeroed::<f32>(100)?;
-    let desc = WithCopy::DESCRIPTION;
-    let mut g = BakedGraph::bake(&gpu, desc, &[("x", x.as_any()), ("y", y.as_any())]);
+    let y = gpu.buffer_from_slice(&[1u32, 2, 3, 4])?;
+    let desc = WithRangeFill::DESCRIPTION;
+    let mut g = BakedGraph::bake(&gpu, desc, &[("y", y.as_any())]);
     if std::env::var(RECORDER_ENV).as_deref() == Ok("native") {
-        let refused = g.expect_err("a copy cannot be replayed natively");
-        assert!(refused.to_string().contains("copies"), "{refused}");
+        let refused = g.expect_err("a range fill cannot be replayed natively");
+        assert!(refused.to_string().contains("fills a range"), "{refused}");
         return Ok(());
     }
     let g = g.as_mut().map_err(|e| Error::Gpu(e.to_string()))?;
     assert_eq!(g.recorder(), "portable");
     g.replay()?.wait()?;
-    assert_eq!(read(&y), xs);
+    assert_eq!(read(&y), [1, 5, 5, 5]);
+    Ok(())
+}
+
+graph! {
+    /// A readback and a copy between two kernels, the second overwriting what they read: the native
+    /// recorder's command buffers around the steps wgpu records between them.
+    graph Staged {
+        buffers { x: [f32] = input, y: [f32] = output, z: [f32] = output }
+        kernel twice(x: read, y: write) {
+            @compute @workgroup_size(64)
+            fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
+                if (gid.x < arrayLength(&y)) { y[gid.x] = 2.0 * x[gid.x]; }
+            }
+        }
+        readback first(y);
+        copy keep(y -> z);
+        kernel plus(x: read, y: read_write) {
+            @compute @workgroup_size(64)
+            fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
+                if (gid.x < arrayLength(&y)) { y[gid.x] = y[gid.x] + x[gid.x]; }
+            }
+        }
+        readback second(y);
+    }
+}
+
+#[test]
+fn copies_and_readbacks_between_kernels_see_what_the_kernels_wrote() -> Result<(), Error> {
+    let gpu = gpu();
+    let mut rng = rng();
+    for way in ways(&gpu) {
+        let n = 100 + random_u32(&mut rng, 5000) as usize;
+        let xs = random_f32s(&mut rng, n);
+        let x = gpu.buffer_from_slice(&xs)?;
+        let (y, z) = (gpu.buffer_zeroed::<f32>(n)?, gpu.buffer_zeroed::<f32>(n)?);
+        let mut g = Staged::bake(
+            &gpu,
+            StagedBuffers {
+                x: &x,
+                y: &y,
+                z: &z,
+            },
+        )?;
+        assert_eq!(
+            g.untyped().recorder() == "native",
+            native_expected(&gpu),
+            "{way:?}"
+        );
+        if let Some(params_in) = way {
+            g.use_native_recorder(params_in)?;
+        }
+        let doubled: Vec<f32> = xs.iter().map(|&v| 2.0 * v).collect();
+        let tripled: Vec<f32> = xs.iter().map(|&v| 2.0 * v + v).collect();
+        for run in 0..2 {
+            poison_f32(&y);
+            poison_f32(&z);
+            let finished = g.replay()?.wait()?;
+            let what = format!("{way:?}, run {run}");
+            assert_exact(&finished.read(Staged::READBACKS.first)?, &doubled, &what);
+            assert_exact(&read(&z), &doubled, &what);
+            assert_exact(&finished.read(Staged::READBACKS.second)?, &tripled, &what);
+            assert_exact(&read(&y), &tripled, &what);
+        }
+    }
     Ok(())
 }
 

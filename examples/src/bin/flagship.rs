@@ -115,7 +115,7 @@ fn main() -> Result<()> {
     let flat = graph.untyped().description();
     println!(
         "bake:      {} ({} nodes once the subgraph is flattened, {} GPU partitions around the host task; \
-         parameters in {:?})",
+         parameters in {:?}; {} recorder)",
         ms(bake_time),
         flat.nodes.len(),
         flat.partitions
@@ -123,6 +123,7 @@ fn main() -> Result<()> {
             .filter(|p| matches!(p, graph_runtime::desc::PartitionDesc::Gpu { .. }))
             .count(),
         graph.params_storage(),
+        graph.untyped().recorder(),
     );
 
     // The host task: Otsu's level from this replay's histogram, written to `level` for the threshold kernel.
