@@ -623,6 +623,33 @@ impl BakedGraph {
             // A task may have lost the device (or destroyed it): stop before submitting to it.
             gpu.poll_lost()
         };
+        // Node `node`'s interop task, recording into `encoder` (either recorder gives one at the task's place).
+        let mut interop = |node: u32, encoder: &mut wgpu::CommandEncoder| {
+            let n = node as usize;
+            let (Some(task), Some(OpDesc::Interop { accesses })) = (
+                interop_tasks.get_mut(n).and_then(Option::as_mut),
+                desc.nodes.get(n).map(|d| &d.op),
+            ) else {
+                return Ok(());
+            };
+            let mut context = InteropContext {
+                device: gpu.device(),
+                queue: gpu.queue(),
+                encoder,
+                buffers: &bound.buffers,
+                desc,
+                node: n,
+                accesses,
+            };
+            match std::panic::catch_unwind(AssertUnwindSafe(|| task(&mut context))) {
+                Ok(result) => result,
+                Err(payload) => Err(Error::InteropTaskPanicked {
+                    graph: desc.name.to_string(),
+                    node: desc.nodes[n].name.to_string(),
+                    message: panic_message(payload.as_ref()),
+                }),
+            }
+        };
         let transfers = TransferBuffers {
             buffers: &bound.buffers,
             uploads: &self.uploads,
@@ -642,10 +669,13 @@ impl BakedGraph {
                     _ => native.prepare(gpu, &self.plan, &self.workgroups, &self.params)?,
                 }
                 let mut recorder = native.recorder(gpu, transfers);
-                // A graph with interop tasks replays through the portable recorder.
-                record_replay(&self.plan, &self.workgroups, &mut recorder, host, |_, _| {
-                    Ok(())
-                })?
+                record_replay(
+                    &self.plan,
+                    &self.workgroups,
+                    &mut recorder,
+                    host,
+                    |node, recorder| recorder.with_encoder(|encoder| interop(node, encoder)),
+                )?
             }
             (None, timing) => {
                 let timestamps = match timing {
@@ -665,35 +695,7 @@ impl BakedGraph {
                     &self.workgroups,
                     &mut recorder,
                     host,
-                    |node, recorder| {
-                        let n = node as usize;
-                        let (Some(task), Some(OpDesc::Interop { accesses })) = (
-                            interop_tasks.get_mut(n).and_then(Option::as_mut),
-                            desc.nodes.get(n).map(|d| &d.op),
-                        ) else {
-                            return Ok(());
-                        };
-                        recorder.with_encoder(|encoder| {
-                            let mut context = InteropContext {
-                                device: gpu.device(),
-                                queue: gpu.queue(),
-                                encoder,
-                                buffers: &bound.buffers,
-                                desc,
-                                node: n,
-                                accesses,
-                            };
-                            match std::panic::catch_unwind(AssertUnwindSafe(|| task(&mut context)))
-                            {
-                                Ok(result) => result,
-                                Err(payload) => Err(Error::InteropTaskPanicked {
-                                    graph: desc.name.to_string(),
-                                    node: desc.nodes[n].name.to_string(),
-                                    message: panic_message(payload.as_ref()),
-                                }),
-                            }
-                        })
-                    },
+                    |node, recorder| recorder.with_encoder(|encoder| interop(node, encoder)),
                 )?
             }
         };

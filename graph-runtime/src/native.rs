@@ -93,7 +93,7 @@ pub(crate) enum NativeParams {
 }
 
 /// A baked graph's GPU work as Vulkan secondary command buffers, one per segment (a GPU partition's dispatches
-/// between its copies, uploads and readbacks, which wgpu records), recorded once (and again only when
+/// between its copies, uploads, readbacks and interop tasks, which wgpu records), recorded once (and again only when
 /// the parameters or a dispatch size change) and executed from wgpu's command encoder at each replay.
 ///
 /// Invariants the `unsafe` blocks rely on:

@@ -1,11 +1,11 @@
 //! The native recorder: on Vulkan, a baked graph's dispatches are replayed from Vulkan secondary command
 //! buffers recorded once ([`crate::native::NativeGraph`]), with one barrier per level boundary that has
 //! hazards (where wgpu's portable pass places one before every dispatch that touches a written buffer),
-//! executed from wgpu's command encoders. A GPU partition's copies, uploads and readbacks split it into
-//! segments, one command buffer each; wgpu records the steps between them, in the replay's order. A replay
-//! whose parameters and dispatch sizes are those of the last recording records nothing: its CPU cost does
-//! not grow with the node count. Interop tasks, `if`/`repeat` blocks, indirect dispatches and range fills
-//! keep a graph on the portable recorder. Level
+//! executed from wgpu's command encoders. A GPU partition's copies, uploads, readbacks and interop tasks
+//! split it into segments, one command buffer each; wgpu (or the task) records the steps between them, in
+//! the replay's order. A replay whose parameters and dispatch sizes are those of the last recording records
+//! nothing: its CPU cost does not grow with the node count. `if`/`repeat` blocks, indirect dispatches and
+//! range fills keep a graph on the portable recorder. Level
 //! barriers, not per-edge events: a `vkCmdWaitEvents` before each dependent dispatch measured 2-4.5x slower
 //! on the H100 on every benchmark shape with edges (README, Performance).
 //!
@@ -146,8 +146,10 @@ fn ineligible(
             let node = match step {
                 PlanStep::Dispatch { node } => node,
                 // Recorded by wgpu between the segments' command buffers (see `recorded_segments`).
-                PlanStep::Copy { .. } | PlanStep::Upload(_) | PlanStep::Readback(_) => continue,
-                PlanStep::Interop { .. } => return Some("a GPU partition runs an interop task"),
+                PlanStep::Copy { .. }
+                | PlanStep::Upload(_)
+                | PlanStep::Readback(_)
+                | PlanStep::Interop { .. } => continue,
                 PlanStep::Gate { .. } => return Some("it has if/repeat blocks"),
             };
             match desc.nodes.get(*node as usize).map(|n| &n.op) {
@@ -372,9 +374,9 @@ impl NativeReplay {
 }
 
 /// The levels each native command buffer records: a GPU partition's dispatches up to its first copy,
-/// upload or readback, those up to the next, and so on to its end, so a partition with `t` such steps has
-/// `t + 1` segments (some may be empty). The steps themselves are recorded by wgpu between the segments'
-/// command buffers, in the replay's order: a segment's first and last barriers order them. Each level keeps
+/// upload, readback or interop task, those up to the next, and so on to its end, so a partition with `t`
+/// such steps has `t + 1` segments (some may be empty). The steps themselves are recorded by wgpu (or the
+/// task) between the segments' command buffers, in the replay's order: a segment's first and last barriers order them. Each level keeps
 /// its barrier where it has hazards (a level split by a step needs none after it: the next segment's first
 /// barrier waits for everything before), even a level left with no dispatch (its barrier may be the one that
 /// orders the levels around it), and each dispatch its workgroup counts (a dispatch of no workgroups is left
@@ -398,11 +400,14 @@ fn recorded_segments(plan: &Plan, workgroups: &[[u32; 3]]) -> Vec<Vec<RecordedLe
                             dispatches.push((*node, counts));
                         }
                     }
-                    PlanStep::Copy { .. } | PlanStep::Upload(_) | PlanStep::Readback(_) => {
+                    PlanStep::Copy { .. }
+                    | PlanStep::Upload(_)
+                    | PlanStep::Readback(_)
+                    | PlanStep::Interop { .. } => {
                         segments.push(std::mem::take(&mut segment));
                         segment.push((false, Vec::new()));
                     }
-                    PlanStep::Interop { .. } | PlanStep::Gate { .. } => {}
+                    PlanStep::Gate { .. } => {}
                 }
             }
         }
@@ -516,7 +521,7 @@ impl InitPass {
 
 /// One replay through the native command buffers: each GPU partition one submission of wgpu command
 /// buffers, one per segment that executes the segment's recorded command buffer, and between them one per run
-/// of copies, uploads and readbacks, recorded by wgpu.
+/// of copies, uploads, readbacks and interop tasks, recorded by wgpu.
 pub(crate) struct NativeRecorder<'a> {
     gpu: &'a Gpu,
     native: &'a mut NativeReplay,
@@ -525,7 +530,7 @@ pub(crate) struct NativeRecorder<'a> {
     segment: usize,
     /// This partition's command buffers so far, in order.
     recorded: Vec<wgpu::CommandBuffer>,
-    /// The encoder of the copies, uploads and readbacks since the last segment.
+    /// The encoder of the copies, uploads, readbacks and interop tasks since the last segment.
     steps: Option<wgpu::CommandEncoder>,
     /// wgpu had no Vulkan command buffer to execute a segment in.
     lost: bool,
@@ -559,7 +564,15 @@ impl NativeRecorder<'_> {
         self.recorded.push(encoder.finish());
     }
 
-    /// The encoder of the copies, uploads and readbacks after the current segment.
+    /// Gives `record` an encoder at the current step (an interop task), after the current segment.
+    pub(crate) fn with_encoder(
+        &mut self,
+        record: impl FnOnce(&mut wgpu::CommandEncoder) -> Result<(), Error>,
+    ) -> Result<(), Error> {
+        record(self.steps())
+    }
+
+    /// The encoder of the copies, uploads, readbacks and interop tasks after the current segment.
     fn steps(&mut self) -> &mut wgpu::CommandEncoder {
         self.end_segment();
         let device = self.gpu.device();
