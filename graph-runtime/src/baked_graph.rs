@@ -22,7 +22,7 @@ use crate::interop::{InteropContext, InteropTask};
 use crate::native_recorder::{self, NativeParamsIn, NativeReplay, TimedDispatch};
 use crate::params::ParamsTransport;
 use crate::profile::{self, Profile, Timestamps};
-use crate::recorder::record_replay;
+use crate::recorder::{Recorder, record_replay};
 use crate::replay::{Kernels, SizeProblem, resolve_dispatches};
 use crate::scope::OpScope;
 use crate::transfer::{Finished, Readbacks, TransferBuffers, Uploads};
@@ -655,7 +655,9 @@ impl BakedGraph {
             uploads: &self.uploads,
             readbacks: readback_set.as_deref().unwrap_or(&[]),
         };
-        let last = match (native, timing) {
+        let (mut native_recorder, mut portable_recorder);
+        let recorder: &mut dyn Recorder<Submitted = wgpu::SubmissionIndex> = match (native, timing)
+        {
             (Some(native), timing) => {
                 match timing {
                     Timing::Native(timed) => {
@@ -668,21 +670,15 @@ impl BakedGraph {
                     }
                     _ => native.prepare(gpu, &self.plan, &self.workgroups, &self.params)?,
                 }
-                let mut recorder = native.recorder(gpu, transfers);
-                record_replay(
-                    &self.plan,
-                    &self.workgroups,
-                    &mut recorder,
-                    host,
-                    |node, recorder| recorder.with_encoder(|encoder| interop(node, encoder)),
-                )?
+                native_recorder = native.recorder(gpu, transfers);
+                &mut native_recorder
             }
             (None, timing) => {
                 let timestamps = match timing {
                     Timing::Portable(timestamps) => Some(timestamps),
                     _ => None,
                 };
-                let mut recorder = WgpuRecorder::new(
+                portable_recorder = WgpuRecorder::new(
                     gpu,
                     &self.kernels,
                     &self.transport,
@@ -690,15 +686,16 @@ impl BakedGraph {
                     transfers,
                     (self.gates.as_ref(), timestamps),
                 );
-                record_replay(
-                    &self.plan,
-                    &self.workgroups,
-                    &mut recorder,
-                    host,
-                    |node, recorder| recorder.with_encoder(|encoder| interop(node, encoder)),
-                )?
+                &mut portable_recorder
             }
         };
+        let last = record_replay(
+            &self.plan,
+            &self.workgroups,
+            recorder,
+            host,
+            |node, recorder| recorder.with_encoder(&mut |encoder| interop(node, encoder)),
+        )?;
         // What trailing host tasks wrote is queued, not submitted: it goes to the GPU ahead of the next
         // submission (a replay, a read), which is all that can see it. Submitting it here would make waiting
         // for this replay wait for every other graph's work before it on the queue.

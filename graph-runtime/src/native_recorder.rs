@@ -564,14 +564,6 @@ impl NativeRecorder<'_> {
         self.recorded.push(encoder.finish());
     }
 
-    /// Gives `record` an encoder at the current step (an interop task), after the current segment.
-    pub(crate) fn with_encoder(
-        &mut self,
-        record: impl FnOnce(&mut wgpu::CommandEncoder) -> Result<(), Error>,
-    ) -> Result<(), Error> {
-        record(self.steps())
-    }
-
     /// The encoder of the copies, uploads, readbacks and interop tasks after the current segment.
     fn steps(&mut self) -> &mut wgpu::CommandEncoder {
         self.end_segment();
@@ -642,5 +634,13 @@ impl Recorder for NativeRecorder<'_> {
 
     fn wait(&mut self, submitted: wgpu::SubmissionIndex) -> Result<(), Error> {
         self.gpu.wait_for(Some(submitted))
+    }
+
+    /// The encoder of the steps after the current segment.
+    fn with_encoder(
+        &mut self,
+        record: &mut dyn FnMut(&mut wgpu::CommandEncoder) -> Result<(), Error>,
+    ) -> Result<(), Error> {
+        record(self.steps())
     }
 }

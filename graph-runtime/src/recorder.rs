@@ -30,13 +30,19 @@ pub(crate) trait Recorder {
     fn submit(&mut self) -> Result<Self::Submitted, Error>;
     /// Blocks until a submitted partition has finished.
     fn wait(&mut self, submitted: Self::Submitted) -> Result<(), Error>;
+    /// Gives `record` a wgpu command encoder at the current step, in order with what was recorded before
+    /// and after (an interop task's place).
+    fn with_encoder(
+        &mut self,
+        record: &mut dyn FnMut(&mut wgpu::CommandEncoder) -> Result<(), Error>,
+    ) -> Result<(), Error>;
 }
 
 /// Records and submits `plan` through `recorder`, running each host phase (by `host`, with the phase's nodes
 /// in order) once the partition before it has finished, and each interop task (by `interop`, with the
 /// recorder, whose encoder it records into) in its place in its partition. `workgroups[n]` are node `n`'s
 /// counts for this replay. Returns the last submission, if the replay made any after its last host phase.
-pub(crate) fn record_replay<R: Recorder>(
+pub(crate) fn record_replay<R: Recorder + ?Sized>(
     plan: &Plan,
     workgroups: &[[u32; 3]],
     recorder: &mut R,
@@ -147,6 +153,13 @@ mod tests {
         }
         fn wait(&mut self, submitted: usize) -> Result<(), Error> {
             self.calls.push(format!("wait {submitted}"));
+            Ok(())
+        }
+        fn with_encoder(
+            &mut self,
+            _: &mut dyn FnMut(&mut wgpu::CommandEncoder) -> Result<(), Error>,
+        ) -> Result<(), Error> {
+            self.calls.push("encoder".into());
             Ok(())
         }
     }

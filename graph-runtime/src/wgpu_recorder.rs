@@ -85,18 +85,6 @@ impl<'a> WgpuRecorder<'a> {
         self.pass = None;
         self.pipeline = None;
     }
-
-    /// Gives `record` the partition's command encoder, with no compute pass open (an interop task).
-    pub(crate) fn with_encoder(
-        &mut self,
-        record: impl FnOnce(&mut wgpu::CommandEncoder) -> Result<(), Error>,
-    ) -> Result<(), Error> {
-        self.end_pass();
-        match &mut self.encoder {
-            Some(encoder) => record(encoder),
-            None => Ok(()),
-        }
-    }
 }
 
 impl Recorder for WgpuRecorder<'_> {
@@ -214,5 +202,17 @@ impl Recorder for WgpuRecorder<'_> {
 
     fn wait(&mut self, submitted: wgpu::SubmissionIndex) -> Result<(), Error> {
         self.gpu.wait_for(Some(submitted))
+    }
+
+    /// The partition's command encoder, with no compute pass open.
+    fn with_encoder(
+        &mut self,
+        record: &mut dyn FnMut(&mut wgpu::CommandEncoder) -> Result<(), Error>,
+    ) -> Result<(), Error> {
+        self.end_pass();
+        match &mut self.encoder {
+            Some(encoder) => record(encoder),
+            None => Ok(()),
+        }
     }
 }
