@@ -78,6 +78,8 @@ pub(crate) struct NativeKernel {
     pub spirv: Vec<u32>,
     pub entry: String,
     pub buffers: Vec<wgpu::Buffer>,
+    /// The buffer whose first three `u32`s are its workgroup counts, for an indirect dispatch.
+    pub indirect: Option<wgpu::Buffer>,
 }
 
 /// How the kernels of a [`NativeGraph`] get the graph's parameters.
@@ -115,8 +117,8 @@ pub(crate) struct NativeGraph {
     layouts: Vec<vk::PipelineLayout>,
     pipelines: Vec<vk::Pipeline>,
     descriptor_pool: vk::DescriptorPool,
-    /// Per node: its pipeline and its descriptor set.
-    sets: Vec<Option<(usize, vk::DescriptorSet)>>,
+    /// Per node: its pipeline, its descriptor set, and its indirect arguments' buffer.
+    sets: Vec<Option<(usize, vk::DescriptorSet, Option<vk::Buffer>)>>,
     /// With a parameter buffer: its set layout (set 1 of every pipeline layout) and its one descriptor set.
     params_layout: vk::DescriptorSetLayout,
     params_set: Option<vk::DescriptorSet>,
@@ -381,7 +383,14 @@ impl NativeGraph {
                 .collect();
             // SAFETY: `set` is unused by any command buffer yet; every write names a live buffer.
             unsafe { self.raw.update_descriptor_sets(&writes, &[]) };
-            self.sets[node as usize] = Some((p, set));
+            let indirect = match &k.indirect {
+                Some(buffer) => {
+                    self.buffers.push(buffer.clone());
+                    Some(raw_buffer(buffer)?)
+                }
+                None => None,
+            };
+            self.sets[node as usize] = Some((p, set, indirect));
         }
 
         // SAFETY: as above; the pool and its command buffers are stored at once for `Drop`.
@@ -547,19 +556,23 @@ impl NativeGraph {
         barrier(
             vk::PipelineStageFlags::ALL_COMMANDS,
             vk::AccessFlags::MEMORY_WRITE,
-            vk::PipelineStageFlags::COMPUTE_SHADER,
+            vk::PipelineStageFlags::COMPUTE_SHADER | vk::PipelineStageFlags::DRAW_INDIRECT,
             vk::AccessFlags::SHADER_READ
                 | vk::AccessFlags::SHADER_WRITE
-                | vk::AccessFlags::UNIFORM_READ,
+                | vk::AccessFlags::UNIFORM_READ
+                | vk::AccessFlags::INDIRECT_COMMAND_READ,
         );
         let mut bound_pipeline = None;
         for (hazards, dispatches) in levels {
             if *hazards {
+                // Indirect counts are read at DRAW_INDIRECT, ahead of the compute stage.
                 barrier(
                     vk::PipelineStageFlags::COMPUTE_SHADER,
                     vk::AccessFlags::SHADER_WRITE | vk::AccessFlags::SHADER_READ,
-                    vk::PipelineStageFlags::COMPUTE_SHADER,
-                    vk::AccessFlags::SHADER_READ | vk::AccessFlags::SHADER_WRITE,
+                    vk::PipelineStageFlags::COMPUTE_SHADER | vk::PipelineStageFlags::DRAW_INDIRECT,
+                    vk::AccessFlags::SHADER_READ
+                        | vk::AccessFlags::SHADER_WRITE
+                        | vk::AccessFlags::INDIRECT_COMMAND_READ,
                 );
             }
             let level_start = next_query;
@@ -568,7 +581,7 @@ impl NativeGraph {
                 next_query += 1;
             }
             for &(node, [x, y, z]) in dispatches {
-                let Some(&Some((p, set))) = self.sets.get(node as usize) else {
+                let Some(&Some((p, set, indirect))) = self.sets.get(node as usize) else {
                     return Err(format!("node {node} has no native kernel"));
                 };
                 let with_params = [set, self.params_set.unwrap_or(set)];
@@ -606,7 +619,12 @@ impl NativeGraph {
                             params,
                         );
                     }
-                    self.raw.cmd_dispatch(cb, x, y, z);
+                    match indirect {
+                        // The counts a kernel before wrote (a level barrier, or the first, made them
+                        // visible to the indirect read).
+                        Some(args) => self.raw.cmd_dispatch_indirect(cb, args, 0),
+                        None => self.raw.cmd_dispatch(cb, x, y, z),
+                    }
                 }
                 if first_query.is_some() {
                     timestamp(next_query);

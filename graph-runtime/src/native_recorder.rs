@@ -4,8 +4,8 @@
 //! executed from wgpu's command encoders. A GPU partition's copies, uploads, readbacks and interop tasks
 //! split it into segments, one command buffer each; wgpu (or the task) records the steps between them, in
 //! the replay's order. A replay whose parameters and dispatch sizes are those of the last recording records
-//! nothing: its CPU cost does not grow with the node count. `if`/`repeat` blocks, indirect dispatches and
-//! range fills keep a graph on the portable recorder. Level
+//! nothing: its CPU cost does not grow with the node count. `if`/`repeat` blocks keep a graph on the
+//! portable recorder. Level
 //! barriers, not per-edge events: a `vkCmdWaitEvents` before each dependent dispatch measured 2-4.5x slower
 //! on the H100 on every benchmark shape with edges (README, Performance).
 //!
@@ -18,7 +18,7 @@
 
 use graph_core::desc::{DispatchDesc, GraphDesc, OpDesc};
 use graph_core::ir::ParamsStorage;
-use graph_core::plan::{BufferHazard, Plan, PlanPartition, PlanStep, Transfer};
+use graph_core::plan::{BufferHazard, Plan, PlanPartition, PlanStep, Transfer, evaluate_range};
 
 use crate::bake::BoundBuffers;
 use crate::error::Error;
@@ -152,10 +152,11 @@ fn ineligible(
                 | PlanStep::Interop { .. } => continue,
                 PlanStep::Gate { .. } => return Some("it has if/repeat blocks"),
             };
-            match desc.nodes.get(*node as usize).map(|n| &n.op) {
-                Some(OpDesc::Kernel(k))
-                    if k.range.is_none() && !matches!(k.dispatch, DispatchDesc::Indirect(_)) => {}
-                _ => return Some("a kernel fills a range or dispatches indirectly"),
+            if !matches!(
+                desc.nodes.get(*node as usize).map(|n| &n.op),
+                Some(OpDesc::Kernel(_))
+            ) {
+                return Some("a GPU partition dispatches what is not a kernel");
             }
         }
     }
@@ -207,7 +208,17 @@ impl NativeReplay {
                 continue;
             };
             let source = k.compose(&desc.params, params_storage);
-            let spirv = match spirv(&source, &k.entry) {
+            // A fill of a range: its bounds, checked by the plan at bake, are the module's override constants.
+            let range = match (&k.range, k.bindings.first()) {
+                (Some(r), Some(target)) => {
+                    match evaluate_range(n as u32, target.buffer, r, &bound.lens) {
+                        Ok(range) => Some(range),
+                        Err(e) => return refuse(format!("a fill's range fails: {e:?}")),
+                    }
+                }
+                _ => None,
+            };
+            let spirv = match spirv(&source, &k.entry, range) {
                 Ok(words) => words,
                 Err(e) => {
                     return refuse(format!(
@@ -221,11 +232,16 @@ impl NativeReplay {
                 .iter()
                 .map(|b| bound.buffers[b.buffer as usize].clone())
                 .collect();
+            let indirect = match k.dispatch {
+                DispatchDesc::Indirect(b) => bound.buffers.get(b as usize).cloned(),
+                _ => None,
+            };
             native_kernels.push(NativeKernel {
                 node: n as u32,
                 spirv,
                 entry: k.entry.to_string(),
                 buffers,
+                indirect,
             });
         }
         // The segments depend on the plan's steps only, not on the workgroup counts.
@@ -416,11 +432,11 @@ fn recorded_segments(plan: &Plan, workgroups: &[[u32; 3]]) -> Vec<Vec<RecordedLe
     segments
 }
 
-/// SPIR-V of `source`'s entry point `entry`, from naga, with the bounds checks wgpu's own Vulkan compilation
-/// uses where the device lacks `robustBufferAccess2`: an index out of bounds is clamped to the last element
-/// (`Restrict`), so a kernel behaves the same on either recorder. (`ReadZeroSkipWrite` has no atomics in
-/// naga's SPIR-V writer.)
-fn spirv(source: &str, entry: &str) -> Result<Vec<u32>, String> {
+/// SPIR-V of `source`'s entry point `entry`, from naga, with `range` (a ranged fill's bounds) as its override
+/// constants and the bounds checks wgpu's own Vulkan compilation uses where the device lacks
+/// `robustBufferAccess2`: an index out of bounds is clamped to the last element (`Restrict`), so a kernel
+/// behaves the same on either recorder. (`ReadZeroSkipWrite` has no atomics in naga's SPIR-V writer.)
+fn spirv(source: &str, entry: &str, range: Option<(u32, u32)>) -> Result<Vec<u32>, String> {
     let module = naga::front::wgsl::parse_str(source).map_err(|e| e.message().to_string())?;
     let info = naga::valid::Validator::new(
         naga::valid::ValidationFlags::all(),
@@ -428,6 +444,18 @@ fn spirv(source: &str, entry: &str) -> Result<Vec<u32>, String> {
     )
     .validate(&module)
     .map_err(|e| e.as_inner().to_string())?;
+    let mut constants = naga::back::PipelineConstants::default();
+    if let Some((start, end)) = range {
+        constants.insert(graph_core::fill::RANGE_START.to_string(), f64::from(start));
+        constants.insert(graph_core::fill::RANGE_END.to_string(), f64::from(end));
+    }
+    let (module, info) = naga::back::pipeline_constants::process_overrides(
+        &module,
+        &info,
+        Some((naga::ShaderStage::Compute, entry)),
+        &constants,
+    )
+    .map_err(|e| e.to_string())?;
     let policy = naga::proc::BoundsCheckPolicy::Restrict;
     let options = naga::back::spv::Options {
         bounds_check_policies: naga::proc::BoundsCheckPolicies {

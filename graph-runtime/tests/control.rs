@@ -2,7 +2,7 @@
 
 mod common;
 
-use common::{gpu, poison_f32, random_f32s, random_u32, read, rng};
+use common::{gpu, native_expected, poison_f32, random_f32s, random_u32, read, rng};
 use graph_runtime::{BakedGraph, Error, GraphBuilder, KernelSpec, LIBRARY, graph};
 
 graph! {
@@ -36,7 +36,10 @@ fn an_indirect_dispatch_runs_the_workgroups_an_earlier_node_wrote() -> Result<()
         let x = gpu.buffer_from_slice(&xs)?;
         let y = gpu.buffer_zeroed::<f32>(len)?;
         poison_f32(&y);
-        FirstHalf::bake(&gpu, FirstHalfBuffers { x: &x, y: &y })?.replay_blocking()?;
+        let mut g = FirstHalf::bake(&gpu, FirstHalfBuffers { x: &x, y: &y })?;
+        // Indirect dispatches replay natively on Vulkan, from the buffer the first kernel wrote.
+        assert_eq!(g.untyped().recorder() == "native", native_expected(&gpu));
+        g.replay_blocking()?;
         let written = (len / 2).div_ceil(64) * 64;
         let ys = read(&y);
         for (i, (&got, &x)) in ys.iter().zip(&xs).enumerate() {

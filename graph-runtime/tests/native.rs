@@ -1,12 +1,16 @@
 //! The native recorder (Vulkan command buffers recorded once, one barrier per level): the graphs it can
 //! replay give what the CPU gives, after parameter changes (a buffer write, or push constants recorded
 //! again: each way is tested), dispatch-size changes and rebinding, and replays in flight each read their
-//! own parameters; `GRAPH_RUNTIME_RECORDER` picks it. On a device that is not Vulkan, or with
+//! own parameters; copies and readbacks between kernels; per-dispatch profiles;
+//! `GRAPH_RUNTIME_RECORDER` picks it. On a device that is not Vulkan, or with
 //! `GRAPH_RUNTIME_RECORDER=portable`, the same tests run through the portable recorder and say so.
 
 mod common;
 
-use common::{assert_exact, assert_within, gpu, poison_f32, random_f32s, random_u32, read, rng};
+use common::{
+    assert_exact, assert_within, gpu, native_expected, poison_f32, random_f32s, random_u32, read,
+    rng,
+};
 use graph_runtime::{BakedGraph, Dispatch, Error, NativeParamsIn, RECORDER_ENV, graph};
 
 graph! {
@@ -61,11 +65,6 @@ fn expected(a: &[f32], k: f32, len: usize) -> Vec<f64> {
 
 fn close(v: &[f64]) -> Vec<f64> {
     v.iter().map(|x| 1e-5 * (1.0 + x.abs())).collect()
-}
-
-/// Whether this run should replay through the native recorder: a Vulkan adapter, not turned off.
-fn native_expected(gpu: &graph_runtime::Gpu) -> bool {
-    gpu.summary().contains("Vulkan") && std::env::var(RECORDER_ENV).as_deref() != Ok("portable")
 }
 
 /// The ways a test replays `Smooth`: as baked (the recorder the environment picks), then, where the native
@@ -278,24 +277,36 @@ fn the_native_recorder_refuses_push_constants_where_the_parameters_are_in_a_buff
 #[test]
 fn a_graph_the_native_recorder_cannot_replay_uses_the_portable_one() -> Result<(), Error> {
     graph! {
-        graph WithRangeFill {
-            buffers { y: [u32] = inout }
-            fill most(y[1..] = 5u);
+        graph WithBlock {
+            buffers { x: [f32] = input, y: [f32] = inout, positive: [u32; 1] }
+            kernel test(x: read, positive: write) workgroups(1) {
+                @compute @workgroup_size(1)
+                fn main() { positive[0] = select(0u, 1u, x[0] > 0.0); }
+            }
+            if when_positive(positive) {
+                kernel double(y: read_write) {
+                    @compute @workgroup_size(64)
+                    fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
+                        if (gid.x < arrayLength(&y)) { y[gid.x] = 2.0 * y[gid.x]; }
+                    }
+                }
+            }
         }
     }
     let gpu = gpu();
-    let y = gpu.buffer_from_slice(&[1u32, 2, 3, 4])?;
-    let desc = WithRangeFill::DESCRIPTION;
-    let mut g = BakedGraph::bake(&gpu, desc, &[("y", y.as_any())]);
+    let x = gpu.buffer_from_slice(&[1.0f32])?;
+    let y = gpu.buffer_from_slice(&[1.0f32, 2.0, 3.0])?;
+    let desc = WithBlock::DESCRIPTION;
+    let mut g = BakedGraph::bake(&gpu, desc, &[("x", x.as_any()), ("y", y.as_any())]);
     if std::env::var(RECORDER_ENV).as_deref() == Ok("native") {
-        let refused = g.expect_err("a range fill cannot be replayed natively");
-        assert!(refused.to_string().contains("fills a range"), "{refused}");
+        let refused = g.expect_err("a block cannot be replayed natively");
+        assert!(refused.to_string().contains("blocks"), "{refused}");
         return Ok(());
     }
     let g = g.as_mut().map_err(|e| Error::Gpu(e.to_string()))?;
     assert_eq!(g.recorder(), "portable");
     g.replay()?.wait()?;
-    assert_eq!(read(&y), [1, 5, 5, 5]);
+    assert_eq!(read(&y), [2.0, 4.0, 6.0]);
     Ok(())
 }
 

@@ -26,6 +26,13 @@ fn no_gpu(e: &Error) -> String {
     )
 }
 
+/// Whether a graph the native recorder can replay should replay through it here: a Vulkan adapter, and
+/// `GRAPH_RUNTIME_RECORDER` not `portable`.
+pub fn native_expected(gpu: &Gpu) -> bool {
+    gpu.summary().contains("Vulkan")
+        && std::env::var(graph_runtime::RECORDER_ENV).as_deref() != Ok("portable")
+}
+
 /// An application's own device, created without `IMMEDIATES`, so parameters go through the uniform-buffer
 /// fallback. It honours `WGPU_BACKEND` and validation mode like [`gpu`].
 pub fn gpu_without_immediates() -> Gpu {
