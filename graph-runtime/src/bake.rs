@@ -397,7 +397,7 @@ fn build_kernels(
 /// Node `n` as a kernel, if it is a copy in a block under GPU control, with the 32-bit words it moves: the
 /// buffers seen as `u32` words (every element type is made of them), the offsets and length constants of
 /// its module, so each range is its own pipeline, as a ranged fill's is.
-fn copy_kernel(
+pub(crate) fn copy_kernel(
     desc: &GraphDesc,
     n: usize,
     lens: &[u32],

@@ -143,21 +143,23 @@ impl BakedGraph {
         let built = (|| {
             let transport = ParamsTransport::new(gpu, &desc);
             let r = build_replay(gpu, &desc, buffers, &transport, &mut cache, None)?;
+            let gates = Gates::new(gpu, &desc, &r.bound.buffers);
             let native = NativeReplay::new(
                 gpu,
                 &r.desc,
                 &r.plan,
                 &r.kernels,
                 &r.bound,
+                gates.as_ref(),
                 transport.storage(),
                 native_recorder::choice(),
                 NativeParamsIn::default(),
             )?;
             Ok::<_, Error>((
-                r.bound, r.plan, transport, r.kernels, r.fused, r.desc, native,
+                r.bound, r.plan, transport, r.kernels, r.fused, r.desc, gates, native,
             ))
         })();
-        let (bound, plan, transport, kernels, fused, replayed, native) =
+        let (bound, plan, transport, kernels, fused, replayed, gates, native) =
             scope.finish_with(built, |reason| Error::Bake {
                 graph: desc.name.to_string(),
                 reason,
@@ -170,7 +172,6 @@ impl BakedGraph {
         }
         let uploads = Uploads::new(gpu, &desc, &plan);
         let readbacks = Readbacks::new(&desc, &plan);
-        let gates = Gates::new(gpu, &desc, &bound.buffers);
         let mut host_tasks = Vec::new();
         host_tasks.resize_with(desc.nodes.len(), || None);
         let mut interop_tasks = Vec::new();
@@ -232,6 +233,7 @@ impl BakedGraph {
             &self.plan,
             &self.kernels,
             &self.bound,
+            self.gates.as_ref(),
             self.transport.storage(),
             native_recorder::Choice::Require,
             params_in,

@@ -10,7 +10,7 @@ use graph_core::desc::GraphDesc;
 use crate::gpu::Gpu;
 
 /// The gate: `args[first + i] = flag[0] != 0 ? counts[first + i] : 0` over one block's words.
-const GATE_WGSL: &str = "
+pub(crate) const GATE_WGSL: &str = "
 @group(0) @binding(0) var<storage, read> flag: array<u32>;
 @group(0) @binding(1) var<storage, read> counts: array<u32>;
 @group(0) @binding(2) var<storage, read_write> args: array<u32>;
@@ -29,7 +29,21 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
 struct Gate {
     pipeline: wgpu::ComputePipeline,
     bind_group: wgpu::BindGroup,
+    /// What the native recorder builds its own gate from: the flag, the block's first word and its words.
+    flag: wgpu::Buffer,
+    first: u32,
+    words: u32,
     workgroups: u32,
+}
+
+/// What a gate kernel of [`GATE_WGSL`] reads and writes, and its override constants and size: the native
+/// recorder records it as a dispatch of its own.
+pub(crate) struct GateSpec<'a> {
+    /// Bindings 0, 1 and 2: the flag, the counts, the arguments.
+    pub buffers: [&'a wgpu::Buffer; 3],
+    pub first: u32,
+    pub words: u32,
+    pub workgroups: u32,
 }
 
 /// The gates of a baked graph's gated blocks, and the counts and arguments they share.
@@ -145,6 +159,9 @@ impl Gates {
                 Some(Gate {
                     pipeline,
                     bind_group,
+                    flag: flag.clone(),
+                    first: first * 3,
+                    words: members * 3,
                     workgroups: (members * 3).div_ceil(64),
                 })
             })
@@ -165,6 +182,17 @@ impl Gates {
 
     pub(crate) fn args(&self) -> &wgpu::Buffer {
         &self.args
+    }
+
+    /// Block `block`'s gate, if it has a flag.
+    pub(crate) fn gate(&self, block: u32) -> Option<GateSpec<'_>> {
+        let gate = self.blocks.get(block as usize)?.as_ref()?;
+        Some(GateSpec {
+            buffers: [&gate.flag, &self.counts, &self.args],
+            first: gate.first,
+            words: gate.words,
+            workgroups: gate.workgroups,
+        })
     }
 
     /// Writes this replay's counts of every gated member (queued ahead of the replay's submissions).

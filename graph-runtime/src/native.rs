@@ -49,9 +49,17 @@ fn vk_err(what: &'static str) -> impl Fn(vk::Result) -> String {
     move |e| format!("Vulkan: {what}: {e}")
 }
 
-/// One level of a recording: whether a barrier goes first (the level has hazards), then each dispatch as
-/// `(node, workgroups)`.
-pub(crate) type RecordedLevel = (bool, Vec<(u32, [u32; 3])>);
+/// One level of a recording: whether a barrier goes first (the level has hazards), then its steps.
+pub(crate) type RecordedLevel = (bool, Vec<Recorded>);
+
+/// A step of a recording.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Recorded {
+    /// Node `.0`'s kernel, over these workgroups (or from its indirect arguments).
+    Dispatch(u32, [u32; 3]),
+    /// Block `.0`'s gate: its members' indirect arguments, zeros unless its flag is set.
+    Gate(u32),
+}
 
 /// The timestamp queries a profiled recording writes: one when its level may start, one when it has ended.
 pub(crate) struct TimedDispatch {
@@ -65,21 +73,38 @@ pub(crate) struct TimedDispatch {
 pub(crate) fn queries_of(levels: &[RecordedLevel]) -> u32 {
     levels
         .iter()
-        .filter(|(_, dispatches)| !dispatches.is_empty())
-        .map(|(_, dispatches)| 1 + dispatches.len() as u32)
+        .map(|(_, steps)| {
+            let dispatches = steps
+                .iter()
+                .filter(|s| matches!(s, Recorded::Dispatch(..)))
+                .count() as u32;
+            if dispatches == 0 { 0 } else { 1 + dispatches }
+        })
         .sum()
+}
+
+/// A Vulkan buffer and the byte offset of three `u32` workgroup counts in it.
+type IndirectArgs = (vk::Buffer, u64);
+
+/// Where a kernel of a [`NativeGraph`] runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum KernelOf {
+    /// A node's, by index in the plan.
+    Node(u32),
+    /// A block's gate, over this many workgroups.
+    Gate(u32, u32),
 }
 
 /// One kernel of a [`NativeGraph`]: its SPIR-V and the buffers its descriptor set binds, binding by binding.
 pub(crate) struct NativeKernel {
-    /// The kernel's node, by index in the plan.
-    pub node: u32,
+    pub of: KernelOf,
     /// SPIR-V of the kernel's module, from naga; kernels with equal words share one pipeline.
     pub spirv: Vec<u32>,
     pub entry: String,
     pub buffers: Vec<wgpu::Buffer>,
-    /// The buffer whose first three `u32`s are its workgroup counts, for an indirect dispatch.
-    pub indirect: Option<wgpu::Buffer>,
+    /// The buffer and byte offset of its three `u32` workgroup counts, for an indirect dispatch (a gated
+    /// member's are its gate's arguments).
+    pub indirect: Option<(wgpu::Buffer, u64)>,
 }
 
 /// How the kernels of a [`NativeGraph`] get the graph's parameters.
@@ -117,8 +142,10 @@ pub(crate) struct NativeGraph {
     layouts: Vec<vk::PipelineLayout>,
     pipelines: Vec<vk::Pipeline>,
     descriptor_pool: vk::DescriptorPool,
-    /// Per node: its pipeline, its descriptor set, and its indirect arguments' buffer.
-    sets: Vec<Option<(usize, vk::DescriptorSet, Option<vk::Buffer>)>>,
+    /// Per node: its pipeline, its descriptor set, and its indirect arguments' buffer and offset.
+    sets: Vec<Option<(usize, vk::DescriptorSet, Option<IndirectArgs>)>>,
+    /// Per block: its gate's pipeline, descriptor set and workgroups.
+    gates: Vec<Option<(usize, vk::DescriptorSet, u32)>>,
     /// With a parameter buffer: its set layout (set 1 of every pipeline layout) and its one descriptor set.
     params_layout: vk::DescriptorSetLayout,
     params_set: Option<vk::DescriptorSet>,
@@ -151,7 +178,7 @@ impl NativeGraph {
     /// when it is not a Vulkan device. Not recorded yet: see [`NativeGraph::record`].
     pub(crate) fn new(
         device: &wgpu::Device,
-        node_count: usize,
+        (node_count, block_count): (usize, usize),
         kernels: Vec<NativeKernel>,
         params: NativeParams,
         segments: usize,
@@ -172,6 +199,7 @@ impl NativeGraph {
             pipelines: Vec::new(),
             descriptor_pool: vk::DescriptorPool::null(),
             sets: vec![None; node_count],
+            gates: vec![None; block_count],
             params_layout: vk::DescriptorSetLayout::null(),
             params_set: None,
             command_pool: vk::CommandPool::null(),
@@ -256,13 +284,13 @@ impl NativeGraph {
         segments: usize,
     ) -> Result<(), String> {
         let mut pipeline_of: Vec<(Vec<u32>, String, usize)> = Vec::new();
-        let mut per_node: Vec<(u32, usize)> = Vec::new();
+        let mut per_kernel: Vec<usize> = Vec::new();
         for k in &kernels {
             if let Some(&(_, _, p)) = pipeline_of
                 .iter()
                 .find(|(w, e, _)| *w == k.spirv && *e == k.entry)
             {
-                per_node.push((k.node, p));
+                per_kernel.push(p);
                 continue;
             }
             let bindings: Vec<vk::DescriptorSetLayoutBinding<'_>> = (0..k.buffers.len() as u32)
@@ -331,7 +359,7 @@ impl NativeGraph {
             }
             let p = self.pipelines.len() - 1;
             pipeline_of.push((k.spirv.clone(), k.entry.clone(), p));
-            per_node.push((k.node, p));
+            per_kernel.push(p);
         }
 
         let descriptors: u32 = kernels.iter().map(|k| k.buffers.len() as u32).sum();
@@ -354,7 +382,7 @@ impl NativeGraph {
             )
         }
         .map_err(vk_err("descriptor pool"))?;
-        for (k, &(node, p)) in kernels.iter().zip(&per_node) {
+        for (k, &p) in kernels.iter().zip(&per_kernel) {
             let layouts = [self.set_layouts[p]];
             // SAFETY: the pool has room for one set per kernel (`max_sets`, and one descriptor per binding).
             let set = unsafe {
@@ -387,13 +415,23 @@ impl NativeGraph {
             // SAFETY: `set` is unused by any command buffer yet; every write names a live buffer.
             unsafe { self.raw.update_descriptor_sets(&writes, &[]) };
             let indirect = match &k.indirect {
-                Some(buffer) => {
+                Some((buffer, offset)) => {
                     self.buffers.push(buffer.clone());
-                    Some(raw_buffer(buffer)?)
+                    Some((raw_buffer(buffer)?, *offset))
                 }
                 None => None,
             };
-            self.sets[node as usize] = Some((p, set, indirect));
+            let slot = match k.of {
+                KernelOf::Node(node) => self.sets.get_mut(node as usize).map(|s| {
+                    *s = Some((p, set, indirect));
+                }),
+                KernelOf::Gate(block, workgroups) => self.gates.get_mut(block as usize).map(|g| {
+                    *g = Some((p, set, workgroups));
+                }),
+            };
+            if slot.is_none() {
+                return Err(format!("{:?} is outside the graph", k.of));
+            }
         }
 
         // SAFETY: as above; the pool and its command buffers are stored at once for `Drop`.
@@ -577,7 +615,7 @@ impl NativeGraph {
                 | indirect_read,
         );
         let mut bound_pipeline = None;
-        for (hazards, dispatches) in levels {
+        for (hazards, steps) in levels {
             if *hazards {
                 barrier(
                     vk::PipelineStageFlags::COMPUTE_SHADER,
@@ -587,14 +625,33 @@ impl NativeGraph {
                 );
             }
             let level_start = next_query;
-            if first_query.is_some() && !dispatches.is_empty() {
+            if first_query.is_some() && steps.iter().any(|s| matches!(s, Recorded::Dispatch(..))) {
                 timestamp(level_start);
                 next_query += 1;
             }
-            for &(node, [x, y, z]) in dispatches {
-                let Some(&Some((p, set, indirect))) = self.sets.get(node as usize) else {
-                    return Err(format!("node {node} has no native kernel"));
+            for &step in steps {
+                let (p, set, indirect, [x, y, z]) = match step {
+                    Recorded::Dispatch(node, counts) => match self.sets.get(node as usize) {
+                        Some(&Some((p, set, indirect))) => (p, set, indirect, counts),
+                        _ => return Err(format!("node {node} has no native kernel")),
+                    },
+                    Recorded::Gate(block) => match self.gates.get(block as usize) {
+                        Some(&Some((p, set, workgroups))) => (p, set, None, [workgroups, 1, 1]),
+                        // A block without a flag (a plain `repeat`) has no gate.
+                        Some(None) => continue,
+                        None => return Err(format!("block {block} is outside the graph")),
+                    },
                 };
+                if matches!(step, Recorded::Gate(_)) {
+                    // The arguments a gate writes were read by the members of the run before (at
+                    // DRAW_INDIRECT, which a source stage of COMPUTE_SHADER includes).
+                    barrier(
+                        vk::PipelineStageFlags::COMPUTE_SHADER,
+                        vk::AccessFlags::SHADER_WRITE,
+                        vk::PipelineStageFlags::COMPUTE_SHADER,
+                        vk::AccessFlags::SHADER_READ | vk::AccessFlags::SHADER_WRITE,
+                    );
+                }
                 let with_params = [set, self.params_set.unwrap_or(set)];
                 let sets = if self.params_set.is_some() {
                     &with_params[..]
@@ -603,7 +660,8 @@ impl NativeGraph {
                 };
                 // SAFETY: `cb` is recording; pipeline, layout and sets were made together for this kernel
                 // (the parameter set's layout is set 1 of every layout); `params` is the size of the
-                // push-constant range (checked at bake).
+                // push-constant range (checked at bake); an indirect buffer is alive with `self` and holds
+                // three `u32`s at its offset (the plan's and the gates' layout).
                 unsafe {
                     if bound_pipeline != Some(p) {
                         self.raw.cmd_bind_pipeline(
@@ -631,20 +689,32 @@ impl NativeGraph {
                         );
                     }
                     match indirect {
-                        // The counts a kernel before wrote (a level barrier, or the first, made them
-                        // visible to the indirect read).
-                        Some(args) => self.raw.cmd_dispatch_indirect(cb, args, 0),
+                        // The counts a kernel or gate before wrote (a barrier made them visible to the
+                        // indirect read).
+                        Some((args, offset)) => self.raw.cmd_dispatch_indirect(cb, args, offset),
                         None => self.raw.cmd_dispatch(cb, x, y, z),
                     }
                 }
-                if first_query.is_some() {
-                    timestamp(next_query);
-                    timed.push(TimedDispatch {
-                        node,
-                        start_query: level_start,
-                        end_query: next_query,
-                    });
-                    next_query += 1;
+                match step {
+                    Recorded::Gate(_) => barrier(
+                        vk::PipelineStageFlags::COMPUTE_SHADER,
+                        vk::AccessFlags::SHADER_WRITE,
+                        vk::PipelineStageFlags::COMPUTE_SHADER
+                            | vk::PipelineStageFlags::DRAW_INDIRECT,
+                        vk::AccessFlags::SHADER_READ
+                            | vk::AccessFlags::SHADER_WRITE
+                            | vk::AccessFlags::INDIRECT_COMMAND_READ,
+                    ),
+                    Recorded::Dispatch(node, _) if first_query.is_some() => {
+                        timestamp(next_query);
+                        timed.push(TimedDispatch {
+                            node,
+                            start_query: level_start,
+                            end_query: next_query,
+                        });
+                        next_query += 1;
+                    }
+                    Recorded::Dispatch(..) => {}
                 }
             }
         }

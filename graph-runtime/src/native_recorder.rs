@@ -4,8 +4,9 @@
 //! executed from wgpu's command encoders. A GPU partition's copies, uploads, readbacks and interop tasks
 //! split it into segments, one command buffer each; wgpu (or the task) records the steps between them, in
 //! the replay's order. A replay whose parameters and dispatch sizes are those of the last recording records
-//! nothing: its CPU cost does not grow with the node count. `if`/`repeat` blocks keep a graph on the
-//! portable recorder. Level
+//! nothing: its CPU cost does not grow with the node count. `if`/`repeat` blocks are recorded with their
+//! gates, each run unrolled, once. A kernel whose workgroup counts another kernel wrote keeps a graph on the
+//! portable recorder, whose wgpu checks the counts against the device's limits. Level
 //! barriers, not per-edge events: a `vkCmdWaitEvents` before each dependent dispatch measured 2-4.5x slower
 //! on the H100 on every benchmark shape with edges (README, Performance).
 //!
@@ -20,11 +21,14 @@ use graph_core::desc::{DispatchDesc, GraphDesc, OpDesc};
 use graph_core::ir::ParamsStorage;
 use graph_core::plan::{BufferHazard, Plan, PlanPartition, PlanStep, Transfer, evaluate_range};
 
-use crate::bake::BoundBuffers;
+use crate::bake::{self, BoundBuffers};
 use crate::error::Error;
+use crate::gate::{GATE_WGSL, Gates};
 use crate::gpu::Gpu;
 pub(crate) use crate::native::TimedDispatch;
-use crate::native::{NativeGraph, NativeKernel, NativeParams, RecordedLevel, queries_of};
+use crate::native::{
+    KernelOf, NativeGraph, NativeKernel, NativeParams, Recorded, RecordedLevel, queries_of,
+};
 use crate::recorder::Recorder;
 use crate::replay::Kernels;
 use crate::transfer::TransferBuffers;
@@ -126,6 +130,7 @@ impl ParamsBuffer {
 fn ineligible(
     desc: &GraphDesc,
     plan: &Plan,
+    gates: Option<&Gates>,
     storage: ParamsStorage,
     params_in: NativeParamsIn,
 ) -> Option<&'static str> {
@@ -134,9 +139,6 @@ fn ineligible(
         && params_in == NativeParamsIn::PushConstants
     {
         return Some("its parameters cannot be push constants on this device");
-    }
-    if !desc.blocks.is_empty() {
-        return Some("it has if/repeat blocks");
     }
     for partition in &plan.partitions {
         let PlanPartition::Gpu { levels } = partition else {
@@ -149,14 +151,22 @@ fn ineligible(
                 PlanStep::Copy { .. }
                 | PlanStep::Upload(_)
                 | PlanStep::Readback(_)
-                | PlanStep::Interop { .. } => continue,
-                PlanStep::Gate { .. } => return Some("it has if/repeat blocks"),
+                | PlanStep::Interop { .. }
+                | PlanStep::Gate { .. } => continue,
             };
-            if !matches!(
-                desc.nodes.get(*node as usize).map(|n| &n.op),
-                Some(OpDesc::Kernel(_))
-            ) {
-                return Some("a GPU partition dispatches what is not a kernel");
+            // A kernel, or a copy in a block (a kernel too, see `bake::copy_kernel`).
+            match desc.nodes.get(*node as usize).map(|n| &n.op) {
+                // Counts a kernel wrote: wgpu checks them against the device's limits before the dispatch
+                // (past them, a dispatch is undefined behaviour); the native recorder has no such check. A
+                // gated member's counts are the host's, checked at each replay, or zeros.
+                Some(OpDesc::Kernel(k))
+                    if matches!(k.dispatch, DispatchDesc::Indirect(_))
+                        && gates.and_then(|g| g.slot(*node)).is_none() =>
+                {
+                    return Some("a kernel dispatches indirectly from counts a kernel wrote");
+                }
+                Some(OpDesc::Kernel(_) | OpDesc::Copy { .. }) => {}
+                _ => return Some("a GPU partition dispatches what is not a kernel"),
             }
         }
     }
@@ -174,6 +184,7 @@ impl NativeReplay {
         plan: &Plan,
         kernels: &Kernels,
         bound: &BoundBuffers,
+        gates: Option<&Gates>,
         storage: ParamsStorage,
         wanted: Choice,
         params_in: NativeParamsIn,
@@ -193,7 +204,7 @@ impl NativeReplay {
         if wanted == Choice::Portable {
             return Ok(None);
         }
-        if let Some(why) = ineligible(desc, plan, storage, params_in) {
+        if let Some(why) = ineligible(desc, plan, gates, storage, params_in) {
             return refuse(why.to_string());
         }
         let size = desc.params.size;
@@ -203,22 +214,33 @@ impl NativeReplay {
         };
         let mut native_kernels = Vec::new();
         for (n, step) in kernels.nodes.iter().enumerate() {
-            let (Some(_), Some(OpDesc::Kernel(k))) = (step, desc.nodes.get(n).map(|d| &d.op))
-            else {
+            if step.is_none() {
                 continue;
+            }
+            let copy = match bake::copy_kernel(desc, n, &bound.lens) {
+                Ok(copy) => copy.map(|(kernel, _)| kernel),
+                Err(e) => return refuse(format!("a copy in a block fails: {e:?}")),
+            };
+            let k = match (desc.nodes.get(n).map(|d| &d.op), &copy) {
+                (_, Some(copy)) => copy,
+                (Some(OpDesc::Kernel(k)), None) => k,
+                _ => continue,
             };
             let source = k.compose(&desc.params, params_storage);
             // A fill of a range: its bounds, checked by the plan at bake, are the module's override constants.
             let range = match (&k.range, k.bindings.first()) {
                 (Some(r), Some(target)) => {
                     match evaluate_range(n as u32, target.buffer, r, &bound.lens) {
-                        Ok(range) => Some(range),
+                        Ok((start, end)) => vec![
+                            (graph_core::fill::RANGE_START, f64::from(start)),
+                            (graph_core::fill::RANGE_END, f64::from(end)),
+                        ],
                         Err(e) => return refuse(format!("a fill's range fails: {e:?}")),
                     }
                 }
-                _ => None,
+                _ => Vec::new(),
             };
-            let spirv = match spirv(&source, &k.entry, range) {
+            let spirv = match spirv(&source, &k.entry, &range) {
                 Ok(words) => words,
                 Err(e) => {
                     return refuse(format!(
@@ -232,16 +254,36 @@ impl NativeReplay {
                 .iter()
                 .map(|b| bound.buffers[b.buffer as usize].clone())
                 .collect();
-            let indirect = match k.dispatch {
-                DispatchDesc::Indirect(b) => bound.buffers.get(b as usize).cloned(),
-                _ => None,
-            };
+            // A gated member dispatches from its gate's arguments, whatever its own size says (`ineligible`
+            // refuses other indirect dispatches).
+            let indirect =
+                gates.and_then(|g| Some((g.args().clone(), u64::from(g.slot(n as u32)?) * 12)));
             native_kernels.push(NativeKernel {
-                node: n as u32,
+                of: KernelOf::Node(n as u32),
                 spirv,
                 entry: k.entry.to_string(),
                 buffers,
                 indirect,
+            });
+        }
+        for block in 0..desc.blocks.len() as u32 {
+            let Some(gate) = gates.and_then(|g| g.gate(block)) else {
+                continue;
+            };
+            let constants = [
+                ("first", f64::from(gate.first)),
+                ("words", f64::from(gate.words)),
+            ];
+            let spirv = match spirv(GATE_WGSL, "main", &constants) {
+                Ok(words) => words,
+                Err(e) => return refuse(format!("a gate has no SPIR-V: {e}")),
+            };
+            native_kernels.push(NativeKernel {
+                of: KernelOf::Gate(block, gate.workgroups),
+                spirv,
+                entry: "main".to_string(),
+                buffers: gate.buffers.iter().map(|&b| b.clone()).collect(),
+                indirect: None,
             });
         }
         // The segments depend on the plan's steps only, not on the workgroup counts.
@@ -258,7 +300,7 @@ impl NativeReplay {
         };
         let built = NativeGraph::new(
             gpu.device(),
-            desc.nodes.len(),
+            (desc.nodes.len(), desc.blocks.len()),
             native_kernels,
             native_params,
             segments,
@@ -352,7 +394,7 @@ impl NativeReplay {
         }
         self.has_dispatches = segments
             .iter()
-            .map(|levels| levels.iter().any(|(_, dispatches)| !dispatches.is_empty()))
+            .map(|levels| levels.iter().any(|(_, steps)| !steps.is_empty()))
             .collect();
         let mut timed = Vec::new();
         for (index, levels) in segments.iter().enumerate() {
@@ -410,10 +452,15 @@ fn recorded_segments(plan: &Plan, workgroups: &[[u32; 3]]) -> Vec<Vec<RecordedLe
                 match step {
                     PlanStep::Dispatch { node } => {
                         let counts = workgroups.get(*node as usize).copied();
-                        if let (Some(counts), Some((_, dispatches))) = (counts, segment.last_mut())
+                        if let (Some(counts), Some((_, steps))) = (counts, segment.last_mut())
                             && !counts.contains(&0)
                         {
-                            dispatches.push((*node, counts));
+                            steps.push(Recorded::Dispatch(*node, counts));
+                        }
+                    }
+                    PlanStep::Gate { block } => {
+                        if let Some((_, steps)) = segment.last_mut() {
+                            steps.push(Recorded::Gate(*block));
                         }
                     }
                     PlanStep::Copy { .. }
@@ -423,7 +470,6 @@ fn recorded_segments(plan: &Plan, workgroups: &[[u32; 3]]) -> Vec<Vec<RecordedLe
                         segments.push(std::mem::take(&mut segment));
                         segment.push((false, Vec::new()));
                     }
-                    PlanStep::Gate { .. } => {}
                 }
             }
         }
@@ -432,11 +478,11 @@ fn recorded_segments(plan: &Plan, workgroups: &[[u32; 3]]) -> Vec<Vec<RecordedLe
     segments
 }
 
-/// SPIR-V of `source`'s entry point `entry`, from naga, with `range` (a ranged fill's bounds) as its override
-/// constants and the bounds checks wgpu's own Vulkan compilation uses where the device lacks
+/// SPIR-V of `source`'s entry point `entry`, from naga, with its override `constants` (a ranged fill's
+/// bounds, a gate's words) and the bounds checks wgpu's own Vulkan compilation uses where the device lacks
 /// `robustBufferAccess2`: an index out of bounds is clamped to the last element (`Restrict`), so a kernel
 /// behaves the same on either recorder. (`ReadZeroSkipWrite` has no atomics in naga's SPIR-V writer.)
-fn spirv(source: &str, entry: &str, range: Option<(u32, u32)>) -> Result<Vec<u32>, String> {
+fn spirv(source: &str, entry: &str, constants: &[(&str, f64)]) -> Result<Vec<u32>, String> {
     let module = naga::front::wgsl::parse_str(source).map_err(|e| e.message().to_string())?;
     let info = naga::valid::Validator::new(
         naga::valid::ValidationFlags::all(),
@@ -444,16 +490,15 @@ fn spirv(source: &str, entry: &str, range: Option<(u32, u32)>) -> Result<Vec<u32
     )
     .validate(&module)
     .map_err(|e| e.as_inner().to_string())?;
-    let mut constants = naga::back::PipelineConstants::default();
-    if let Some((start, end)) = range {
-        constants.insert(graph_core::fill::RANGE_START.to_string(), f64::from(start));
-        constants.insert(graph_core::fill::RANGE_END.to_string(), f64::from(end));
+    let mut overrides = naga::back::PipelineConstants::default();
+    for &(name, value) in constants {
+        overrides.insert(name.to_string(), value);
     }
     let (module, info) = naga::back::pipeline_constants::process_overrides(
         &module,
         &info,
         Some((naga::ShaderStage::Compute, entry)),
-        &constants,
+        &overrides,
     )
     .map_err(|e| e.to_string())?;
     let policy = naga::proc::BoundsCheckPolicy::Restrict;

@@ -240,19 +240,23 @@ impl BakedGraph {
                 &mut cache,
                 Some((&self.bound, &self.kernels)),
             )?;
+            let gates = Gates::new(&gpu, &desc, &r.bound.buffers);
             let native = NativeReplay::new(
                 &gpu,
                 &r.desc,
                 &r.plan,
                 &r.kernels,
                 &r.bound,
+                gates.as_ref(),
                 self.transport.storage(),
                 native_recorder::choice(),
                 NativeParamsIn::default(),
             )?;
-            Ok::<_, Error>((r.bound, r.plan, r.kernels, r.built, r.fused, r.desc, native))
+            Ok::<_, Error>((
+                r.bound, r.plan, r.kernels, r.built, r.fused, r.desc, gates, native,
+            ))
         })();
-        let (bound, plan, kernels, built, fused, replayed, native) =
+        let (bound, plan, kernels, built, fused, replayed, gates, native) =
             scope.finish_with(built, |reason| Error::Update {
                 graph: desc.name.to_string(),
                 reason,
@@ -264,7 +268,7 @@ impl BakedGraph {
         if Readbacks::sizes(&plan) != Readbacks::sizes(&self.plan) {
             self.readbacks = Readbacks::new(&desc, &plan);
         }
-        self.gates = Gates::new(&gpu, &desc, &bound.buffers);
+        self.gates = gates;
         self.bound = bound;
         self.plan = plan;
         self.kernels = kernels;

@@ -140,9 +140,10 @@ fn main() -> Result<()> {
     let peak = cpu_u.iter().copied().fold(0.0f32, f32::max);
     println!(
         "solve:   {N} x {N}, tolerance {TOLERANCE:e}: the GPU stopped after {gpu_sweeps} sweeps ({} of {MAX_RUNS} \
-         runs, the rest skipped), the CPU after {cpu_sweeps}; one replay, one submission, {:.1} ms",
+         runs, the rest skipped), the CPU after {cpu_sweeps}; one replay, one submission, {:.1} ms ({} recorder)",
         gpu_sweeps / 2,
-        took.as_secs_f64() * 1e3
+        took.as_secs_f64() * 1e3,
+        g.untyped().recorder(),
     );
     println!("check:   max |gpu - cpu| = {diff:.2e} (peak u = {peak:.5})");
     // The GPU may fuse a multiply-add the CPU rounds twice: the stopping sweep may differ by a pair or two,
