@@ -155,8 +155,6 @@ pub(crate) struct NativeGraph {
     buffers: Vec<wgpu::Buffer>,
     /// The size of the push-constant range (0: parameters in a buffer, or none).
     push_size: u32,
-    /// Whether a kernel dispatches indirectly: barriers then reach the indirect-argument read too.
-    indirect: bool,
     /// Timestamp queries for profiled recordings, and how many the pool holds; made at the first profile.
     queries: vk::QueryPool,
     query_capacity: u32,
@@ -209,7 +207,6 @@ impl NativeGraph {
                 NativeParams::PushConstants(size) => size,
                 _ => 0,
             },
-            indirect: kernels.iter().any(|k| k.indirect.is_some()),
             queries: vk::QueryPool::null(),
             query_capacity: 0,
             last: None,
@@ -594,25 +591,13 @@ impl NativeGraph {
         }
         // After everything before (wgpu's uploads and copies, the parameter buffer's write, earlier
         // segments, host writes).
-        // Indirect counts are read at DRAW_INDIRECT, ahead of the compute stage. Only a graph with indirect
-        // dispatches waits for that stage: on the H100 a barrier that names it costs about as much again as
-        // the dispatch after it (a chain of 100 took 640-680 us instead of 350-390).
-        let (indirect_stage, indirect_read) = if self.indirect {
-            (
-                vk::PipelineStageFlags::DRAW_INDIRECT,
-                vk::AccessFlags::INDIRECT_COMMAND_READ,
-            )
-        } else {
-            (vk::PipelineStageFlags::empty(), vk::AccessFlags::empty())
-        };
         barrier(
             vk::PipelineStageFlags::ALL_COMMANDS,
             vk::AccessFlags::MEMORY_WRITE,
-            vk::PipelineStageFlags::COMPUTE_SHADER | indirect_stage,
+            vk::PipelineStageFlags::COMPUTE_SHADER,
             vk::AccessFlags::SHADER_READ
                 | vk::AccessFlags::SHADER_WRITE
-                | vk::AccessFlags::UNIFORM_READ
-                | indirect_read,
+                | vk::AccessFlags::UNIFORM_READ,
         );
         let mut bound_pipeline = None;
         for (hazards, steps) in levels {
@@ -620,8 +605,8 @@ impl NativeGraph {
                 barrier(
                     vk::PipelineStageFlags::COMPUTE_SHADER,
                     vk::AccessFlags::SHADER_WRITE | vk::AccessFlags::SHADER_READ,
-                    vk::PipelineStageFlags::COMPUTE_SHADER | indirect_stage,
-                    vk::AccessFlags::SHADER_READ | vk::AccessFlags::SHADER_WRITE | indirect_read,
+                    vk::PipelineStageFlags::COMPUTE_SHADER,
+                    vk::AccessFlags::SHADER_READ | vk::AccessFlags::SHADER_WRITE,
                 );
             }
             let level_start = next_query;
@@ -696,6 +681,10 @@ impl NativeGraph {
                     }
                 }
                 match step {
+                    // The gate's arguments, visible to its members' indirect reads (at DRAW_INDIRECT, ahead
+                    // of the compute stage). Only this barrier names that stage: on the H100 a level barrier
+                    // that also did cost about as much again as the dispatch after it (a chain of 100 took
+                    // 640-680 us instead of 350-390).
                     Recorded::Gate(_) => barrier(
                         vk::PipelineStageFlags::COMPUTE_SHADER,
                         vk::AccessFlags::SHADER_WRITE,
