@@ -151,8 +151,9 @@ fn ineligible(
                 PlanStep::Copy { .. }
                 | PlanStep::Upload(_)
                 | PlanStep::Readback(_)
-                | PlanStep::Interop { .. }
-                | PlanStep::Gate { .. } => continue,
+                | PlanStep::Interop { .. } => continue,
+                // Recorded natively, a dispatch of its own ahead of its block's members.
+                PlanStep::Gate { .. } => continue,
             };
             // A kernel, or a copy in a block (a kernel too, see `bake::copy_kernel`).
             match desc.nodes.get(*node as usize).map(|n| &n.op) {
