@@ -86,6 +86,28 @@ pub(crate) fn queries_of(levels: &[RecordedLevel]) -> u32 {
 /// A Vulkan buffer and the byte offset of three `u32` workgroup counts in it.
 type IndirectArgs = (vk::Buffer, u64);
 
+/// One dispatch of a recording: a pipeline over its descriptor set, over `counts` workgroups or from
+/// `indirect`; `writes_args` for a gate or a check, whose output later dispatches read as indirect counts.
+struct Run {
+    pipeline: usize,
+    set: vk::DescriptorSet,
+    indirect: Option<IndirectArgs>,
+    counts: [u32; 3],
+    writes_args: bool,
+}
+
+impl Run {
+    fn writing_args(pipeline: usize, set: vk::DescriptorSet, counts: [u32; 3]) -> Self {
+        Run {
+            pipeline,
+            set,
+            indirect: None,
+            counts,
+            writes_args: true,
+        }
+    }
+}
+
 /// Where a kernel of a [`NativeGraph`] runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum KernelOf {
@@ -93,6 +115,8 @@ pub(crate) enum KernelOf {
     Node(u32),
     /// A block's gate, over this many workgroups.
     Gate(u32, u32),
+    /// The check of a node's indirect counts, which a kernel wrote: one invocation, ahead of the node.
+    Check(u32),
 }
 
 /// One kernel of a [`NativeGraph`]: its SPIR-V and the buffers its descriptor set binds, binding by binding.
@@ -146,6 +170,8 @@ pub(crate) struct NativeGraph {
     sets: Vec<Option<(usize, vk::DescriptorSet, Option<IndirectArgs>)>>,
     /// Per block: its gate's pipeline, descriptor set and workgroups.
     gates: Vec<Option<(usize, vk::DescriptorSet, u32)>>,
+    /// Per node: the pipeline and descriptor set of the check of its indirect counts.
+    checks: Vec<Option<(usize, vk::DescriptorSet)>>,
     /// With a parameter buffer: its set layout (set 1 of every pipeline layout) and its one descriptor set.
     params_layout: vk::DescriptorSetLayout,
     params_set: Option<vk::DescriptorSet>,
@@ -198,6 +224,7 @@ impl NativeGraph {
             descriptor_pool: vk::DescriptorPool::null(),
             sets: vec![None; node_count],
             gates: vec![None; block_count],
+            checks: vec![None; node_count],
             params_layout: vk::DescriptorSetLayout::null(),
             params_set: None,
             command_pool: vk::CommandPool::null(),
@@ -425,6 +452,9 @@ impl NativeGraph {
                 KernelOf::Gate(block, workgroups) => self.gates.get_mut(block as usize).map(|g| {
                     *g = Some((p, set, workgroups));
                 }),
+                KernelOf::Check(node) => self.checks.get_mut(node as usize).map(|c| {
+                    *c = Some((p, set));
+                }),
             };
             if slot.is_none() {
                 return Err(format!("{:?} is outside the graph", k.of));
@@ -615,85 +645,63 @@ impl NativeGraph {
                 next_query += 1;
             }
             for &step in steps {
-                let (p, set, indirect, [x, y, z]) = match step {
-                    Recorded::Dispatch(node, counts) => match self.sets.get(node as usize) {
-                        Some(&Some((p, set, indirect))) => (p, set, indirect, counts),
-                        _ => return Err(format!("node {node} has no native kernel")),
-                    },
+                // What the step dispatches: a node's kernel, after the check of its indirect counts if
+                // it has one, or a gate.
+                let mut runs = [None, None];
+                match step {
+                    Recorded::Dispatch(node, counts) => {
+                        let Some(&Some((p, set, indirect))) = self.sets.get(node as usize) else {
+                            return Err(format!("node {node} has no native kernel"));
+                        };
+                        if let Some(&Some((check, check_set))) = self.checks.get(node as usize) {
+                            runs[0] = Some(Run::writing_args(check, check_set, [1, 1, 1]));
+                        }
+                        runs[1] = Some(Run {
+                            pipeline: p,
+                            set,
+                            indirect,
+                            counts,
+                            writes_args: false,
+                        });
+                    }
                     Recorded::Gate(block) => match self.gates.get(block as usize) {
-                        Some(&Some((p, set, workgroups))) => (p, set, None, [workgroups, 1, 1]),
+                        Some(&Some((p, set, workgroups))) => {
+                            runs[0] = Some(Run::writing_args(p, set, [workgroups, 1, 1]));
+                        }
                         // A block without a flag (a plain `repeat`) has no gate.
                         Some(None) => continue,
                         None => return Err(format!("block {block} is outside the graph")),
                     },
-                };
-                if matches!(step, Recorded::Gate(_)) {
-                    // The arguments a gate writes were read by the members of the run before (at
-                    // DRAW_INDIRECT, which a source stage of COMPUTE_SHADER includes).
-                    barrier(
-                        vk::PipelineStageFlags::COMPUTE_SHADER,
-                        vk::AccessFlags::SHADER_WRITE,
-                        vk::PipelineStageFlags::COMPUTE_SHADER,
-                        vk::AccessFlags::SHADER_READ | vk::AccessFlags::SHADER_WRITE,
-                    );
                 }
-                let with_params = [set, self.params_set.unwrap_or(set)];
-                let sets = if self.params_set.is_some() {
-                    &with_params[..]
-                } else {
-                    &with_params[..1]
-                };
-                // SAFETY: `cb` is recording; pipeline, layout and sets were made together for this kernel
-                // (the parameter set's layout is set 1 of every layout); `params` is the size of the
-                // push-constant range (checked at bake); an indirect buffer is alive with `self` and holds
-                // three `u32`s at its offset (the plan's and the gates' layout).
-                unsafe {
-                    if bound_pipeline != Some(p) {
-                        self.raw.cmd_bind_pipeline(
-                            cb,
-                            vk::PipelineBindPoint::COMPUTE,
-                            self.pipelines[p],
-                        );
-                        bound_pipeline = Some(p);
-                    }
-                    self.raw.cmd_bind_descriptor_sets(
-                        cb,
-                        vk::PipelineBindPoint::COMPUTE,
-                        self.layouts[p],
-                        0,
-                        sets,
-                        &[],
-                    );
-                    if self.push_size > 0 {
-                        self.raw.cmd_push_constants(
-                            cb,
-                            self.layouts[p],
-                            vk::ShaderStageFlags::COMPUTE,
-                            0,
-                            params,
+                for run in runs.into_iter().flatten() {
+                    if run.writes_args {
+                        // The arguments it writes were read by the dispatch they were last written for
+                        // (at DRAW_INDIRECT, which a source stage of COMPUTE_SHADER includes).
+                        barrier(
+                            vk::PipelineStageFlags::COMPUTE_SHADER,
+                            vk::AccessFlags::SHADER_WRITE,
+                            vk::PipelineStageFlags::COMPUTE_SHADER,
+                            vk::AccessFlags::SHADER_READ | vk::AccessFlags::SHADER_WRITE,
                         );
                     }
-                    match indirect {
-                        // The counts a kernel or gate before wrote (a barrier made them visible to the
-                        // indirect read).
-                        Some((args, offset)) => self.raw.cmd_dispatch_indirect(cb, args, offset),
-                        None => self.raw.cmd_dispatch(cb, x, y, z),
+                    self.dispatch(cb, &run, params, &mut bound_pipeline);
+                    if run.writes_args {
+                        // Its arguments, visible to the indirect reads after it (at DRAW_INDIRECT, ahead of
+                        // the compute stage). Only this barrier names that stage: on the H100 level barriers
+                        // that also did cost about as much again as the dispatch after each (a chain of 100
+                        // took 640-680 us instead of 350-390).
+                        barrier(
+                            vk::PipelineStageFlags::COMPUTE_SHADER,
+                            vk::AccessFlags::SHADER_WRITE,
+                            vk::PipelineStageFlags::COMPUTE_SHADER
+                                | vk::PipelineStageFlags::DRAW_INDIRECT,
+                            vk::AccessFlags::SHADER_READ
+                                | vk::AccessFlags::SHADER_WRITE
+                                | vk::AccessFlags::INDIRECT_COMMAND_READ,
+                        );
                     }
                 }
                 match step {
-                    // The gate's arguments, visible to its members' indirect reads (at DRAW_INDIRECT, ahead
-                    // of the compute stage). Only this barrier names that stage: on the H100 a level barrier
-                    // that also did cost about as much again as the dispatch after it (a chain of 100 took
-                    // 640-680 us instead of 350-390).
-                    Recorded::Gate(_) => barrier(
-                        vk::PipelineStageFlags::COMPUTE_SHADER,
-                        vk::AccessFlags::SHADER_WRITE,
-                        vk::PipelineStageFlags::COMPUTE_SHADER
-                            | vk::PipelineStageFlags::DRAW_INDIRECT,
-                        vk::AccessFlags::SHADER_READ
-                            | vk::AccessFlags::SHADER_WRITE
-                            | vk::AccessFlags::INDIRECT_COMMAND_READ,
-                    ),
                     Recorded::Dispatch(node, _) if first_query.is_some() => {
                         timestamp(next_query);
                         timed.push(TimedDispatch {
@@ -703,7 +711,7 @@ impl NativeGraph {
                         });
                         next_query += 1;
                     }
-                    Recorded::Dispatch(..) => {}
+                    Recorded::Dispatch(..) | Recorded::Gate(_) => {}
                 }
             }
         }
@@ -717,6 +725,52 @@ impl NativeGraph {
         // SAFETY: `cb` is recording.
         unsafe { self.raw.end_command_buffer(cb) }.map_err(vk_err("end"))?;
         Ok(timed)
+    }
+
+    /// Records `run` into `cb`: its pipeline (unless `bound` already is), its descriptor sets, the push
+    /// constants `params` if the graph has them, and the dispatch.
+    fn dispatch(&self, cb: vk::CommandBuffer, run: &Run, params: &[u8], bound: &mut Option<usize>) {
+        let p = run.pipeline;
+        let with_params = [run.set, self.params_set.unwrap_or(run.set)];
+        let sets = if self.params_set.is_some() {
+            &with_params[..]
+        } else {
+            &with_params[..1]
+        };
+        let [x, y, z] = run.counts;
+        // SAFETY: `cb` is recording (the caller, `record`, began it); pipeline, layout and set were made
+        // together for this kernel (the parameter set's layout is set 1 of every layout); `params` is the
+        // size of the push-constant range (checked at bake); an indirect buffer is alive with `self` and holds
+        // three `u32`s at its offset (the plan's, the gates' and the checks' layouts), made visible to the
+        // indirect read by a barrier after what wrote them.
+        unsafe {
+            if *bound != Some(p) {
+                self.raw
+                    .cmd_bind_pipeline(cb, vk::PipelineBindPoint::COMPUTE, self.pipelines[p]);
+                *bound = Some(p);
+            }
+            self.raw.cmd_bind_descriptor_sets(
+                cb,
+                vk::PipelineBindPoint::COMPUTE,
+                self.layouts[p],
+                0,
+                sets,
+                &[],
+            );
+            if self.push_size > 0 {
+                self.raw.cmd_push_constants(
+                    cb,
+                    self.layouts[p],
+                    vk::ShaderStageFlags::COMPUTE,
+                    0,
+                    params,
+                );
+            }
+            match run.indirect {
+                Some((args, offset)) => self.raw.cmd_dispatch_indirect(cb, args, offset),
+                None => self.raw.cmd_dispatch(cb, x, y, z),
+            }
+        }
     }
 
     /// Executes segment `segment`'s command buffer in `encoder`, a wgpu command encoder of the replay;

@@ -5,8 +5,8 @@
 //! split it into segments, one command buffer each; wgpu (or the task) records the steps between them, in
 //! the replay's order. A replay whose parameters and dispatch sizes are those of the last recording records
 //! nothing: its CPU cost does not grow with the node count. `if`/`repeat` blocks are recorded with their
-//! gates, each run unrolled, once. A kernel whose workgroup counts another kernel wrote keeps a graph on the
-//! portable recorder, whose wgpu checks the counts against the device's limits. Level
+//! gates, each run unrolled, once. Workgroup counts a kernel wrote are checked against the device's limits
+//! by a one-invocation kernel ahead of their dispatch, as wgpu does on the portable recorder. Level
 //! barriers, not per-edge events: a `vkCmdWaitEvents` before each dependent dispatch measured 2-4.5x slower
 //! on the H100 on every benchmark shape with edges (README, Performance).
 //!
@@ -130,7 +130,6 @@ impl ParamsBuffer {
 fn ineligible(
     desc: &GraphDesc,
     plan: &Plan,
-    gates: Option<&Gates>,
     storage: ParamsStorage,
     params_in: NativeParamsIn,
 ) -> Option<&'static str> {
@@ -156,18 +155,11 @@ fn ineligible(
                 PlanStep::Gate { .. } => continue,
             };
             // A kernel, or a copy in a block (a kernel too, see `bake::copy_kernel`).
-            match desc.nodes.get(*node as usize).map(|n| &n.op) {
-                // Counts a kernel wrote: wgpu checks them against the device's limits before the dispatch
-                // (past them, a dispatch is undefined behaviour); the native recorder has no such check. A
-                // gated member's counts are the host's, checked at each replay, or zeros.
-                Some(OpDesc::Kernel(k))
-                    if matches!(k.dispatch, DispatchDesc::Indirect(_))
-                        && gates.and_then(|g| g.slot(*node)).is_none() =>
-                {
-                    return Some("a kernel dispatches indirectly from counts a kernel wrote");
-                }
-                Some(OpDesc::Kernel(_) | OpDesc::Copy { .. }) => {}
-                _ => return Some("a GPU partition dispatches what is not a kernel"),
+            if !matches!(
+                desc.nodes.get(*node as usize).map(|n| &n.op),
+                Some(OpDesc::Kernel(_) | OpDesc::Copy { .. })
+            ) {
+                return Some("a GPU partition dispatches what is not a kernel");
             }
         }
     }
@@ -205,7 +197,7 @@ impl NativeReplay {
         if wanted == Choice::Portable {
             return Ok(None);
         }
-        if let Some(why) = ineligible(desc, plan, gates, storage, params_in) {
+        if let Some(why) = ineligible(desc, plan, storage, params_in) {
             return refuse(why.to_string());
         }
         let size = desc.params.size;
@@ -214,6 +206,7 @@ impl NativeReplay {
             NativeParamsIn::Buffer => ParamsStorage::Uniform,
         };
         let mut native_kernels = Vec::new();
+        let mut checks = Checks::new(desc, kernels);
         for (n, step) in kernels.nodes.iter().enumerate() {
             if step.is_none() {
                 continue;
@@ -255,10 +248,28 @@ impl NativeReplay {
                 .iter()
                 .map(|b| bound.buffers[b.buffer as usize].clone())
                 .collect();
-            // A gated member dispatches from its gate's arguments, whatever its own size says (`ineligible`
-            // refuses other indirect dispatches).
-            let indirect =
+            // A gated member dispatches from its gate's arguments, whatever its own size says; counts a
+            // kernel wrote, from their checked copy.
+            let gated =
                 gates.and_then(|g| Some((g.args().clone(), u64::from(g.slot(n as u32)?) * 12)));
+            let indirect = match (gated, &k.dispatch) {
+                (Some(gated), _) => Some(gated),
+                (None, &DispatchDesc::Indirect(b)) => {
+                    let Some(counts) = bound.buffers.get(b as usize) else {
+                        return refuse(format!(
+                            "node `{}` reads no bound counts",
+                            desc.nodes[n].name
+                        ));
+                    };
+                    let (check, at) = match checks.add(gpu, n as u32, counts) {
+                        Ok(check) => check,
+                        Err(e) => return refuse(e),
+                    };
+                    native_kernels.push(check);
+                    Some(at)
+                }
+                _ => None,
+            };
             native_kernels.push(NativeKernel {
                 of: KernelOf::Node(n as u32),
                 spirv,
@@ -429,6 +440,93 @@ impl NativeReplay {
             steps: None,
             lost: false,
         }
+    }
+}
+
+/// The check of counts a kernel wrote for an indirect dispatch, as wgpu's portable recorder checks them: one
+/// invocation copies the three counts into a buffer of the native recorder's own, or zeros if any is past the
+/// device's limit per dimension (past it, a dispatch is undefined behaviour); the dispatch reads the copy.
+const CHECK_WGSL: &str = "
+@group(0) @binding(0) var<storage, read> counts: array<u32>;
+@group(0) @binding(1) var<storage, read_write> checked: array<u32>;
+override first: u32 = 0u;
+override limit: u32 = 65535u;
+@compute @workgroup_size(1)
+fn main() {
+    let c = vec3<u32>(counts[0], counts[1], counts[2]);
+    let ok = all(c <= vec3<u32>(limit));
+    checked[first] = select(0u, c.x, ok);
+    checked[first + 1u] = select(0u, c.y, ok);
+    checked[first + 2u] = select(0u, c.z, ok);
+}
+";
+
+/// The checked copies of a graph's GPU-written indirect counts: three words per such node, in one buffer.
+struct Checks {
+    /// Made at the first node that needs it, with room for every such node.
+    buffer: Option<wgpu::Buffer>,
+    nodes: u32,
+    next: u32,
+}
+
+impl Checks {
+    fn new(desc: &GraphDesc, kernels: &Kernels) -> Self {
+        let nodes = kernels
+            .nodes
+            .iter()
+            .zip(desc.nodes.iter())
+            .filter(|(step, node)| {
+                step.is_some()
+                    && matches!(&node.op, OpDesc::Kernel(k) if matches!(k.dispatch, DispatchDesc::Indirect(_)))
+            })
+            .count() as u32;
+        Checks {
+            buffer: None,
+            nodes,
+            next: 0,
+        }
+    }
+
+    /// The check kernel of node `node`, whose counts are in `counts`, and where its dispatch reads the
+    /// checked copy.
+    fn add(
+        &mut self,
+        gpu: &Gpu,
+        node: u32,
+        counts: &wgpu::Buffer,
+    ) -> Result<(NativeKernel, (wgpu::Buffer, u64)), String> {
+        let nodes = self.nodes.max(1);
+        let buffer = self
+            .buffer
+            .get_or_insert_with(|| {
+                // Mapped at creation so that wgpu zeroes it; only the checks write it, before each read.
+                let buffer = gpu.device().create_buffer(&wgpu::BufferDescriptor {
+                    label: Some("graph-runtime checked indirect counts"),
+                    size: u64::from(nodes) * 12,
+                    usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::INDIRECT,
+                    mapped_at_creation: true,
+                });
+                buffer.unmap();
+                buffer
+            })
+            .clone();
+        let slot = self.next;
+        self.next += 1;
+        if slot >= nodes {
+            return Err(format!("more indirect dispatches than the {nodes} counted"));
+        }
+        let limit = gpu.device().limits().max_compute_workgroups_per_dimension;
+        let constants = [("first", f64::from(slot * 3)), ("limit", f64::from(limit))];
+        let spirv = spirv(CHECK_WGSL, "main", &constants)
+            .map_err(|e| format!("the check of indirect counts has no SPIR-V: {e}"))?;
+        let kernel = NativeKernel {
+            of: KernelOf::Check(node),
+            spirv,
+            entry: "main".to_string(),
+            buffers: vec![counts.clone(), buffer.clone()],
+            indirect: None,
+        };
+        Ok((kernel, (buffer, u64::from(slot) * 12)))
     }
 }
 

@@ -11,7 +11,7 @@ use common::{
     assert_exact, assert_within, gpu, native_expected, poison_f32, random_f32s, random_u32, read,
     rng,
 };
-use graph_runtime::{BakedGraph, Dispatch, Error, NativeParamsIn, RECORDER_ENV, graph};
+use graph_runtime::{Dispatch, Error, NativeParamsIn, graph};
 
 graph! {
     /// Two stencil steps between `a` and `b` (levels with hazards: a barrier each), then a pointwise scale.
@@ -274,37 +274,56 @@ fn the_native_recorder_refuses_push_constants_where_the_parameters_are_in_a_buff
     Ok(())
 }
 
-#[test]
-fn a_graph_the_native_recorder_cannot_replay_uses_the_portable_one() -> Result<(), Error> {
-    graph! {
-        /// Counts a kernel wrote, which wgpu checks against the device's limits before the dispatch.
-        graph WithIndirect {
-            buffers { y: [f32] = inout, args: [u32; 3] }
-            kernel size(args: write) workgroups(1) {
-                @compute @workgroup_size(1)
-                fn main() { args[0] = 1u; args[1] = 1u; args[2] = 1u; }
-            }
-            kernel step(y: read_write) workgroups(indirect: args) {
-                @compute @workgroup_size(64)
-                fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
-                    if (gid.x < arrayLength(&y)) { y[gid.x] = y[gid.x] + 2.0; }
-                }
+graph! {
+    /// Counts a kernel wrote, far past any device's limit when `big` is set: wgpu's portable recorder and the
+    /// native recorder's check both make that dispatch nothing.
+    graph WithIndirect {
+        params { big: u32 }
+        buffers { y: [f32] = inout, args: [u32; 3] }
+        kernel size(args: write) workgroups(1) {
+            @compute @workgroup_size(1)
+            fn main() { args[0] = select(1u, 0xffffffffu, params.big != 0u); args[1] = 1u; args[2] = 1u; }
+        }
+        kernel step(y: read_write) workgroups(indirect: args) {
+            @compute @workgroup_size(64)
+            fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
+                if (gid.x < arrayLength(&y)) { y[gid.x] = y[gid.x] + 2.0; }
             }
         }
     }
+}
+
+#[test]
+fn counts_a_kernel_wrote_past_the_device_limit_dispatch_nothing() -> Result<(), Error> {
     let gpu = gpu();
-    let y = gpu.buffer_from_slice(&[1.0f32, 2.0, 3.0])?;
-    let desc = WithIndirect::DESCRIPTION;
-    let mut g = BakedGraph::bake(&gpu, desc, &[("y", y.as_any())]);
-    if std::env::var(RECORDER_ENV).as_deref() == Ok("native") {
-        let refused = g.expect_err("counts a kernel wrote are not replayed natively");
-        assert!(refused.to_string().contains("indirectly"), "{refused}");
-        return Ok(());
+    let mut rng = rng();
+    for way in ways(&gpu) {
+        let n = 1 + random_u32(&mut rng, 60) as usize;
+        let ys = random_f32s(&mut rng, n);
+        let y = gpu.buffer_from_slice(&ys)?;
+        let mut g = WithIndirect::bake(&gpu, WithIndirectBuffers { y: &y })?;
+        assert_eq!(
+            g.untyped().recorder() == "native",
+            native_expected(&gpu),
+            "{way:?}"
+        );
+        if let Some(params_in) = way {
+            g.use_native_recorder(params_in)?;
+        }
+        // Within the limit, the step runs: one workgroup of 64 covers `y`.
+        g.params_mut().big = 0;
+        g.replay()?.wait()?;
+        let plus: Vec<f32> = ys.iter().map(|v| v + 2.0).collect();
+        assert_exact(&read(&y), &plus, &format!("{way:?}, counts of 1"));
+        // Past it, nothing runs, and the replay after runs again.
+        g.params_mut().big = 1;
+        g.replay()?.wait()?;
+        assert_exact(&read(&y), &plus, &format!("{way:?}, counts past the limit"));
+        g.params_mut().big = 0;
+        g.replay()?.wait()?;
+        let twice: Vec<f32> = plus.iter().map(|v| v + 2.0).collect();
+        assert_exact(&read(&y), &twice, &format!("{way:?}, counts of 1 again"));
     }
-    let g = g.as_mut().map_err(|e| Error::Gpu(e.to_string()))?;
-    assert_eq!(g.recorder(), "portable");
-    g.replay()?.wait()?;
-    assert_eq!(read(&y), [3.0, 4.0, 5.0]);
     Ok(())
 }
 
