@@ -88,16 +88,7 @@ fn bake_smooth(
     way: Option<NativeParamsIn>,
 ) -> Result<graph_runtime::Baked<Smooth>, Error> {
     let mut g = Smooth::bake(gpu, SmoothBuffers { a, b })?;
-    assert_eq!(
-        g.untyped().recorder() == "native",
-        native_expected(gpu),
-        "recorder {}",
-        g.untyped().recorder()
-    );
-    if let Some(params_in) = way {
-        g.use_native_recorder(params_in)?;
-        assert_eq!(g.untyped().recorder(), "native");
-    }
+    replay_as(&mut g, gpu, way)?;
     Ok(g)
 }
 
@@ -121,6 +112,24 @@ fn random_smooth(
     let b = gpu.buffer_zeroed::<f32>(n)?;
     let g = bake_smooth(gpu, &a, &b, way)?;
     Ok(Smoothing { n, start, a, b, g })
+}
+
+/// Checks that `g` replays natively where that is expected, then switches it to `way`, if given.
+fn replay_as<G: graph_runtime::TaskGraph>(
+    g: &mut graph_runtime::Baked<G>,
+    gpu: &graph_runtime::Gpu,
+    way: Option<NativeParamsIn>,
+) -> Result<(), Error> {
+    assert_eq!(
+        g.untyped().recorder() == "native",
+        native_expected(gpu),
+        "{way:?}"
+    );
+    if let Some(params_in) = way {
+        g.use_native_recorder(params_in)?;
+        assert_eq!(g.untyped().recorder(), "native");
+    }
+    Ok(())
 }
 
 #[test]
@@ -302,14 +311,7 @@ fn counts_a_kernel_wrote_past_the_device_limit_dispatch_nothing() -> Result<(), 
         let ys = random_f32s(&mut rng, n);
         let y = gpu.buffer_from_slice(&ys)?;
         let mut g = WithIndirect::bake(&gpu, WithIndirectBuffers { y: &y })?;
-        assert_eq!(
-            g.untyped().recorder() == "native",
-            native_expected(&gpu),
-            "{way:?}"
-        );
-        if let Some(params_in) = way {
-            g.use_native_recorder(params_in)?;
-        }
+        replay_as(&mut g, &gpu, way)?;
         // Within the limit, the step runs: one workgroup of 64 covers `y`.
         g.params_mut().big = 0;
         g.replay()?.wait()?;
@@ -367,14 +369,7 @@ fn copies_and_readbacks_between_kernels_see_what_the_kernels_wrote() -> Result<(
                 z: &z,
             },
         )?;
-        assert_eq!(
-            g.untyped().recorder() == "native",
-            native_expected(&gpu),
-            "{way:?}"
-        );
-        if let Some(params_in) = way {
-            g.use_native_recorder(params_in)?;
-        }
+        replay_as(&mut g, &gpu, way)?;
         let doubled: Vec<f32> = xs.iter().map(|&v| 2.0 * v).collect();
         let tripled: Vec<f32> = xs.iter().map(|&v| 2.0 * v + v).collect();
         for run in 0..2 {
