@@ -188,7 +188,7 @@ impl<G: TaskGraph> Baked<G> {
         Ok(self)
     }
 
-    /// Runs the graph once: one command buffer per GPU partition, one submission each; returns without
+    /// Runs the graph once: one submission per GPU partition; returns without
     /// waiting unless the graph has host tasks, which wait for the partition before them. What the device
     /// reports while the replay records and submits is this replay's error.
     pub fn replay(&mut self) -> Result<Submission, Error> {

@@ -382,7 +382,7 @@ impl NativeReplay {
         }
     }
 
-    /// Records every GPU partition's command buffer, after the replays that execute them have finished;
+    /// Records every segment's command buffer, after the replays that execute them have finished;
     /// `profiled`: with timestamps, whose queries it returns.
     fn record(
         &mut self,
