@@ -342,9 +342,10 @@ impl NativeReplay {
         params: &[u8],
     ) -> Result<(), Error> {
         let push = self.write_params(gpu, params);
-        let same = self.recorded.as_ref().is_some_and(|r| {
-            !r.profiled && r.push.as_slice() == push.as_slice() && r.workgroups == workgroups
-        });
+        let same = self
+            .recorded
+            .as_ref()
+            .is_some_and(|r| !r.profiled && r.push == push && r.workgroups == workgroups);
         if same {
             return Ok(());
         }
@@ -372,13 +373,13 @@ impl NativeReplay {
 
     /// Writes `params` to the parameter buffer (when they are in one) and returns the push constants the
     /// command buffers must hold: `params`, or nothing with a parameter buffer.
-    fn write_params(&mut self, gpu: &Gpu, params: &[u8]) -> Vec<u8> {
+    fn write_params<'p>(&mut self, gpu: &Gpu, params: &'p [u8]) -> &'p [u8] {
         match &mut self.params {
             Some(buffer) => {
                 buffer.write(gpu.queue(), params);
-                Vec::new()
+                &[]
             }
-            None => params.to_vec(),
+            None => params,
         }
     }
 
@@ -389,7 +390,7 @@ impl NativeReplay {
         gpu: &Gpu,
         plan: &Plan,
         workgroups: &[[u32; 3]],
-        push: Vec<u8>,
+        push: &[u8],
         profiled: bool,
     ) -> Result<Vec<TimedDispatch>, Error> {
         // Only this graph's own last replay (`wait_for(None)` would wait for every graph's work).
@@ -412,13 +413,13 @@ impl NativeReplay {
         for (index, levels) in segments.iter().enumerate() {
             timed.extend(
                 self.graph
-                    .record(index, levels, &push, next_query)
+                    .record(index, levels, push, next_query)
                     .map_err(Error::Gpu)?,
             );
             next_query = next_query.map(|first| first + queries_of(levels));
         }
         self.recorded = Some(Recording {
-            push,
+            push: push.to_vec(),
             workgroups: workgroups.to_vec(),
             profiled,
         });
