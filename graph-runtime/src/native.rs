@@ -273,17 +273,8 @@ impl NativeGraph {
         let NativeParams::Uniform(buffer) = params else {
             return Ok(());
         };
-        let layouts = [self.params_layout];
-        // SAFETY: the pool has room for one more set and one uniform descriptor (`build`); the set layout
-        // is live.
-        let set = unsafe {
-            self.raw.allocate_descriptor_sets(
-                &vk::DescriptorSetAllocateInfo::default()
-                    .descriptor_pool(self.descriptor_pool)
-                    .set_layouts(&layouts),
-            )
-        }
-        .map_err(vk_err("parameter descriptor set"))?[0];
+        // The pool has room for one more set and one uniform descriptor (`build`).
+        let set = self.allocate_set(self.params_layout, "parameter descriptor set")?;
         let info = [vk::DescriptorBufferInfo::default()
             .buffer(raw_buffer(&buffer)?)
             .offset(0)
@@ -407,16 +398,8 @@ impl NativeGraph {
         }
         .map_err(vk_err("descriptor pool"))?;
         for (k, &p) in kernels.iter().zip(&per_kernel) {
-            let layouts = [self.set_layouts[p]];
-            // SAFETY: the pool has room for one set per kernel (`max_sets`, and one descriptor per binding).
-            let set = unsafe {
-                self.raw.allocate_descriptor_sets(
-                    &vk::DescriptorSetAllocateInfo::default()
-                        .descriptor_pool(self.descriptor_pool)
-                        .set_layouts(&layouts),
-                )
-            }
-            .map_err(vk_err("descriptor set"))?[0];
+            // The pool has room for one set per kernel (`max_sets`, and one descriptor per binding).
+            let set = self.allocate_set(self.set_layouts[p], "descriptor set")?;
             let mut infos = Vec::with_capacity(k.buffers.len());
             for buffer in &k.buffers {
                 infos.push([vk::DescriptorBufferInfo::default()
@@ -485,6 +468,28 @@ impl NativeGraph {
             }
         }
         Ok(())
+    }
+
+    /// One descriptor set of `layout` from the graph's pool, whose room the caller has counted.
+    fn allocate_set(
+        &self,
+        layout: vk::DescriptorSetLayout,
+        what: &'static str,
+    ) -> Result<vk::DescriptorSet, String> {
+        let layouts = [layout];
+        // SAFETY: the pool and the layout are live objects of `self.raw` (struct invariant); a pool out of
+        // room is an error, not undefined behaviour.
+        let sets = unsafe {
+            self.raw.allocate_descriptor_sets(
+                &vk::DescriptorSetAllocateInfo::default()
+                    .descriptor_pool(self.descriptor_pool)
+                    .set_layouts(&layouts),
+            )
+        }
+        .map_err(vk_err(what))?;
+        sets.first()
+            .copied()
+            .ok_or_else(|| format!("Vulkan: {what}: none allocated"))
     }
 
     /// A query pool of at least `count` timestamp queries, for profiled recordings. The caller has waited for
