@@ -26,7 +26,9 @@
 //!
 //! The graphs are made by the run-time builder from the same node list as the hand-written side (a `graph!`
 //! block gives the same description: `examples/tests/front_doors.rs`). Printed per shape and side: the median
-//! wall time of one run (submit to finished) and the median CPU time to record and submit it. Before the
+//! wall time of one run (submit to finished, by each side's own wait: a replay's `Submission::wait`, which the
+//! native recorder ends on a word the GPU writes last, the one encoder's wgpu wait for its submission) and
+//! the median CPU time to record and submit it. Before the
 //! timing, each side's output is checked once against an f64 reference within the rounding its arithmetic
 //! allows, its outputs poisoned first.
 //!
@@ -45,7 +47,8 @@
 use std::time::{Duration, Instant};
 
 use graph_runtime::{
-    BakedGraph, Buffer, Error, Gpu, GraphBuilder, KernelSpec, LIBRARY, NativeParamsIn, wgpu,
+    BakedGraph, Buffer, Error, Gpu, GraphBuilder, KernelSpec, LIBRARY, NativeParamsIn, Submission,
+    wgpu,
 };
 
 /// Elements per buffer.
@@ -444,6 +447,22 @@ struct Timing {
     cpu: Duration,
 }
 
+/// One run of a side, to wait for: a replay (its own wait, which the native recorder ends by reading a word
+/// the GPU writes last) or the hand-written encoder's submission (wgpu's wait).
+enum Run {
+    Replay(Submission),
+    Submitted(wgpu::SubmissionIndex),
+}
+
+impl Run {
+    fn wait(self, gpu: &Gpu) -> Result<(), Error> {
+        match self {
+            Run::Replay(submission) => submission.wait().map(drop),
+            Run::Submitted(index) => gpu.wait_for(Some(index)),
+        }
+    }
+}
+
 fn median(mut v: Vec<Duration>) -> Duration {
     v.sort();
     v[v.len() / 2]
@@ -454,18 +473,17 @@ fn median(mut v: Vec<Duration>) -> Duration {
 fn measure(
     gpu: &Gpu,
     runs: usize,
-    mut submit: impl FnMut() -> Result<Option<wgpu::SubmissionIndex>, Error>,
+    mut submit: impl FnMut() -> Result<Run, Error>,
 ) -> Result<Timing, Error> {
     for _ in 0..3 {
-        let s = submit()?;
-        gpu.wait_for(s)?;
+        submit()?.wait(gpu)?;
     }
     let (mut walls, mut cpus) = (Vec::with_capacity(runs), Vec::with_capacity(runs));
     for _ in 0..runs {
         let start = Instant::now();
-        let s = submit()?;
+        let run = submit()?;
         cpus.push(start.elapsed());
-        gpu.wait_for(s)?;
+        run.wait(gpu)?;
         walls.push(start.elapsed());
     }
     Ok(Timing {
@@ -483,7 +501,7 @@ fn check_once(
     buffers: &[&Buffer<f32>],
     state: &[f32],
     expected: &Expected,
-    submit: impl FnOnce() -> Result<Option<wgpu::SubmissionIndex>, Error>,
+    submit: impl FnOnce() -> Result<Run, Error>,
 ) -> Result<(), Error> {
     for (b, buffer) in buffers.iter().enumerate().skip(1) {
         if dag.state.contains(&b) {
@@ -492,8 +510,7 @@ fn check_once(
             buffer.write(&vec![f32::NAN; N])?;
         }
     }
-    let s = submit()?;
-    gpu.wait_for(s)?;
+    submit()?.wait(gpu)?;
     for (&b, (exact, bound)) in dag.checked.iter().zip(expected) {
         let got = buffers[b].read_blocking()?;
         for i in 0..N {
@@ -635,7 +652,7 @@ fn shape(gpu: &Gpu, runs: usize, dag: &Dag, traces: Option<&str>) -> Result<[Tim
     ];
     for (side, graph) in sides {
         check_once(gpu, dag, side, &graph_refs, &state, &expected, || {
-            Ok(graph.replay()?.into_index())
+            Ok(Run::Replay(graph.replay()?))
         })?;
     }
     check_once(
@@ -645,14 +662,16 @@ fn shape(gpu: &Gpu, runs: usize, dag: &Dag, traces: Option<&str>) -> Result<[Tim
         &hand_refs,
         &state,
         &expected,
-        || Ok(Some(hand.one_encoder(gpu, None))),
+        || Ok(Run::Submitted(hand.one_encoder(gpu, None))),
     )?;
 
-    let f = measure(gpu, runs, || Ok(fused.replay()?.into_index()))?;
-    let fp = measure(gpu, runs, || Ok(fused_portable.replay()?.into_index()))?;
-    let g = measure(gpu, runs, || Ok(unfused.replay()?.into_index()))?;
-    let p = measure(gpu, runs, || Ok(portable.replay()?.into_index()))?;
-    let o = measure(gpu, runs, || Ok(Some(hand.one_encoder(gpu, None))))?;
+    let f = measure(gpu, runs, || Ok(Run::Replay(fused.replay()?)))?;
+    let fp = measure(gpu, runs, || Ok(Run::Replay(fused_portable.replay()?)))?;
+    let g = measure(gpu, runs, || Ok(Run::Replay(unfused.replay()?)))?;
+    let p = measure(gpu, runs, || Ok(Run::Replay(portable.replay()?)))?;
+    let o = measure(gpu, runs, || {
+        Ok(Run::Submitted(hand.one_encoder(gpu, None)))
+    })?;
     let kernels = dag.nodes.len()
         - fused
             .fused()
@@ -740,15 +759,15 @@ fn params_chain(gpu: &Gpu, runs: usize) -> Result<(), Error> {
         }
         graph.set_param("c", c(0))?;
         check_once(gpu, &dag, side, &graph_refs, &state, &expected, || {
-            Ok(graph.replay()?.into_index())
+            Ok(Run::Replay(graph.replay()?))
         })?;
         let mut run = 0;
         let changing = measure(gpu, runs, || {
             run += 1;
             graph.set_param("c", c(run))?;
-            Ok(graph.replay()?.into_index())
+            Ok(Run::Replay(graph.replay()?))
         })?;
-        let unchanged = measure(gpu, runs, || Ok(graph.replay()?.into_index()))?;
+        let unchanged = measure(gpu, runs, || Ok(Run::Replay(graph.replay()?)))?;
         row(&dag, &format!("{side}, new c"), &changing);
         row(&dag, &format!("{side}, same c"), &unchanged);
     }
@@ -759,12 +778,12 @@ fn params_chain(gpu: &Gpu, runs: usize) -> Result<(), Error> {
         &hand_refs,
         &state,
         &expected,
-        || Ok(Some(hand.one_encoder(gpu, Some(c(0))))),
+        || Ok(Run::Submitted(hand.one_encoder(gpu, Some(c(0))))),
     )?;
     let mut run = 0;
     let changing = measure(gpu, runs, || {
         run += 1;
-        Ok(Some(hand.one_encoder(gpu, Some(c(run)))))
+        Ok(Run::Submitted(hand.one_encoder(gpu, Some(c(run)))))
     })?;
     row(&dag, "one encoder, new c", &changing);
     Ok(())

@@ -657,7 +657,7 @@ impl BakedGraph {
             uploads: &self.uploads,
             readbacks: readback_set.as_deref().unwrap_or(&[]),
         };
-        let (mut native_recorder, mut portable_recorder);
+        let (mut native_recorder, mut portable_recorder) = (None, None);
         let recorder: &mut dyn Recorder<Submitted = wgpu::SubmissionIndex> = match (native, timing)
         {
             (Some(native), timing) => {
@@ -672,23 +672,21 @@ impl BakedGraph {
                     }
                     _ => native.prepare(gpu, &self.plan, &self.workgroups, &self.params)?,
                 }
-                native_recorder = native.recorder(gpu, transfers);
-                &mut native_recorder
+                native_recorder.insert(native.recorder(gpu, transfers))
             }
             (None, timing) => {
                 let timestamps = match timing {
                     Timing::Portable(timestamps) => Some(timestamps),
                     _ => None,
                 };
-                portable_recorder = WgpuRecorder::new(
+                portable_recorder.insert(WgpuRecorder::new(
                     gpu,
                     &self.kernels,
                     &self.transport,
                     &self.params,
                     transfers,
                     (self.gates.as_ref(), timestamps),
-                );
-                &mut portable_recorder
+                ))
             }
         };
         let last = record_replay(
@@ -704,10 +702,15 @@ impl BakedGraph {
         if let Some(set) = &readback_set {
             self.readbacks.map(set);
         }
+        // The marker of the last submission (not of one before the replay's last host phase).
+        let marker = native_recorder
+            .and_then(|r| r.marked())
+            .filter(|_| last.is_some());
         Ok(Submission {
             gpu: self.gpu.clone(),
             index: last,
             readbacks: readback_set.map(|set| (self.readbacks.clone(), set)),
+            marker,
         })
     }
 

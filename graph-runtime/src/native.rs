@@ -838,3 +838,235 @@ impl Drop for NativeGraph {
         }
     }
 }
+
+/// How long [`Marker::wait`] spins before it leaves the wait to wgpu. A replay that takes longer costs at
+/// most this much CPU on top of a blocking wait.
+const SPIN_LIMIT: std::time::Duration = std::time::Duration::from_millis(1);
+
+/// A word in host-visible memory that the GPU writes at the end of each native submission, after a barrier
+/// behind all earlier work on the queue. The host sees a submission finish by reading it, tens of
+/// microseconds before the submission's fence or semaphore signals (the H100 in the README: the word after
+/// 13-18 us, the fence after 35-50 us), which is what waiting for wgpu's submission index waits for.
+///
+/// Invariants the `unsafe` blocks rely on:
+/// - `buffer` and `memory` were made on `raw`, the `VkDevice` behind `device`, which this struct keeps
+///   alive; `Drop` waits for `last`, the last submission that writes the word, before destroying them;
+/// - `word` points at the start of `memory`, mapped for the struct's whole life (host-coherent, 4-byte
+///   aligned, as `vkMapMemory` returns it): the host only reads it, after the one write that initialises it.
+pub(crate) struct Marker {
+    device: wgpu::Device,
+    raw: ash::Device,
+    buffer: vk::Buffer,
+    memory: vk::DeviceMemory,
+    word: std::ptr::NonNull<u32>,
+    /// The value the next submission writes.
+    next: std::sync::atomic::AtomicU32,
+    /// The last submission that writes the word.
+    last: std::sync::Mutex<Option<wgpu::SubmissionIndex>>,
+}
+
+// SAFETY: `word` is the only field that is not `Send` and `Sync` by itself: it points at memory this struct
+// owns and keeps mapped (struct invariants), which any thread may read with volatile loads.
+unsafe impl Send for Marker {}
+// SAFETY: as for `Send`: shared references only read the word; the counter and `last` synchronise themselves.
+unsafe impl Sync for Marker {}
+
+impl std::fmt::Debug for Marker {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Marker").finish_non_exhaustive()
+    }
+}
+
+/// Whether the word `seen` shows that the submission that writes `value` finished: values count up, each
+/// submission's past its predecessor's, and wrap (`0` is the word before any submission).
+pub(crate) fn reached(seen: u32, value: u32) -> bool {
+    seen.wrapping_sub(value) < 1 << 31
+}
+
+impl Marker {
+    /// A marker on `device`; `None` when it is not a Vulkan device.
+    pub(crate) fn new(device: &wgpu::Device) -> Option<Result<Marker, String>> {
+        // SAFETY: the hal device is only read (its function tables and physical device) while `device` is
+        // alive; the cloned `ash::Device` is kept alive by the `wgpu::Device` clone the marker holds.
+        let (raw, properties) = unsafe {
+            let hal = device.as_hal::<wgpu::hal::api::Vulkan>()?;
+            let properties = hal
+                .shared_instance()
+                .raw_instance()
+                .get_physical_device_memory_properties(hal.raw_physical_device());
+            (hal.raw_device().clone(), properties)
+        };
+        let info = vk::BufferCreateInfo::default()
+            .size(4)
+            .usage(vk::BufferUsageFlags::TRANSFER_DST)
+            .sharing_mode(vk::SharingMode::EXCLUSIVE);
+        // SAFETY: `raw` is a live device; `info` has no extension chain. On an error below the buffer is
+        // destroyed before it is used.
+        let buffer = unsafe { raw.create_buffer(&info, None) }.map_err(vk_err("marker buffer"));
+        let buffer = match buffer {
+            Ok(buffer) => buffer,
+            Err(e) => return Some(Err(e)),
+        };
+        let mut marker = Marker {
+            device: device.clone(),
+            raw,
+            buffer,
+            memory: vk::DeviceMemory::null(),
+            word: std::ptr::NonNull::dangling(),
+            next: std::sync::atomic::AtomicU32::new(1),
+            last: std::sync::Mutex::new(None),
+        };
+        // On an error `Drop` destroys what was made (nothing was submitted).
+        Some(marker.bind(&properties).map(|()| marker))
+    }
+
+    /// Gives the buffer host-visible, host-coherent memory, maps it and writes `0` in it.
+    fn bind(&mut self, properties: &vk::PhysicalDeviceMemoryProperties) -> Result<(), String> {
+        // SAFETY: `self.buffer` is a live buffer of `self.raw`.
+        let needs = unsafe { self.raw.get_buffer_memory_requirements(self.buffer) };
+        let wanted = vk::MemoryPropertyFlags::HOST_VISIBLE | vk::MemoryPropertyFlags::HOST_COHERENT;
+        let kind = properties
+            .memory_types_as_slice()
+            .iter()
+            .enumerate()
+            .position(|(i, t)| {
+                needs.memory_type_bits & (1 << i) != 0 && t.property_flags.contains(wanted)
+            });
+        let Some(kind) = kind else {
+            return Err("no host-visible, host-coherent memory for the marker".into());
+        };
+        let info = vk::MemoryAllocateInfo::default()
+            .allocation_size(needs.size)
+            .memory_type_index(kind as u32);
+        // SAFETY: a plain allocation of a memory type the device lists; stored at once for `Drop`, bound to
+        // the unbound buffer it was sized for, then mapped whole (host-visible memory, mapped once).
+        unsafe {
+            self.memory = self
+                .raw
+                .allocate_memory(&info, None)
+                .map_err(vk_err("marker memory"))?;
+            self.raw
+                .bind_buffer_memory(self.buffer, self.memory, 0)
+                .map_err(vk_err("marker memory binding"))?;
+            let mapped = self
+                .raw
+                .map_memory(self.memory, 0, vk::WHOLE_SIZE, vk::MemoryMapFlags::empty())
+                .map_err(vk_err("marker mapping"))?;
+            self.word = std::ptr::NonNull::new(mapped.cast::<u32>())
+                .ok_or_else(|| "Vulkan mapped the marker at null".to_string())?;
+            // Nothing has been submitted that writes the word yet.
+            self.word.as_ptr().write_volatile(0);
+        }
+        Ok(())
+    }
+
+    /// Records, at the end of `encoder` (a command buffer of the next submission), a barrier behind every
+    /// earlier command on the queue and a write of the next value; returns that value, or `None` when the
+    /// encoder has no Vulkan command buffer (a lost device).
+    pub(crate) fn record(&self, encoder: &mut wgpu::CommandEncoder) -> Option<u32> {
+        use std::sync::atomic::Ordering;
+        // `0` is the word before any submission: skip it when the counter wraps.
+        let mut value = self.next.fetch_add(1, Ordering::Relaxed);
+        if value == 0 {
+            value = self.next.fetch_add(1, Ordering::Relaxed);
+        }
+        let before = [vk::MemoryBarrier::default()
+            .src_access_mask(vk::AccessFlags::MEMORY_WRITE)
+            .dst_access_mask(vk::AccessFlags::TRANSFER_WRITE)];
+        let after = [vk::MemoryBarrier::default()
+            .src_access_mask(vk::AccessFlags::TRANSFER_WRITE)
+            .dst_access_mask(vk::AccessFlags::HOST_READ)];
+        // SAFETY: `as_hal_mut` hands out wgpu's open primary command buffer of the same device; the commands
+        // name only our buffer, which wgpu never sees and which lives until every submission that writes it
+        // finished (`Drop` waits for `last`, which `submitted` sets).
+        unsafe {
+            encoder.as_hal_mut::<wgpu::hal::api::Vulkan, _, _>(|hal| {
+                let cb = hal?.raw_handle();
+                let raw = &self.raw;
+                raw.cmd_pipeline_barrier(
+                    cb,
+                    vk::PipelineStageFlags::ALL_COMMANDS,
+                    vk::PipelineStageFlags::TRANSFER,
+                    vk::DependencyFlags::empty(),
+                    &before,
+                    &[],
+                    &[],
+                );
+                raw.cmd_fill_buffer(cb, self.buffer, 0, 4, value);
+                raw.cmd_pipeline_barrier(
+                    cb,
+                    vk::PipelineStageFlags::TRANSFER,
+                    vk::PipelineStageFlags::HOST,
+                    vk::DependencyFlags::empty(),
+                    &after,
+                    &[],
+                    &[],
+                );
+                Some(value)
+            })
+        }
+    }
+
+    /// The submission that carries the last recorded write.
+    pub(crate) fn submitted(&self, index: wgpu::SubmissionIndex) {
+        *crate::gpu::lock(&self.last) = Some(index);
+    }
+
+    /// Spins until the word shows that the submission that writes `value` finished (`true`), for at most
+    /// [`SPIN_LIMIT`] (`false`: wait for the submission another way).
+    pub(crate) fn wait(&self, value: u32) -> bool {
+        let start = std::time::Instant::now();
+        loop {
+            // SAFETY: `word` points at mapped, host-coherent memory the marker owns (struct invariants); the
+            // GPU writes it whole (a 4-byte fill), so a volatile load sees an old value or the new one.
+            let seen = unsafe { self.word.as_ptr().read_volatile() };
+            if reached(seen, value) {
+                // What the host does next comes after the load that saw the work finish.
+                std::sync::atomic::fence(std::sync::atomic::Ordering::Acquire);
+                return true;
+            }
+            if start.elapsed() > SPIN_LIMIT {
+                return false;
+            }
+            std::hint::spin_loop();
+        }
+    }
+}
+
+impl Drop for Marker {
+    fn drop(&mut self) {
+        // A pending submission may still write the word: wait for the last one.
+        if let Some(last) = crate::gpu::lock(&self.last).take() {
+            let _ = self.device.poll(wgpu::PollType::Wait {
+                submission_index: Some(last),
+                timeout: None,
+            });
+        }
+        // SAFETY: no pending submission writes the buffer (waited above); both objects were made on
+        // `self.raw` and are destroyed once; unmapping happens with the free (null handles are ignored).
+        unsafe {
+            self.raw.destroy_buffer(self.buffer, None);
+            self.raw.free_memory(self.memory, None);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::reached;
+
+    #[test]
+    fn a_marker_value_is_reached_by_itself_and_later_values_only() {
+        // Before any submission the word is 0: no value is reached.
+        assert!(!reached(0, 1));
+        assert!(!reached(0, 7));
+        for value in [1u32, 2, 1000, u32::MAX - 2, u32::MAX] {
+            assert!(reached(value, value), "{value}");
+            assert!(reached(value.wrapping_add(3), value), "{value} + 3");
+            assert!(!reached(value.wrapping_sub(1), value), "{value} - 1");
+        }
+        // Across the wrap (0 is skipped): 1 comes after u32::MAX.
+        assert!(reached(1, u32::MAX));
+        assert!(!reached(u32::MAX, 1));
+    }
+}

@@ -17,6 +17,8 @@
 //! `GRAPH_RUNTIME_RECORDER=portable` turns it off; `=native` makes a graph that cannot use it, or a failure
 //! to build it, a bake error instead of a quiet fall back to the portable recorder.
 
+use std::sync::Arc;
+
 use graph_core::desc::{DispatchDesc, GraphDesc, OpDesc};
 use graph_core::ir::ParamsStorage;
 use graph_core::plan::{BufferHazard, Plan, PlanPartition, PlanStep, Transfer, evaluate_range};
@@ -27,7 +29,7 @@ use crate::gate::{GATE_WGSL, Gates};
 use crate::gpu::Gpu;
 pub(crate) use crate::native::TimedDispatch;
 use crate::native::{
-    KernelOf, NativeGraph, NativeKernel, NativeParams, Recorded, RecordedLevel, queries_of,
+    KernelOf, Marker, NativeGraph, NativeKernel, NativeParams, Recorded, RecordedLevel, queries_of,
 };
 use crate::recorder::Recorder;
 use crate::replay::Kernels;
@@ -79,6 +81,8 @@ pub(crate) struct NativeReplay {
     recorded: Option<Recording>,
     /// Per segment, whether its command buffer holds a dispatch (one that holds none is not executed).
     has_dispatches: Vec<bool>,
+    /// Written at the end of each submission: waiting reads it rather than waiting for wgpu's fence.
+    marker: Arc<Marker>,
 }
 
 /// What the command buffers were recorded with.
@@ -317,10 +321,12 @@ impl NativeReplay {
             native_params,
             segments,
         );
-        let graph = match built {
-            None => return refuse("the device is not a Vulkan device".to_string()),
-            Some(Err(e)) => return refuse(e),
-            Some(Ok(graph)) => graph,
+        let (graph, marker) = match (built, Marker::new(gpu.device())) {
+            (None, _) | (_, None) => {
+                return refuse("the device is not a Vulkan device".to_string());
+            }
+            (Some(Err(e)), _) | (_, Some(Err(e))) => return refuse(e),
+            (Some(Ok(graph)), Some(Ok(marker))) => (graph, marker),
         };
         Ok(Some(NativeReplay {
             graph,
@@ -328,6 +334,7 @@ impl NativeReplay {
             params,
             recorded: None,
             has_dispatches: Vec::new(),
+            marker: Arc::new(marker),
         }))
     }
 
@@ -438,7 +445,9 @@ impl NativeReplay {
             transfers,
             segment: 0,
             recorded: Vec::new(),
+            tail: None,
             steps: None,
+            marked: None,
             lost: false,
         }
     }
@@ -694,17 +703,23 @@ impl InitPass {
 
 /// One replay through the native command buffers: each GPU partition one submission of wgpu command
 /// buffers, one per segment that executes the segment's recorded command buffer, and between them one per run
-/// of copies, uploads, readbacks and interop tasks, recorded by wgpu.
+/// of copies, uploads, readbacks and interop tasks, recorded by wgpu. The last command buffer of each
+/// submission ends with the marker's write, which waiting for the submission reads.
 pub(crate) struct NativeRecorder<'a> {
     gpu: &'a Gpu,
     native: &'a mut NativeReplay,
     transfers: TransferBuffers<'a>,
     /// The next segment, counted over the whole replay.
     segment: usize,
-    /// This partition's command buffers so far, in order.
+    /// This partition's finished command buffers so far, in order.
     recorded: Vec<wgpu::CommandBuffer>,
+    /// The encoder that executed the last segment, open until something follows it: the marker's write
+    /// goes at its end when the partition ends there.
+    tail: Option<wgpu::CommandEncoder>,
     /// The encoder of the copies, uploads, readbacks and interop tasks since the last segment.
     steps: Option<wgpu::CommandEncoder>,
+    /// The marker value the last submission writes, when it writes one.
+    marked: Option<u32>,
     /// wgpu had no Vulkan command buffer to execute a segment in.
     lost: bool,
 }
@@ -724,9 +739,7 @@ impl NativeRecorder<'_> {
         {
             return;
         }
-        if let Some(steps) = self.steps.take() {
-            self.recorded.push(steps.finish());
-        }
+        self.finish_open();
         let mut encoder = self
             .gpu
             .device()
@@ -734,15 +747,31 @@ impl NativeRecorder<'_> {
         if !self.native.graph.execute(&mut encoder, segment) {
             self.lost = true;
         }
-        self.recorded.push(encoder.finish());
+        self.tail = Some(encoder);
+    }
+
+    /// Finishes the open encoder (at most one of the two is open), in order after what was recorded before.
+    fn finish_open(&mut self) {
+        for open in [self.tail.take(), self.steps.take()].into_iter().flatten() {
+            self.recorded.push(open.finish());
+        }
     }
 
     /// The encoder of the copies, uploads, readbacks and interop tasks after the current segment.
     fn steps(&mut self) -> &mut wgpu::CommandEncoder {
         self.end_segment();
+        if let Some(tail) = self.tail.take() {
+            self.recorded.push(tail.finish());
+        }
         let device = self.gpu.device();
         self.steps
             .get_or_insert_with(|| device.create_command_encoder(&Default::default()))
+    }
+
+    /// The marker and the value the replay's last submission writes, if it wrote one: waiting for the
+    /// replay reads it.
+    pub(crate) fn marked(&self) -> Option<(Arc<Marker>, u32)> {
+        self.marked.map(|value| (self.native.marker.clone(), value))
     }
 }
 
@@ -751,6 +780,7 @@ impl Recorder for NativeRecorder<'_> {
 
     fn begin(&mut self) {
         self.recorded.clear();
+        self.tail = None;
         self.steps = None;
     }
 
@@ -776,9 +806,22 @@ impl Recorder for NativeRecorder<'_> {
 
     fn submit(&mut self) -> Result<wgpu::SubmissionIndex, Error> {
         self.end_segment();
-        if let Some(steps) = self.steps.take() {
-            self.recorded.push(steps.finish());
-        }
+        // The marker's write ends the segment's encoder, or one of its own after wgpu's steps (wgpu keeps an
+        // encoder to one API, raw or its own).
+        let mut last = match (self.tail.take(), self.steps.take()) {
+            (Some(tail), _) => tail,
+            (None, steps) => {
+                if let Some(steps) = steps {
+                    self.recorded.push(steps.finish());
+                }
+                self.gpu
+                    .device()
+                    .create_command_encoder(&Default::default())
+            }
+        };
+        self.marked = self.native.marker.record(&mut last);
+        self.lost |= self.marked.is_none();
+        self.recorded.push(last.finish());
         if self.lost {
             // Only an encoder of a device that is gone has no command buffer: the device is lost, for this
             // replay and everything after, as wgpu reports it once it notices.
@@ -801,12 +844,17 @@ impl Recorder for NativeRecorder<'_> {
             .gpu
             .queue()
             .submit(init.into_iter().chain(self.recorded.drain(..)));
+        self.native.marker.submitted(index.clone());
         self.native.graph.last = Some(index.clone());
         Ok(index)
     }
 
     fn wait(&mut self, submitted: wgpu::SubmissionIndex) -> Result<(), Error> {
-        self.gpu.wait_for(Some(submitted))
+        // The loop waits for the partition it submitted last, whose marker value this is.
+        match self.marked.take() {
+            Some(value) if self.native.marker.wait(value) => self.gpu.check_lost(),
+            _ => self.gpu.wait_for(Some(submitted)),
+        }
     }
 
     /// The encoder of the steps after the current segment.

@@ -1,7 +1,10 @@
 //! Waiting: for a replay's own work (`Submission`), or for a submission index of the device.
 
+use std::sync::Arc;
+
 use crate::error::Error;
 use crate::gpu::Gpu;
+use crate::native::Marker;
 use crate::scope::OpScope;
 use crate::transfer::{Finished, ReadbackSet, Readbacks};
 
@@ -33,14 +36,25 @@ pub struct Submission {
     pub(crate) index: Option<wgpu::SubmissionIndex>,
     /// The replay's readback buffers, mapped once it finishes; `None` for a graph without readbacks.
     pub(crate) readbacks: Option<(Readbacks, ReadbackSet)>,
+    /// With the native recorder: the marker and the value the last submission writes to it once the
+    /// replay's work finished. Seen tens of microseconds before wgpu's fence says so.
+    pub(crate) marker: Option<(Arc<Marker>, u32)>,
 }
 
 impl Submission {
     /// Blocks until this replay's own work finished on the GPU (not other graphs'); reports what the device
     /// reported meanwhile. What the replay's readback nodes copied out is in the result.
+    ///
+    /// With the native recorder, and no readbacks (which wgpu maps once its fence signals), it spins for up
+    /// to a millisecond on a word the GPU writes when the replay's work finished, then blocks in wgpu.
     pub fn wait(self) -> Result<Finished, Error> {
-        match self.index {
-            Some(index) => self.gpu.wait_for(Some(index))?,
+        let early = || match (&self.marker, &self.readbacks) {
+            (Some((marker, value)), None) => marker.wait(*value),
+            _ => false,
+        };
+        match &self.index {
+            Some(_) if early() => self.gpu.check_lost()?,
+            Some(index) => self.gpu.wait_for(Some(index.clone()))?,
             // Nothing of this replay is left on the GPU.
             None => self.gpu.check_lost()?,
         }

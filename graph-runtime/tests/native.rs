@@ -532,3 +532,74 @@ fn a_profile_times_each_dispatch_of_the_recorder_that_replays() -> Result<(), Er
     }
     Ok(())
 }
+
+graph! {
+    /// Long work per element: `rounds` of a recurrence (a wait that returns early has time to be seen).
+    graph Slow {
+        params { rounds: u32 }
+        buffers { x: [f32] = input, y: [f32] = output }
+        kernel churn(x: read, y: write) {
+            @compute @workgroup_size(64)
+            fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
+                let i = gid.x;
+                if (i >= arrayLength(&y)) { return; }
+                var v = x[i];
+                for (var r = 0u; r < params.rounds; r = r + 1u) { v = fract(v * 1.5 + 0.25); }
+                y[i] = v;
+            }
+        }
+    }
+}
+
+/// `x` after `rounds` of the kernel's recurrence, on the CPU in f32 like the GPU.
+fn churned(x: &[f32], rounds: u32) -> Vec<f32> {
+    x.iter()
+        .map(|&v| {
+            let mut v = v;
+            for _ in 0..rounds {
+                v = (v.mul_add(1.5, 0.25)).fract();
+            }
+            v
+        })
+        .collect()
+}
+
+#[test]
+fn waiting_for_a_replay_returns_only_once_its_work_finished() -> Result<(), Error> {
+    use graph_runtime::wgpu;
+    let gpu = gpu();
+    let mut rng = rng();
+    let n = 4096 + random_u32(&mut rng, 1024) as usize;
+    let x: Vec<f32> = random_f32s(&mut rng, n)
+        .iter()
+        .map(|v| v.abs().fract())
+        .collect();
+    let xs = gpu.buffer_from_slice(&x)?;
+    let y = gpu.buffer_zeroed::<f32>(n)?;
+    for way in ways(&gpu) {
+        poison_f32(&y);
+        let mut g = Slow::bake(&gpu, SlowBuffers { x: &xs, y: &y })?;
+        replay_as(&mut g, &gpu, way)?;
+        // A short replay first, so that the long one's start costs nothing (llvmpipe compiles at first use).
+        g.params_mut().rounds = 1;
+        g.replay()?.wait()?;
+        // About 0.2 s of GPU work on llvmpipe (the CI's device).
+        g.params_mut().rounds = 400_000;
+        g.replay()?.wait()?;
+        // Once the wait returned, wgpu's own fence follows at once: a wait that returned while the kernel ran
+        // (a marker written too early) leaves the rest of the kernel's time to wait for here.
+        let finished = gpu.device().poll(wgpu::PollType::Wait {
+            submission_index: None,
+            timeout: Some(std::time::Duration::from_millis(50)),
+        });
+        assert!(
+            finished.is_ok(),
+            "{way:?}: the GPU was still working: {finished:?}"
+        );
+        // f32 recurrences agree bit for bit only while both sides round alike: compare a short run exactly.
+        g.params_mut().rounds = 3;
+        g.replay()?.wait()?;
+        assert_exact(&read(&y), &churned(&x, 3), &format!("{way:?}"));
+    }
+    Ok(())
+}
