@@ -95,13 +95,18 @@ pub fn fuse<'a>(desc: &'a GraphDesc, lengths: &[Option<u64>], max_bindings: usiz
     let mut nodes: Vec<NodeDesc> = desc.nodes.to_vec();
     let mut fused_groups = Vec::new();
     for members in groups(desc, lengths, max_bindings) {
-        // With its intermediates in registers where they can be; should that not validate, without.
+        // With its intermediates in registers and the elements it reads cached where they can be; should
+        // that not validate, with less.
         let registers = register_candidates(desc, &members, lengths);
-        let fused = match fused_kernel(desc, &members, &registers) {
-            Some(k) => Some((k, registers)),
-            None if registers.is_empty() => None,
-            None => fused_kernel(desc, &members, &[]).map(|k| (k, Vec::new())),
-        };
+        let fused = [
+            (&registers[..], true),
+            (&registers[..], false),
+            (&[][..], false),
+        ]
+        .into_iter()
+        .find_map(|(registers, cache)| {
+            fused_kernel(desc, &members, registers, cache).map(|k| (k, registers.to_vec()))
+        });
         let Some((kernel, registers)) = fused else {
             continue;
         };
@@ -340,7 +345,19 @@ fn touches(op: &OpDesc, b: u32) -> bool {
 /// The kernel that runs `members` (in topological order) in one invocation, with the buffers `registers` in
 /// private variables; `None` when one of them is code the renaming does not handle, or the fused module does
 /// not validate.
-fn fused_kernel(desc: &GraphDesc, members: &[u32], registers: &[u32]) -> Option<KernelDesc> {
+///
+/// With `cache`, each bound buffer some member reads is cached too: the invocation loads its own element
+/// into a private variable once, the members read and write that, and it is stored back once if a member
+/// writes it. Every access of a pointwise member is at the invocation's own index (the proof), so this is
+/// what the members' loads and stores give, without a trip through memory between one member's store and
+/// the next one's load (the compiler must assume two bindings may alias, and keeps them in memory). A
+/// buffer no member reads is left as it is: caching it would add a load of every element.
+fn fused_kernel(
+    desc: &GraphDesc,
+    members: &[u32],
+    registers: &[u32],
+    cache: bool,
+) -> Option<KernelDesc> {
     let kernels: Vec<&KernelDesc> = members
         .iter()
         .map(|&m| match &desc.nodes[m as usize].op {
@@ -379,13 +396,30 @@ fn fused_kernel(desc: &GraphDesc, members: &[u32], registers: &[u32]) -> Option<
         &[],
     );
 
+    // The cached buffers, and whether a member writes each.
+    let cached: Vec<(u32, bool)> = bindings
+        .iter()
+        .filter(|b| cache && !registers.contains(&b.buffer))
+        .filter(|b| {
+            kernels.iter().any(|k| {
+                k.bindings
+                    .iter()
+                    .any(|a| a.buffer == b.buffer && a.mode != AccessMode::Write)
+            })
+        })
+        .map(|b| (b.buffer, b.mode != AccessMode::Read))
+        .collect();
+
     let mut source = String::new();
-    for &r in registers {
-        let elem = desc.buffers[r as usize].elem.wgsl();
-        source.push_str(&format!(
-            "var<private> {}: {elem};\n",
-            register_name(&binding_name(r))
-        ));
+    for r in registers.iter().chain(cached.iter().map(|(b, _)| b)) {
+        let elem = desc.buffers[*r as usize].elem.wgsl();
+        let name = binding_name(*r);
+        let private = if registers.contains(r) {
+            register_name(&name)
+        } else {
+            cache_name(&name)
+        };
+        source.push_str(&format!("var<private> {private}: {elem};\n"));
     }
     let mut calls = String::new();
     let mut builtins: Vec<String> = Vec::new();
@@ -414,7 +448,11 @@ fn fused_kernel(desc: &GraphDesc, members: &[u32], registers: &[u32]) -> Option<
         for &r in registers {
             let len = desc.buffers[r as usize].len?;
             let name = binding_name(r);
-            code = wgsl::in_register(&code, &name, &register_name(&name), u64::from(len))?;
+            code = wgsl::in_register(&code, &name, &register_name(&name), Some(u64::from(len)))?;
+        }
+        for &(b, _) in &cached {
+            let name = binding_name(b);
+            code = wgsl::in_register(&code, &name, &cache_name(&name), None)?;
         }
         source.push_str(&code);
         source.push('\n');
@@ -430,6 +468,34 @@ fn fused_kernel(desc: &GraphDesc, members: &[u32], registers: &[u32]) -> Option<
             }
         }
     }
+    let [x, y, z] = kernels[0].workgroup_size;
+    // Around the calls: the cached elements loaded at the invocation's own index, and stored back. Members
+    // are dispatched in one row (`candidate`), folded into two only when every member indexes in the folded
+    // form (`foldable`), so the folded form is each member's index (`gid.y` is 0 in one row).
+    let (mut load, mut store) = (String::new(), String::new());
+    if !cached.is_empty() {
+        for b in ["global_invocation_id", "num_workgroups"] {
+            if !builtins.iter().any(|have| have == b) {
+                builtins.push(b.to_string());
+            }
+        }
+        let p = wgsl::FUSED_PREFIX;
+        load.push_str(&format!(
+            "    let {p}index = {p}global_invocation_id.x + {p}global_invocation_id.y * {p}num_workgroups.x * {x}u;\n"
+        ));
+        for &(b, written) in &cached {
+            let (name, private) = (binding_name(b), cache_name(&binding_name(b)));
+            let inside = format!("{p}index < arrayLength(&{name})");
+            load.push_str(&format!(
+                "    if ({inside}) {{ {private} = {name}[{p}index]; }}\n"
+            ));
+            if written {
+                store.push_str(&format!(
+                    "    if ({inside}) {{ {name}[{p}index] = {private}; }}\n"
+                ));
+            }
+        }
+    }
     let parameters: Vec<String> = builtins
         .iter()
         .map(|b| {
@@ -437,10 +503,9 @@ fn fused_kernel(desc: &GraphDesc, members: &[u32], registers: &[u32]) -> Option<
             format!("@builtin({b}) {}{b}: {ty}", wgsl::FUSED_PREFIX)
         })
         .collect();
-    let [x, y, z] = kernels[0].workgroup_size;
     let entry = format!("{}main", wgsl::FUSED_PREFIX);
     source.push_str(&format!(
-        "@compute @workgroup_size({x}, {y}, {z})\nfn {entry}({}) {{\n{calls}}}\n",
+        "@compute @workgroup_size({x}, {y}, {z})\nfn {entry}({}) {{\n{load}{calls}{store}}}\n",
         parameters.join(", ")
     ));
     let kernel = KernelDesc {
@@ -463,6 +528,11 @@ fn fused_kernel(desc: &GraphDesc, members: &[u32], registers: &[u32]) -> Option<
     let module = kernel.compose(&desc.params, desc.params.storage);
     wgsl::validate(&module).ok()?;
     Some(kernel)
+}
+
+/// The private variable that caches binding `binding`'s element: `fuse_b3` -> `fuse_c3`.
+fn cache_name(binding: &str) -> String {
+    binding.replacen("_b", "_c", 1)
 }
 
 /// The private variable that holds binding `binding`'s element: `fuse_b3` -> `fuse_r3`.

@@ -102,6 +102,30 @@ fn a_pointwise_chain_becomes_one_kernel_in_order() {
     assert_eq!(k.bindings.len(), 2);
     assert_eq!(k.bindings[0].mode, AccessMode::Read);
     assert_eq!(k.bindings[1].mode, AccessMode::ReadWrite);
+    // Both buffers are read, so each is cached: loaded once before the calls, `y` stored once after them,
+    // and no member touches memory.
+    let (before, after) = (calls[0], calls[4]);
+    for (b, load) in [
+        ("x", "fuse_c0 = fuse_b0[fuse_index]"),
+        ("y", "fuse_c1 = fuse_b1[fuse_index]"),
+    ] {
+        let at = k
+            .source
+            .find(load)
+            .unwrap_or_else(|| panic!("{b} is not loaded: {}", k.source));
+        assert!(at < before, "{b} is loaded after a call");
+    }
+    let store = k
+        .source
+        .find("fuse_b1[fuse_index] = fuse_c1")
+        .expect("y is stored back");
+    assert!(store > after, "y is stored before the last call");
+    assert!(
+        !k.source.contains("fuse_b0[fuse_index] ="),
+        "x, only read, is stored"
+    );
+    assert_eq!(k.source.matches("fuse_b1[").count(), 2, "{}", k.source);
+    assert_eq!(k.source.matches("fuse_b0[").count(), 1, "{}", k.source);
 }
 
 #[test]
@@ -220,6 +244,39 @@ fn doubled(src: &str, dst: &str) -> KernelSpec {
     ))
     .read(src)
     .write(dst)
+}
+
+#[test]
+fn only_buffers_a_member_reads_are_cached() {
+    let mut b = GraphBuilder::new("Doubles");
+    b.input("x", "f32").output("p", "f32").output("q", "f32");
+    b.kernel("a", doubled("x", "p"))
+        .kernel("b", doubled("x", "q"));
+    let desc = built(&b);
+    let fusion = fuse(&desc);
+    assert_valid(&fusion);
+    assert_eq!(names(&fusion), vec![vec!["a", "b"]]);
+    let OpDesc::Kernel(k) = &fusion.desc.nodes[0].op else {
+        panic!("not a kernel")
+    };
+    // `x` is loaded once; the outputs, which no member reads, are written directly (caching them would load
+    // every element for nothing).
+    assert!(
+        k.source.contains("fuse_c0 = fuse_b0[fuse_index]"),
+        "{}",
+        k.source
+    );
+    assert!(
+        !k.source.contains("fuse_c1") && !k.source.contains("fuse_c2"),
+        "{}",
+        k.source
+    );
+    assert_eq!(
+        k.source.matches("fuse_b1[gid.x] = 2.0 * fuse_c0").count(),
+        1,
+        "{}",
+        k.source
+    );
 }
 
 #[test]

@@ -142,9 +142,11 @@ pub fn member(
 }
 
 /// `code` with the binding `binding` kept in the private variable `register`: every `binding[..]` becomes
-/// `register` and every `arrayLength(&binding)` the literal `{len}u`. `None` when `binding` appears in any
-/// other way (a pointer to it, say), so the buffer stays a buffer.
-pub fn in_register(code: &str, binding: &str, register: &str, len: u64) -> Option<String> {
+/// `register`, and every `arrayLength(&binding)` the literal `{len}u` when `len` is given (a buffer that is
+/// no longer bound), else stays (a buffer still bound, whose element is loaded into the register and stored
+/// back around the members). `None` when `binding` appears in any other way (a pointer to it, say), so the
+/// buffer stays a buffer.
+pub fn in_register(code: &str, binding: &str, register: &str, len: Option<u64>) -> Option<String> {
     let toks = tokens(code);
     let text = |k: usize| toks.get(k).map(|t| &code[t.range.clone()]);
     let mut edits: Vec<(Range<usize>, String)> = Vec::new();
@@ -159,10 +161,12 @@ pub fn in_register(code: &str, binding: &str, register: &str, len: u64) -> Optio
             && text(k - 1) == Some("&")
             && text(k + 1) == Some(")");
         if length_query {
-            edits.push((
-                toks[k - 3].range.start..toks[k + 1].range.end,
-                format!("{len}u"),
-            ));
+            if let Some(len) = len {
+                edits.push((
+                    toks[k - 3].range.start..toks[k + 1].range.end,
+                    format!("{len}u"),
+                ));
+            }
         } else if text(k + 1) == Some("[") {
             let mut depth = 0;
             let close = (k + 1..toks.len()).find(|&j| {
@@ -378,13 +382,20 @@ mod tests {
     fn a_binding_goes_into_a_register_only_when_indexed_or_measured() {
         let code = "if (i < arrayLength(&fuse_b1)) { fuse_b1[i] = fuse_b0[i] + fuse_b1[(i)]; }";
         assert_eq!(
-            in_register(code, "fuse_b1", "fuse_r1", 64).as_deref(),
+            in_register(code, "fuse_b1", "fuse_r1", Some(64)).as_deref(),
             Some("if (i < 64u) { fuse_r1 = fuse_b0[i] + fuse_r1; }")
         );
+        // Still bound: the length stays the buffer's.
         assert_eq!(
-            in_register("let p = &fuse_b1;", "fuse_b1", "fuse_r1", 64),
-            None
+            in_register(code, "fuse_b1", "fuse_c1", None).as_deref(),
+            Some("if (i < arrayLength(&fuse_b1)) { fuse_c1 = fuse_b0[i] + fuse_c1; }")
         );
+        for len in [Some(64), None] {
+            assert_eq!(
+                in_register("let p = &fuse_b1;", "fuse_b1", "fuse_r1", len),
+                None
+            );
+        }
     }
 
     #[test]
