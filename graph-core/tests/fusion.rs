@@ -247,7 +247,7 @@ fn doubled(src: &str, dst: &str) -> KernelSpec {
 }
 
 #[test]
-fn only_buffers_a_member_reads_are_cached() {
+fn only_buffers_whose_first_member_reads_them_are_cached() {
     let mut b = GraphBuilder::new("Doubles");
     b.input("x", "f32").output("p", "f32").output("q", "f32");
     b.kernel("a", doubled("x", "p"))
@@ -259,8 +259,8 @@ fn only_buffers_a_member_reads_are_cached() {
     let OpDesc::Kernel(k) = &fusion.desc.nodes[0].op else {
         panic!("not a kernel")
     };
-    // `x` is loaded once; the outputs, which no member reads, are written directly (caching them would load
-    // every element for nothing).
+    // `x` is loaded once; the outputs, which their first member only writes, are written directly (caching
+    // them would load every element for nothing).
     assert!(
         k.source.contains("fuse_c0 = fuse_b0[fuse_index]"),
         "{}",
@@ -275,6 +275,25 @@ fn only_buffers_a_member_reads_are_cached() {
         k.source.matches("fuse_b1[gid.x] = 2.0 * fuse_c0").count(),
         1,
         "{}",
+        k.source
+    );
+
+    // Written, then read by the next member: still not cached; `y`, read first, is.
+    let mut b = GraphBuilder::new("Then");
+    b.input("x", "f32").inout("t", "f32").inout("y", "f32");
+    b.kernel("a", doubled("x", "t"))
+        .kernel("b", pointwise("t", "y"));
+    let desc = built(&b);
+    let fusion = fuse(&desc);
+    assert_valid(&fusion);
+    assert_eq!(names(&fusion), vec![vec!["a", "b"]]);
+    let OpDesc::Kernel(k) = &fusion.desc.nodes[0].op else {
+        panic!("not a kernel")
+    };
+    assert!(!k.source.contains("fuse_c1"), "t is cached: {}", k.source);
+    assert!(
+        k.source.contains("fuse_c2 = fuse_b2[fuse_index]"),
+        "y is not cached: {}",
         k.source
     );
 }
