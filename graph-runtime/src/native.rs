@@ -840,7 +840,8 @@ impl Drop for NativeGraph {
 }
 
 /// How long [`Marker::wait`] spins before it leaves the wait to wgpu. A replay that takes longer costs at
-/// most this much CPU on top of a blocking wait.
+/// most this much CPU on top of a blocking wait. On a CPU device (llvmpipe) it yields between looks, so as
+/// not to take a core from the device's own threads.
 const SPIN_LIMIT: std::time::Duration = std::time::Duration::from_millis(1);
 
 /// A word in host-visible memory that the GPU writes at the end of each native submission, after a barrier
@@ -859,6 +860,8 @@ pub(crate) struct Marker {
     buffer: vk::Buffer,
     memory: vk::DeviceMemory,
     word: std::ptr::NonNull<u32>,
+    /// Whether waiting yields the thread between looks (on a CPU device).
+    yields: bool,
     /// The value the next submission writes.
     next: std::sync::atomic::AtomicU32,
     /// The last submission that writes the word.
@@ -913,6 +916,7 @@ impl Marker {
             buffer,
             memory: vk::DeviceMemory::null(),
             word: std::ptr::NonNull::dangling(),
+            yields: device.adapter_info().device_type == wgpu::DeviceType::Cpu,
             next: std::sync::atomic::AtomicU32::new(1),
             last: std::sync::Mutex::new(None),
         };
@@ -1028,7 +1032,11 @@ impl Marker {
             if start.elapsed() > SPIN_LIMIT {
                 return false;
             }
-            std::hint::spin_loop();
+            if self.yields {
+                std::thread::yield_now();
+            } else {
+                std::hint::spin_loop();
+            }
         }
     }
 }
