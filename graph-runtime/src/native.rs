@@ -1011,9 +1011,16 @@ impl Marker {
         }
     }
 
+    /// The last submission that writes the word (a panic elsewhere while it was held leaves it valid).
+    fn last(&self) -> std::sync::MutexGuard<'_, Option<wgpu::SubmissionIndex>> {
+        self.last
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
     /// The submission that carries the last recorded write.
     pub(crate) fn submitted(&self, index: wgpu::SubmissionIndex) {
-        *crate::gpu::lock(&self.last) = Some(index);
+        *self.last() = Some(index);
     }
 
     /// Spins until the word shows that the submission that writes `value` finished (`true`), for at most
@@ -1044,7 +1051,7 @@ impl Marker {
 impl Drop for Marker {
     fn drop(&mut self) {
         // A pending submission may still write the word: wait for the last one.
-        if let Some(last) = crate::gpu::lock(&self.last).take() {
+        if let Some(last) = self.last().take() {
             let _ = self.device.poll(wgpu::PollType::Wait {
                 submission_index: Some(last),
                 timeout: None,
