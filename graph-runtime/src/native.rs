@@ -846,8 +846,9 @@ const SPIN_LIMIT: std::time::Duration = std::time::Duration::from_millis(1);
 
 /// A word in host-visible memory that the GPU writes at the end of each native submission, after a barrier
 /// behind all earlier work on the queue. The host sees a submission finish by reading it, tens of
-/// microseconds before the submission's fence or semaphore signals (the H100 in the README: the word after
-/// 13-18 us, the fence after 35-50 us), which is what waiting for wgpu's submission index waits for.
+/// microseconds before the submission's fence or semaphore signals, which is what waiting for wgpu's
+/// submission index waits for (on the H100, the word after 13-18 us, the fence after 35-51 us:
+/// `benches/submission_floor.rs`).
 ///
 /// Invariants the `unsafe` blocks rely on:
 /// - `buffer` and `memory` were made on `raw`, the `VkDevice` behind `device`, which this struct keeps
