@@ -45,8 +45,9 @@ impl Submission {
     /// Blocks until this replay's own work finished on the GPU (not other graphs'); reports what the device
     /// reported meanwhile. What the replay's readback nodes copied out is in the result.
     ///
-    /// With the native recorder, and no readbacks (which wgpu maps once its fence signals), it spins for up
-    /// to a millisecond on a word the GPU writes when the replay's work finished, then blocks in wgpu.
+    /// With the native recorder, and no readbacks (which wgpu maps once its fence signals), it first reads a
+    /// word the GPU writes when the replay's work finished, in a loop of up to a millisecond (yielding the
+    /// thread between looks on a CPU device), then blocks in wgpu.
     pub fn wait(self) -> Result<Finished, Error> {
         let early = || match (&self.marker, &self.readbacks) {
             (Some((marker, value)), None) => marker.wait(*value),
