@@ -246,19 +246,25 @@ fn doubled(src: &str, dst: &str) -> KernelSpec {
     .write(dst)
 }
 
+/// The kernel that kernels `a` and `b` of `b` fuse into, checked to be one valid group.
+fn a_and_b_fused(b: &GraphBuilder) -> graph_core::desc::KernelDesc {
+    let desc = built(b);
+    let fusion = fuse(&desc);
+    assert_valid(&fusion);
+    assert_eq!(names(&fusion), vec![vec!["a", "b"]]);
+    match &fusion.desc.nodes[0].op {
+        OpDesc::Kernel(k) => k.clone(),
+        _ => panic!("not a kernel"),
+    }
+}
+
 #[test]
 fn only_buffers_whose_first_member_reads_them_are_cached() {
     let mut b = GraphBuilder::new("Doubles");
     b.input("x", "f32").output("p", "f32").output("q", "f32");
     b.kernel("a", doubled("x", "p"))
         .kernel("b", doubled("x", "q"));
-    let desc = built(&b);
-    let fusion = fuse(&desc);
-    assert_valid(&fusion);
-    assert_eq!(names(&fusion), vec![vec!["a", "b"]]);
-    let OpDesc::Kernel(k) = &fusion.desc.nodes[0].op else {
-        panic!("not a kernel")
-    };
+    let k = a_and_b_fused(&b);
     // `x` is loaded once; the outputs, which their first member only writes, are written directly (caching
     // them would load every element for nothing).
     assert!(
@@ -283,13 +289,7 @@ fn only_buffers_whose_first_member_reads_them_are_cached() {
     b.input("x", "f32").inout("t", "f32").inout("y", "f32");
     b.kernel("a", doubled("x", "t"))
         .kernel("b", pointwise("t", "y"));
-    let desc = built(&b);
-    let fusion = fuse(&desc);
-    assert_valid(&fusion);
-    assert_eq!(names(&fusion), vec![vec!["a", "b"]]);
-    let OpDesc::Kernel(k) = &fusion.desc.nodes[0].op else {
-        panic!("not a kernel")
-    };
+    let k = a_and_b_fused(&b);
     assert!(!k.source.contains("fuse_c1"), "t is cached: {}", k.source);
     assert!(
         k.source.contains("fuse_c2 = fuse_b2[fuse_index]"),

@@ -44,6 +44,34 @@ fn raw_buffer(buffer: &wgpu::Buffer) -> Result<vk::Buffer, String> {
         .ok_or_else(|| "a bound buffer is not a Vulkan buffer".to_string())
 }
 
+/// Records a global memory barrier: what `src` stage and access did before, made visible to `dst` after.
+///
+/// # Safety
+///
+/// `cb` is a command buffer of `raw` in the recording state.
+unsafe fn memory_barrier(
+    raw: &ash::Device,
+    cb: vk::CommandBuffer,
+    (src_stage, src): (vk::PipelineStageFlags, vk::AccessFlags),
+    (dst_stage, dst): (vk::PipelineStageFlags, vk::AccessFlags),
+) {
+    let barrier = [vk::MemoryBarrier::default()
+        .src_access_mask(src)
+        .dst_access_mask(dst)];
+    // SAFETY: `cb` is recording (the caller's contract); a plain memory barrier names no resource.
+    unsafe {
+        raw.cmd_pipeline_barrier(
+            cb,
+            src_stage,
+            dst_stage,
+            vk::DependencyFlags::empty(),
+            &barrier,
+            &[],
+            &[],
+        )
+    }
+}
+
 /// A Vulkan error as words, for the runtime's errors.
 fn vk_err(what: &'static str) -> impl Fn(vk::Result) -> String {
     move |e| format!("Vulkan: {what}: {e}")
@@ -589,20 +617,8 @@ impl NativeGraph {
             }
         };
         let barrier = |src_stage, src, dst_stage, dst| {
-            // SAFETY: `cb` is recording (begun below, not ended); the barrier is a plain memory barrier.
-            unsafe {
-                self.raw.cmd_pipeline_barrier(
-                    cb,
-                    src_stage,
-                    dst_stage,
-                    vk::DependencyFlags::empty(),
-                    &[vk::MemoryBarrier::default()
-                        .src_access_mask(src)
-                        .dst_access_mask(dst)],
-                    &[],
-                    &[],
-                )
-            }
+            // SAFETY: `cb` is recording (begun below, not ended).
+            unsafe { memory_barrier(&self.raw, cb, (src_stage, src), (dst_stage, dst)) }
         };
         let inheritance = vk::CommandBufferInheritanceInfo::default();
         // SAFETY: no pending submission executes `cb` (the caller waited for `last`), so it may be reset and
@@ -975,12 +991,7 @@ impl Marker {
         if value == 0 {
             value = self.next.fetch_add(1, Ordering::Relaxed);
         }
-        let before = [vk::MemoryBarrier::default()
-            .src_access_mask(vk::AccessFlags::MEMORY_WRITE)
-            .dst_access_mask(vk::AccessFlags::TRANSFER_WRITE)];
-        let after = [vk::MemoryBarrier::default()
-            .src_access_mask(vk::AccessFlags::TRANSFER_WRITE)
-            .dst_access_mask(vk::AccessFlags::HOST_READ)];
+        use vk::{AccessFlags as Access, PipelineStageFlags as Stage};
         // SAFETY: `as_hal_mut` hands out wgpu's open primary command buffer of the same device; the commands
         // name only our buffer, which wgpu never sees and which lives until every submission that writes it
         // finished (`Drop` waits for `last`, which `submitted` sets).
@@ -988,25 +999,15 @@ impl Marker {
             encoder.as_hal_mut::<wgpu::hal::api::Vulkan, _, _>(|hal| {
                 let cb = hal?.raw_handle();
                 let raw = &self.raw;
-                raw.cmd_pipeline_barrier(
+                let transfer = (Stage::TRANSFER, Access::TRANSFER_WRITE);
+                memory_barrier(
+                    raw,
                     cb,
-                    vk::PipelineStageFlags::ALL_COMMANDS,
-                    vk::PipelineStageFlags::TRANSFER,
-                    vk::DependencyFlags::empty(),
-                    &before,
-                    &[],
-                    &[],
+                    (Stage::ALL_COMMANDS, Access::MEMORY_WRITE),
+                    transfer,
                 );
                 raw.cmd_fill_buffer(cb, self.buffer, 0, 4, value);
-                raw.cmd_pipeline_barrier(
-                    cb,
-                    vk::PipelineStageFlags::TRANSFER,
-                    vk::PipelineStageFlags::HOST,
-                    vk::DependencyFlags::empty(),
-                    &after,
-                    &[],
-                    &[],
-                );
+                memory_barrier(raw, cb, transfer, (Stage::HOST, Access::HOST_READ));
                 Some(value)
             })
         }
