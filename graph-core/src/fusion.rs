@@ -49,6 +49,9 @@ pub struct Fusion<'a> {
     pub desc: Cow<'a, GraphDesc>,
     /// What was fused, in topological order of the fused kernels.
     pub groups: Vec<FusedGroup>,
+    /// Kernels the grouping put together whose fused kernel could not be made, each with the reason: the
+    /// group is then fused in the largest runs that can be made, and these members stay apart.
+    pub declined: Vec<Declined>,
 }
 
 /// Kernels merged into one.
@@ -63,6 +66,23 @@ pub struct FusedGroup {
     /// Graph-owned buffers only this group touches, kept in registers: each invocation's element is a
     /// private variable of the fused kernel, and the buffer is not bound.
     pub registers: Vec<u32>,
+}
+
+/// Kernels that were to run as one but do not, and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Declined {
+    /// The kernels whose fused kernel could not be made, in the order it would have run them.
+    pub members: Vec<u32>,
+    /// Their names, in that order.
+    pub names: Vec<String>,
+    /// Why, in words (naga's message when the fused module does not validate).
+    pub reason: String,
+}
+
+impl std::fmt::Display for Declined {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "`{}` not fused: {}", self.names.join(" + "), self.reason)
+    }
 }
 
 impl Fusion<'_> {
@@ -94,63 +114,144 @@ impl Fusion<'_> {
 pub fn fuse<'a>(desc: &'a GraphDesc, lengths: &[Option<u64>], max_bindings: usize) -> Fusion<'a> {
     let mut nodes: Vec<NodeDesc> = desc.nodes.to_vec();
     let mut fused_groups = Vec::new();
+    let mut declined = Vec::new();
     for members in groups(desc, lengths, max_bindings) {
-        // With its intermediates in registers and the elements it reads cached where they can be; should
-        // that not validate, with less.
-        let registers = register_candidates(desc, &members, lengths);
-        let fused = [
-            (&registers[..], true),
-            (&registers[..], false),
-            (&[][..], false),
-        ]
-        .into_iter()
-        .find_map(|(registers, cache)| {
-            fused_kernel(desc, &members, registers, cache).map(|k| (k, registers.to_vec()))
-        });
-        let Some((kernel, registers)) = fused else {
-            continue;
-        };
-        let node = members[0];
-        let names: Vec<&str> = members
-            .iter()
-            .map(|&m| &*desc.nodes[m as usize].name)
-            .collect();
-        nodes[node as usize] = NodeDesc {
-            name: names.join(" + ").into(),
-            op: OpDesc::Kernel(kernel),
-        };
-        for &m in &members[1..] {
-            nodes[m as usize] = NodeDesc {
-                name: format!("{} (fused)", desc.nodes[m as usize].name).into(),
-                op: OpDesc::Empty,
+        for (members, kernel, registers) in buildable_runs(desc, &members, lengths, &mut declined) {
+            let node = members[0];
+            let names = member_names(desc, &members);
+            nodes[node as usize] = NodeDesc {
+                name: names.join(" + ").into(),
+                op: OpDesc::Kernel(kernel),
             };
+            for &m in &members[1..] {
+                nodes[m as usize] = NodeDesc {
+                    name: format!("{} (fused)", desc.nodes[m as usize].name).into(),
+                    op: OpDesc::Empty,
+                };
+            }
+            fused_groups.push(FusedGroup {
+                node,
+                members,
+                names,
+                registers,
+            });
         }
-        let names = names.iter().map(|n| n.to_string()).collect();
-        fused_groups.push(FusedGroup {
-            node,
-            members,
-            names,
-            registers,
-        });
     }
     if fused_groups.is_empty() {
         return Fusion {
             desc: Cow::Borrowed(desc),
             groups: Vec::new(),
+            declined,
         };
     }
-    let fused = rewire(desc, nodes, &fused_groups);
-    match fused {
+    match rewire(desc, nodes, &fused_groups) {
         Some(fused) => Fusion {
             desc: Cow::Owned(fused),
             groups: fused_groups,
+            declined,
         },
-        // Grouping keeps the graph acyclic; should it not, the graph runs unfused.
-        None => Fusion {
-            desc: Cow::Borrowed(desc),
-            groups: Vec::new(),
-        },
+        // Grouping keeps the graph acyclic (`contracted_is_acyclic`); should it not, the graph runs unfused,
+        // and says so.
+        None => {
+            declined.extend(fused_groups.into_iter().map(|g| Declined {
+                members: g.members,
+                names: g.names,
+                reason: "merging the group would order its kernels in a cycle".into(),
+            }));
+            Fusion {
+                desc: Cow::Borrowed(desc),
+                groups: Vec::new(),
+                declined,
+            }
+        }
     }
+}
+
+/// The names of nodes `members`, in order.
+fn member_names(desc: &GraphDesc, members: &[u32]) -> Vec<String> {
+    members
+        .iter()
+        .map(|&m| desc.nodes[m as usize].name.to_string())
+        .collect()
+}
+
+/// A group's fused kernel, or, when it cannot be made, the group cut into the longest runs (in its order)
+/// whose kernels can, each break written down in `declined`. Each run is a group of two or more; a run of
+/// the group's order keeps the contracted graph acyclic, since the whole group did (a path out of a run and
+/// back into it would have left the group and come back).
+fn buildable_runs(
+    desc: &GraphDesc,
+    members: &[u32],
+    lengths: &[Option<u64>],
+    declined: &mut Vec<Declined>,
+) -> Vec<(Vec<u32>, KernelDesc, Vec<u32>)> {
+    let mut runs = Vec::new();
+    let whole = match build_group(desc, members, lengths) {
+        Ok((kernel, registers)) => {
+            runs.push((members.to_vec(), kernel, registers));
+            return runs;
+        }
+        Err(reason) => reason,
+    };
+    let mut run = vec![members[0]];
+    let mut built: Option<(KernelDesc, Vec<u32>)> = None;
+    let mut breaks = 0;
+    for &m in &members[1..] {
+        let mut longer = run.clone();
+        longer.push(m);
+        match build_group(desc, &longer, lengths) {
+            Ok(b) => {
+                run = longer;
+                built = Some(b);
+            }
+            Err(reason) => {
+                breaks += 1;
+                declined.push(Declined {
+                    names: member_names(desc, &longer),
+                    members: longer,
+                    reason,
+                });
+                if let Some((kernel, registers)) = built.take() {
+                    runs.push((std::mem::take(&mut run), kernel, registers));
+                }
+                run = vec![m];
+            }
+        }
+    }
+    if let Some((kernel, registers)) = built {
+        runs.push((run, kernel, registers));
+    }
+    if breaks == 0 {
+        // Every run of the group's order built but not the whole: say why the whole did not.
+        declined.push(Declined {
+            members: members.to_vec(),
+            names: member_names(desc, members),
+            reason: whole,
+        });
+    }
+    runs
+}
+
+/// The kernel that runs `members`, with its intermediates in registers and the elements it reads cached
+/// where they can be; should that not validate, with less. The reason of the last try when none can be made.
+fn build_group(
+    desc: &GraphDesc,
+    members: &[u32],
+    lengths: &[Option<u64>],
+) -> Result<(KernelDesc, Vec<u32>), String> {
+    let registers = register_candidates(desc, members, lengths);
+    let mut reason = String::new();
+    for (registers, cache) in [
+        (&registers[..], true),
+        (&registers[..], false),
+        (&[][..], false),
+    ] {
+        match fused_kernel(desc, members, registers, cache) {
+            Ok(kernel) => return Ok((kernel, registers.to_vec())),
+            Err(why) => reason = why,
+        }
+    }
+    Err(reason)
 }
 
 /// The buffer lengths a description declares (`None` where the buffer is bound at bake).
@@ -343,8 +444,8 @@ fn touches(op: &OpDesc, b: u32) -> bool {
 }
 
 /// The kernel that runs `members` (in topological order) in one invocation, with the buffers `registers` in
-/// private variables; `None` when one of them is code the renaming does not handle, or the fused module does
-/// not validate.
+/// private variables; `Err` (in words) when one of them is code the renaming does not handle, or the fused
+/// module does not validate.
 ///
 /// With `cache`, each bound buffer whose first member reads it is cached too: the invocation loads its own
 /// element into a private variable once, the members read and write that, and it is stored back once if a
@@ -358,14 +459,15 @@ fn fused_kernel(
     members: &[u32],
     registers: &[u32],
     cache: bool,
-) -> Option<KernelDesc> {
+) -> Result<KernelDesc, String> {
+    let name = |i: usize| &desc.nodes[members[i] as usize].name;
     let kernels: Vec<&KernelDesc> = members
         .iter()
         .map(|&m| match &desc.nodes[m as usize].op {
-            OpDesc::Kernel(k) => Some(k),
-            _ => None,
+            OpDesc::Kernel(k) => Ok(k),
+            _ => Err(format!("`{}` is not a kernel", desc.nodes[m as usize].name)),
         })
-        .collect::<Option<_>>()?;
+        .collect::<Result<_, _>>()?;
     // The fused bindings: each buffer once, read-only only if every member only reads it.
     let mut bindings: Vec<AccessDesc> = Vec::new();
     for b in kernels.iter().flat_map(|k| k.bindings.iter()) {
@@ -432,9 +534,12 @@ fn fused_kernel(
             .map(|(name, b)| (name, binding_name(b.buffer)))
             .collect();
         if renames.len() != k.bindings.len() {
-            return None;
+            return Err(format!(
+                "`{}`'s declarations do not give each of its bindings a name of its own",
+                name(i)
+            ));
         }
-        let node_name = &desc.nodes[members[i] as usize].name;
+        let node_name = name(i);
         source.push_str(&format!("// {node_name}\n"));
         for arg in k.args.iter() {
             let name = format!("{prefix}{}", arg.name);
@@ -444,16 +549,39 @@ fn fused_kernel(
             ));
             renames.insert(arg.name.to_string(), name);
         }
-        let member = wgsl::member(&k.source, &k.entry, &prefix, &renames)?;
+        let member = wgsl::member(&k.source, &k.entry, &prefix, &renames).ok_or_else(|| {
+            format!(
+                "`{}`'s code has a form the renaming does not handle (a directive, an `override`, a name \
+                 starting with `{}`, or an entry point argument that is not a builtin)",
+                name(i),
+                wgsl::FUSED_PREFIX
+            )
+        })?;
         let mut code = member.code;
+        let register_use = |buffer: u32| {
+            format!(
+                "`{}` uses buffer `{}` other than by indexing it",
+                name(i),
+                desc.buffers[buffer as usize].name
+            )
+        };
         for &r in registers {
-            let len = desc.buffers[r as usize].len?;
-            let name = binding_name(r);
-            code = wgsl::in_register(&code, &name, &register_name(&name), Some(u64::from(len)))?;
+            let len = desc.buffers[r as usize]
+                .len
+                .ok_or_else(|| "a buffer kept in registers has no declared length".to_string())?;
+            let binding = binding_name(r);
+            code = wgsl::in_register(
+                &code,
+                &binding,
+                &register_name(&binding),
+                Some(u64::from(len)),
+            )
+            .ok_or_else(|| register_use(r))?;
         }
         for &(b, _) in &cached {
-            let name = binding_name(b);
-            code = wgsl::in_register(&code, &name, &cache_name(&name), None)?;
+            let binding = binding_name(b);
+            code = wgsl::in_register(&code, &binding, &cache_name(&binding), None)
+                .ok_or_else(|| register_use(b))?;
         }
         source.push_str(&code);
         source.push('\n');
@@ -527,8 +655,9 @@ fn fused_kernel(
         no_fusion: false,
     };
     let module = kernel.compose(&desc.params, desc.params.storage);
-    wgsl::validate(&module).ok()?;
-    Some(kernel)
+    wgsl::validate(&module)
+        .map_err(|e| format!("the fused kernel does not validate: {}", e.message))?;
+    Ok(kernel)
 }
 
 /// The private variable that caches binding `binding`'s element: `fuse_b3` -> `fuse_c3`.

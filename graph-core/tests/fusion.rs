@@ -368,3 +368,85 @@ fn padded(padding: &str) -> KernelSpec {
     .read("x")
     .read_write("y")
 }
+
+/// `dst[i] = 3 src[i]` through the second of two entry points.
+fn second_entry(src: &str, dst: &str) -> KernelSpec {
+    KernelSpec::wgsl(format!(
+        "@compute @workgroup_size(64)\n\
+         fn main(@builtin(global_invocation_id) gid: vec3<u32>) {{\n\
+             if (gid.x < arrayLength(&{dst})) {{ {dst}[gid.x] = {src}[gid.x]; }}\n\
+         }}\n\
+         @compute @workgroup_size(64)\n\
+         fn go(@builtin(global_invocation_id) g: vec3<u32>, @builtin(local_invocation_index) l: u32) {{\n\
+             let i = g.x;\n\
+             if (i < arrayLength(&{dst}) && l < 64u) {{ {dst}[i] = 3.0 * {src}[i]; }}\n\
+         }}\n"
+    ))
+    .entry("go")
+    .read(src)
+    .write(dst)
+}
+
+#[test]
+fn a_member_with_two_entry_points_fuses_through_the_one_it_names() {
+    let mut b = GraphBuilder::new("Entries");
+    b.input("x", "f32").inout("y", "f32").inout("z", "f32");
+    b.kernel("a", pointwise("x", "y"));
+    b.kernel("b", second_entry("y", "z"));
+    b.kernel("c", pointwise("y", "z"));
+    let desc = built(&b);
+    let lengths: Vec<Option<u64>> = declared_lengths(&desc)
+        .into_iter()
+        .map(|l| l.or(Some(1024)))
+        .collect();
+    // What the grouping promises is what fusion makes.
+    let groups = graph_core::fusion::groups(&desc, &lengths, MAX_FUSED_BINDINGS);
+    let fusion = fuse(&desc);
+    assert_eq!(groups, vec![vec![0, 1, 2]]);
+    assert_eq!(names(&fusion), vec![vec!["a", "b", "c"]]);
+    assert!(fusion.declined.is_empty(), "{:?}", fusion.declined);
+    assert_valid(&fusion);
+}
+
+#[test]
+fn a_group_whose_kernel_cannot_be_made_fuses_in_runs_and_says_why() {
+    // A chain of five; the middle kernel is made unbuildable after the checks (a call to a function it
+    // does not define), as a form the fused module cannot take would be.
+    let mut b = GraphBuilder::new("Runs");
+    b.input("x", "f32")
+        .inout("p", "f32")
+        .inout("q", "f32")
+        .inout("r", "f32")
+        .inout("s", "f32");
+    b.kernel("a", pointwise("x", "p"));
+    b.kernel("b", pointwise("p", "q"));
+    b.kernel("c", pointwise("q", "r"));
+    b.kernel("d", pointwise("r", "s"));
+    b.kernel("e", pointwise("x", "s"));
+    let mut desc = built(&b);
+    let OpDesc::Kernel(k) = &mut desc.nodes.to_mut()[2].op else {
+        panic!("c is a kernel");
+    };
+    k.source = k.source.replace("0.5", "missing()").into();
+    let fusion = fuse(&desc);
+    assert_eq!(
+        names(&fusion),
+        vec![vec!["a", "b"], vec!["d", "e"]],
+        "the runs that can be made"
+    );
+    let declined: Vec<(Vec<String>, bool)> = fusion
+        .declined
+        .iter()
+        .map(|d| (d.names.clone(), d.reason.contains("missing")))
+        .collect();
+    assert_eq!(
+        declined,
+        vec![
+            (vec!["a".to_string(), "b".into(), "c".into()], true),
+            (vec!["c".to_string(), "d".into()], true),
+        ],
+        "each break with naga's reason: {:?}",
+        fusion.declined
+    );
+    assert_valid(&fusion);
+}

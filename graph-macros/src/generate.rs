@@ -457,15 +457,22 @@ pub fn description(
     let u = |v: usize| v as u32;
     let desc = graph_core::describe(checked);
     let description = desc.const_tokens();
-    // What fuses whatever the bound buffers and the device: kernels over the same declared extent. Only
-    // the groups: making the kernels is bake's work (and naga's validation of them, which costs compile time).
-    let fused_typed: Vec<Vec<&Ident>> = graph_core::fusion::groups(
+    // What fuses whatever the bound buffers and the device: kernels over the same declared extent, each
+    // group's kernel made and validated by the same function bake runs, so a group listed here is one bake
+    // can make (a group whose kernel cannot be made is listed as the runs that can).
+    let fused_typed: Vec<Vec<&Ident>> = graph_core::fusion::fuse(
         &desc,
         &graph_core::fusion::declared_lengths(&desc),
         graph_core::fusion::MAX_FUSED_BINDINGS,
     )
+    .groups
     .iter()
-    .map(|g| g.iter().map(|&n| &node_variants[n as usize]).collect())
+    .map(|g| {
+        g.members
+            .iter()
+            .map(|&n| &node_variants[n as usize])
+            .collect()
+    })
     .collect();
 
     let externals: Vec<(u32, Ident)> = g
@@ -561,8 +568,10 @@ pub fn graph_items(
             /// Topological levels: the nodes of one level have no path between them.
             pub const LEVELS: &'static [&'static [#node]] = &[#(#levels),*];
             /// The kernels the fusion pass merges at compile time, each group run as one kernel in this
-            /// order: pointwise kernels over the same extent of declared length. At bake, kernels over
-            /// bound buffers of one length may fuse too (`Baked::fused`).
+            /// order: pointwise kernels over the same extent of declared length, each group's kernel
+            /// made and validated as bake makes it. Bake runs every group listed here as one kernel (or
+            /// inside a larger one: kernels over bound buffers of one length may fuse too,
+            /// `untyped().fused()`); where the device cannot, `untyped().fusion_declined()` says why.
             pub const FUSED: &'static [&'static [#node]] = &[#(#fused),*];
             /// The static description the runtime bakes.
             pub const DESCRIPTION: &'static #p::desc::GraphDesc = <Self as #p::TaskGraph>::DESCRIPTION;

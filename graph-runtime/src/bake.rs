@@ -5,7 +5,7 @@ use std::borrow::Cow;
 use std::collections::HashMap;
 
 use graph_core::desc::{DispatchDesc, GraphDesc, OpDesc, SizeDesc};
-use graph_core::fusion::{FusedGroup, fuse};
+use graph_core::fusion::{Declined, FusedGroup, fuse};
 use graph_core::ir::{AccessMode, Role};
 use graph_core::plan::{Plan, PlanError, evaluate_range, plan};
 
@@ -532,6 +532,9 @@ pub(crate) fn build_replay(
         let _span = tracing::debug_span!("fuse", graph = %desc.name).entered();
         fuse(desc, &lengths, max_bindings)
     };
+    for declined in &fusion.declined {
+        tracing::warn!(graph = %desc.name, "{declined}");
+    }
     let bound = bind_buffers(
         gpu,
         desc,
@@ -553,7 +556,10 @@ pub(crate) fn build_replay(
         plan,
         kernels,
         built,
-        fused: fusion.groups,
+        fused: Fused {
+            groups: fusion.groups,
+            declined: fusion.declined,
+        },
         desc: fusion.desc.into_owned(),
     })
 }
@@ -564,9 +570,16 @@ pub(crate) struct Replayable {
     pub plan: Plan,
     pub kernels: Kernels,
     pub built: Built,
-    pub fused: Vec<FusedGroup>,
+    pub fused: Fused,
     /// The fused description the plan and kernels were made from.
     pub desc: GraphDesc,
+}
+
+/// What bake fused, and what it could not.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Fused {
+    pub groups: Vec<FusedGroup>,
+    pub declined: Vec<Declined>,
 }
 
 /// The handle-free plan for the bound lengths; a copy or fill range that does not fit the bound buffers is

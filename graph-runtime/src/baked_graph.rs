@@ -7,11 +7,11 @@ use std::panic::AssertUnwindSafe;
 use graph_core::desc::{GraphDesc, OpDesc};
 use graph_core::dot::Detail;
 use graph_core::flatten::flatten;
-use graph_core::fusion::FusedGroup;
+use graph_core::fusion::{Declined, FusedGroup};
 use graph_core::ir::ParamsStorage;
 use graph_core::plan::{Plan, PlanPartition, PlanStep};
 
-use crate::bake::{BoundBuffers, KernelCache, build_replay};
+use crate::bake::{BoundBuffers, Fused, KernelCache, build_replay};
 use crate::buffer::AnyBuffer;
 use crate::element::{Element, ParamValue};
 use crate::error::Error;
@@ -57,7 +57,7 @@ pub struct BakedGraph {
     /// The gates of blocks under GPU control, if the graph has gated blocks.
     pub(crate) gates: Option<Gates>,
     /// The kernels replayed as one, over the bound buffers (see [`graph_core::fusion`]).
-    pub(crate) fused: Vec<FusedGroup>,
+    pub(crate) fused: Fused,
     /// The fused description the plan and kernels were made from (`desc` with fused kernels merged).
     pub(crate) replayed: GraphDesc,
     /// The native recorder's command buffers, where the graph replays through them.
@@ -212,7 +212,15 @@ impl BakedGraph {
     /// constant lists what fuses whatever is bound). Empty when nothing fused or fusion is off
     /// (`#[no_fusion]`).
     pub fn fused(&self) -> &[FusedGroup] {
-        &self.fused
+        &self.fused.groups
+    }
+
+    /// Kernels the fusion pass grouped whose fused kernel could not be made on this device, each with the
+    /// reason (naga's message, or the form of code it could not rename): they replay in the largest runs
+    /// that could be made, or one by one. Empty when every group fused, which is what the graph's `FUSED`
+    /// constant promises; bake also logs each at `warn` level through `tracing`.
+    pub fn fusion_declined(&self) -> &[Declined] {
+        &self.fused.declined
     }
 
     /// Replays through the portable recorder from now on, whatever [`crate::RECORDER_ENV`] says (to compare
@@ -257,13 +265,17 @@ impl BakedGraph {
     }
 
     /// The baked graph in DOT (subgraphs flattened, as replayed), each member of a fused kernel marked with
-    /// the kernel it runs in.
+    /// the kernel it runs in, and a kernel whose fusion was declined with the reason.
     pub fn to_dot(&self, detail: Detail) -> String {
         self.desc.to_dot_annotated(detail, &|name: &str| {
-            self.fused
-                .iter()
-                .find(|g| g.names.iter().any(|n| n == name))
-                .map(|g| format!("fused: {}", g.names.join(" + ")))
+            let named = |names: &[String]| names.iter().any(|n| n == name);
+            let fused = self.fused.groups.iter().find(|g| named(&g.names));
+            let declined = self.fused.declined.iter().rfind(|d| named(&d.names));
+            match (fused, declined) {
+                (Some(g), _) => Some(format!("fused: {}", g.names.join(" + "))),
+                (None, Some(d)) => Some(format!("not fused: {d}")),
+                (None, None) => None,
+            }
         })
     }
 
@@ -531,7 +543,7 @@ impl BakedGraph {
             return Ok(profile::profile_of(
                 &gpu,
                 &self.desc,
-                &self.fused,
+                &self.fused.groups,
                 "native",
                 spans,
             ));
@@ -553,7 +565,7 @@ impl BakedGraph {
         let submitted = self.submit(Timing::Portable(&mut timestamps));
         scope.finish(submitted)?.wait()?;
         let scope = OpScope::enter(&gpu);
-        let profile = timestamps.read(&gpu, &self.desc, &self.fused);
+        let profile = timestamps.read(&gpu, &self.desc, &self.fused.groups);
         scope.finish(profile)
     }
 

@@ -235,7 +235,7 @@ pub use graph_core::desc::{self, GraphDesc};
 pub use graph_core::dot::Detail;
 pub use graph_core::file;
 pub use graph_core::flatten::flatten;
-pub use graph_core::fusion::{self, FusedGroup};
+pub use graph_core::fusion::{self, Declined, FusedGroup};
 pub use graph_core::ir::ParamsStorage;
 pub use graph_core::ir::{AccessMode, DispatchSpec, Role, SizeExpr, SizeOp};
 pub use graph_core::pipeline::describe_graph_with;

@@ -282,3 +282,83 @@ fn an_intermediate_only_the_fused_kernel_touches_lives_in_registers() -> Result<
     assert_eq!((fused.2, unfused.2), (4, 4096 * 4), "bytes the graphs own");
     Ok(())
 }
+
+graph! {
+    /// A pointwise chain whose middle kernel has two entry points and runs `go`.
+    graph TwoEntries {
+        buffers { x: [f32; 1000] = input, y: [f32; 1000] = inout, z: [f32; 1000] = output }
+        kernel first(x: read, y: read_write) {
+            @compute @workgroup_size(64)
+            fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
+                if (gid.x < arrayLength(&y)) { y[gid.x] = y[gid.x] + x[gid.x]; }
+            }
+        }
+        kernel second(y: read, z: write) entry(go) {
+            @compute @workgroup_size(64)
+            fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
+                if (gid.x < arrayLength(&z)) { z[gid.x] = y[gid.x]; }
+            }
+            @compute @workgroup_size(64)
+            fn go(@builtin(global_invocation_id) g: vec3<u32>, @builtin(local_invocation_index) l: u32) {
+                let i = g.x;
+                if (i < arrayLength(&z) && l < 64u) { z[i] = 3.0 * y[i]; }
+            }
+        }
+        kernel third(z: read_write) {
+            @compute @workgroup_size(64)
+            fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
+                if (gid.x < arrayLength(&z)) { z[gid.x] = z[gid.x] - 1.0; }
+            }
+        }
+    }
+}
+
+#[test]
+fn bake_fuses_what_the_constant_lists_with_a_member_of_two_entry_points() -> Result<(), Error> {
+    // The constant promises one kernel of all three; bake once made none of it, silently.
+    assert_eq!(
+        TwoEntries::FUSED,
+        &[&[
+            TwoEntriesNode::First,
+            TwoEntriesNode::Second,
+            TwoEntriesNode::Third
+        ][..]]
+    );
+    let gpu = gpu();
+    let mut rng = rng();
+    let n = 1000;
+    let xs = random_f32s(&mut rng, n);
+    let ys = random_f32s(&mut rng, n);
+    let x = gpu.buffer_from_slice(&xs)?;
+    let y = gpu.buffer_from_slice(&ys)?;
+    let z = gpu.buffer_zeroed::<f32>(n)?;
+    poison_f32(&z);
+    let mut g = TwoEntries::bake(
+        &gpu,
+        TwoEntriesBuffers {
+            x: &x,
+            y: &y,
+            z: &z,
+        },
+    )?;
+    g.replay()?.wait()?;
+    let names: Vec<Vec<String>> = g
+        .untyped()
+        .fused()
+        .iter()
+        .map(|f| f.names.clone())
+        .collect();
+    assert_eq!(names, vec![vec!["first", "second", "third"]]);
+    assert!(
+        g.untyped().fusion_declined().is_empty(),
+        "{:?}",
+        g.untyped().fusion_declined()
+    );
+    // `go` ran, not `main`: z = 3 (x + y) - 1.
+    let want: Vec<f64> = (0..n)
+        .map(|i| 3.0 * (f64::from(xs[i]) + f64::from(ys[i])) - 1.0)
+        .collect();
+    let bound: Vec<f64> = want.iter().map(|v| 1e-5 * (1.0 + v.abs())).collect();
+    assert_within(&read(&z), &want, &bound, "z");
+    Ok(())
+}

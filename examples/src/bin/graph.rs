@@ -214,6 +214,10 @@ fn run(
     for group in graph.fused() {
         println!("fused:   {}", group.names.join(" + "));
     }
+    for declined in graph.fusion_declined() {
+        println!("not fused: {}", declined.names.join(" + "));
+        println!("  because {}", declined.reason);
+    }
     for (name, value) in &params {
         set_param(&mut graph, name, value)?;
     }

@@ -76,9 +76,16 @@ pub fn member(
     let mut depth = 0usize;
     let mut struct_pending = false;
     let mut struct_depth: Option<usize> = None;
+    // Whether the tokens are in the entry point's header or body: only its builtins become the member's
+    // parameters. Another entry point of the same code loses its attributes too, and stays an ordinary
+    // function nobody calls.
+    let mut in_entry = false;
     let mut i = 0;
     while i < toks.len() {
         let t = &toks[i];
+        if depth == 0 && text(t) == "fn" {
+            in_entry = toks.get(i + 1).is_some_and(|name| text(name) == entry);
+        }
         match (t.kind, text(t)) {
             (Kind::Punct, "@") => {
                 let attribute = toks.get(i + 1).map(text);
@@ -87,7 +94,9 @@ pub fn member(
                     Some("workgroup_size") => balanced_end(&toks, source, i + 2),
                     Some("builtin") => {
                         let end = balanced_end(&toks, source, i + 2)?;
-                        builtins.push(toks.get(i + 3).map(text)?.to_string());
+                        if in_entry {
+                            builtins.push(toks.get(i + 3).map(text)?.to_string());
+                        }
                         Some(end)
                     }
                     _ => None,
@@ -363,6 +372,26 @@ mod tests {
                 .contains("fuse_b1[gid.x] = fuse_k1_twice(p.x) + p.y;")
         );
         assert!(!m.code.contains('@'));
+    }
+
+    #[test]
+    fn takes_only_the_chosen_entry_points_builtins() {
+        // Two entry points; `go` is chosen. `main`'s builtin must not become a parameter of the member.
+        let source = "@compute @workgroup_size(64)\n\
+             fn main(@builtin(global_invocation_id) gid: vec3<u32>) { y[gid.x] = 1.0; }\n\
+             @compute @workgroup_size(64)\n\
+             fn go(@builtin(local_invocation_index) l: u32, @builtin(workgroup_id) w: vec3<u32>) {\n\
+                 y[w.x * 64u + l] = 2.0;\n\
+             }\n";
+        let m = member(source, "go", "fuse_k0_", &HashMap::new()).expect("fusable");
+        assert_eq!(m.function, "fuse_k0_go");
+        assert_eq!(m.builtins, vec!["local_invocation_index", "workgroup_id"]);
+        assert!(
+            m.code.contains("fn fuse_k0_main( gid: vec3<u32>)"),
+            "{}",
+            m.code
+        );
+        assert!(!m.code.contains('@'), "{}", m.code);
     }
 
     #[test]
