@@ -137,6 +137,7 @@ impl BakedGraph {
             Cow::Borrowed(_) => None,
         };
         let desc = flat.map_or(desc, Cow::Owned);
+        crate::bake::check_bindings(&desc, buffers)?;
         gpu.check_lost()?;
         let scope = OpScope::enter(gpu);
         let mut cache = KernelCache::default();

@@ -51,6 +51,9 @@ pub enum Error {
     #[error("graph `{graph}`: no buffer was bound for `{buffer}`")]
     MissingBuffer { graph: String, buffer: String },
 
+    #[error("graph `{graph}`: buffer `{buffer}` is bound twice; bind each external buffer once")]
+    BoundTwice { graph: String, buffer: String },
+
     #[error(
         "graph `{graph}`: buffers `{first}` and `{second}` are bound to one wgpu buffer, and the graph writes \
          one of them; the graph's ordering assumes distinct names are distinct memory"

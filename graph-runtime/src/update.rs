@@ -72,6 +72,7 @@ impl BakedGraph {
         &mut self,
         buffers: &[(u32, &AnyBuffer)],
     ) -> Result<UpdateReport, Error> {
+        crate::bake::check_bindings(&self.desc, buffers)?;
         let mut externals = self.externals.clone();
         for &(index, buffer) in buffers {
             match externals.get_mut(index as usize) {
