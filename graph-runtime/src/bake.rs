@@ -402,7 +402,9 @@ fn build_kernels(
             }
             (DispatchDesc::Workgroups(dims), None) => DispatchSize::Workgroups(dims.clone()),
             (DispatchDesc::Indirect(b), None) => DispatchSize::Indirect(*b),
-        };
+        }
+        .fixed_if_constant(&bound.lens, max_workgroups)
+        .map_err(|problem| problem.into_error(desc, n, max_workgroups))?;
         nodes.push(Some(KernelStep {
             pipeline,
             bind_group,

@@ -23,7 +23,7 @@ use crate::native_recorder::{self, NativeParamsIn, NativeReplay, TimedDispatch};
 use crate::params::ParamsTransport;
 use crate::profile::{self, Profile, Timestamps};
 use crate::recorder::{Recorder, record_replay};
-use crate::replay::{Kernels, SizeProblem, resolve_dispatches};
+use crate::replay::{Kernels, resolve_dispatches};
 use crate::scope::OpScope;
 use crate::transfer::{Finished, Readbacks, TransferBuffers, Uploads};
 use crate::wait::Submission;
@@ -573,20 +573,7 @@ impl BakedGraph {
             &self.active,
             &mut self.workgroups,
         )
-        .map_err(|(node, problem)| match problem {
-            SizeProblem::TooLarge(workgroups) => Error::DispatchTooLarge {
-                graph: desc.name.to_string(),
-                node: node_name(node),
-                workgroups,
-                limit: self.kernels.max_workgroups,
-            },
-            SizeProblem::Expression(expression, e) => Error::DispatchSize {
-                graph: desc.name.to_string(),
-                node: node_name(node),
-                expression,
-                reason: e.to_string(),
-            },
-        })?;
+        .map_err(|(node, problem)| problem.into_error(desc, node, self.kernels.max_workgroups))?;
         // Every task has its closure before any work is submitted: a replay fails whole or not at all.
         if let Some(missing) = self.missing_task() {
             let (graph, node) = (desc.name.to_string(), node_name(missing));
