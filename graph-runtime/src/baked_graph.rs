@@ -14,7 +14,7 @@ use graph_core::plan::{Plan, PlanPartition, PlanStep};
 use crate::bake::{BoundBuffers, KernelCache, build_replay};
 use crate::buffer::AnyBuffer;
 use crate::element::{Element, ParamValue};
-use crate::error::Error;
+use crate::error::{Error, TaskKind};
 use crate::gate::Gates;
 use crate::gpu::Gpu;
 use crate::host::{HostContext, HostTask};
@@ -441,10 +441,7 @@ impl BakedGraph {
             _ => None,
         };
         let Some(group) = group else {
-            let name = self.desc.nodes.get(index).map_or("?", |n| &*n.name);
-            return Err(Error::NotANode(format!(
-                "{name} (not a choice of alternatives)"
-            )));
+            return Err(not_a(&self.desc, index, "a choice of alternatives"));
         };
         for (n, node) in self.desc.nodes.iter().enumerate() {
             if let OpDesc::Kernel(k) = &node.op
@@ -632,7 +629,8 @@ impl BakedGraph {
                 accesses,
             };
             match std::panic::catch_unwind(AssertUnwindSafe(|| task(&mut context))) {
-                Ok(result) => result,
+                Ok(result) => result
+                    .map_err(|e| e.of_task(&desc.name, &desc.nodes[n].name, TaskKind::Interop)),
                 Err(payload) => Err(Error::InteropTaskPanicked {
                     graph: desc.name.to_string(),
                     node: desc.nodes[n].name.to_string(),
@@ -734,7 +732,7 @@ fn place_task<T>(
     index: usize,
     task: T,
     fits: impl Fn(&OpDesc) -> bool,
-    kind: &str,
+    kind: &'static str,
 ) -> Result<(), Error> {
     let node = desc.nodes.get(index);
     match slots.get_mut(index) {
@@ -742,10 +740,19 @@ fn place_task<T>(
             *slot = Some(task);
             Ok(())
         }
-        _ => Err(Error::NotANode(node.map_or_else(
-            || format!("node {index}"),
-            |n| format!("{} (not {kind})", n.name),
-        ))),
+        _ => Err(not_a(desc, index, kind)),
+    }
+}
+
+/// Node `index` is not what the call needs (`expected`).
+fn not_a(desc: &GraphDesc, index: usize, expected: &'static str) -> Error {
+    Error::NotANode {
+        graph: desc.name.to_string(),
+        node: desc
+            .nodes
+            .get(index)
+            .map_or_else(|| format!("#{index}"), |n| n.name.to_string()),
+        expected,
     }
 }
 
@@ -793,7 +800,9 @@ fn run_host_task(
         return Ok(());
     };
     match std::panic::catch_unwind(AssertUnwindSafe(|| task(&context))) {
-        Ok(result) => result,
+        Ok(result) => {
+            result.map_err(|e| e.of_task(&desc.name, &desc.nodes[n].name, TaskKind::Host))
+        }
         Err(payload) => Err(Error::HostTaskPanicked {
             graph: desc.name.to_string(),
             node: desc.nodes[n].name.to_string(),
