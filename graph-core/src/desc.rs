@@ -235,6 +235,14 @@ pub struct KernelDesc {
     pub no_fusion: bool,
 }
 
+impl KernelDesc {
+    /// Whether this is the built-in fill (its code is [`crate::fill`]'s): its extent is its buffer or its
+    /// range, one invocation per element, never a dispatch size of its own.
+    pub fn is_fill(&self) -> bool {
+        *self.source == *crate::fill::WGSL || *self.source == *crate::fill::RANGE_WGSL
+    }
+}
+
 /// A kernel's place in a group of alternatives.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct AlternativeDesc {

@@ -127,6 +127,35 @@ fn bind_buffers(
     Ok(BoundBuffers { buffers, lens })
 }
 
+/// Each buffer the caller binds is one of the graph's external buffers, bound once: a second binding of one
+/// buffer would otherwise be ignored (or replace the first) without a word.
+pub(crate) fn check_bindings(desc: &GraphDesc, bound: &[(u32, &AnyBuffer)]) -> Result<(), Error> {
+    for (i, &(index, _)) in bound.iter().enumerate() {
+        let declared = desc.buffers.get(index as usize);
+        let Some(b) = declared.filter(|b| b.role.is_external()) else {
+            let name = declared.map_or_else(|| format!("#{index}"), |b| b.name.to_string());
+            let known = desc
+                .buffers
+                .iter()
+                .filter(|b| b.role.is_external())
+                .map(|b| format!("`{}`", b.name));
+            return Err(crate::baked_graph::unknown(
+                desc,
+                "external buffer",
+                &name,
+                known,
+            ));
+        };
+        if bound[..i].iter().any(|&(other, _)| other == index) {
+            return Err(Error::BoundTwice {
+                graph: desc.name.to_string(),
+                buffer: b.name.to_string(),
+            });
+        }
+    }
+    Ok(())
+}
+
 /// A buffer a kernel binds fits the device's storage-binding limit.
 fn check_binding_size(
     desc: &GraphDesc,
@@ -373,7 +402,9 @@ fn build_kernels(
             }
             (DispatchDesc::Workgroups(dims), None) => DispatchSize::Workgroups(dims.clone()),
             (DispatchDesc::Indirect(b), None) => DispatchSize::Indirect(*b),
-        };
+        }
+        .fixed_if_constant(&bound.lens, max_workgroups)
+        .map_err(|problem| problem.into_error(desc, n, max_workgroups))?;
         nodes.push(Some(KernelStep {
             pipeline,
             bind_group,

@@ -97,9 +97,7 @@ impl<G: TaskGraph> Baked<G> {
         node: G::Node,
         task: impl FnMut(&HostContext<'_>) -> Result<(), Error> + Send + 'static,
     ) -> Result<&mut Self, Error> {
-        self.graph
-            .on_host_at(G::node_index(node), Box::new(task))
-            .map_err(|_| Error::NotANode(format!("{node:?} (not a host task)")))?;
+        self.graph.on_host_at(G::node_index(node), Box::new(task))?;
         Ok(self)
     }
 
@@ -183,8 +181,7 @@ impl<G: TaskGraph> Baked<G> {
         task: impl FnMut(&mut InteropContext<'_>) -> Result<(), Error> + Send + 'static,
     ) -> Result<&mut Self, Error> {
         self.graph
-            .on_interop_at(G::node_index(node), Box::new(task))
-            .map_err(|_| Error::NotANode(format!("{node:?} (not an interop task)")))?;
+            .on_interop_at(G::node_index(node), Box::new(task))?;
         Ok(self)
     }
 

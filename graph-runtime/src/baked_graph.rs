@@ -14,7 +14,7 @@ use graph_core::plan::{Plan, PlanPartition, PlanStep};
 use crate::bake::{BoundBuffers, Fused, KernelCache, build_replay};
 use crate::buffer::AnyBuffer;
 use crate::element::{Element, ParamValue};
-use crate::error::Error;
+use crate::error::{Error, TaskKind};
 use crate::gate::Gates;
 use crate::gpu::Gpu;
 use crate::host::{HostContext, HostTask};
@@ -23,7 +23,7 @@ use crate::native_recorder::{self, NativeParamsIn, NativeReplay, TimedDispatch};
 use crate::params::ParamsTransport;
 use crate::profile::{self, Profile, Timestamps};
 use crate::recorder::{Recorder, record_replay};
-use crate::replay::{Kernels, SizeProblem, resolve_dispatches};
+use crate::replay::{Kernels, resolve_dispatches};
 use crate::scope::OpScope;
 use crate::transfer::{Finished, Readbacks, TransferBuffers, Uploads};
 use crate::wait::Submission;
@@ -137,6 +137,7 @@ impl BakedGraph {
             Cow::Borrowed(_) => None,
         };
         let desc = flat.map_or(desc, Cow::Owned);
+        crate::bake::check_bindings(&desc, buffers)?;
         gpu.check_lost()?;
         let scope = OpScope::enter(gpu);
         let mut cache = KernelCache::default();
@@ -452,10 +453,7 @@ impl BakedGraph {
             _ => None,
         };
         let Some(group) = group else {
-            let name = self.desc.nodes.get(index).map_or("?", |n| &*n.name);
-            return Err(Error::NotANode(format!(
-                "{name} (not a choice of alternatives)"
-            )));
+            return Err(not_a(&self.desc, index, "a choice of alternatives"));
         };
         for (n, node) in self.desc.nodes.iter().enumerate() {
             if let OpDesc::Kernel(k) = &node.op
@@ -584,20 +582,7 @@ impl BakedGraph {
             &self.active,
             &mut self.workgroups,
         )
-        .map_err(|(node, problem)| match problem {
-            SizeProblem::TooLarge(workgroups) => Error::DispatchTooLarge {
-                graph: desc.name.to_string(),
-                node: node_name(node),
-                workgroups,
-                limit: self.kernels.max_workgroups,
-            },
-            SizeProblem::Expression(expression, e) => Error::DispatchSize {
-                graph: desc.name.to_string(),
-                node: node_name(node),
-                expression,
-                reason: e.to_string(),
-            },
-        })?;
+        .map_err(|(node, problem)| problem.into_error(desc, node, self.kernels.max_workgroups))?;
         // Every task has its closure before any work is submitted: a replay fails whole or not at all.
         if let Some(missing) = self.missing_task() {
             let (graph, node) = (desc.name.to_string(), node_name(missing));
@@ -656,7 +641,8 @@ impl BakedGraph {
                 accesses,
             };
             match std::panic::catch_unwind(AssertUnwindSafe(|| task(&mut context))) {
-                Ok(result) => result,
+                Ok(result) => result
+                    .map_err(|e| e.of_task(&desc.name, &desc.nodes[n].name, TaskKind::Interop)),
                 Err(payload) => Err(Error::InteropTaskPanicked {
                     graph: desc.name.to_string(),
                     node: desc.nodes[n].name.to_string(),
@@ -758,7 +744,7 @@ fn place_task<T>(
     index: usize,
     task: T,
     fits: impl Fn(&OpDesc) -> bool,
-    kind: &str,
+    kind: &'static str,
 ) -> Result<(), Error> {
     let node = desc.nodes.get(index);
     match slots.get_mut(index) {
@@ -766,10 +752,19 @@ fn place_task<T>(
             *slot = Some(task);
             Ok(())
         }
-        _ => Err(Error::NotANode(node.map_or_else(
-            || format!("node {index}"),
-            |n| format!("{} (not {kind})", n.name),
-        ))),
+        _ => Err(not_a(desc, index, kind)),
+    }
+}
+
+/// Node `index` is not what the call needs (`expected`).
+fn not_a(desc: &GraphDesc, index: usize, expected: &'static str) -> Error {
+    Error::NotANode {
+        graph: desc.name.to_string(),
+        node: desc
+            .nodes
+            .get(index)
+            .map_or_else(|| format!("#{index}"), |n| n.name.to_string()),
+        expected,
     }
 }
 
@@ -817,7 +812,9 @@ fn run_host_task(
         return Ok(());
     };
     match std::panic::catch_unwind(AssertUnwindSafe(|| task(&context))) {
-        Ok(result) => result,
+        Ok(result) => {
+            result.map_err(|e| e.of_task(&desc.name, &desc.nodes[n].name, TaskKind::Host))
+        }
         Err(payload) => Err(Error::HostTaskPanicked {
             graph: desc.name.to_string(),
             node: desc.nodes[n].name.to_string(),

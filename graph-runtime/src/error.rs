@@ -51,6 +51,9 @@ pub enum Error {
     #[error("graph `{graph}`: no buffer was bound for `{buffer}`")]
     MissingBuffer { graph: String, buffer: String },
 
+    #[error("graph `{graph}`: buffer `{buffer}` is bound twice; bind each external buffer once")]
+    BoundTwice { graph: String, buffer: String },
+
     #[error(
         "graph `{graph}`: buffers `{first}` and `{second}` are bound to one wgpu buffer, and the graph writes \
          one of them; the graph's ordering assumes distinct names are distinct memory"
@@ -140,8 +143,37 @@ pub enum Error {
         message: String,
     },
 
-    #[error("`{0}` is not a node of this graph")]
-    NotANode(String),
+    /// A host task's closure returned an error (its own, made with [`Error::task`], or one of the runtime's
+    /// that does not name the task): the replay's error, naming the graph and the task.
+    #[error("graph `{graph}`: host task `{node}` failed: {source}")]
+    HostTask {
+        graph: String,
+        node: String,
+        #[source]
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
+
+    /// An interop task's closure returned an error, as [`Error::HostTask`].
+    #[error("graph `{graph}`: interop task `{node}` failed: {source}")]
+    InteropTask {
+        graph: String,
+        node: String,
+        #[source]
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
+
+    /// A task's own error, made with [`Error::task`] in its closure; the replay returns it as
+    /// [`Error::HostTask`] or [`Error::InteropTask`], with the graph's and the task's names.
+    #[error(transparent)]
+    Task(Box<dyn std::error::Error + Send + Sync>),
+
+    #[error("graph `{graph}`: node `{node}` is not {expected}")]
+    NotANode {
+        graph: String,
+        node: String,
+        /// What the call needs: `a host task`, `a choice of alternatives`...
+        expected: &'static str,
+    },
 
     #[error("graph `{graph}` has no {kind} `{name}`{known}")]
     UnknownName {
@@ -169,12 +201,14 @@ pub enum Error {
     },
 
     #[error(
-        "graph `{graph}`: host task `{node}` may not {used} `{buffer}`: declare it in the task's list, as in \
-         `host {node}({buffer}: read_write);`"
+        "graph `{graph}`: {kind} task `{node}` may not {used} `{buffer}`: declare it in the task's list, as in \
+         `{kind} {node}({buffer}: read_write);`"
     )]
     HostAccess {
         graph: String,
         node: String,
+        /// `host` or `interop`.
+        kind: &'static str,
         buffer: String,
         used: &'static str,
     },
@@ -227,6 +261,68 @@ pub enum Error {
 
     #[error("waiting for the GPU failed: {0}")]
     Wait(String),
+}
+
+impl Error {
+    /// A host or interop task's own error, for its closure to return (`.map_err(Error::task)?`): the replay
+    /// fails with [`Error::HostTask`] or [`Error::InteropTask`], naming the graph and the task, with `error`
+    /// as its source.
+    pub fn task(error: impl Into<Box<dyn std::error::Error + Send + Sync>>) -> Self {
+        Error::Task(error.into())
+    }
+
+    /// What a task's closure returned, as the replay's error: its own error ([`Error::Task`]) and the
+    /// runtime's errors that do not name the task are wrapped with the graph's and the task's names; an error
+    /// that already names them (its context's), and a lost device, which is the device's state and not the
+    /// task's, are returned as they are.
+    pub(crate) fn of_task(self, graph: &str, node: &str, kind: TaskKind) -> Self {
+        let source = match self {
+            Error::Task(source) => source,
+            Error::DeviceLost(_) => return self,
+            e if e.graph_and_node() == Some((graph, node)) => return e,
+            e => Box::new(e),
+        };
+        let (graph, node) = (graph.to_string(), node.to_string());
+        match kind {
+            TaskKind::Host => Error::HostTask {
+                graph,
+                node,
+                source,
+            },
+            TaskKind::Interop => Error::InteropTask {
+                graph,
+                node,
+                source,
+            },
+        }
+    }
+
+    /// The graph and the node this error names, where it names both.
+    fn graph_and_node(&self) -> Option<(&str, &str)> {
+        match self {
+            Error::WorkgroupTooLarge { graph, node, .. }
+            | Error::DispatchSize { graph, node, .. }
+            | Error::DispatchTooLarge { graph, node, .. }
+            | Error::UploadMissing { graph, node }
+            | Error::TransferData { graph, node, .. }
+            | Error::HostTaskMissing { graph, node }
+            | Error::HostTaskPanicked { graph, node, .. }
+            | Error::InteropTaskMissing { graph, node }
+            | Error::InteropTaskPanicked { graph, node, .. }
+            | Error::HostTask { graph, node, .. }
+            | Error::InteropTask { graph, node, .. }
+            | Error::NotANode { graph, node, .. }
+            | Error::HostAccess { graph, node, .. } => Some((graph, node)),
+            _ => None,
+        }
+    }
+}
+
+/// Which kind of task a closure's error came from.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum TaskKind {
+    Host,
+    Interop,
 }
 
 impl From<wgpu::Error> for Error {

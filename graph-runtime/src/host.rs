@@ -4,11 +4,13 @@ use graph_core::desc::{AccessDesc, GraphDesc};
 
 use crate::buffer::Buffer;
 use crate::element::Element;
-use crate::error::Error;
+use crate::error::{Error, TaskKind};
 use crate::gpu::Gpu;
 use crate::task_graph::TaskGraph;
 
-/// A host task's closure, given to [`crate::Baked::on_host`] or [`crate::BakedGraph::on_host`].
+/// A host task's closure, given to [`crate::Baked::on_host`] or [`crate::BakedGraph::on_host`]. An error it
+/// returns fails the replay, as [`Error::HostTask`] (naming the graph and the task) unless it names them
+/// already; its own errors go in with [`Error::task`].
 pub type HostTask = Box<dyn FnMut(&HostContext<'_>) -> Result<(), Error> + Send>;
 
 /// What a host task sees: the buffers its node declared, by name, readable or writable as declared. The GPU
@@ -66,19 +68,42 @@ impl HostContext<'_> {
     }
 
     fn read_buffer<T: Element>(&self, index: usize) -> Result<Vec<T>, Error> {
-        Buffer::<T>::from_wgpu(self.gpu, self.buffers[index].clone())?.read_blocking()
+        Buffer::<T>::from_wgpu(self.gpu, self.buffers[index].clone())
+            .and_then(|b| b.read_blocking())
+            .map_err(|e| self.failed(e))
     }
 
     fn write_buffer<T: Element>(&self, index: usize, data: &[T]) -> Result<(), Error> {
         let len = self.lens[index] as usize;
         if data.len() != len {
-            return Err(Error::LengthMismatch {
-                what: "HostContext::write",
-                expected: len,
-                actual: data.len(),
-            });
+            return Err(self.refused(format!(
+                "`{}` holds {len} elements, and {} were written: write all of it",
+                self.desc.buffers[index].name,
+                data.len()
+            )));
         }
-        Buffer::<T>::from_wgpu(self.gpu, self.buffers[index].clone())?.write(data)
+        Buffer::<T>::from_wgpu(self.gpu, self.buffers[index].clone())
+            .and_then(|b| b.write(data))
+            .map_err(|e| self.failed(e))
+    }
+
+    /// The task's name.
+    fn name(&self) -> &str {
+        &self.desc.nodes[self.node].name
+    }
+
+    /// A use of the context that the task got wrong, naming the graph and the task.
+    fn refused(&self, reason: String) -> Error {
+        Error::TransferData {
+            graph: self.desc.name.to_string(),
+            node: self.name().to_string(),
+            reason,
+        }
+    }
+
+    /// A read or write that failed on the device, naming the graph and the task.
+    fn failed(&self, error: Error) -> Error {
+        error.of_task(&self.desc.name, self.name(), TaskKind::Host)
     }
 
     /// The buffer of access `access`, if the node declared it for this use and it holds `T`.
@@ -123,19 +148,21 @@ impl HostContext<'_> {
         }) else {
             return Err(Error::HostAccess {
                 graph: self.desc.name.to_string(),
-                node: self.desc.nodes[self.node].name.to_string(),
+                node: self.name().to_string(),
+                kind: "host",
                 buffer: name.to_string(),
                 used,
             });
         };
         let (index, b) = b;
         if b.elem != T::TYPE {
-            return Err(Error::BufferType {
-                graph: self.desc.name.to_string(),
-                buffer: b.name.to_string(),
-                expected: b.elem.wgsl(),
-                actual: T::TYPE.wgsl(),
-            });
+            return Err(self.refused(format!(
+                "`{}` holds `{}` elements, not `{}`: {used} it as `{}`",
+                b.name,
+                b.elem,
+                T::TYPE,
+                b.elem
+            )));
         }
         Ok(index)
     }

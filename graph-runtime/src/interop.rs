@@ -6,7 +6,9 @@ use graph_core::desc::{AccessDesc, GraphDesc};
 
 use crate::error::Error;
 
-/// An interop task's closure, given to [`crate::Baked::on_interop`] or [`crate::BakedGraph::on_interop`].
+/// An interop task's closure, given to [`crate::Baked::on_interop`] or [`crate::BakedGraph::on_interop`]. An
+/// error it returns fails the replay, as [`Error::InteropTask`] (naming the graph and the task) unless it
+/// names them already; its own errors go in with [`Error::task`].
 pub type InteropTask = Box<dyn FnMut(&mut InteropContext<'_>) -> Result<(), Error> + Send>;
 
 /// What an interop task sees while its replay records: the device, the queue, the command encoder of its GPU
@@ -54,6 +56,7 @@ impl InteropContext<'_> {
             None => Err(Error::HostAccess {
                 graph: self.desc.name.to_string(),
                 node: self.desc.nodes[self.node].name.to_string(),
+                kind: "interop",
                 buffer: name.to_string(),
                 used: "use",
             }),

@@ -86,12 +86,13 @@
 //!   `read_write`, `h.write_grid(&data)?` replaces it if declared `write` or `read_write`), so reading a
 //!   buffer the task did not declare is a compile error. [`Baked::on_host`] gives the untyped
 //!   [`HostContext`] (by name, checked at run time), as builder and file graphs have. A panic in a task is
-//!   the replay's [`Error::HostTaskPanicked`].
+//!   the replay's [`Error::HostTaskPanicked`]; an error it returns, [`Error::HostTask`] with the graph's and
+//!   the task's names (its own errors go in with [`Error::task`]: `.map_err(Error::task)?`).
 //! - `interop name(buf: read | write | read_write, ..);`: a closure given with [`Baked::on_interop`], which
 //!   receives the device, the queue, the command encoder of its GPU partition and the buffers it declared
 //!   ([`InteropContext`]), and records its own wgpu work in order with the graph (Codeplay's
 //!   `interop_task`): how a third-party wgpu library joins a graph. A panic in it is the replay's
-//!   [`Error::InteropTaskPanicked`].
+//!   [`Error::InteropTaskPanicked`]; an error it returns, [`Error::InteropTask`].
 //! - `empty name;`: a node with no work, a join point for explicit edges (SYCL's empty node).
 //!   `barrier name;`: a node with no work after every node declared before it that nothing declared before it
 //!   depends on (SYCL's `depends_on_all_leaves`); later nodes follow it through explicit edges.

@@ -238,10 +238,10 @@ mod tests {
             &plan,
             &[[1; 3]; 4],
             &mut log,
-            |_| Err(Error::NotANode("planted".into())),
+            |_| Err(Error::Gpu("planted".into())),
             |_, _| Ok(()),
         );
-        assert!(matches!(result, Err(Error::NotANode(_))));
+        assert!(matches!(result, Err(Error::Gpu(_))));
         assert_eq!(log.calls.last().map(String::as_str), Some("wait 1"));
         assert_eq!(log.submitted, 1, "nothing after the failed host phase");
     }

@@ -1,8 +1,10 @@
 //! What a replay computes before it records: each kernel's workgroup counts for the current parameters and
 //! bound lengths, checked. Nothing here allocates or looks anything up by name.
 
-use graph_core::desc::SizeDesc;
-use graph_core::size::{SizeError, evaluate};
+use graph_core::desc::{GraphDesc, SizeDesc};
+use graph_core::size::{SizeError, SizeStep, evaluate};
+
+use crate::error::Error;
 
 /// How many workgroups a dispatch runs.
 #[derive(Debug, Clone)]
@@ -23,6 +25,29 @@ pub(crate) enum SizeProblem {
     Expression(String, SizeError),
     /// Past the device's per-dimension limit.
     TooLarge([u32; 3]),
+}
+
+impl SizeProblem {
+    /// The error naming the graph and node `node` of `desc`, whose size this is; `limit` is the device's
+    /// workgroups per dimension.
+    pub(crate) fn into_error(self, desc: &GraphDesc, node: usize, limit: u32) -> Error {
+        let graph = desc.name.to_string();
+        let node = desc.nodes.get(node).map_or("?", |n| &*n.name).to_string();
+        match self {
+            SizeProblem::TooLarge(workgroups) => Error::DispatchTooLarge {
+                graph,
+                node,
+                workgroups,
+                limit,
+            },
+            SizeProblem::Expression(expression, e) => Error::DispatchSize {
+                graph,
+                node,
+                expression,
+                reason: e.to_string(),
+            },
+        }
+    }
 }
 
 /// A kernel node's baked GPU objects.
@@ -47,6 +72,27 @@ pub(crate) struct Kernels {
 }
 
 impl DispatchSize {
+    /// The size itself, or, when it reads no parameter, its workgroups for `lens`, computed and checked
+    /// against `limit` now: a size that is the same at every replay is refused once, where it is set (at
+    /// bake, or by the update that set it), rather than by every replay after.
+    pub(crate) fn fixed_if_constant(self, lens: &[u32], limit: u32) -> Result<Self, SizeProblem> {
+        let dims = match &self {
+            DispatchSize::Threads(dims, _) | DispatchSize::Workgroups(dims) => dims,
+            DispatchSize::Fixed(_) | DispatchSize::Indirect(_) => return Ok(self),
+        };
+        let reads_params = dims
+            .iter()
+            .any(|d| d.steps.iter().any(|s| matches!(s, SizeStep::Param(_))));
+        if reads_params {
+            return Ok(self);
+        }
+        let workgroups = self.workgroups(&[], lens)?;
+        if workgroups.iter().any(|&d| d > limit) {
+            return Err(SizeProblem::TooLarge(workgroups));
+        }
+        Ok(DispatchSize::Fixed(workgroups))
+    }
+
     /// The workgroup counts for these parameters and lengths, with checked arithmetic throughout.
     pub(crate) fn workgroups(&self, params: &[u8], lens: &[u32]) -> Result<[u32; 3], SizeProblem> {
         let eval = |dims: &[SizeDesc; 3]| -> Result<[u32; 3], SizeProblem> {

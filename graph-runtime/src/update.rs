@@ -72,6 +72,7 @@ impl BakedGraph {
         &mut self,
         buffers: &[(u32, &AnyBuffer)],
     ) -> Result<UpdateReport, Error> {
+        crate::bake::check_bindings(&self.desc, buffers)?;
         let mut externals = self.externals.clone();
         for &(index, buffer) in buffers {
             match externals.get_mut(index as usize) {
@@ -83,7 +84,9 @@ impl BakedGraph {
     }
 
     /// Sets kernel `node`'s dispatch size from the next replay on, in place of the declared one (which may
-    /// read parameters; this one is fixed until set again).
+    /// read parameters; this one is fixed until set again). Refused for a node of any other kind, a fill
+    /// included (its extent is its buffer or its range: see [`BakedGraph::set_range`]), and for a size past
+    /// the device's limits; a refused update leaves the graph as it was.
     pub fn set_dispatch(&mut self, node: &str, dispatch: Dispatch) -> Result<UpdateReport, Error> {
         let index = self.node_index(node)?;
         self.set_dispatch_at(index, dispatch)
@@ -94,6 +97,35 @@ impl BakedGraph {
         index: usize,
         dispatch: Dispatch,
     ) -> Result<UpdateReport, Error> {
+        let name = self.node_name(index);
+        // What each other kind of node has in place of a dispatch size, and how to change it.
+        let instead = match self.desc.nodes.get(index).map(|n| &n.op) {
+            Some(OpDesc::Kernel(k)) if !k.is_fill() => None,
+            Some(OpDesc::Kernel(k)) if k.range.is_some() => Some(
+                "is a fill: it covers its range, one invocation per element; set the range with `set_range`",
+            ),
+            Some(OpDesc::Kernel(_)) => Some(
+                "is a fill: it covers its whole buffer, one invocation per element; to fill part of it, \
+                 declare the fill over a range and set that with `set_range`",
+            ),
+            Some(OpDesc::Copy { .. }) => {
+                Some("is a copy: it moves its ranges; set them with `set_copy_ranges`")
+            }
+            Some(OpDesc::Upload { .. } | OpDesc::Readback { .. }) => {
+                Some("is a transfer: it moves its range; set it with `set_range`")
+            }
+            Some(OpDesc::Host { .. }) => Some("is a host task: it dispatches nothing"),
+            Some(OpDesc::Interop { .. }) => {
+                Some("is an interop task: its closure records its own work")
+            }
+            Some(OpDesc::Empty | OpDesc::Subgraph { .. }) => Some("dispatches nothing"),
+            None => Some("is not a node of the graph"),
+        };
+        if let Some(instead) = instead {
+            return Err(self.refused(format!(
+                "{name} {instead}; only a kernel's dispatch size can be set"
+            )));
+        }
         let mut desc = self.desc.clone();
         let Some(OpDesc::Kernel(k)) = desc
             .to_mut()
@@ -102,7 +134,7 @@ impl BakedGraph {
             .get_mut(index)
             .map(|n| &mut n.op)
         else {
-            return Err(self.refused(format!("node {} is not a kernel", self.node_name(index))));
+            return Err(self.refused(format!("{name} is not a kernel")));
         };
         k.dispatch = match dispatch {
             Dispatch::Threads(dims) => DispatchDesc::Threads(dims.map(literal)),

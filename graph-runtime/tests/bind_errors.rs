@@ -3,7 +3,7 @@
 mod common;
 
 use common::gpu;
-use graph_runtime::{AnyBuffer, Baked, Error, ValueType, graph};
+use graph_runtime::{AnyBuffer, Baked, BakedGraph, Error, ValueType, graph};
 
 graph! {
     graph Check {
@@ -323,5 +323,89 @@ fn a_workgroup_over_the_device_limits_is_an_error_at_bake() -> Result<(), Error>
         ),
         "{result:?}"
     );
+    Ok(())
+}
+
+/// Whether `result` is the error of `x` bound twice in graph `Check`.
+fn bound_twice<T>(result: &Result<T, Error>) -> bool {
+    matches!(result, Err(Error::BoundTwice { graph, buffer }) if graph == "Check" && buffer == "x")
+}
+
+#[test]
+fn a_buffer_bound_twice_is_an_error_by_name_and_by_index() -> Result<(), Error> {
+    let gpu = gpu();
+    let (x, other) = (
+        gpu.buffer_zeroed::<f32>(256)?,
+        gpu.buffer_zeroed::<f32>(256)?,
+    );
+    let y = gpu.buffer_zeroed::<f32>(16)?;
+    // Two buffers, or one buffer twice: either way the name is bound twice.
+    for second in [&other, &x] {
+        let by_name = BakedGraph::bake(
+            &gpu,
+            Check::DESCRIPTION,
+            &[("x", x.as_any()), ("y", y.as_any()), ("x", second.as_any())],
+        );
+        assert!(bound_twice(&by_name), "{:?}", by_name.map(|_| ()));
+        let message = by_name.err().map(|e| e.to_string()).unwrap_or_default();
+        assert!(
+            message.contains("bind each external buffer once"),
+            "{message}"
+        );
+        let by_index = Baked::<Check>::with_buffers(
+            &gpu,
+            &[(0, x.as_any()), (1, y.as_any()), (0, second.as_any())],
+        );
+        assert!(bound_twice(&by_index), "{:?}", by_index.map(|_| ()));
+    }
+    Ok(())
+}
+
+#[test]
+fn a_buffer_the_graph_does_not_bind_is_an_error_by_name_and_by_index() -> Result<(), Error> {
+    graph! {
+        graph Owning {
+            buffers { x: [f32] = input, scratch: [f32; 4] }
+            kernel k(x: read, scratch: write) {
+                @compute @workgroup_size(4)
+                fn main(@builtin(global_invocation_id) gid: vec3<u32>) { scratch[gid.x] = x[gid.x]; }
+            }
+        }
+    }
+    let gpu = gpu();
+    let x = gpu.buffer_zeroed::<f32>(4)?;
+    let unknown = |result: Result<(), Error>, name: &str| {
+        assert!(
+            matches!(&result, Err(Error::UnknownName { graph, kind: "external buffer", name: n, known })
+                if graph == "Owning" && n == name && known.contains("`x`")),
+            "{result:?}"
+        );
+    };
+    unknown(
+        BakedGraph::bake(
+            &gpu,
+            Owning::DESCRIPTION,
+            &[("x", x.as_any()), ("z", x.as_any())],
+        )
+        .map(|_| ()),
+        "z",
+    );
+    // A graph-owned buffer is not the caller's to bind.
+    unknown(
+        BakedGraph::bake(
+            &gpu,
+            Owning::DESCRIPTION,
+            &[("x", x.as_any()), ("scratch", x.as_any())],
+        )
+        .map(|_| ()),
+        "scratch",
+    );
+    for (index, name) in [(1, "scratch"), (7, "#7")] {
+        unknown(
+            Baked::<Owning>::with_buffers(&gpu, &[(0, x.as_any()), (index, x.as_any())])
+                .map(|_| ()),
+            name,
+        );
+    }
     Ok(())
 }

@@ -482,3 +482,146 @@ fn a_host_task_runs_once_the_gpu_work_before_it_has_finished() -> Result<(), Err
     );
     Ok(())
 }
+
+graph! {
+    /// A host task that writes `x`, an interop task, and a kernel after them.
+    graph Tasks {
+        buffers { x: [f32] = inout, y: [f32] = output }
+        host prepare(x: read_write);
+        interop record(x: read);
+        kernel after(x: read, y: write) {
+            @compute @workgroup_size(64)
+            fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
+                if (gid.x < arrayLength(&y)) { y[gid.x] = x[gid.x]; }
+            }
+        }
+    }
+}
+
+/// The replay's error, which must name graph `Tasks` and `task`, in its message too.
+#[track_caller]
+fn task_error(g: &mut Baked<Tasks>, task: &str) -> Error {
+    let error = g
+        .replay()
+        .and_then(|s| s.wait())
+        .expect_err("the task fails");
+    let message = error.to_string();
+    assert!(
+        message.starts_with("graph `Tasks`: ") && message.contains(&format!(" `{task}`")),
+        "{message}"
+    );
+    error
+}
+
+#[test]
+fn a_task_error_names_its_graph_and_task_and_keeps_its_cause() -> Result<(), Error> {
+    let gpu = gpu();
+    let mut rng = rng();
+    let (x, y) = (gpu.buffer_zeroed::<f32>(64)?, gpu.buffer_zeroed::<f32>(64)?);
+    let mut g = Tasks::bake(&gpu, TasksBuffers { x: &x, y: &y })?;
+    g.on_interop(TasksNode::Record, |_| Ok(()))?;
+
+    // The task's own error, as the source of the replay's.
+    g.on_host(TasksNode::Prepare, |_| {
+        Err(Error::task(std::io::Error::other(
+            "the sensor is unplugged",
+        )))
+    })?;
+    let error = task_error(&mut g, "prepare");
+    assert!(
+        matches!(&error, Error::HostTask { graph, node, source }
+            if graph == "Tasks" && node == "prepare" && source.downcast_ref::<std::io::Error>().is_some()),
+        "{error:?}"
+    );
+    assert!(
+        error
+            .to_string()
+            .ends_with("failed: the sensor is unplugged")
+    );
+    let source = std::error::Error::source(&error).map(ToString::to_string);
+    assert_eq!(source.as_deref(), Some("the sensor is unplugged"));
+
+    // The context's errors name the graph and the task themselves, and are returned as they are.
+    g.on_host(TasksNode::Prepare, |ctx| ctx.write("x", &[1.0f32; 7]))?;
+    let error = task_error(&mut g, "prepare");
+    assert!(
+        matches!(&error, Error::TransferData { reason, .. } if reason.contains("64") && reason.contains('7')),
+        "{error:?}"
+    );
+    g.on_host(TasksNode::Prepare, |ctx| ctx.read::<u32>("x").map(|_| ()))?;
+    let error = task_error(&mut g, "prepare");
+    assert!(
+        error
+            .to_string()
+            .contains("`x` holds `f32` elements, not `u32`: read it as `f32`"),
+        "{error}"
+    );
+    g.on_host(TasksNode::Prepare, |ctx| ctx.read::<f32>("y").map(|_| ()))?;
+    let error = task_error(&mut g, "prepare");
+    assert!(
+        matches!(&error, Error::HostAccess { kind: "host", buffer, .. } if buffer == "y"),
+        "{error:?}"
+    );
+
+    // A runtime error that names neither (a write to the application's own buffer) is wrapped.
+    let outside = gpu.buffer_zeroed::<f32>(4)?;
+    g.on_host(TasksNode::Prepare, move |_| outside.write(&[0.0; 3]))?;
+    let error = task_error(&mut g, "prepare");
+    assert!(
+        matches!(&error, Error::HostTask { source, .. }
+            if matches!(source.downcast_ref::<Error>(), Some(Error::LengthMismatch { .. }))),
+        "{error:?}"
+    );
+
+    // An interop task's, likewise.
+    g.on_host(TasksNode::Prepare, |_| Ok(()))?;
+    g.on_interop(TasksNode::Record, |_| {
+        Err(Error::task("the library failed"))
+    })?;
+    let error = task_error(&mut g, "record");
+    assert!(
+        matches!(&error, Error::InteropTask { node, .. } if node == "record"),
+        "{error:?}"
+    );
+    assert!(
+        error
+            .to_string()
+            .ends_with("interop task `record` failed: the library failed"),
+        "{error}"
+    );
+    g.on_interop(TasksNode::Record, |ctx| ctx.buffer("y").map(|_| ()))?;
+    let error = task_error(&mut g, "record");
+    assert!(
+        error
+            .to_string()
+            .contains("interop task `record` may not use `y`: declare it in the task's list, as in `interop record(y: read_write);`"),
+        "{error}"
+    );
+
+    // A node of another kind, given a closure or selected: named, with its graph.
+    let refused = g.on_host(TasksNode::After, |_| Ok(())).map(|_| ());
+    assert!(
+        matches!(&refused, Err(e) if e.to_string() == "graph `Tasks`: node `after` is not a host task"),
+        "{refused:?}"
+    );
+    let mut untyped = BakedGraph::bake(
+        &gpu,
+        Tasks::DESCRIPTION,
+        &[("x", x.as_any()), ("y", y.as_any())],
+    )?;
+    let refused = untyped.select("after").map(|_| ());
+    assert!(
+        matches!(&refused, Err(e) if e.to_string() == "graph `Tasks`: node `after` is not a choice of alternatives"),
+        "{refused:?}"
+    );
+
+    // The graph runs once its tasks succeed.
+    let xs = random_f32s(&mut rng, 64);
+    let written = xs.clone();
+    g.on_interop(TasksNode::Record, |_| Ok(()))?;
+    g.on_host(TasksNode::Prepare, move |ctx| ctx.write("x", &written))?;
+    poison_f32(&y);
+    g.replay()?.wait()?;
+    assert_eq!(read(&y), xs);
+    Ok(())
+}

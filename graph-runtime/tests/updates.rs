@@ -276,3 +276,170 @@ fn a_whole_graph_update_of_one_topology_compiles_only_what_changed()
     assert_exact(&read(&y), &doubled(&xs), "after updating back");
     Ok(())
 }
+
+graph! {
+    /// Nodes whose extent is not a dispatch size: a fill of a whole buffer and one of a range, a copy, an
+    /// upload, a readback, host and interop tasks, an empty node.
+    graph Extents {
+        buffers {
+            big: [f32] = output,
+            part: [f32; 256] = output,
+            src: [f32; 16] = input,
+            dst: [f32; 16] = output
+        }
+        fill whole(big = 3.0);
+        fill band(part[64..200] = 2.0);
+        copy mirror(src -> dst);
+        upload give(dst[0..4]);
+        host look(dst: read_write);
+        interop record(dst: read);
+        readback take(dst);
+        empty join;
+    }
+}
+
+#[test]
+fn only_a_kernel_has_a_dispatch_size_and_a_refused_one_leaves_fills_whole() -> Result<(), Error> {
+    let gpu = gpu();
+    let mut rng = rng();
+    let len = 100_000 + random_u32(&mut rng, 1000) as usize;
+    let (xs, given) = (random_f32s(&mut rng, 16), random_f32s(&mut rng, 4));
+    let big = gpu.buffer_zeroed::<f32>(len)?;
+    let part = gpu.buffer_zeroed::<f32>(256)?;
+    let src = gpu.buffer_from_slice(&xs)?;
+    let dst = gpu.buffer_zeroed::<f32>(16)?;
+    let buffers = ExtentsBuffers {
+        big: &big,
+        part: &part,
+        src: &src,
+        dst: &dst,
+    };
+    let mut g = Extents::bake(&gpu, buffers)?;
+    g.on_host(ExtentsNode::Look, |_| Ok(()))?;
+    g.on_interop(ExtentsNode::Record, |_| Ok(()))?;
+    let refused = [
+        (ExtentsNode::Whole, "`whole` is a fill", "set_range"),
+        (ExtentsNode::Band, "`band` is a fill", "set_range"),
+        (ExtentsNode::Mirror, "`mirror` is a copy", "set_copy_ranges"),
+        (ExtentsNode::Give, "`give` is a transfer", "set_range"),
+        (ExtentsNode::Take, "`take` is a transfer", "set_range"),
+        (
+            ExtentsNode::Look,
+            "`look` is a host task",
+            "dispatches nothing",
+        ),
+        (
+            ExtentsNode::Record,
+            "`record` is an interop task",
+            "records its own work",
+        ),
+        (
+            ExtentsNode::Join,
+            "`join` dispatches nothing",
+            "only a kernel",
+        ),
+    ];
+    for (node, what, instead) in refused {
+        for dispatch in [
+            Dispatch::Threads([1, 1, 1]),
+            Dispatch::Workgroups([1, 1, 1]),
+        ] {
+            let message = g
+                .set_dispatch(node, dispatch)
+                .expect_err("no dispatch size to set")
+                .to_string();
+            assert!(
+                message.contains("graph `Extents`")
+                    && message.contains(what)
+                    && message.contains(instead),
+                "{message}"
+            );
+        }
+    }
+    // The untyped graph by name, likewise.
+    let mut untyped = BakedGraph::bake(
+        &gpu,
+        Extents::DESCRIPTION,
+        &[
+            ("big", big.as_any()),
+            ("part", part.as_any()),
+            ("src", src.as_any()),
+            ("dst", dst.as_any()),
+        ],
+    )?;
+    untyped.on_host("look", |_| Ok(()))?;
+    untyped.on_interop("record", |_| Ok(()))?;
+    for node in [
+        "whole", "band", "mirror", "give", "take", "look", "record", "join",
+    ] {
+        let refused = untyped.set_dispatch(node, Dispatch::Threads([1, 1, 1]));
+        assert!(
+            matches!(&refused, Err(Error::Update { graph, reason }) if graph == "Extents" && reason.contains(node)),
+            "{refused:?}"
+        );
+    }
+
+    // Every element of both fills is written, and the copy, the upload and the readback move theirs.
+    let mut expected_dst = xs.clone();
+    expected_dst[..4].copy_from_slice(&given);
+    let check = |taken: Vec<f32>, graph: &str| {
+        assert_exact(&read(&big), &vec![3.0; len], &format!("{graph}: big"));
+        let parts = read(&part);
+        assert_exact(&parts[64..200], &[2.0; 136], &format!("{graph}: band"));
+        assert!(
+            parts[..64].iter().chain(&parts[200..]).all(|v| v.is_nan()),
+            "{graph}: outside the band"
+        );
+        assert_exact(&read(&dst), &expected_dst, &format!("{graph}: dst"));
+        assert_exact(&taken, &expected_dst, &format!("{graph}: read back"));
+    };
+    let poison = || {
+        poison_f32(&big);
+        poison_f32(&part);
+        poison_f32(&dst);
+    };
+    poison();
+    g.upload(Extents::UPLOADS.give, &given)?;
+    check(g.replay()?.wait()?.read(Extents::READBACKS.take)?, "typed");
+    poison();
+    untyped.upload("give", &given)?;
+    check(untyped.replay()?.wait()?.read_named("take")?, "untyped");
+    Ok(())
+}
+
+#[test]
+fn a_dispatch_size_past_the_device_limit_is_refused_when_set() -> Result<(), Error> {
+    let gpu = gpu();
+    let mut rng = rng();
+    let len = 1 + random_u32(&mut rng, 3000) as usize;
+    let xs = random_f32s(&mut rng, len);
+    let x = gpu.buffer_from_slice(&xs)?;
+    let (y, w) = (gpu.buffer_zeroed::<f32>(len)?, gpu.buffer_zeroed::<f32>(1)?);
+    let mut g = Twice::bake(
+        &gpu,
+        TwiceBuffers {
+            x: &x,
+            y: &y,
+            w: &w,
+        },
+    )?;
+    g.params_mut().n = len as u32;
+    let limit = gpu.device().limits().max_compute_workgroups_per_dimension;
+    let mut too_large = vec![Dispatch::Threads([u32::MAX; 3])];
+    if let Some(over) = limit.checked_add(1) {
+        too_large.push(Dispatch::Workgroups([over, 1, 1]));
+        too_large.push(Dispatch::Workgroups([1, 1, over]));
+    }
+    for dispatch in too_large {
+        let refused = g.set_dispatch(TwiceNode::Double, dispatch);
+        assert!(
+            matches!(&refused, Err(Error::DispatchTooLarge { graph, node, .. }) if graph == "Twice" && node == "double"),
+            "{dispatch:?}: {refused:?}"
+        );
+    }
+    // The graph keeps its declared size.
+    poison_f32(&y);
+    g.replay_blocking()?;
+    assert_exact(&read(&y), &doubled(&xs), "after refused sizes");
+    Ok(())
+}
