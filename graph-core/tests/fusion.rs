@@ -234,6 +234,43 @@ fn no_fusion_extents_and_ineligible_kernels_stay_apart() {
     assert!(fuse(&built(&b)).groups.is_empty());
 }
 
+/// `#[no_fusion]` on a choice of alternatives and on a member of a block (both kernels) is kept in the
+/// description, and neither joins a group with a kernel it could otherwise run beside.
+#[test]
+fn marked_choices_and_block_members_stay_unfused() {
+    let mut b = GraphBuilder::new("Marked");
+    b.input("x", "f32")
+        .inout("y", "f32")
+        .owned("flag", "u32", 1);
+    b.fill("set", "flag", "1u")
+        .kernel("before", pointwise("x", "y"))
+        .kernel("one", pointwise("x", "y"))
+        .kernel("other", pointwise("x", "y"))
+        .kernel("member", pointwise("x", "y"))
+        .kernel("after", pointwise("x", "y"))
+        .alternatives("pick", &["one", "other"])
+        .if_block("maybe", "flag", &["member"])
+        .no_fusion("one")
+        .no_fusion("member");
+    let desc = built(&b);
+    let marked = |name: &str| {
+        desc.nodes
+            .iter()
+            .find(|n| n.name == name)
+            .is_some_and(|n| matches!(&n.op, OpDesc::Kernel(k) if k.no_fusion))
+    };
+    assert!(marked("one") && marked("member"));
+    assert!(!marked("other") && !marked("before"));
+    let fusion = fuse(&desc);
+    assert_valid(&fusion);
+    for group in names(&fusion) {
+        assert!(
+            !group.iter().any(|n| n == "one" || n == "member"),
+            "a marked node was fused: {group:?}"
+        );
+    }
+}
+
 /// `dst[i] = 2 src[i]`, overwriting `dst`.
 fn doubled(src: &str, dst: &str) -> KernelSpec {
     KernelSpec::wgsl(format!(

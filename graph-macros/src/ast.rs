@@ -1,16 +1,20 @@
 //! The syntax tree of a `graph!` block, mirroring the grammar, and its parser.
 //!
 //! ```text
-//! graph   := attr* vis 'graph' Ident '{' item* '}'
-//! attr    := '#[explicit_edges]' | '#[uniform_params]' | '#[device_limits]' | doc comment
-//! item    := 'params' '{' (Ident ':' Type),* '}'
-//!          | 'buffers' '{' (Ident ':' '[' Type (';' LitInt)? ']' ('=' role)?),* '}'
+//! graph   := attr* vis 'graph' Ident '{' marked* '}'
+//! attr    := '#[explicit_edges]' | '#[uniform_params]' | '#[device_limits]' | '#[no_fusion]' | doc comment
+//! marked  := (doc comment | '#[no_fusion]')* item      (`#[no_fusion]` on a kernel or a fill)
+//! item    := 'params' '{' (doc comment* Ident ':' Type),* '}'
+//!          | 'buffers' '{' (doc comment* Ident ':' '[' Type (';' LitInt)? ']' ('=' role)?),* '}'
 //!          | 'kernel' Ident '(' (Ident ':' mode),* ')' clause* ( '{' WGSL '}' | 'file' '(' LitStr ')' ';' )
 //!          | 'kernel' Ident '=' 'kernels' '::' path '(' (Ident ':' value),* ')' clause* ';'
 //!          | 'fill' Ident '(' slice '=' value ')' ';'
 //!          | 'copy' Ident '(' slice '->' slice ')' ';'
 //!          | ('upload' | 'readback') Ident '(' slice ')' ';'
 //!          | 'host' Ident '(' (Ident ':' mode),* ')' ';'
+//!          | 'alternatives' Ident '{' marked* '}'                 (each a kernel, one of which runs)
+//!          | 'if' Ident '(' Ident ')' '{' marked* '}'
+//!          | 'repeat' Ident '(' LitInt (',' 'while' ':' Ident)? ')' '{' marked* '}'
 //!          | Ident ('->' Ident)+ ';'
 //! slice   := Ident ('[' Expr? '..' Expr? ']')?       (a range in elements, as Rust slices are written)
 //! clause  := 'threads' '(' Expr,{1,3} ')' | 'workgroups' '(' Expr,{1,3} ')' | 'entry' '(' Ident ')'
@@ -23,6 +27,7 @@
 //! read at all is skipped, up to the next item.
 
 use proc_macro2::{Delimiter, Span, TokenStream, TokenTree};
+use quote::ToTokens;
 use syn::ext::IdentExt;
 use syn::parse::discouraged::Speculative;
 use syn::parse::{Parse, ParseStream};
@@ -64,13 +69,24 @@ pub struct GraphDef {
     pub device_limits: bool,
     /// `#[no_fusion]` on the graph: no kernel of it is fused.
     pub no_fusion: bool,
-    /// The kernels marked `#[no_fusion]` themselves.
-    pub unfused: Vec<Ident>,
     pub vis: Visibility,
     pub name: Ident,
-    pub items: Vec<Item>,
+    pub items: Vec<Marked<Item>>,
     /// Every syntax error, in order: from items kept with a mistake, and from items skipped.
     pub errors: Vec<syn::Error>,
+}
+
+/// What is written above an item: doc comments (the node's docs) and `#[no_fusion]`.
+pub struct Marks {
+    pub docs: Vec<Attribute>,
+    /// `#[no_fusion]` on a kernel or a fill (on anything else it is an error, and not kept).
+    pub no_fusion: bool,
+}
+
+/// An item, or a choice of alternatives, with its attributes.
+pub struct Marked<T> {
+    pub marks: Marks,
+    pub item: T,
 }
 
 pub enum Item {
@@ -117,18 +133,24 @@ pub enum Item {
         accesses: Vec<AccessDecl>,
     },
     /// `alternatives name { kernel a ..; kernel b ..; }`: kernels of one signature, one active at a time.
+    /// Each choice is a node item (the checks refuse one that is not a kernel).
     Alternatives {
         name: Ident,
-        kernels: Vec<KernelDecl>,
+        choices: Vec<Marked<Item>>,
+        /// Other items written among the choices (already an error): kept as items of the graph, so what
+        /// they declare is not unknown elsewhere.
+        misplaced: Vec<Marked<Item>>,
     },
     /// `if name(flag) { .. }`, `repeat name(count) { .. }`, `repeat name(count, while: flag) { .. }`: items
     /// that run under GPU control.
     Block {
         keyword: Ident,
         name: Ident,
+        /// `None` when the count is not a literal (already an error).
         count: Option<LitInt>,
+        /// `None` for a `repeat` without `while`, or when the flag is not a buffer's name (already an error).
         flag: Option<Ident>,
-        items: Vec<Item>,
+        items: Vec<Marked<Item>>,
     },
     Edges(Vec<Ident>),
 }
@@ -185,11 +207,13 @@ impl Parse for Slice {
 }
 
 pub struct ParamDecl {
+    pub docs: Vec<Attribute>,
     pub name: Ident,
     pub ty: Type,
 }
 
 pub struct BufferDecl {
+    pub docs: Vec<Attribute>,
     pub name: Ident,
     pub elem: Type,
     pub len: Option<LitInt>,
@@ -291,53 +315,10 @@ impl Parse for GraphDef {
         let content;
         braced!(content in input);
         let mut items = Vec::new();
-        let mut unfused = Vec::new();
         while !content.is_empty() {
-            // Doc comments on items are welcome and dropped; `#[no_fusion]` marks a kernel.
-            let mut marked = None;
-            match content.call(Attribute::parse_outer) {
-                Ok(attrs) => {
-                    for a in attrs.iter().filter(|a| !a.path().is_ident("doc")) {
-                        match a.path().is_ident("no_fusion") {
-                            true => match a.meta.require_path_only() {
-                                Ok(_) => marked = Some(a.clone()),
-                                Err(e) => errors.push(e),
-                            },
-                            false => errors.push(syn::Error::new_spanned(
-                                a,
-                                "graph items take no attributes other than doc comments and, on a \
-                                 kernel or a fill, `#[no_fusion]`",
-                            )),
-                        }
-                    }
-                }
-                Err(e) => errors.push(e),
-            }
-            // Each item is parsed on a fork: when it cannot be read at all, recovery restarts from its first
-            // token.
-            let fork = content.fork();
-            let mut item_errors = Vec::new();
-            match parse_item(&fork, &mut item_errors) {
-                Ok(item) => {
-                    content.advance_to(&fork);
-                    errors.append(&mut item_errors);
-                    if let Some(attr) = marked {
-                        match &item {
-                            Item::Kernel(KernelDecl { name, .. }) | Item::Fill { name, .. } => {
-                                unfused.push(name.clone())
-                            }
-                            _ => errors.push(syn::Error::new_spanned(
-                                attr,
-                                "`#[no_fusion]` marks a kernel or a fill; only those are fused",
-                            )),
-                        }
-                    }
-                    items.push(item);
-                }
-                Err(e) => {
-                    errors.push(e);
-                    skip_item(&content);
-                }
+            let attrs = parse_attrs(&content, &mut errors);
+            if let Some(item) = parse_item_on_fork(&content, &mut errors) {
+                items.push(marked(item, attrs, &mut errors));
             }
         }
         if !input.is_empty() {
@@ -350,12 +331,83 @@ impl Parse for GraphDef {
             uniform_params,
             device_limits,
             no_fusion,
-            unfused,
             vis,
             name,
             items,
             errors,
         })
+    }
+}
+
+/// The attributes above an item: its doc comments, and `#[no_fusion]` if written (checked against the item by
+/// [`marked`]). Any other attribute is one error.
+fn parse_attrs(input: ParseStream<'_>, errors: &mut Errors) -> (Vec<Attribute>, Option<Attribute>) {
+    let (mut docs, mut no_fusion) = (Vec::new(), None);
+    let attrs = match input.call(Attribute::parse_outer) {
+        Ok(attrs) => attrs,
+        Err(e) => {
+            errors.push(e);
+            Vec::new()
+        }
+    };
+    for a in attrs {
+        if a.path().is_ident("doc") {
+            docs.push(a);
+        } else if a.path().is_ident("no_fusion") {
+            match a.meta.require_path_only() {
+                Ok(_) => no_fusion = Some(a),
+                Err(e) => errors.push(e),
+            }
+        } else {
+            errors.push(syn::Error::new_spanned(
+                a,
+                "graph items take no attributes other than doc comments and, on a kernel or a fill, \
+                 `#[no_fusion]`",
+            ));
+        }
+    }
+    (docs, no_fusion)
+}
+
+/// An item with its attributes: `#[no_fusion]` on an item that is not fused is one error, and the item is
+/// kept.
+fn marked(
+    item: Item,
+    (docs, no_fusion): (Vec<Attribute>, Option<Attribute>),
+    errors: &mut Errors,
+) -> Marked<Item> {
+    let fusable = matches!(item, Item::Kernel(_) | Item::Fill { .. });
+    if let Some(attr) = no_fusion.as_ref().filter(|_| !fusable) {
+        errors.push(syn::Error::new_spanned(
+            attr,
+            "`#[no_fusion]` marks a kernel or a fill; only those are fused",
+        ));
+    }
+    Marked {
+        marks: Marks {
+            docs,
+            no_fusion: no_fusion.is_some() && fusable,
+        },
+        item,
+    }
+}
+
+/// One item, parsed on a fork: when it cannot be read at all, it is one error and recovery restarts from its
+/// first token, skipping to the next item.
+fn parse_item_on_fork(input: ParseStream<'_>, errors: &mut Errors) -> Option<Item> {
+    let fork = input.fork();
+    let mut item_errors = Vec::new();
+    match parse_item(&fork, &mut item_errors) {
+        Ok(item) => {
+            input.advance_to(&fork);
+            errors.append(&mut item_errors);
+            Some(item)
+        }
+        Err(e) => {
+            errors.push(e);
+            skip_item(input);
+            None
+        }
     }
 }
 
@@ -422,7 +474,18 @@ fn parse_item(input: ParseStream<'_>, errors: &mut Errors) -> syn::Result<Item> 
         "params" => {
             let content;
             braced!(content in input);
-            let fields = parse_entries(&content, errors, |input, _| input.parse());
+            let fields = parse_entries(&content, errors, |input, errors| {
+                let docs = parse_entry_attrs(input, errors, "a parameter");
+                let name = input.parse()?;
+                input.parse::<Token![:]>()?;
+                let ty = input.parse().map_err(|e: syn::Error| {
+                    syn::Error::new(
+                        e.span(),
+                        "expected the parameter's type: `f32`, `i32`, `u32`, `vec2<f32>`, `vec4<u32>`..",
+                    )
+                })?;
+                Ok(ParamDecl { docs, name, ty })
+            });
             Ok(Item::Params {
                 keyword: word.span(),
                 fields,
@@ -431,15 +494,11 @@ fn parse_item(input: ParseStream<'_>, errors: &mut Errors) -> syn::Result<Item> 
         "buffers" => {
             let content;
             braced!(content in input);
-            Ok(Item::Buffers(parse_entries(
-                &content,
-                errors,
-                |input, _| input.parse(),
-            )))
+            Ok(Item::Buffers(parse_entries(&content, errors, parse_buffer)))
         }
         "kernel" => parse_kernel(input, errors).map(Item::Kernel),
         "copy" => {
-            let name = input.parse()?;
+            let name = parse_name(input, errors)?;
             let content;
             let group = parenthesized!(content in input);
             let src = content.parse()?;
@@ -450,7 +509,7 @@ fn parse_item(input: ParseStream<'_>, errors: &mut Errors) -> syn::Result<Item> 
             Ok(Item::Copy { name, src, dst })
         }
         "fill" => {
-            let name = input.parse()?;
+            let name = parse_name(input, errors)?;
             let content;
             let group = parenthesized!(content in input);
             let dst = content.parse()?;
@@ -461,7 +520,7 @@ fn parse_item(input: ParseStream<'_>, errors: &mut Errors) -> syn::Result<Item> 
             Ok(Item::Fill { name, dst, value })
         }
         "upload" | "readback" => {
-            let name = input.parse()?;
+            let name = parse_name(input, errors)?;
             let content;
             let group = parenthesized!(content in input);
             let buffer = content.parse()?;
@@ -474,7 +533,7 @@ fn parse_item(input: ParseStream<'_>, errors: &mut Errors) -> syn::Result<Item> 
             })
         }
         "subgraph" => {
-            let name = input.parse()?;
+            let name = parse_name(input, errors)?;
             input.parse::<Token![=]>()?;
             let path = input.call(syn::Path::parse_mod_style).map_err(|e| {
                 syn::Error::new(
@@ -493,30 +552,64 @@ fn parse_item(input: ParseStream<'_>, errors: &mut Errors) -> syn::Result<Item> 
             })
         }
         "alternatives" => {
-            let name = input.parse()?;
+            let name: Ident = input.parse()?;
             let content;
             braced!(content in input);
-            let mut kernels = Vec::new();
+            let (mut choices, mut misplaced) = (Vec::new(), Vec::new());
             while !content.is_empty() {
-                let word = content.call(Ident::parse_any)?;
-                if word != "kernel" {
-                    return Err(syn::Error::new(
-                        word.span(),
-                        "alternatives hold kernels: `kernel name(..) { .. }` or `kernel name = kernels::..(..);`",
-                    ));
+                let attrs = parse_attrs(&content, errors);
+                let word = content.fork().call(Ident::parse_any).ok();
+                let Some(item) = parse_item_on_fork(&content, errors) else {
+                    continue;
+                };
+                let item = marked(item, attrs, errors);
+                match &item.item {
+                    // A node: a choice, even one that is no kernel (the checks say so, in the words the
+                    // builder's `alternatives` gets).
+                    Item::Kernel(_)
+                    | Item::Copy { .. }
+                    | Item::Fill { .. }
+                    | Item::Transfer { .. }
+                    | Item::Host { .. }
+                    | Item::Interop { .. }
+                    | Item::Empty { .. }
+                    | Item::Subgraph { .. } => choices.push(item),
+                    Item::Params { .. }
+                    | Item::Buffers(_)
+                    | Item::Alternatives { .. }
+                    | Item::Block { .. }
+                    | Item::Edges(_) => {
+                        let (at, word) = word
+                            .map_or((name.span(), String::new()), |w| (w.span(), w.to_string()));
+                        errors.push(syn::Error::new(
+                            at,
+                            format!(
+                                "`{word}` cannot be in `alternatives {name}`: alternatives hold the kernels \
+                                 one of which runs; write it outside the group"
+                            ),
+                        ));
+                        // Kept, so what it declares is not unknown elsewhere; an edge would only say more
+                        // about the same mistake.
+                        if !matches!(item.item, Item::Edges(_)) {
+                            misplaced.push(item);
+                        }
+                    }
                 }
-                kernels.push(parse_kernel(&content, errors)?);
             }
-            Ok(Item::Alternatives { name, kernels })
+            Ok(Item::Alternatives {
+                name,
+                choices,
+                misplaced,
+            })
         }
         "if" | "repeat" => {
             let name: Ident = input.parse()?;
             let content;
             parenthesized!(content in input);
             let (count, flag) = if keyword == "if" {
-                (None, Some(content.parse::<Ident>()?))
+                (None, parse_flag(&content, errors, &name))
             } else {
-                let count: LitInt = content.parse()?;
+                let count = parse_count(&content, errors)?;
                 let mut flag = None;
                 if content.peek(Token![,]) {
                     content.parse::<Token![,]>()?;
@@ -530,19 +623,16 @@ fn parse_item(input: ParseStream<'_>, errors: &mut Errors) -> syn::Result<Item> 
                     content.parse::<Token![:]>()?;
                     flag = Some(content.parse()?);
                 }
-                (Some(count), flag)
+                (count, flag)
             };
             expect_end(&content, errors)?;
             let body;
             braced!(body in input);
             let mut items = Vec::new();
             while !body.is_empty() {
-                match parse_item(&body, errors) {
-                    Ok(item) => items.push(item),
-                    Err(e) => {
-                        errors.push(e);
-                        skip_item(&body);
-                    }
+                let attrs = parse_attrs(&body, errors);
+                if let Some(item) = parse_item_on_fork(&body, errors) {
+                    items.push(marked(item, attrs, errors));
                 }
             }
             Ok(Item::Block {
@@ -554,7 +644,7 @@ fn parse_item(input: ParseStream<'_>, errors: &mut Errors) -> syn::Result<Item> 
             })
         }
         "empty" | "barrier" => {
-            let name: Ident = input.parse()?;
+            let name = parse_name(input, errors)?;
             expect_semi(input, errors, name.span());
             Ok(Item::Empty {
                 name,
@@ -562,7 +652,7 @@ fn parse_item(input: ParseStream<'_>, errors: &mut Errors) -> syn::Result<Item> 
             })
         }
         _ => {
-            let name = input.parse()?;
+            let name = parse_name(input, errors)?;
             let (accesses, close) = parse_accesses(input, errors)?;
             expect_semi(input, errors, close);
             if keyword == "interop" {
@@ -578,11 +668,85 @@ fn parse_edges(input: ParseStream<'_>, first: Ident, errors: &mut Errors) -> syn
     let mut chain = vec![first];
     while input.peek(Token![->]) {
         input.parse::<Token![->]>()?;
-        chain.push(input.parse()?);
+        // Any word: a node named by a keyword is reported where it is declared.
+        chain.push(input.call(Ident::parse_any)?);
     }
     let last = chain.last().map_or_else(Span::call_site, Ident::span);
     expect_semi(input, errors, last);
     Ok(Item::Edges(chain))
+}
+
+/// The flag of `if name(flag)`: a buffer's name. Anything else is one error, and the block is kept without a
+/// flag.
+fn parse_flag(content: ParseStream<'_>, errors: &mut Errors, block: &Ident) -> Option<Ident> {
+    if content.peek(Ident) && peek_end(content, 1) {
+        return content.parse().ok();
+    }
+    let at = content.span();
+    let written: TokenStream = content.parse().ok()?;
+    let message = match written.to_string().replace(' ', "").strip_prefix("params.") {
+        // The flag is read on the GPU, where the block starts; a parameter can be copied into one.
+        Some(param) => format!(
+            "the flag of `if {block}` is a buffer the GPU reads when it reaches the block, not a parameter: \
+             declare `flag: [u32; 1]`, set it before the block with `fill set(flag = params.{param});`, and \
+             write `if {block}(flag)`"
+        ),
+        None => format!(
+            "the flag of `if {block}` is a buffer's name: `if {block}(flag) {{ .. }}`, with `flag: [u32; 1]`"
+        ),
+    };
+    errors.push(match written.is_empty() {
+        true => syn::Error::new(at, message),
+        false => syn::Error::new_spanned(written, message),
+    });
+    None
+}
+
+/// The count of `repeat name(count)`: an integer literal. Anything else is one error, and the repeat is kept
+/// (running once, for the checks).
+fn parse_count(content: ParseStream<'_>, errors: &mut Errors) -> syn::Result<Option<LitInt>> {
+    if content.peek(LitInt) {
+        return content.parse().map(Some);
+    }
+    let written = parse_value(content)?;
+    errors.push(syn::Error::new_spanned(
+        written,
+        "a repeat's count is an integer literal: its runs are unrolled into the replay's commands when the \
+         graph is baked, so the count cannot change between replays; to stop early at run time, give it a flag \
+         that a member clears: `repeat name(100, while: flag) { .. }`",
+    ));
+    Ok(None)
+}
+
+/// Whether the token `n` places ahead is the end of the group.
+fn peek_end(content: ParseStream<'_>, n: usize) -> bool {
+    let mut cursor = content.cursor();
+    for _ in 0..n {
+        match cursor.token_tree() {
+            Some((_, next)) => cursor = next,
+            None => return false,
+        }
+    }
+    cursor.eof()
+}
+
+/// A node's name. A Rust keyword is one error and the name is kept: the generated node enum and handles are
+/// Rust, where `r#loop` names a node `loop`.
+fn parse_name(input: ParseStream<'_>, errors: &mut Errors) -> syn::Result<Ident> {
+    let name = input.call(Ident::parse_any)?;
+    if syn::parse2::<Ident>(name.to_token_stream()).is_err() {
+        let text = name.to_string();
+        let message = match ["self", "Self", "super", "crate", "_"].contains(&text.as_str()) {
+            true => format!(
+                "`{text}` is a Rust keyword, and cannot name a node even as a raw identifier; choose another name"
+            ),
+            false => format!(
+                "`{text}` is a Rust keyword: write `r#{text}` to name a node `{text}`, or choose another name"
+            ),
+        };
+        errors.push(syn::Error::new(name.span(), message));
+    }
+    Ok(name)
 }
 
 /// A `;` to end an item: when it is missing but the item was whole, one error after the item's last token,
@@ -630,6 +794,12 @@ fn parse_entries<T>(
                 entries.push(entry);
                 if content.is_empty() || content.peek(Token![,]) {
                     let _ = content.parse::<Token![,]>();
+                } else if content.peek(Token![;]) {
+                    // `a: f32; b: f32`: one error, and both entries are kept.
+                    errors.push(
+                        content.error("write `,` instead of `;`: entries are separated by commas"),
+                    );
+                    let _ = content.parse::<Token![;]>();
                 } else if content.peek(Ident::peek_any) && content.peek2(Token![:]) {
                     errors.push(content.error("expected `,` before this"));
                 } else {
@@ -659,27 +829,29 @@ fn skip_past_comma(content: ParseStream<'_>) {
     });
 }
 
-impl Parse for ParamDecl {
-    fn parse(input: ParseStream<'_>) -> syn::Result<Self> {
-        let name = input.parse()?;
-        input.parse::<Token![:]>()?;
-        let ty = input.parse().map_err(|e: syn::Error| {
-            syn::Error::new(
-                e.span(),
-                "expected the parameter's type: `f32`, `i32`, `u32`, `vec2<f32>`, `vec4<u32>`..",
-            )
-        })?;
-        Ok(ParamDecl { name, ty })
+/// The attributes above a parameter or a buffer: doc comments, kept for the generated field. Any other is one
+/// error, and the entry is kept.
+fn parse_entry_attrs(input: ParseStream<'_>, errors: &mut Errors, what: &str) -> Vec<Attribute> {
+    let (docs, no_fusion) = parse_attrs(input, errors);
+    if let Some(attr) = no_fusion {
+        errors.push(syn::Error::new_spanned(
+            attr,
+            format!(
+                "`#[no_fusion]` marks a kernel or a fill, which are fused; {what} is not: remove it"
+            ),
+        ));
     }
+    docs
 }
 
-impl Parse for BufferDecl {
-    fn parse(input: ParseStream<'_>) -> syn::Result<Self> {
-        let name = input.parse()?;
-        input.parse::<Token![:]>()?;
+fn parse_buffer(input: ParseStream<'_>, errors: &mut Errors) -> syn::Result<BufferDecl> {
+    let docs = parse_entry_attrs(input, errors, "a buffer");
+    let name = input.parse()?;
+    input.parse::<Token![:]>()?;
+    let (elem, len) = if input.peek(syn::token::Bracket) {
         let content;
         bracketed!(content in input);
-        let elem = content.parse().map_err(|e: syn::Error| {
+        let elem: Type = content.parse().map_err(|e: syn::Error| {
             syn::Error::new(
                 e.span(),
                 "expected the element type: `[f32]`, `[u32; 64]`, `[vec4<f32>]`..",
@@ -688,27 +860,91 @@ impl Parse for BufferDecl {
         let len = if content.peek(Token![;]) {
             content.parse::<Token![;]>()?;
             Some(content.parse()?)
+        } else if content.peek(Token![,]) && content.peek2(LitInt) {
+            // `[f32, 256]`: one error, and the buffer keeps its length.
+            let comma = content.parse::<Token![,]>()?;
+            let len: LitInt = content.parse()?;
+            errors.push(syn::Error::new(
+                comma.span,
+                format!(
+                    "an array's length follows a `;`: write `[{}; {len}]`",
+                    type_text(&elem)
+                ),
+            ));
+            Some(len)
         } else {
             None
         };
         if !content.is_empty() {
             return Err(content.error("expected `[T]` or `[T; N]`"));
         }
-        let role = if input.peek(Token![=]) {
-            input.parse::<Token![=]>()?;
-            // Any word, keywords included (`= in`): lowering reports a wrong one and keeps the buffer, so its
-            // users do not see it as unknown.
-            Some(input.call(Ident::parse_any)?)
-        } else {
-            None
-        };
-        Ok(BufferDecl {
-            name,
-            elem,
-            len,
-            role,
-        })
+        (elem, len)
+    } else {
+        // `Vec<f32>`, `&[f32]`, `f32`: one error, and the buffer is kept with the element type it names.
+        let written: Type = input.parse().map_err(|e: syn::Error| {
+            syn::Error::new(
+                e.span(),
+                "expected the buffer's type: `[f32]`, `[u32; 64]`, `[vec4<f32>]`..",
+            )
+        })?;
+        let elem = element_of(&written).clone();
+        errors.push(syn::Error::new_spanned(
+            &written,
+            format!(
+                "a buffer's type is its element type in brackets: write `[{0}]`, or `[{0}; N]` with a length",
+                type_text(&elem)
+            ),
+        ));
+        (elem, None)
+    };
+    let role = if input.peek(Token![=]) {
+        input.parse::<Token![=]>()?;
+        // Any word, keywords included (`= in`): lowering reports a wrong one and keeps the buffer, so its
+        // users do not see it as unknown.
+        Some(input.call(Ident::parse_any)?)
+    } else {
+        None
+    };
+    Ok(BufferDecl {
+        docs,
+        name,
+        elem,
+        len,
+        role,
+    })
+}
+
+/// The element type a buffer type written another way names: `f32` in `Vec<f32>` or `&[f32]`.
+fn element_of(ty: &Type) -> &Type {
+    match ty {
+        Type::Reference(r) => element_of(&r.elem),
+        Type::Slice(s) => &s.elem,
+        Type::Array(a) => &a.elem,
+        Type::Path(p) => {
+            let argument = p.path.segments.last().and_then(|s| match &s.arguments {
+                syn::PathArguments::AngleBracketed(a) if a.args.len() == 1 => match &a.args[0] {
+                    syn::GenericArgument::Type(t) => Some(t),
+                    _ => None,
+                },
+                _ => None,
+            });
+            // `vec4<f32>` is an element type itself.
+            let is_vector = p.path.segments.len() == 1
+                && ["vec2", "vec3", "vec4"]
+                    .iter()
+                    .any(|v| p.path.segments[0].ident == v);
+            match argument {
+                Some(t) if !is_vector => element_of(t),
+                _ => ty,
+            }
+        }
+        _ => ty,
     }
+}
+
+/// A type as written, without spaces: `vec4<f32>`.
+pub fn type_text(ty: &Type) -> String {
+    ty.to_token_stream().to_string().replace(' ', "")
 }
 
 impl Parse for AccessDecl {
@@ -792,7 +1028,7 @@ fn parse_accesses(
 }
 
 fn parse_kernel(input: ParseStream<'_>, errors: &mut Errors) -> syn::Result<KernelDecl> {
-    let name: Ident = input.parse()?;
+    let name = parse_name(input, errors)?;
     if input.peek(Token![=]) {
         input.parse::<Token![=]>()?;
         let path = parse_library_path(input, errors)?;

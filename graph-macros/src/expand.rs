@@ -132,6 +132,60 @@ mod tests {
         text.parse().expect("tokens")
     }
 
+    /// Doc comments on parameters, buffers, nodes, choices of alternatives and members of blocks come before
+    /// the generated doc of the field or variant they describe.
+    #[test]
+    fn doc_comments_document_the_generated_items() {
+        let input: proc_macro2::TokenStream = "pub graph D {
+            params {
+                /// The factor.
+                k: f32,
+            }
+            buffers {
+                /// The signal.
+                x: [f32] = inout,
+                flag: [u32; 1],
+            }
+            /// Sets the flag.
+            fill set(flag = 1u);
+            alternatives pick {
+                /// Scales by k.
+                kernel by_k = kernels::scale(data: x, alpha: params.k);
+                kernel by_two = kernels::scale(data: x, alpha: 2.0);
+            }
+            if maybe(flag) {
+                /// Clears the signal.
+                fill clear(x = 0.0);
+            }
+        }"
+        .parse()
+        .expect("tokens");
+        let text = super::expand(input).to_string();
+        assert!(!text.contains("compile_error"), "{text}");
+        for (docs, item) in [
+            (
+                "The factor.",
+                "# [doc = \"WGSL `f32` at byte 0 of the parameter block.\"] pub k",
+            ),
+            ("The signal.", "# [doc = \"`x`: inout of `f32`.\"] pub x"),
+            ("Sets the flag.", "# [doc = \"The node `set`.\"] Set"),
+            ("Scales by k.", "# [doc = \"The node `by_k`.\"] ByK"),
+            (
+                "Clears the signal.",
+                "# [doc = \"The node `clear`.\"] Clear",
+            ),
+        ] {
+            let written = format!("# [doc = \" {docs}\"] # [doc = \"\"] {item}");
+            assert!(
+                text.contains(&written),
+                "`{written}` is not in the expansion: {text}"
+            );
+        }
+        // Undocumented items keep the generated doc alone.
+        assert!(text.contains("# [doc = \"The node `by_two`.\"] ByTwo"));
+        assert!(!text.contains("# [doc = \"\"] # [doc = \"The node `by_two`.\"]"));
+    }
+
     /// This thread's CPU time (Linux's schedstat: nanoseconds on a CPU), which other work on the machine
     /// does not inflate the way it does wall time; `None` where there is no such file.
     fn thread_cpu_time() -> Option<Duration> {

@@ -12,7 +12,8 @@ use crate::generate::{self, Names, graph_items, private};
 use crate::lower::Lowered;
 
 /// The errors and the stub. Its parameter struct keeps the parameters whose types are valid, each name once
-/// (a duplicate, which the checks report, would break the struct); each node's variant is there once.
+/// (a duplicate, which the checks report, would break the struct) and none named like its padding; each
+/// node's variant is there once.
 pub fn stub(
     def: &GraphDef,
     lowered: &Lowered,
@@ -21,7 +22,15 @@ pub fn stub(
     nodes: &[(String, Span)],
     errors: &[syn::Error],
 ) -> TokenStream {
-    let layout = ParamsLayout::of_valid_params(&lowered.graph.params);
+    // A parameter named like the struct's padding (`__pad1`, refused) would clash with a padding field.
+    let params: Vec<_> = lowered
+        .graph
+        .params
+        .iter()
+        .filter(|p| !p.name.starts_with("__"))
+        .cloned()
+        .collect();
+    let layout = ParamsLayout::of_valid_params(&params);
     let mut named: Vec<(Ident, String)> = Vec::new();
     for (v, (name, _)) in variants.iter().zip(nodes) {
         if !named.iter().any(|(_, n)| n == name) {

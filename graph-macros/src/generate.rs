@@ -65,18 +65,29 @@ pub fn variant_names(nodes: &[(String, Span)]) -> Vec<Ident> {
             if clash {
                 rust_ident(name, *span)
             } else {
-                Ident::new(c, *span)
+                rust_ident(c, *span)
             }
         })
         .collect()
 }
 
-/// A Rust identifier for a graph name, raw where the name is a Rust keyword (`r#loop`).
+/// A Rust identifier for a graph name, raw where the name is a Rust keyword (`r#loop`). The keywords that have
+/// no raw form (`Self`) are refused as names; the stub beside that error spells them with a trailing `_`.
 pub fn rust_ident(name: &str, span: Span) -> Ident {
     if syn::parse_str::<Ident>(name).is_ok() {
         Ident::new(name, span)
+    } else if ["self", "Self", "super", "crate", "_"].contains(&name) {
+        format_ident!("{name}_", span = span)
     } else {
         Ident::new_raw(name, span)
+    }
+}
+
+/// The doc comments written on a parameter, buffer or node, then an empty line before the generated text.
+fn user_docs(docs: Option<&Vec<syn::Attribute>>) -> TokenStream {
+    match docs.filter(|d| !d.is_empty()) {
+        Some(docs) => quote!(#(#docs)* #[doc = ""]),
+        None => TokenStream::new(),
     }
 }
 
@@ -117,19 +128,16 @@ pub fn types(
             fields.push(quote!(#[doc(hidden)] pub #pad_name: [u8; #gap]));
             inits.push(quote!(#pad_name: [0u8; #gap]));
         }
-        let span = lowered
-            .graph
-            .params
-            .iter()
-            .position(|q| q.name == f.name)
-            .map_or_else(Span::call_site, |i| lowered.spans.params[i]);
+        let declared = lowered.graph.params.iter().position(|q| q.name == f.name);
+        let span = declared.map_or_else(Span::call_site, |i| lowered.spans.params[i]);
         let field = rust_ident(&f.name, span);
         let ty = rust_type(f.ty);
+        let user_docs = user_docs(declared.and_then(|i| lowered.docs.params.get(i)));
         let doc = format!(
             "WGSL `{}` at byte {} of the parameter block.",
             f.ty, f.offset
         );
-        fields.push(quote!(#[doc = #doc] pub #field: #ty));
+        fields.push(quote!(#user_docs #[doc = #doc] pub #field: #ty));
         args.push(quote!(#field: #ty));
         inits.push(quote!(#field));
         let offset = f.offset as usize;
@@ -157,8 +165,9 @@ pub fn types(
         .filter(|(i, (b, _))| {
             b.role.is_external() && buffer_list[..*i].iter().all(|c| c.name != b.name)
         })
-        .filter_map(|(_, (b, span))| {
+        .filter_map(|(i, (b, span))| {
             let elem = ValueType::parse(&b.elem).ok()?;
+            let user_docs = user_docs(lowered.docs.buffers.get(i));
             let field = rust_ident(&b.name, *span);
             let ty = rust_type(elem);
             let doc = format!(
@@ -169,7 +178,7 @@ pub fn types(
                     .map(|n| format!(", exactly {n} elements"))
                     .unwrap_or_default()
             );
-            Some(quote!(#[doc = #doc] pub #field: &'a #p::Buffer<#ty>))
+            Some(quote!(#user_docs #[doc = #doc] pub #field: &'a #p::Buffer<#ty>))
         })
         .collect();
     let marker = externals
@@ -180,9 +189,14 @@ pub fn types(
 
     let node_variants: Vec<&Ident> = nodes.iter().map(|(v, _)| v).collect();
     let node_names: Vec<&str> = nodes.iter().map(|(_, n)| n.as_str()).collect();
-    let node_docs: Vec<String> = node_names
+    let node_docs: Vec<TokenStream> = node_names
         .iter()
-        .map(|n| format!("The node `{n}`."))
+        .map(|n| {
+            let declared = lowered.graph.nodes.iter().position(|m| m.name == *n);
+            let user_docs = user_docs(declared.and_then(|i| lowered.docs.nodes.get(i)));
+            let doc = format!("The node `{n}`.");
+            quote!(#user_docs #[doc = #doc])
+        })
         .collect();
     let node_doc = format!("The nodes of [`{name_text}`], in declaration order.");
     let indices = 0..nodes.len();
@@ -228,7 +242,7 @@ pub fn types(
         #[derive(::core::fmt::Debug, ::core::clone::Clone, ::core::marker::Copy, ::core::cmp::PartialEq, ::core::cmp::Eq, ::core::hash::Hash)]
         // Nodes whose camel-case names would clash keep their names as written.
         #[allow(non_camel_case_types)]
-        pub enum #node { #(#[doc = #node_docs] #node_variants,)* }
+        pub enum #node { #(#node_docs #node_variants,)* }
 
         impl #node {
             /// The name written in the graph.

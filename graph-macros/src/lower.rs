@@ -12,9 +12,11 @@ use graph_core::ir::{
 use proc_macro2::{Span, TokenStream};
 use quote::ToTokens;
 use syn::ext::IdentExt;
-use syn::{Expr, Ident};
+use syn::{Attribute, Expr, Ident};
 
-use crate::ast::{AccessDecl, Dispatch, GraphDef, Item, KernelBody, KernelDecl, Slice};
+use crate::ast::{
+    AccessDecl, Dispatch, GraphDef, Item, KernelBody, KernelDecl, Marked, Marks, Slice, type_text,
+};
 use crate::wgsl_tokens::WgslText;
 
 /// A first and last span: rustc shows the range between them.
@@ -68,10 +70,20 @@ pub struct SpanTable {
     pub blocks: Vec<Span>,
 }
 
+/// The doc comments written on each parameter, buffer and node, at the IR's indices: the generated fields and
+/// variants carry them.
+#[derive(Default)]
+pub struct Docs {
+    pub params: Vec<Vec<Attribute>>,
+    pub buffers: Vec<Vec<Attribute>>,
+    pub nodes: Vec<Vec<Attribute>>,
+}
+
 /// What codegen needs beyond the IR, and what the syntax errors already cover.
 pub struct Lowered {
     pub graph: Graph,
     pub spans: SpanTable,
+    pub docs: Docs,
     /// Paths of `.wgsl` files read, so the generated code re-runs the macro when they change.
     pub files: Vec<String>,
     /// Errors found while lowering (an unreadable file, a bad literal, an unknown access word).
@@ -124,6 +136,7 @@ pub fn lower(def: &GraphDef) -> Lowered {
             alternatives: Vec::new(),
             blocks: Vec::new(),
         },
+        docs: Docs::default(),
         files: Vec::new(),
         errors: Vec::new(),
         unchecked_wgsl: Vec::new(),
@@ -133,15 +146,35 @@ pub fn lower(def: &GraphDef) -> Lowered {
     for item in &def.items {
         lower_item(&mut out, item);
     }
-    out.graph.no_fusion = match def.no_fusion {
-        true => out.graph.nodes.iter().map(|n| n.name.clone()).collect(),
-        false => def.unfused.iter().map(name_of).collect(),
-    };
+    if def.no_fusion {
+        out.graph.no_fusion = out.graph.nodes.iter().map(|n| n.name.clone()).collect();
+    }
     out
 }
 
+/// One item into the IR and the span table, its attributes onto the node it declares.
+fn lower_item(out: &mut Lowered, marked: &Marked<Item>) {
+    let first = out.graph.nodes.len();
+    lower_item_itself(out, &marked.item);
+    // Alternatives and blocks hold nodes of their own, with their own attributes.
+    if !matches!(marked.item, Item::Alternatives { .. } | Item::Block { .. }) {
+        mark_node(out, first, &marked.marks);
+    }
+}
+
+/// Node `n`'s attributes, when the item declared one.
+fn mark_node(out: &mut Lowered, n: usize, marks: &Marks) {
+    let Some(node) = out.graph.nodes.get(n) else {
+        return;
+    };
+    if marks.no_fusion {
+        out.graph.no_fusion.push(node.name.clone());
+    }
+    out.docs.nodes[n] = marks.docs.clone();
+}
+
 /// One item into the IR and the span table; a block's items first, then the block.
-fn lower_item(out: &mut Lowered, item: &Item) {
+fn lower_item_itself(out: &mut Lowered, item: &Item) {
     match item {
         Item::Params { keyword, fields } => {
             out.spans.params_block = *keyword;
@@ -152,6 +185,7 @@ fn lower_item(out: &mut Lowered, item: &Item) {
                 });
                 out.spans.params.push(f.name.span());
                 out.spans.param_types.push(range_of(&f.ty));
+                out.docs.params.push(f.docs.clone());
             }
         }
         Item::Buffers(list) => {
@@ -191,6 +225,7 @@ fn lower_item(out: &mut Lowered, item: &Item) {
                 });
                 out.spans.buffers.push(b.name.span());
                 out.spans.buffer_types.push(range_of(&b.elem));
+                out.docs.buffers.push(b.docs.clone());
             }
         }
         Item::Kernel(k) => lower_kernel(out, k),
@@ -304,10 +339,21 @@ fn lower_item(out: &mut Lowered, item: &Item) {
                 },
             );
         }
-        Item::Alternatives { name, kernels } => {
-            let choices = kernels.iter().map(|k| name_of(&k.name)).collect();
-            for k in kernels {
-                lower_kernel(out, k);
+        Item::Alternatives {
+            name,
+            choices,
+            misplaced,
+        } => {
+            let first = out.graph.nodes.len();
+            for choice in choices {
+                lower_item(out, choice);
+            }
+            let choices = out.graph.nodes[first..]
+                .iter()
+                .map(|n| n.name.clone())
+                .collect();
+            for item in misplaced {
+                lower_item(out, item);
             }
             out.graph.alternatives.push(graph_core::ir::Alternatives {
                 name: name_of(name),
@@ -334,6 +380,11 @@ fn lower_item(out: &mut Lowered, item: &Item) {
             let first = out.graph.nodes.len();
             for inner in items {
                 lower_item(out, inner);
+            }
+            // An `if` whose flag is not a buffer's name (already an error): what the checks say of its flag
+            // follows from it.
+            if keyword == "if" && flag.is_none() {
+                out.suppressed.push(Loc::Block(out.graph.blocks.len()));
             }
             let nodes = out.graph.nodes[first..]
                 .iter()
@@ -383,6 +434,7 @@ fn push_node(
     out.spans.entries.push(None);
     out.spans.dispatch.push(None);
     out.spans.sizes.push(Vec::new());
+    out.docs.nodes.push(Vec::new());
 }
 
 /// A copy, fill, upload or readback: no WGSL of its own, its accesses the slices it names, and the terms of
@@ -780,10 +832,6 @@ impl<'a> FromIterator<&'a Ident> for TokenStreamOf {
 /// names WGSL reserves).
 fn name_of(ident: &Ident) -> String {
     ident.unraw().to_string()
-}
-
-fn type_text(ty: &syn::Type) -> String {
-    ty.to_token_stream().to_string().replace(' ', "")
 }
 
 /// Reads a `.wgsl` file relative to the invoking crate's manifest: `(absolute path, contents)`.

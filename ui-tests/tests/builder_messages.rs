@@ -102,6 +102,37 @@ const INEXPRESSIBLE: &[(&str, &str)] = &[
         "a misspelt item keyword is a syntax error of the macro language; the builder has no keywords",
     ),
     (
+        "buffers/array-type-with-comma",
+        "a buffer's type is macro syntax; the builder takes the element type and the length apart",
+    ),
+    (
+        "buffers/vec-as-buffer-type",
+        "a buffer's type is macro syntax; the builder takes the element type and the length apart",
+    ),
+    (
+        "control/if-flag-is-a-parameter",
+        "the macro reads the flag as written (`params.go`); the builder's `if_block` takes a buffer's name, \
+         and reports any other text as an unknown buffer",
+    ),
+    (
+        "control/repeat-count-a-parameter",
+        "the builder's `repeat` takes its count as a `u32`, which cannot be a parameter",
+    ),
+    (
+        "names/keyword-as-node-name",
+        "Rust keywords matter only to the Rust items the macro generates; the builder generates none, and \
+         `loop` is a good node name there",
+    ),
+    (
+        "names/self-as-node-name",
+        "Rust keywords matter only to the Rust items the macro generates; the builder generates none, and \
+         `Self` is a good node name there",
+    ),
+    (
+        "recovery/semicolon-between-params",
+        "a separator is a syntax error of the macro language; the builder declares parameters by method calls",
+    ),
+    (
         "wgsl/missing-file",
         "the macro reads `file(..)` kernels from disk; the builder has no file kernels, only WGSL text",
     ),
@@ -213,7 +244,40 @@ const CASES: &[Case] = &[
         },
         rustc_errors: &[],
     },
+    Case {
+        fixture: "fusion/no-fusion-on-a-buffer",
+        build: || {
+            let mut b = graph_g();
+            b.inout("x", "f32")
+                .kernel(
+                    "k",
+                    KernelSpec::wgsl(
+                        "@compute @workgroup_size(64)
+            fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
+                if (gid.x < arrayLength(&x)) { x[gid.x] = 2.0 * x[gid.x]; }
+            }",
+                    )
+                    .read_write("x"),
+                )
+                .no_fusion("x");
+            b
+        },
+        rustc_errors: &[],
+    },
     // control/
+    Case {
+        fixture: "control/empty-if-block",
+        build: || {
+            let mut b = graph_g();
+            b.output("y", "f32")
+                .owned("flag", "u32", 1)
+                .fill("set", "flag", "1u")
+                .if_block("maybe", "flag", &[])
+                .fill("clear", "y", "0.0");
+            b
+        },
+        rustc_errors: &[],
+    },
     Case {
         fixture: "control/host-task-in-a-loop",
         build: || {
@@ -283,6 +347,21 @@ const CASES: &[Case] = &[
         rustc_errors: &[],
     },
     Case {
+        fixture: "alternatives/host-task-as-a-choice",
+        build: || {
+            let mut b = graph_g();
+            let copy = [("input", "x"), ("output", "y")];
+            b.input("x", "f32")
+                .output("y", "f32")
+                .library("plain", "copy", &copy, &[])
+                .host("look", &[("x", AccessMode::Read)])
+                .library("again", "copy", &copy, &[])
+                .alternatives("pick", &["plain", "look", "again"]);
+            b
+        },
+        rustc_errors: &[],
+    },
+    Case {
         fixture: "alternatives/edge-between-choices",
         build: || {
             let mut b = sobel_or_scharr("gradient");
@@ -341,6 +420,26 @@ const CASES: &[Case] = &[
             b.param("n", "u32")
                 .output("b", "f32")
                 .fill("f", "b[1..params.n]", "0.0");
+            b
+        },
+        rustc_errors: &[],
+    },
+    Case {
+        fixture: "buffers/range-end-underflows",
+        build: || {
+            let mut b = graph_g();
+            b.buffer("a", "f32", Role::Output, Some(16))
+                .fill("f", "a[..a.len() - 20]", "0.0");
+            b
+        },
+        rustc_errors: &[],
+    },
+    Case {
+        fixture: "buffers/range-start-underflows",
+        build: || {
+            let mut b = graph_g();
+            b.buffer("b", "f32", Role::Output, Some(16))
+                .fill("f", "b[b.len() - 20..]", "0.0");
             b
         },
         rustc_errors: &[],
@@ -879,6 +978,18 @@ const CASES: &[Case] = &[
             let mut b = graph_g();
             b.param("a", "f32")
                 .param("__pad0", "vec4<f32>")
+                .output("x", "f32")
+                .fill("f", "x", "params.a");
+            b
+        },
+        rustc_errors: &[],
+    },
+    Case {
+        fixture: "names/param-named-pad1",
+        build: || {
+            let mut b = graph_g();
+            b.param("a", "f32")
+                .param("__pad1", "vec2<f32>")
                 .output("x", "f32")
                 .fill("f", "x", "params.a");
             b

@@ -26,14 +26,17 @@ impl Checker<'_> {
                     continue;
                 };
                 if !matches!(graph.nodes[n].kind, NodeKind::Kernel(_)) {
-                    self.diags.push(Diagnostic::new(
-                        Loc::Node(n),
-                        format!(
-                            "`{choice}` is a {} node, but alternatives `{}` may only choose between kernels",
-                            graph.nodes[n].kind.keyword(),
-                            group.name
-                        ),
-                    ));
+                    self.diags.push(
+                        Diagnostic::new(
+                            Loc::Node(n),
+                            format!(
+                                "`{choice}` is a {} node, but alternatives `{}` may only choose between kernels",
+                                graph.nodes[n].kind.keyword(),
+                                group.name
+                            ),
+                        )
+                        .with_help(format!("take `{choice}` out of `{}`", group.name)),
+                    );
                     continue;
                 }
                 if let Some(other) = owner[n].replace(g) {

@@ -39,6 +39,19 @@ impl Checker<'_> {
                     ),
                 ));
             }
+            if block.nodes.is_empty() {
+                self.diags.push(
+                    Diagnostic::new(
+                        Loc::Block(b),
+                        format!(
+                            "`{keyword} {}` holds no nodes; a block runs the kernels, fills, copies and \
+                             subgraphs written in it",
+                            block.name
+                        ),
+                    )
+                    .with_help("give it the nodes it runs, or remove it"),
+                );
+            }
             let flag = block
                 .kind
                 .flag()

@@ -7,7 +7,7 @@ use super::{Checker, SizeProgram};
 use crate::diagnostic::{Diagnostic, Loc};
 use crate::ir::{ElementRange, NodeKind};
 use crate::layout::ParamsLayout;
-use crate::size::{SizeExpr, SizeStep, evaluate};
+use crate::size::{SizeError, SizeExpr, SizeStep, evaluate};
 
 /// `start..end` of one buffer, in elements.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -85,7 +85,6 @@ impl Checker<'_> {
             start: start?,
             end: end?,
         };
-        let (start, end) = (self.known(&checked.start), self.known(&checked.end));
         let written = |slot: usize| range.and_then(|r| r.bounds()[slot]).is_some();
         let at = |slot: usize| match written(slot) {
             true => Loc::SizeTerm {
@@ -107,6 +106,33 @@ impl Checker<'_> {
         };
         let node = format!("{kind} `{}`", node.name);
         let len = self.graph.buffers[buffer].len;
+        // A bound whose arithmetic fails on the declared lengths (`a.len() - 20` of 16 elements) fails at
+        // every bake: an error now.
+        let mut bounds = [None, None];
+        for (slot, program) in [&checked.start, &checked.end].into_iter().enumerate() {
+            match self.known(program) {
+                Ok(value) => bounds[slot] = value,
+                Err(e) => {
+                    let verb = ["starts", "ends"][slot];
+                    let message = format!(
+                        "the range of `{name}` in {node} {verb} at `{}`, which is always an error: {e}",
+                        program.text
+                    );
+                    let help = match len {
+                        Some(l) => format!(
+                            "a bound of a range of `{name}` lies between 0 and `{name}.len()` = {l}"
+                        ),
+                        None => format!(
+                            "a bound of a range of `{name}` lies between 0 and `{name}.len()`"
+                        ),
+                    };
+                    self.diags
+                        .push(Diagnostic::new(at(slot), message).with_help(help));
+                    return None;
+                }
+            }
+        }
+        let [start, end] = bounds;
         if let (Some(s), Some(e)) = (start, end)
             && s > e
         {
@@ -138,7 +164,8 @@ impl Checker<'_> {
 
     /// The two sides of a copy with a range have one length, when both are known now.
     fn check_copy_lengths(&mut self, n: usize, src: &CheckedRange, dst: &CheckedRange) {
-        let count = |r: &CheckedRange| self.known(&r.end)?.checked_sub(self.known(&r.start)?);
+        let known = |p: &SizeProgram| self.known(p).ok().flatten();
+        let count = |r: &CheckedRange| known(&r.end)?.checked_sub(known(&r.start)?);
         let (Some(from), Some(into)) = (count(src), count(dst)) else {
             return;
         };
@@ -157,16 +184,28 @@ impl Checker<'_> {
         }
     }
 
-    /// A program's value when every buffer length it reads is declared.
-    fn known(&self, program: &SizeProgram) -> Option<u32> {
+    /// A program's value when every buffer length it reads is declared (`Ok(None)` when one is not), or the
+    /// error its arithmetic always gives.
+    fn known(&self, program: &SizeProgram) -> Result<Option<u32>, SizeError> {
         let mut lens = vec![0; self.graph.buffers.len()];
         for step in &program.steps {
             if let SizeStep::Len(b) = *step {
-                let declared = self.graph.buffers.get(b as usize)?.len?;
-                *lens.get_mut(b as usize)? = u32::try_from(declared).ok()?;
+                let declared = self.graph.buffers.get(b as usize).and_then(|b| b.len);
+                let (Some(declared), Some(slot)) = (declared, lens.get_mut(b as usize)) else {
+                    return Ok(None);
+                };
+                let Ok(declared) = u32::try_from(declared) else {
+                    return Ok(None);
+                };
+                *slot = declared;
             }
         }
-        evaluate(&program.steps, &[], &lens).ok()
+        match evaluate(&program.steps, &[], &lens) {
+            Ok(value) => Ok(Some(value)),
+            Err(e @ SizeError::Arithmetic { .. }) => Err(e),
+            // Only a program that bypassed the checks is malformed.
+            Err(SizeError::Malformed) => Ok(None),
+        }
     }
 }
 

@@ -1,5 +1,7 @@
-//! `#[no_fusion]` on a kernel or a fill keeps it out of every group; on the graph, it turns the pass off.
-use graph_runtime::graph;
+//! `#[no_fusion]` on a kernel or a fill keeps it out of every group; on the graph, it turns the pass off. A
+//! choice of alternatives and a member of a block are kernels too, and take it.
+use graph_runtime::desc::OpDesc;
+use graph_runtime::{TaskGraph, graph};
 
 graph! {
     graph On {
@@ -33,7 +35,36 @@ graph! {
     }
 }
 
+graph! {
+    graph Nested {
+        buffers { x: [f32; 64] = output, flag: [u32; 1] }
+        fill a(x = 1.0);
+        fill set(flag = 1u);
+        alternatives pick {
+            #[no_fusion]
+            kernel one = kernels::scale(data: x, alpha: 2.0);
+            kernel other = kernels::scale(data: x, alpha: 3.0);
+        }
+        if maybe(flag) {
+            #[no_fusion]
+            fill again(x = 4.0);
+            fill more(x = 5.0);
+        }
+    }
+}
+
+/// Whether the description keeps node `name` out of fusion.
+fn marked<G: TaskGraph>(name: &str) -> bool {
+    G::DESCRIPTION
+        .nodes
+        .iter()
+        .find(|n| n.name == name)
+        .is_some_and(|n| matches!(&n.op, OpDesc::Kernel(k) if k.no_fusion))
+}
+
 fn main() {
+    assert!(marked::<Nested>("one") && marked::<Nested>("again"));
+    assert!(!marked::<Nested>("other") && !marked::<Nested>("more"));
     assert_eq!(On::FUSED, &[&[OnNode::A, OnNode::B][..]]);
     assert!(Marked::FUSED.is_empty());
     assert!(Off::FUSED.is_empty());
