@@ -702,7 +702,7 @@ impl BakedGraph {
         if let Some(set) = &readback_set {
             self.readbacks.map(set);
         }
-        // The marker of the last submission (not of one before the replay's last host phase).
+        // The marker of the last submission, unless a host phase after it already waited for it.
         let marker = native_recorder
             .and_then(|r| r.marked())
             .filter(|_| last.is_some());
