@@ -154,6 +154,7 @@ impl BakedGraph {
                 transport.storage(),
                 native_recorder::choice(),
                 NativeParamsIn::default(),
+                None,
             )?;
             Ok::<_, Error>((
                 r.bound, r.plan, transport, r.kernels, r.fused, r.desc, gates, native,
@@ -237,6 +238,7 @@ impl BakedGraph {
             self.transport.storage(),
             native_recorder::Choice::Require,
             params_in,
+            None,
         );
         let native = scope.finish_with(built, |reason| Error::Bake {
             graph: self.desc.name.to_string(),
