@@ -402,7 +402,10 @@ impl NativePipeline {
             let pipelines = raw
                 .create_compute_pipelines(shared.cache, &[info], None)
                 .map_err(|(_, e)| format!("Vulkan: compute pipeline: {e}"))?;
-            made.pipeline = pipelines.first().copied().unwrap_or_default();
+            made.pipeline = pipelines
+                .first()
+                .copied()
+                .ok_or_else(|| "Vulkan: compute pipeline: none made".to_string())?;
         }
         Ok(Arc::new(made))
     }
