@@ -155,6 +155,7 @@ impl BakedGraph {
                 transport.storage(),
                 native_recorder::choice(),
                 NativeParamsIn::default(),
+                None,
             )?;
             Ok::<_, Error>((
                 r.bound, r.plan, transport, r.kernels, r.fused, r.desc, gates, native,
@@ -246,6 +247,7 @@ impl BakedGraph {
             self.transport.storage(),
             native_recorder::Choice::Require,
             params_in,
+            None,
         );
         let native = scope.finish_with(built, |reason| Error::Bake {
             graph: self.desc.name.to_string(),
@@ -700,7 +702,7 @@ impl BakedGraph {
         if let Some(set) = &readback_set {
             self.readbacks.map(set);
         }
-        // The marker of the last submission (not of one before the replay's last host phase).
+        // The marker of the last submission, unless a host phase after it already waited for it.
         let marker = native_recorder
             .and_then(|r| r.marked())
             .filter(|_| last.is_some());

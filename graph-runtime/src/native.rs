@@ -1,6 +1,9 @@
 //! The one place the runtime calls a native API directly, through wgpu's hal interop. Every `unsafe` block
 //! of the crate is here, each with the invariant it relies on.
 
+use std::collections::{HashMap, HashSet};
+use std::sync::{Arc, Mutex};
+
 use ash::vk;
 
 /// The validation-layer message ID of the error [`plant_invalid_buffer`] plants.
@@ -147,12 +150,11 @@ pub(crate) enum KernelOf {
     Check(u32),
 }
 
-/// One kernel of a [`NativeGraph`]: its SPIR-V and the buffers its descriptor set binds, binding by binding.
+/// One kernel of a [`NativeGraph`]: its pipeline and the buffers its descriptor set binds, binding by binding.
 pub(crate) struct NativeKernel {
     pub of: KernelOf,
-    /// SPIR-V of the kernel's module, from naga; kernels with equal words share one pipeline.
-    pub spirv: Vec<u32>,
-    pub entry: String,
+    /// Kernels of equal code share one pipeline, and an update's graph the graph's before it.
+    pub pipeline: Arc<NativePipeline>,
     pub buffers: Vec<wgpu::Buffer>,
     /// The buffer and byte offset of its three `u32` workgroup counts, for an indirect dispatch (a gated
     /// member's are its gate's arguments).
@@ -171,15 +173,398 @@ pub(crate) enum NativeParams {
     Uniform(wgpu::Buffer),
 }
 
-/// A baked graph's GPU work as Vulkan secondary command buffers, one per segment (a GPU partition's dispatches
-/// between its copies, uploads, readbacks and interop tasks, which wgpu records), recorded once (and again only when
-/// the parameters or a dispatch size change) and executed from wgpu's command encoder at each replay.
+/// What the native graphs of one baked graph share, kept across its updates: the device, how the
+/// parameters reach the kernels (push constants, or the parameter buffer's set layout), the storage-buffer
+/// set layouts (one per number of bindings, so a descriptor set fits every pipeline of its count), and the
+/// `VkPipelineCache` every pipeline is created through: where the driver keeps compiled code in it, a
+/// pipeline that one update dropped and a later one needs again is not compiled from scratch (llvmpipe
+/// showed no difference).
 ///
 /// Invariants the `unsafe` blocks rely on:
 /// - every Vulkan object here was made on `raw`, the `VkDevice` behind `device`, which this struct keeps
-///   alive (a `wgpu::Device` clone) and outlives them: `Drop` waits for the device, then destroys them;
-/// - the buffers the descriptor sets name (the parameter buffer too) are kept alive by `buffers` for as long
-///   as the sets exist;
+///   alive (a `wgpu::Device` clone);
+/// - every [`NativePipeline`], [`SetPool`] and [`NativeGraph`] made with it holds an `Arc` of it, so its
+///   layouts and cache are destroyed after every object made with them.
+pub(crate) struct NativeShared {
+    device: wgpu::Device,
+    raw: ash::Device,
+    family: u32,
+    /// The size of the push-constant range (0: parameters in a buffer, or none).
+    push_size: u32,
+    /// With a parameter buffer: its set layout, set 1 of every pipeline layout (else null).
+    params_layout: vk::DescriptorSetLayout,
+    /// Storage-buffer set layouts, by their number of bindings.
+    set_layouts: Mutex<HashMap<u32, vk::DescriptorSetLayout>>,
+    cache: vk::PipelineCache,
+}
+
+impl std::fmt::Debug for NativeShared {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("NativeShared")
+            .field("push_size", &self.push_size)
+            .finish_non_exhaustive()
+    }
+}
+
+impl NativeShared {
+    /// The shared objects of native graphs on `device` whose kernels get the parameters as `params` says;
+    /// `None` when `device` is not a Vulkan device.
+    pub(crate) fn new(
+        device: &wgpu::Device,
+        params: &NativeParams,
+    ) -> Option<Result<Arc<Self>, String>> {
+        // SAFETY: the hal device is only read here (its raw handle and queue family), while `device` is alive;
+        // the cloned `ash::Device` is a function table over the same `VkDevice`, which `NativeShared` keeps
+        // alive with a `wgpu::Device` clone (see the struct's invariants).
+        let (raw, family) = {
+            let hal = unsafe { device.as_hal::<wgpu::hal::api::Vulkan>() }?;
+            (hal.raw_device().clone(), hal.queue_family_index())
+        };
+        let mut shared = NativeShared {
+            device: device.clone(),
+            raw,
+            family,
+            push_size: match params {
+                NativeParams::PushConstants(size) => *size,
+                _ => 0,
+            },
+            params_layout: vk::DescriptorSetLayout::null(),
+            set_layouts: Mutex::new(HashMap::new()),
+            cache: vk::PipelineCache::null(),
+        };
+        // On an error `Drop` destroys what was made.
+        Some(shared.make(params).map(|()| Arc::new(shared)))
+    }
+
+    fn make(&mut self, params: &NativeParams) -> Result<(), String> {
+        // SAFETY: `self.raw` is a live device (struct invariant); the create-infos are fully initialised and
+        // borrow data alive for the calls; each object is stored at once for `Drop`.
+        unsafe {
+            self.cache = self
+                .raw
+                .create_pipeline_cache(&vk::PipelineCacheCreateInfo::default(), None)
+                .map_err(vk_err("pipeline cache"))?;
+            if matches!(params, NativeParams::Uniform(_)) {
+                let binding = [vk::DescriptorSetLayoutBinding::default()
+                    .binding(0)
+                    .descriptor_type(vk::DescriptorType::UNIFORM_BUFFER)
+                    .descriptor_count(1)
+                    .stage_flags(vk::ShaderStageFlags::COMPUTE)];
+                self.params_layout = self
+                    .raw
+                    .create_descriptor_set_layout(
+                        &vk::DescriptorSetLayoutCreateInfo::default().bindings(&binding),
+                        None,
+                    )
+                    .map_err(vk_err("parameter set layout"))?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Whether kernels that get the parameters as `params` says fit these layouts.
+    pub(crate) fn fits(&self, params: &NativeParams) -> bool {
+        let uniform = self.params_layout != vk::DescriptorSetLayout::null();
+        match params {
+            NativeParams::None => !uniform && self.push_size == 0,
+            NativeParams::PushConstants(size) => !uniform && self.push_size == *size,
+            NativeParams::Uniform(_) => uniform,
+        }
+    }
+
+    /// The set layout of `bindings` storage buffers, made the first time it is asked for.
+    fn set_layout(&self, bindings: u32) -> Result<vk::DescriptorSetLayout, String> {
+        let mut layouts = self
+            .set_layouts
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some(&layout) = layouts.get(&bindings) {
+            return Ok(layout);
+        }
+        let entries: Vec<vk::DescriptorSetLayoutBinding<'_>> = (0..bindings)
+            .map(|i| {
+                vk::DescriptorSetLayoutBinding::default()
+                    .binding(i)
+                    .descriptor_type(vk::DescriptorType::STORAGE_BUFFER)
+                    .descriptor_count(1)
+                    .stage_flags(vk::ShaderStageFlags::COMPUTE)
+            })
+            .collect();
+        // SAFETY: `self.raw` is a live device (struct invariant); the create-info borrows `entries`, alive for
+        // the call; the layout is stored at once for `Drop`.
+        let layout = unsafe {
+            self.raw.create_descriptor_set_layout(
+                &vk::DescriptorSetLayoutCreateInfo::default().bindings(&entries),
+                None,
+            )
+        }
+        .map_err(vk_err("descriptor set layout"))?;
+        layouts.insert(bindings, layout);
+        Ok(layout)
+    }
+}
+
+impl Drop for NativeShared {
+    fn drop(&mut self) {
+        let layouts = self
+            .set_layouts
+            .get_mut()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        // SAFETY: every object made with these was dropped before (each holds an `Arc` of `self`: struct
+        // invariants); each was made on `self.raw` and is destroyed once (null handles are ignored).
+        unsafe {
+            for &layout in layouts.values().chain([&self.params_layout]) {
+                self.raw.destroy_descriptor_set_layout(layout, None);
+            }
+            self.raw.destroy_pipeline_cache(self.cache, None);
+        }
+    }
+}
+
+/// One compute pipeline with its shader module and pipeline layout, shared (`Arc`) by the native graphs that
+/// bind it: the kernels of equal code in one graph, and the graphs of successive updates, so an update
+/// builds a pipeline only for code it has not got.
+///
+/// Invariants the `unsafe` blocks rely on:
+/// - its objects were made on `shared`'s device, which the `Arc` keeps alive, with `shared`'s layouts;
+/// - it is recorded only into command buffers of a [`NativeGraph`] that holds an `Arc` of it, and a graph
+///   waits for the last submission that executes them before it lets its `Arc`s go (`NativeGraph`'s `Drop`):
+///   when the last `Arc` goes, no pending submission uses the pipeline.
+pub(crate) struct NativePipeline {
+    shared: Arc<NativeShared>,
+    shader: vk::ShaderModule,
+    layout: vk::PipelineLayout,
+    pipeline: vk::Pipeline,
+    /// Its storage-buffer bindings: its descriptor sets are of `shared`'s layout of this many.
+    bindings: u32,
+}
+
+impl std::fmt::Debug for NativePipeline {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("NativePipeline")
+            .field("bindings", &self.bindings)
+            .finish_non_exhaustive()
+    }
+}
+
+impl NativePipeline {
+    /// The pipeline of `spirv`'s entry point `entry`, which binds `bindings` storage buffers as set 0 (and
+    /// reads the parameters as `shared` says).
+    pub(crate) fn new(
+        shared: &Arc<NativeShared>,
+        spirv: &[u32],
+        entry: &str,
+        bindings: u32,
+    ) -> Result<Arc<Self>, String> {
+        let entry = std::ffi::CString::new(entry)
+            .map_err(|_| "an entry point name holds a NUL".to_string())?;
+        let set_layout = shared.set_layout(bindings)?;
+        let raw = &shared.raw;
+        // On an error `Drop` destroys what was made (null handles are ignored).
+        let mut made = NativePipeline {
+            shared: shared.clone(),
+            shader: vk::ShaderModule::null(),
+            layout: vk::PipelineLayout::null(),
+            pipeline: vk::Pipeline::null(),
+            bindings,
+        };
+        let ranges = [vk::PushConstantRange::default()
+            .stage_flags(vk::ShaderStageFlags::COMPUTE)
+            .offset(0)
+            .size(shared.push_size)];
+        let with_params = [set_layout, shared.params_layout];
+        let set_layouts = if shared.params_layout == vk::DescriptorSetLayout::null() {
+            &with_params[..1]
+        } else {
+            &with_params[..]
+        };
+        let mut layout_info = vk::PipelineLayoutCreateInfo::default().set_layouts(set_layouts);
+        if shared.push_size > 0 {
+            layout_info = layout_info.push_constant_ranges(&ranges);
+        }
+        // SAFETY: `raw` is `shared`'s live device (its invariants); every create-info is fully initialised
+        // and borrows data that outlives the call; each object is stored in `made` at once, so its `Drop`
+        // destroys it whatever fails later.
+        unsafe {
+            made.shader = raw
+                .create_shader_module(&vk::ShaderModuleCreateInfo::default().code(spirv), None)
+                .map_err(vk_err("shader module"))?;
+            made.layout = raw
+                .create_pipeline_layout(&layout_info, None)
+                .map_err(vk_err("pipeline layout"))?;
+            let stage = vk::PipelineShaderStageCreateInfo::default()
+                .stage(vk::ShaderStageFlags::COMPUTE)
+                .module(made.shader)
+                .name(&entry);
+            let info = vk::ComputePipelineCreateInfo::default()
+                .stage(stage)
+                .layout(made.layout);
+            let pipelines = raw
+                .create_compute_pipelines(shared.cache, &[info], None)
+                .map_err(|(_, e)| format!("Vulkan: compute pipeline: {e}"))?;
+            made.pipeline = pipelines
+                .first()
+                .copied()
+                .ok_or_else(|| "Vulkan: compute pipeline: none made".to_string())?;
+        }
+        Ok(Arc::new(made))
+    }
+}
+
+impl Drop for NativePipeline {
+    fn drop(&mut self) {
+        let raw = &self.shared.raw;
+        // SAFETY: no pending submission uses the pipeline (struct invariants); each object was made on
+        // `raw` and is destroyed once (null handles are ignored).
+        unsafe {
+            raw.destroy_pipeline(self.pipeline, None);
+            raw.destroy_pipeline_layout(self.layout, None);
+            raw.destroy_shader_module(self.shader, None);
+        }
+    }
+}
+
+/// A descriptor pool and the buffers its sets name, shared (`Arc`) by the native graphs that bind its sets:
+/// an update's graph takes the sets of the graph before it that bind the same buffers.
+///
+/// Invariants the `unsafe` blocks rely on:
+/// - the pool was made on `shared`'s device, which the `Arc` keeps alive, and its sets with `shared`'s layouts;
+/// - `buffers` keeps every buffer its sets name alive as long as the pool;
+/// - its sets are written only before any command buffer records them, and recorded only into command
+///   buffers of a [`NativeGraph`] that holds an `Arc` of the pool, which waits for the last submission that
+///   executes them before it lets the `Arc` go: when the last `Arc` goes, no pending submission uses them.
+struct SetPool {
+    shared: Arc<NativeShared>,
+    pool: vk::DescriptorPool,
+    buffers: Vec<wgpu::Buffer>,
+}
+
+impl SetPool {
+    /// A pool with room for `sets` sets of `storage` storage-buffer descriptors in all, and one uniform one.
+    fn new(shared: &Arc<NativeShared>, sets: u32, storage: u32) -> Result<Self, String> {
+        let sizes = [
+            vk::DescriptorPoolSize::default()
+                .ty(vk::DescriptorType::STORAGE_BUFFER)
+                .descriptor_count(storage.max(1)),
+            vk::DescriptorPoolSize::default()
+                .ty(vk::DescriptorType::UNIFORM_BUFFER)
+                .descriptor_count(1),
+        ];
+        // SAFETY: `shared.raw` is a live device (its invariants); the create-info borrows `sizes`, alive for
+        // the call.
+        let pool = unsafe {
+            shared.raw.create_descriptor_pool(
+                &vk::DescriptorPoolCreateInfo::default()
+                    .max_sets(sets)
+                    .pool_sizes(&sizes),
+                None,
+            )
+        }
+        .map_err(vk_err("descriptor pool"))?;
+        Ok(SetPool {
+            shared: shared.clone(),
+            pool,
+            buffers: Vec::new(),
+        })
+    }
+
+    /// A set of `shared`'s layout of `buffers.len()` storage buffers over `buffers`, binding by binding; the
+    /// caller counted it in the pool's room.
+    fn storage_set(&mut self, buffers: &[wgpu::Buffer]) -> Result<vk::DescriptorSet, String> {
+        let layout = self.shared.set_layout(buffers.len() as u32)?;
+        let set = self.allocate(layout, "descriptor set")?;
+        let mut infos = Vec::with_capacity(buffers.len());
+        for buffer in buffers {
+            infos.push([vk::DescriptorBufferInfo::default()
+                .buffer(raw_buffer(buffer)?)
+                .offset(0)
+                .range(vk::WHOLE_SIZE)]);
+        }
+        let writes: Vec<vk::WriteDescriptorSet<'_>> = infos
+            .iter()
+            .enumerate()
+            .map(|(i, info)| {
+                vk::WriteDescriptorSet::default()
+                    .dst_set(set)
+                    .dst_binding(i as u32)
+                    .descriptor_type(vk::DescriptorType::STORAGE_BUFFER)
+                    .buffer_info(info)
+            })
+            .collect();
+        // SAFETY: `set` was just allocated, so no command buffer records it yet; every write names a live
+        // buffer, kept alive in `self.buffers` as long as the pool (struct invariants).
+        unsafe { self.shared.raw.update_descriptor_sets(&writes, &[]) };
+        self.buffers.extend(buffers.iter().cloned());
+        Ok(set)
+    }
+
+    /// The parameter buffer's set, of `shared`'s parameter layout; the pool has room for one.
+    fn params_set(&mut self, buffer: &wgpu::Buffer) -> Result<vk::DescriptorSet, String> {
+        let set = self.allocate(self.shared.params_layout, "parameter descriptor set")?;
+        let info = [vk::DescriptorBufferInfo::default()
+            .buffer(raw_buffer(buffer)?)
+            .offset(0)
+            .range(vk::WHOLE_SIZE)];
+        let write = vk::WriteDescriptorSet::default()
+            .dst_set(set)
+            .dst_binding(0)
+            .descriptor_type(vk::DescriptorType::UNIFORM_BUFFER)
+            .buffer_info(&info);
+        // SAFETY: as in `storage_set`.
+        unsafe { self.shared.raw.update_descriptor_sets(&[write], &[]) };
+        self.buffers.push(buffer.clone());
+        Ok(set)
+    }
+
+    /// One descriptor set of `layout` from the pool, whose room the caller has counted.
+    fn allocate(
+        &self,
+        layout: vk::DescriptorSetLayout,
+        what: &'static str,
+    ) -> Result<vk::DescriptorSet, String> {
+        let layouts = [layout];
+        // SAFETY: the pool and the layout are live objects of `shared.raw` (struct invariants); a pool out of
+        // room is an error, not undefined behaviour.
+        let sets = unsafe {
+            self.shared.raw.allocate_descriptor_sets(
+                &vk::DescriptorSetAllocateInfo::default()
+                    .descriptor_pool(self.pool)
+                    .set_layouts(&layouts),
+            )
+        }
+        .map_err(vk_err(what))?;
+        sets.first()
+            .copied()
+            .ok_or_else(|| format!("Vulkan: {what}: none allocated"))
+    }
+}
+
+impl Drop for SetPool {
+    fn drop(&mut self) {
+        // SAFETY: no pending submission uses its sets (struct invariants); destroying the pool frees them.
+        unsafe { self.shared.raw.destroy_descriptor_pool(self.pool, None) };
+    }
+}
+
+/// A descriptor set of a shared [`SetPool`].
+#[derive(Clone)]
+struct SharedSet {
+    /// Held, never read: the set lives as long as its pool.
+    _pool: Arc<SetPool>,
+    set: vk::DescriptorSet,
+}
+
+/// A baked graph's GPU work as Vulkan secondary command buffers, one per segment (a GPU partition's dispatches
+/// between its copies, uploads, readbacks and interop tasks, which wgpu records), recorded once (and again only when
+/// the parameters or a dispatch size change) and executed from wgpu's command encoder at each replay. Its
+/// pipelines and descriptor sets are shared with the graphs of the baked graph's updates before and after it.
+///
+/// Invariants the `unsafe` blocks rely on:
+/// - every Vulkan object here was made on `raw`, the `VkDevice` behind `device` (`shared`'s), which this
+///   struct keeps alive (a `wgpu::Device` clone) and outlives them: `Drop` waits for `last`, then destroys
+///   them, then lets go of the shared pipelines and descriptor pools, which other graphs may still hold;
+/// - the buffers the descriptor sets name are kept alive by their pools, the indirect arguments' by
+///   `buffers`, for as long as the command buffers that record them;
 /// - the query pool is replaced, and its results read, only when no submission that writes it is pending
 ///   (`last` is waited for first);
 /// - a command buffer is reset and recorded only when no submission that executes it is pending (`last` is
@@ -189,29 +574,32 @@ pub(crate) enum NativeParams {
 pub(crate) struct NativeGraph {
     device: wgpu::Device,
     raw: ash::Device,
-    shaders: Vec<vk::ShaderModule>,
-    set_layouts: Vec<vk::DescriptorSetLayout>,
-    layouts: Vec<vk::PipelineLayout>,
-    pipelines: Vec<vk::Pipeline>,
-    descriptor_pool: vk::DescriptorPool,
+    shared: Arc<NativeShared>,
+    /// Every pipeline the kernels bind, each once.
+    pipelines: Vec<Arc<NativePipeline>>,
+    /// The storage descriptor sets, one per list of buffers some kernel binds: what the next update's graph
+    /// takes where its kernels bind the same.
+    sets_by_buffers: HashMap<Vec<wgpu::Buffer>, SharedSet>,
     /// Per node: its pipeline, its descriptor set, and its indirect arguments' buffer and offset.
     sets: Vec<Option<(usize, vk::DescriptorSet, Option<IndirectArgs>)>>,
     /// Per block: its gate's pipeline, descriptor set and workgroups.
     gates: Vec<Option<(usize, vk::DescriptorSet, u32)>>,
     /// Per node: the pipeline and descriptor set of the check of its indirect counts.
     checks: Vec<Option<(usize, vk::DescriptorSet)>>,
-    /// With a parameter buffer: its set layout (set 1 of every pipeline layout) and its one descriptor set.
-    params_layout: vk::DescriptorSetLayout,
-    params_set: Option<vk::DescriptorSet>,
+    /// With a parameter buffer: the buffer and its descriptor set (set 1 of every pipeline layout).
+    params_set: Option<(wgpu::Buffer, SharedSet)>,
     command_pool: vk::CommandPool,
     /// One secondary command buffer per segment.
     segments: Vec<vk::CommandBuffer>,
+    /// The indirect arguments' buffers.
     buffers: Vec<wgpu::Buffer>,
     /// The size of the push-constant range (0: parameters in a buffer, or none).
     push_size: u32,
     /// Timestamp queries for profiled recordings, and how many the pool holds; made at the first profile.
     queries: vk::QueryPool,
     query_capacity: u32,
+    /// How many descriptor sets it made (the rest it took from the graph before it).
+    pub(crate) sets_built: usize,
     /// The submission that last executed the command buffers.
     pub(crate) last: Option<wgpu::SubmissionIndex>,
 }
@@ -226,229 +614,132 @@ impl std::fmt::Debug for NativeGraph {
 }
 
 impl NativeGraph {
-    /// Pipelines, descriptor sets and one secondary command buffer per segment, on `device`; `None`
-    /// when it is not a Vulkan device. Not recorded yet: see [`NativeGraph::record`].
+    /// Descriptor sets and one secondary command buffer per segment for `kernels`, made with `shared`, whose
+    /// kernels read the parameters as `params` says (as `shared` was made for). The descriptor sets of
+    /// `previous` (the graph an update replaces) that bind the same buffers are taken rather than made. Not
+    /// recorded yet: see [`NativeGraph::record`].
     pub(crate) fn new(
-        device: &wgpu::Device,
+        shared: &Arc<NativeShared>,
         (node_count, block_count): (usize, usize),
         kernels: Vec<NativeKernel>,
         params: NativeParams,
         segments: usize,
-    ) -> Option<Result<Self, String>> {
-        // SAFETY: the hal device is only read here (its raw handle and queue family), while `device` is alive;
-        // the cloned `ash::Device` is a function table over the same `VkDevice`, which `NativeGraph` keeps
-        // alive with a `wgpu::Device` clone (see the struct's invariants).
-        let (raw, family) = {
-            let hal = unsafe { device.as_hal::<wgpu::hal::api::Vulkan>() }?;
-            (hal.raw_device().clone(), hal.queue_family_index())
-        };
+        previous: Option<&NativeGraph>,
+    ) -> Result<Self, String> {
+        if !shared.fits(&params) {
+            return Err("the native pipelines were made for other parameters".into());
+        }
         let mut graph = NativeGraph {
-            device: device.clone(),
-            raw,
-            shaders: Vec::new(),
-            set_layouts: Vec::new(),
-            layouts: Vec::new(),
+            device: shared.device.clone(),
+            raw: shared.raw.clone(),
+            shared: shared.clone(),
             pipelines: Vec::new(),
-            descriptor_pool: vk::DescriptorPool::null(),
+            sets_by_buffers: HashMap::new(),
             sets: vec![None; node_count],
             gates: vec![None; block_count],
             checks: vec![None; node_count],
-            params_layout: vk::DescriptorSetLayout::null(),
             params_set: None,
             command_pool: vk::CommandPool::null(),
             segments: Vec::new(),
             buffers: Vec::new(),
-            push_size: match params {
-                NativeParams::PushConstants(size) => size,
-                _ => 0,
-            },
+            push_size: shared.push_size,
             queries: vk::QueryPool::null(),
             query_capacity: 0,
+            sets_built: 0,
             last: None,
         };
+        // Sets only fit the layouts they were made with: a graph of other layouts gives none.
+        let previous = previous.filter(|p| Arc::ptr_eq(&p.shared, shared));
         // On an error the objects made so far are destroyed by `Drop`.
-        let built = graph
-            .params_layout(&params)
-            .and_then(|()| graph.build(kernels, family, segments))
-            .and_then(|()| graph.params_set(params));
-        Some(built.map(|()| graph))
+        graph.sets(&kernels, params, previous)?;
+        graph.build(kernels, segments)?;
+        Ok(graph)
     }
 
-    /// The set layout of a parameter buffer, when the parameters are in one.
-    fn params_layout(&mut self, params: &NativeParams) -> Result<(), String> {
-        if !matches!(params, NativeParams::Uniform(_)) {
-            return Ok(());
-        }
-        let binding = [vk::DescriptorSetLayoutBinding::default()
-            .binding(0)
-            .descriptor_type(vk::DescriptorType::UNIFORM_BUFFER)
-            .descriptor_count(1)
-            .stage_flags(vk::ShaderStageFlags::COMPUTE)];
-        // SAFETY: `self.raw` is a live device (struct invariant); the create-info borrows `binding`, alive
-        // for the call; the layout is stored at once for `Drop`.
-        self.params_layout = unsafe {
-            self.raw.create_descriptor_set_layout(
-                &vk::DescriptorSetLayoutCreateInfo::default().bindings(&binding),
-                None,
-            )
-        }
-        .map_err(vk_err("parameter set layout"))?;
-        Ok(())
-    }
-
-    /// The parameter buffer's descriptor set, from the pool `build` made with room for it.
-    fn params_set(&mut self, params: NativeParams) -> Result<(), String> {
-        let NativeParams::Uniform(buffer) = params else {
-            return Ok(());
-        };
-        // The pool has room for one more set and one uniform descriptor (`build`).
-        let set = self.allocate_set(self.params_layout, "parameter descriptor set")?;
-        let info = [vk::DescriptorBufferInfo::default()
-            .buffer(raw_buffer(&buffer)?)
-            .offset(0)
-            .range(vk::WHOLE_SIZE)];
-        let write = vk::WriteDescriptorSet::default()
-            .dst_set(set)
-            .dst_binding(0)
-            .descriptor_type(vk::DescriptorType::UNIFORM_BUFFER)
-            .buffer_info(&info);
-        // SAFETY: `set` is unused by any command buffer yet; it names a live buffer, kept alive in
-        // `self.buffers` as long as the set (struct invariant).
-        unsafe { self.raw.update_descriptor_sets(&[write], &[]) };
-        self.buffers.push(buffer);
-        self.params_set = Some(set);
-        Ok(())
-    }
-
-    fn build(
+    /// The descriptor sets: `previous`'s that bind the same buffers, the others made in one pool.
+    fn sets(
         &mut self,
-        kernels: Vec<NativeKernel>,
-        family: u32,
-        segments: usize,
+        kernels: &[NativeKernel],
+        params: NativeParams,
+        previous: Option<&NativeGraph>,
     ) -> Result<(), String> {
-        let mut pipeline_of: Vec<(Vec<u32>, String, usize)> = Vec::new();
-        let mut per_kernel: Vec<usize> = Vec::new();
-        for k in &kernels {
-            if let Some(&(_, _, p)) = pipeline_of
-                .iter()
-                .find(|(w, e, _)| *w == k.spirv && *e == k.entry)
-            {
-                per_kernel.push(p);
+        // The lists of buffers that need a set of their own, each once. (A wgpu handle hashes and compares
+        // by its identity, which never changes.)
+        let mut new: Vec<&[wgpu::Buffer]> = Vec::new();
+        #[allow(clippy::mutable_key_type)]
+        let mut listed: HashSet<&[wgpu::Buffer]> = HashSet::new();
+        for k in kernels {
+            let buffers = k.buffers.as_slice();
+            if self.sets_by_buffers.contains_key(buffers) || listed.contains(buffers) {
                 continue;
             }
-            let bindings: Vec<vk::DescriptorSetLayoutBinding<'_>> = (0..k.buffers.len() as u32)
-                .map(|i| {
-                    vk::DescriptorSetLayoutBinding::default()
-                        .binding(i)
-                        .descriptor_type(vk::DescriptorType::STORAGE_BUFFER)
-                        .descriptor_count(1)
-                        .stage_flags(vk::ShaderStageFlags::COMPUTE)
-                })
-                .collect();
-            let entry = std::ffi::CString::new(k.entry.clone())
-                .map_err(|_| "an entry point name holds a NUL".to_string())?;
-            // SAFETY: `self.raw` is a live device (struct invariant); every create-info is fully initialised
-            // and borrows data that outlives the call; each object is pushed to `self` at once, so `Drop`
-            // destroys it whatever fails later.
-            unsafe {
-                let shader = self
-                    .raw
-                    .create_shader_module(
-                        &vk::ShaderModuleCreateInfo::default().code(&k.spirv),
-                        None,
-                    )
-                    .map_err(vk_err("shader module"))?;
-                self.shaders.push(shader);
-                let set_layout = self
-                    .raw
-                    .create_descriptor_set_layout(
-                        &vk::DescriptorSetLayoutCreateInfo::default().bindings(&bindings),
-                        None,
-                    )
-                    .map_err(vk_err("descriptor set layout"))?;
-                self.set_layouts.push(set_layout);
-                let ranges = [vk::PushConstantRange::default()
-                    .stage_flags(vk::ShaderStageFlags::COMPUTE)
-                    .offset(0)
-                    .size(self.push_size)];
-                let with_params = [set_layout, self.params_layout];
-                let set_layouts = if self.params_layout == vk::DescriptorSetLayout::null() {
-                    &with_params[..1]
-                } else {
-                    &with_params[..]
-                };
-                let mut layout_info =
-                    vk::PipelineLayoutCreateInfo::default().set_layouts(set_layouts);
-                if self.push_size > 0 {
-                    layout_info = layout_info.push_constant_ranges(&ranges);
+            match previous.and_then(|p| p.sets_by_buffers.get(buffers)) {
+                Some(set) => {
+                    self.sets_by_buffers.insert(buffers.to_vec(), set.clone());
                 }
-                let layout = self
-                    .raw
-                    .create_pipeline_layout(&layout_info, None)
-                    .map_err(vk_err("pipeline layout"))?;
-                self.layouts.push(layout);
-                let stage = vk::PipelineShaderStageCreateInfo::default()
-                    .stage(vk::ShaderStageFlags::COMPUTE)
-                    .module(shader)
-                    .name(&entry);
-                let info = vk::ComputePipelineCreateInfo::default()
-                    .stage(stage)
-                    .layout(layout);
-                let pipeline = self
-                    .raw
-                    .create_compute_pipelines(vk::PipelineCache::null(), &[info], None)
-                    .map_err(|(_, e)| format!("Vulkan: compute pipeline: {e}"))?;
-                self.pipelines.extend(pipeline);
+                None => {
+                    listed.insert(buffers);
+                    new.push(buffers);
+                }
             }
-            let p = self.pipelines.len() - 1;
-            pipeline_of.push((k.spirv.clone(), k.entry.clone(), p));
-            per_kernel.push(p);
         }
+        let params_buffer = match params {
+            NativeParams::Uniform(buffer) => Some(buffer),
+            _ => None,
+        };
+        let old_params = previous
+            .and_then(|p| p.params_set.as_ref())
+            .filter(|(buffer, _)| Some(buffer) == params_buffer.as_ref());
+        self.params_set = old_params.cloned();
+        let new_params = params_buffer.filter(|_| self.params_set.is_none());
+        let sets = new.len() + usize::from(new_params.is_some());
+        if sets == 0 {
+            return Ok(());
+        }
+        let storage = new.iter().map(|b| b.len() as u32).sum();
+        let mut pool = SetPool::new(&self.shared, sets as u32, storage)?;
+        let mut made = Vec::with_capacity(new.len());
+        for buffers in new {
+            made.push((buffers, pool.storage_set(buffers)?));
+        }
+        let params_set = match &new_params {
+            Some(buffer) => Some(pool.params_set(buffer)?),
+            None => None,
+        };
+        let pool = Arc::new(pool);
+        for (buffers, set) in made {
+            let shared = SharedSet {
+                _pool: pool.clone(),
+                set,
+            };
+            self.sets_by_buffers.insert(buffers.to_vec(), shared);
+        }
+        if let (Some(buffer), Some(set)) = (new_params, params_set) {
+            self.params_set = Some((buffer, SharedSet { _pool: pool, set }));
+        }
+        self.sets_built = sets;
+        Ok(())
+    }
 
-        let descriptors: u32 = kernels.iter().map(|k| k.buffers.len() as u32).sum();
-        // Room for the parameter buffer's set too, which `params_set` takes.
-        let sizes = [
-            vk::DescriptorPoolSize::default()
-                .ty(vk::DescriptorType::STORAGE_BUFFER)
-                .descriptor_count(descriptors.max(1)),
-            vk::DescriptorPoolSize::default()
-                .ty(vk::DescriptorType::UNIFORM_BUFFER)
-                .descriptor_count(1),
-        ];
-        // SAFETY: as above; the pool is stored at once for `Drop`.
-        self.descriptor_pool = unsafe {
-            self.raw.create_descriptor_pool(
-                &vk::DescriptorPoolCreateInfo::default()
-                    .max_sets(kernels.len() as u32 + 1)
-                    .pool_sizes(&sizes),
-                None,
-            )
-        }
-        .map_err(vk_err("descriptor pool"))?;
-        for (k, &p) in kernels.iter().zip(&per_kernel) {
-            // The pool has room for one set per kernel (`max_sets`, and one descriptor per binding).
-            let set = self.allocate_set(self.set_layouts[p], "descriptor set")?;
-            let mut infos = Vec::with_capacity(k.buffers.len());
-            for buffer in &k.buffers {
-                infos.push([vk::DescriptorBufferInfo::default()
-                    .buffer(raw_buffer(buffer)?)
-                    .offset(0)
-                    .range(vk::WHOLE_SIZE)]);
-                self.buffers.push(buffer.clone());
-            }
-            let writes: Vec<vk::WriteDescriptorSet<'_>> = infos
+    /// Each kernel's pipeline and set in the tables the recording reads, and the command buffers.
+    fn build(&mut self, kernels: Vec<NativeKernel>, segments: usize) -> Result<(), String> {
+        for k in &kernels {
+            let p = match self
+                .pipelines
                 .iter()
-                .enumerate()
-                .map(|(i, info)| {
-                    vk::WriteDescriptorSet::default()
-                        .dst_set(set)
-                        .dst_binding(i as u32)
-                        .descriptor_type(vk::DescriptorType::STORAGE_BUFFER)
-                        .buffer_info(info)
-                })
-                .collect();
-            // SAFETY: `set` is unused by any command buffer yet; every write names a live buffer.
-            unsafe { self.raw.update_descriptor_sets(&writes, &[]) };
+                .position(|p| Arc::ptr_eq(p, &k.pipeline))
+            {
+                Some(p) => p,
+                None => {
+                    self.pipelines.push(k.pipeline.clone());
+                    self.pipelines.len() - 1
+                }
+            };
+            let set = self
+                .sets_by_buffers
+                .get(k.buffers.as_slice())
+                .map(|s| s.set)
+                .ok_or_else(|| format!("{:?} has no descriptor set", k.of))?;
             let indirect = match &k.indirect {
                 Some((buffer, offset)) => {
                     self.buffers.push(buffer.clone());
@@ -472,13 +763,14 @@ impl NativeGraph {
             }
         }
 
-        // SAFETY: as above; the pool and its command buffers are stored at once for `Drop`.
+        // SAFETY: `self.raw` is a live device (struct invariant); the pool and its command buffers are stored
+        // at once for `Drop`.
         unsafe {
             self.command_pool = self
                 .raw
                 .create_command_pool(
                     &vk::CommandPoolCreateInfo::default()
-                        .queue_family_index(family)
+                        .queue_family_index(self.shared.family)
                         .flags(vk::CommandPoolCreateFlags::RESET_COMMAND_BUFFER),
                     None,
                 )
@@ -497,29 +789,6 @@ impl NativeGraph {
         }
         Ok(())
     }
-
-    /// One descriptor set of `layout` from the graph's pool, whose room the caller has counted.
-    fn allocate_set(
-        &self,
-        layout: vk::DescriptorSetLayout,
-        what: &'static str,
-    ) -> Result<vk::DescriptorSet, String> {
-        let layouts = [layout];
-        // SAFETY: the pool and the layout are live objects of `self.raw` (struct invariant); a pool out of
-        // room is an error, not undefined behaviour.
-        let sets = unsafe {
-            self.raw.allocate_descriptor_sets(
-                &vk::DescriptorSetAllocateInfo::default()
-                    .descriptor_pool(self.descriptor_pool)
-                    .set_layouts(&layouts),
-            )
-        }
-        .map_err(vk_err(what))?;
-        sets.first()
-            .copied()
-            .ok_or_else(|| format!("Vulkan: {what}: none allocated"))
-    }
-
     /// A query pool of at least `count` timestamp queries, for profiled recordings. The caller has waited for
     /// `last`.
     pub(crate) fn reserve_queries(&mut self, count: u32) -> Result<(), String> {
@@ -752,28 +1021,31 @@ impl NativeGraph {
     /// constants `params` if the graph has them, and the dispatch.
     fn dispatch(&self, cb: vk::CommandBuffer, run: &Run, params: &[u8], bound: &mut Option<usize>) {
         let p = run.pipeline;
-        let with_params = [run.set, self.params_set.unwrap_or(run.set)];
-        let sets = if self.params_set.is_some() {
+        let pipeline = &self.pipelines[p];
+        let params_set = self.params_set.as_ref().map(|(_, s)| s.set);
+        let with_params = [run.set, params_set.unwrap_or(run.set)];
+        let sets = if params_set.is_some() {
             &with_params[..]
         } else {
             &with_params[..1]
         };
         let [x, y, z] = run.counts;
-        // SAFETY: `cb` is recording (the caller, `record`, began it); pipeline, layout and set were made
-        // together for this kernel (the parameter set's layout is set 1 of every layout); `params` is the
+        // SAFETY: `cb` is recording (the caller, `record`, began it); the set is of `shared`'s layout for the
+        // pipeline's number of bindings, set 0 of its layout (the parameter set's layout is set 1 of every
+        // layout), and the graph holds both (`Arc`s) as long as its command buffers; `params` is the
         // size of the push-constant range (checked at bake); an indirect buffer is alive with `self` and holds
         // three `u32`s at its offset (the plan's, the gates' and the checks' layouts), made visible to the
         // indirect read by a barrier after what wrote them.
         unsafe {
             if *bound != Some(p) {
                 self.raw
-                    .cmd_bind_pipeline(cb, vk::PipelineBindPoint::COMPUTE, self.pipelines[p]);
+                    .cmd_bind_pipeline(cb, vk::PipelineBindPoint::COMPUTE, pipeline.pipeline);
                 *bound = Some(p);
             }
             self.raw.cmd_bind_descriptor_sets(
                 cb,
                 vk::PipelineBindPoint::COMPUTE,
-                self.layouts[p],
+                pipeline.layout,
                 0,
                 sets,
                 &[],
@@ -781,7 +1053,7 @@ impl NativeGraph {
             if self.push_size > 0 {
                 self.raw.cmd_push_constants(
                     cb,
-                    self.layouts[p],
+                    pipeline.layout,
                     vk::ShaderStageFlags::COMPUTE,
                     0,
                     params,
@@ -828,29 +1100,11 @@ impl Drop for NativeGraph {
         }
         // SAFETY: nothing pending uses these objects any more (waited above: every submission executing them
         // is at or before `last`); each was made on `self.raw` and is destroyed once (null handles are
-        // ignored by Vulkan).
+        // ignored by Vulkan). The shared pipelines and descriptor pools go with the fields, after this wait:
+        // each is destroyed when the last graph that holds it lets it go.
         unsafe {
-            if self.command_pool != vk::CommandPool::null() {
-                self.raw.destroy_command_pool(self.command_pool, None);
-            }
-            if self.queries != vk::QueryPool::null() {
-                self.raw.destroy_query_pool(self.queries, None);
-            }
-            if self.descriptor_pool != vk::DescriptorPool::null() {
-                self.raw.destroy_descriptor_pool(self.descriptor_pool, None);
-            }
-            for &p in &self.pipelines {
-                self.raw.destroy_pipeline(p, None);
-            }
-            for &l in &self.layouts {
-                self.raw.destroy_pipeline_layout(l, None);
-            }
-            for &l in self.set_layouts.iter().chain([&self.params_layout]) {
-                self.raw.destroy_descriptor_set_layout(l, None);
-            }
-            for &s in &self.shaders {
-                self.raw.destroy_shader_module(s, None);
-            }
+            self.raw.destroy_command_pool(self.command_pool, None);
+            self.raw.destroy_query_pool(self.queries, None);
         }
     }
 }

@@ -17,6 +17,7 @@
 //! `GRAPH_RUNTIME_RECORDER=portable` turns it off; `=native` makes a graph that cannot use it, or a failure
 //! to build it, a bake error instead of a quiet fall back to the portable recorder.
 
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 use graph_core::desc::{DispatchDesc, GraphDesc, OpDesc};
@@ -29,7 +30,8 @@ use crate::gate::{GATE_WGSL, Gates};
 use crate::gpu::Gpu;
 pub(crate) use crate::native::TimedDispatch;
 use crate::native::{
-    KernelOf, Marker, NativeGraph, NativeKernel, NativeParams, Recorded, RecordedLevel, queries_of,
+    KernelOf, Marker, NativeGraph, NativeKernel, NativeParams, NativePipeline, NativeShared,
+    Recorded, RecordedLevel, queries_of,
 };
 use crate::recorder::Recorder;
 use crate::replay::Kernels;
@@ -73,8 +75,19 @@ pub(crate) fn choice() -> Choice {
 #[derive(Debug)]
 pub(crate) struct NativeReplay {
     graph: NativeGraph,
-    /// Recorded ahead of the first replay's command buffers, then dropped (see [`InitPass`]).
+    /// What the graphs of the baked graph's updates share: layouts and the pipeline cache.
+    shared: Arc<NativeShared>,
+    /// Every pipeline the graph binds, by what its SPIR-V was made from: an update takes those of equal key.
+    pipelines: HashMap<PipelineKey, Arc<NativePipeline>>,
+    /// The pipeline of the init pass, kept for updates.
+    init_pipeline: InitPipeline,
+    /// Recorded ahead of the first replay's command buffers, then dropped (see [`InitPass`]); none when
+    /// every buffer was in an earlier one.
     init: Option<InitPass>,
+    /// The bound buffers, by index: an update's init pass binds only the buffers that are new to it.
+    bound: Vec<wgpu::Buffer>,
+    /// The checked copies of counts kernels wrote, if any kernel dispatches from them.
+    checked_counts: Option<wgpu::Buffer>,
     /// The parameter buffer, with [`NativeParamsIn::Buffer`] and parameters.
     params: Option<ParamsBuffer>,
     /// What the command buffers hold; `None` before the first recording.
@@ -83,6 +96,63 @@ pub(crate) struct NativeReplay {
     has_dispatches: Vec<bool>,
     /// Written at the end of each submission: waiting reads it rather than waiting for wgpu's fence.
     marker: Arc<Marker>,
+    /// What making it built (the rest it took from the replay it updates).
+    pub(crate) built: NativeBuilt,
+}
+
+/// The native pipelines and descriptor sets a [`NativeReplay`] made, rather than took from the one before.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct NativeBuilt {
+    pub pipelines: usize,
+    pub sets: usize,
+}
+
+/// What a native pipeline is made from: its WGSL module, entry point, override constants (name, value's
+/// bits) and storage-buffer bindings. Equal keys make equal SPIR-V, so naga runs once per key.
+type PipelineKey = (String, String, Vec<(&'static str, u64)>, u32);
+
+/// The native pipelines of one [`NativeReplay::new`]: those of the replay before it taken where their keys
+/// are equal, the others made (SPIR-V from naga, then Vulkan) and counted.
+struct Pipelines<'a> {
+    shared: &'a Arc<NativeShared>,
+    old: Option<&'a HashMap<PipelineKey, Arc<NativePipeline>>>,
+    made: HashMap<PipelineKey, Arc<NativePipeline>>,
+    built: usize,
+}
+
+impl Pipelines<'_> {
+    /// The pipeline of `source`'s `entry` with override `constants`, binding `bindings` storage buffers; an
+    /// error says what the kernel lacks ("has no SPIR-V: ..").
+    fn get(
+        &mut self,
+        source: String,
+        entry: &str,
+        constants: &[(&'static str, f64)],
+        bindings: u32,
+    ) -> Result<Arc<NativePipeline>, String> {
+        let key: PipelineKey = (
+            source,
+            entry.to_string(),
+            constants.iter().map(|&(n, v)| (n, v.to_bits())).collect(),
+            bindings,
+        );
+        if let Some(p) = self.made.get(&key) {
+            return Ok(p.clone());
+        }
+        let pipeline = match self.old.and_then(|old| old.get(&key)) {
+            Some(p) => p.clone(),
+            None => {
+                let words =
+                    spirv(&key.0, entry, constants).map_err(|e| format!("has no SPIR-V: {e}"))?;
+                let p = NativePipeline::new(self.shared, &words, entry, bindings)
+                    .map_err(|e| format!("has no pipeline: {e}"))?;
+                self.built += 1;
+                p
+            }
+        };
+        self.made.insert(key, pipeline.clone());
+        Ok(pipeline)
+    }
 }
 
 /// What the command buffers were recorded with.
@@ -95,8 +165,9 @@ struct Recording {
     profiled: bool,
 }
 
-/// The uniform buffer the kernels read the parameters from, and the values last written to it.
-#[derive(Debug)]
+/// The uniform buffer the kernels read the parameters from, and the values last written to it. An update's
+/// replay takes the one of the replay before (a clone of the same buffer).
+#[derive(Debug, Clone)]
 struct ParamsBuffer {
     buffer: wgpu::Buffer,
     written: Option<Vec<u8>>,
@@ -174,6 +245,8 @@ impl NativeReplay {
     /// The native replay of `desc` (the fused description the plan and kernels were made from), when
     /// `wanted`, the device and the graph allow it; `Ok(None)` means the portable recorder. `storage` is where
     /// the portable recorder's kernels read the parameters: a uniform buffer there means one here too.
+    /// `previous` is the replay an update replaces: its pipelines of unchanged code, its descriptor sets over
+    /// unchanged buffers, its parameter buffer and its marker are taken rather than made.
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn new(
         gpu: &Gpu,
@@ -185,6 +258,7 @@ impl NativeReplay {
         storage: ParamsStorage,
         wanted: Choice,
         params_in: NativeParamsIn,
+        previous: Option<&NativeReplay>,
     ) -> Result<Option<Self>, Error> {
         let refuse = |why: String| match wanted {
             Choice::Require => Err(Error::Unsupported {
@@ -209,8 +283,44 @@ impl NativeReplay {
             NativeParamsIn::PushConstants => ParamsStorage::Immediates,
             NativeParamsIn::Buffer => ParamsStorage::Uniform,
         };
+        let params = match params_in {
+            _ if size == 0 => None,
+            NativeParamsIn::Buffer => Some(
+                previous
+                    .and_then(|p| p.params.clone())
+                    .unwrap_or_else(|| ParamsBuffer::new(gpu, size)),
+            ),
+            NativeParamsIn::PushConstants => None,
+        };
+        let native_params = match (&params, size) {
+            (_, 0) => NativeParams::None,
+            (Some(p), _) => NativeParams::Uniform(p.buffer.clone()),
+            (None, size) => NativeParams::PushConstants(size),
+        };
+        let shared = match previous.map(|p| &p.shared) {
+            Some(shared) if shared.fits(&native_params) => shared.clone(),
+            _ => match NativeShared::new(gpu.device(), &native_params) {
+                None => return refuse("the device is not a Vulkan device".to_string()),
+                Some(Err(e)) => return refuse(e),
+                Some(Ok(shared)) => shared,
+            },
+        };
+        // The pipelines of the replay before, where they were made with these layouts.
+        let old = previous
+            .filter(|p| Arc::ptr_eq(&p.shared, &shared))
+            .map(|p| &p.pipelines);
+        let mut pipelines = Pipelines {
+            shared: &shared,
+            old,
+            made: HashMap::new(),
+            built: 0,
+        };
         let mut native_kernels = Vec::new();
-        let mut checks = Checks::new(desc, kernels);
+        let mut checks = Checks::new(
+            desc,
+            kernels,
+            previous.and_then(|p| p.checked_counts.clone()),
+        );
         for (n, step) in kernels.nodes.iter().enumerate() {
             if step.is_none() {
                 continue;
@@ -238,14 +348,10 @@ impl NativeReplay {
                 }
                 _ => Vec::new(),
             };
-            let spirv = match spirv(&source, &k.entry, &range) {
-                Ok(words) => words,
-                Err(e) => {
-                    return refuse(format!(
-                        "kernel `{}` has no SPIR-V: {e}",
-                        desc.nodes[n].name
-                    ));
-                }
+            let bindings = k.bindings.len() as u32;
+            let pipeline = match pipelines.get(source, &k.entry, &range, bindings) {
+                Ok(pipeline) => pipeline,
+                Err(e) => return refuse(format!("kernel `{}` {e}", desc.nodes[n].name)),
             };
             let buffers = k
                 .bindings
@@ -265,7 +371,7 @@ impl NativeReplay {
                             desc.nodes[n].name
                         ));
                     };
-                    let (check, at) = match checks.add(gpu, n as u32, counts) {
+                    let (check, at) = match checks.add(gpu, n as u32, counts, &mut pipelines) {
                         Ok(check) => check,
                         Err(e) => return refuse(e),
                     };
@@ -276,8 +382,7 @@ impl NativeReplay {
             };
             native_kernels.push(NativeKernel {
                 of: KernelOf::Node(n as u32),
-                spirv,
-                entry: k.entry.to_string(),
+                pipeline,
                 buffers,
                 indirect,
             });
@@ -290,51 +395,67 @@ impl NativeReplay {
                 ("first", f64::from(gate.first)),
                 ("words", f64::from(gate.words)),
             ];
-            let spirv = match spirv(GATE_WGSL, "main", &constants) {
-                Ok(words) => words,
-                Err(e) => return refuse(format!("a gate has no SPIR-V: {e}")),
+            let bindings = gate.buffers.len() as u32;
+            let pipeline = match pipelines.get(GATE_WGSL.to_string(), "main", &constants, bindings)
+            {
+                Ok(pipeline) => pipeline,
+                Err(e) => return refuse(format!("a gate {e}")),
             };
             native_kernels.push(NativeKernel {
                 of: KernelOf::Gate(block, gate.workgroups),
-                spirv,
-                entry: "main".to_string(),
+                pipeline,
                 buffers: gate.buffers.iter().map(|&b| b.clone()).collect(),
                 indirect: None,
             });
         }
         // The segments depend on the plan's steps only, not on the workgroup counts.
         let segments = recorded_segments(plan, &[]).len();
-        let params = match params_in {
-            _ if size == 0 => None,
-            NativeParamsIn::Buffer => Some(ParamsBuffer::new(gpu, size)),
-            NativeParamsIn::PushConstants => None,
-        };
-        let native_params = match (&params, size) {
-            (_, 0) => NativeParams::None,
-            (Some(p), _) => NativeParams::Uniform(p.buffer.clone()),
-            (None, size) => NativeParams::PushConstants(size),
-        };
-        let built = NativeGraph::new(
-            gpu.device(),
+        let graph = match NativeGraph::new(
+            &shared,
             (desc.nodes.len(), desc.blocks.len()),
             native_kernels,
             native_params,
             segments,
-        );
-        let (graph, marker) = match (built, Marker::new(gpu.device())) {
-            (None, _) | (_, None) => {
-                return refuse("the device is not a Vulkan device".to_string());
-            }
-            (Some(Err(e)), _) | (_, Some(Err(e))) => return refuse(e),
-            (Some(Ok(graph)), Some(Ok(marker))) => (graph, marker),
+            previous.map(|p| &p.graph),
+        ) {
+            Ok(graph) => graph,
+            Err(e) => return refuse(e),
+        };
+        let marker = match previous.map(|p| p.marker.clone()) {
+            Some(marker) => marker,
+            None => match Marker::new(gpu.device()) {
+                None => return refuse("the device is not a Vulkan device".to_string()),
+                Some(Err(e)) => return refuse(e),
+                Some(Ok(marker)) => Arc::new(marker),
+            },
+        };
+        let init_pipeline =
+            previous.map_or_else(|| InitPipeline::new(gpu), |p| p.init_pipeline.clone());
+        // wgpu saw the buffers an earlier init pass bound (once it was submitted): only new ones need one. (A
+        // wgpu handle hashes and compares by its identity, which never changes.)
+        #[allow(clippy::mutable_key_type)]
+        let seen: HashSet<&wgpu::Buffer> = previous
+            .filter(|p| p.init.is_none())
+            .map(|p| p.bound.iter().collect())
+            .unwrap_or_default();
+        let init = init_pipeline.pass(gpu, bound.buffers.iter().filter(|b| !seen.contains(b)));
+        let built = NativeBuilt {
+            pipelines: pipelines.built,
+            sets: graph.sets_built,
         };
         Ok(Some(NativeReplay {
             graph,
-            init: Some(InitPass::new(gpu, &bound.buffers)),
+            pipelines: pipelines.made,
+            shared,
+            init_pipeline,
+            init,
+            bound: bound.buffers.clone(),
+            checked_counts: checks.buffer,
             params,
             recorded: None,
             has_dispatches: Vec::new(),
-            marker: Arc::new(marker),
+            marker,
+            built,
         }))
     }
 
@@ -473,14 +594,17 @@ fn main() {
 
 /// The checked copies of a graph's GPU-written indirect counts: three words per such node, in one buffer.
 struct Checks {
-    /// Made at the first node that needs it, with room for every such node.
+    /// Made at the first node that needs it, with room for every such node (or the replay before's, of
+    /// that size: only the checks write it, before each read, so replays may share it).
     buffer: Option<wgpu::Buffer>,
+    /// The replay before's buffer.
+    previous: Option<wgpu::Buffer>,
     nodes: u32,
     next: u32,
 }
 
 impl Checks {
-    fn new(desc: &GraphDesc, kernels: &Kernels) -> Self {
+    fn new(desc: &GraphDesc, kernels: &Kernels, previous: Option<wgpu::Buffer>) -> Self {
         let nodes = kernels
             .nodes
             .iter()
@@ -492,6 +616,7 @@ impl Checks {
             .count() as u32;
         Checks {
             buffer: None,
+            previous,
             nodes,
             next: 0,
         }
@@ -504,20 +629,25 @@ impl Checks {
         gpu: &Gpu,
         node: u32,
         counts: &wgpu::Buffer,
+        pipelines: &mut Pipelines<'_>,
     ) -> Result<(NativeKernel, (wgpu::Buffer, u64)), String> {
         let nodes = self.nodes.max(1);
+        let size = u64::from(nodes) * 12;
+        let previous = self.previous.take().filter(|b| b.size() == size);
         let buffer = self
             .buffer
             .get_or_insert_with(|| {
-                // Mapped at creation so that wgpu zeroes it; only the checks write it, before each read.
-                let buffer = gpu.device().create_buffer(&wgpu::BufferDescriptor {
-                    label: Some("graph-runtime checked indirect counts"),
-                    size: u64::from(nodes) * 12,
-                    usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::INDIRECT,
-                    mapped_at_creation: true,
-                });
-                buffer.unmap();
-                buffer
+                previous.unwrap_or_else(|| {
+                    // Mapped at creation so that wgpu zeroes it; only the checks write it, before each read.
+                    let buffer = gpu.device().create_buffer(&wgpu::BufferDescriptor {
+                        label: Some("graph-runtime checked indirect counts"),
+                        size,
+                        usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::INDIRECT,
+                        mapped_at_creation: true,
+                    });
+                    buffer.unmap();
+                    buffer
+                })
             })
             .clone();
         let slot = self.next;
@@ -527,12 +657,12 @@ impl Checks {
         }
         let limit = gpu.device().limits().max_compute_workgroups_per_dimension;
         let constants = [("first", f64::from(slot * 3)), ("limit", f64::from(limit))];
-        let spirv = spirv(CHECK_WGSL, "main", &constants)
-            .map_err(|e| format!("the check of indirect counts has no SPIR-V: {e}"))?;
+        let pipeline = pipelines
+            .get(CHECK_WGSL.to_string(), "main", &constants, 2)
+            .map_err(|e| format!("the check of indirect counts {e}"))?;
         let kernel = NativeKernel {
             of: KernelOf::Check(node),
-            spirv,
-            entry: "main".to_string(),
+            pipeline,
             buffers: vec![counts.clone(), buffer.clone()],
             indirect: None,
         };
@@ -630,15 +760,23 @@ fn spirv(source: &str, entry: &str, constants: &[(&str, f64)]) -> Result<Vec<u32
 /// the native command buffers: the first replay binds every buffer once in a wgpu dispatch ahead of them, so
 /// wgpu never zeroes later what they wrote. (Memory never written reads as zeros either way.) It is recorded
 /// into the first replay's command buffer rather than submitted at bake: a submission at bake would wait
-/// behind other graphs' work on a queue that runs submissions in order.
+/// behind other graphs' work on a queue that runs submissions in order. After an update, the first replay
+/// binds the buffers new to it.
 #[derive(Debug)]
 struct InitPass {
     pipeline: wgpu::ComputePipeline,
     groups: Vec<wgpu::BindGroup>,
 }
 
-impl InitPass {
-    fn new(gpu: &Gpu, buffers: &[wgpu::Buffer]) -> Self {
+/// The init pass's pipeline, made once per baked graph (updates keep it).
+#[derive(Debug, Clone)]
+struct InitPipeline {
+    layout: wgpu::BindGroupLayout,
+    pipeline: wgpu::ComputePipeline,
+}
+
+impl InitPipeline {
+    fn new(gpu: &Gpu) -> Self {
         let device = gpu.device();
         let layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
             label: Some("graph-runtime native init"),
@@ -674,13 +812,21 @@ impl InitPass {
             compilation_options: Default::default(),
             cache: None,
         });
-        let groups = buffers
-            .iter()
+        InitPipeline { layout, pipeline }
+    }
+
+    /// The pass that binds `buffers` (those a shader may bind); `None` when there are none.
+    fn pass<'b>(
+        &self,
+        gpu: &Gpu,
+        buffers: impl Iterator<Item = &'b wgpu::Buffer>,
+    ) -> Option<InitPass> {
+        let groups: Vec<wgpu::BindGroup> = buffers
             .filter(|b| b.usage().contains(wgpu::BufferUsages::STORAGE) && b.size() >= 4)
             .map(|buffer| {
-                device.create_bind_group(&wgpu::BindGroupDescriptor {
+                gpu.device().create_bind_group(&wgpu::BindGroupDescriptor {
                     label: None,
-                    layout: &layout,
+                    layout: &self.layout,
                     entries: &[wgpu::BindGroupEntry {
                         binding: 0,
                         resource: buffer.as_entire_binding(),
@@ -688,9 +834,14 @@ impl InitPass {
                 })
             })
             .collect();
-        InitPass { pipeline, groups }
+        (!groups.is_empty()).then(|| InitPass {
+            pipeline: self.pipeline.clone(),
+            groups,
+        })
     }
+}
 
+impl InitPass {
     fn record(&self, encoder: &mut wgpu::CommandEncoder) {
         let mut pass = encoder.begin_compute_pass(&Default::default());
         pass.set_pipeline(&self.pipeline);

@@ -10,7 +10,7 @@ use crate::error::Error;
 /// Turns a plan's GPU partitions into submitted GPU work.
 pub(crate) trait Recorder {
     /// A submitted partition, which the loop may wait for.
-    type Submitted;
+    type Submitted: Clone;
 
     /// A GPU partition starts.
     fn begin(&mut self);
@@ -41,7 +41,9 @@ pub(crate) trait Recorder {
 /// Records and submits `plan` through `recorder`, running each host phase (by `host`, with the phase's nodes
 /// in order) once the partition before it has finished, and each interop task (by `interop`, with the
 /// recorder, whose encoder it records into) in its place in its partition. `workgroups[n]` are node `n`'s
-/// counts for this replay. Returns the last submission, if the replay made any after its last host phase.
+/// counts for this replay. Returns the replay's last submission, if it made any, also when a host phase
+/// after it already waited for it: a replay's readbacks are mapped by a poll of the device after their
+/// submission, which only a wait for it makes (see [`crate::Submission::wait`]).
 pub(crate) fn record_replay<R: Recorder + ?Sized>(
     plan: &Plan,
     workgroups: &[[u32; 3]],
@@ -49,7 +51,8 @@ pub(crate) fn record_replay<R: Recorder + ?Sized>(
     mut host: impl FnMut(&[u32]) -> Result<(), Error>,
     mut interop: impl FnMut(u32, &mut R) -> Result<(), Error>,
 ) -> Result<Option<R::Submitted>, Error> {
-    let mut last = None;
+    // The last submission, and the one the next host phase must wait for (none once it was waited for).
+    let (mut last, mut unwaited) = (None, None);
     for partition in &plan.partitions {
         match partition {
             PlanPartition::Gpu { levels } => {
@@ -83,11 +86,13 @@ pub(crate) fn record_replay<R: Recorder + ?Sized>(
                         }
                     }
                 }
-                last = Some(recorder.submit()?);
+                let submitted = recorder.submit()?;
+                last = Some(submitted.clone());
+                unwaited = Some(submitted);
             }
             PlanPartition::Host { nodes } => {
                 // Only this replay's partition before: nothing to wait for when the graph starts here.
-                if let Some(submitted) = last.take() {
+                if let Some(submitted) = unwaited.take() {
                     recorder.wait(submitted)?;
                 }
                 host(nodes)?;
@@ -227,6 +232,25 @@ mod tests {
         );
         assert_eq!(ran, [2]);
         assert_eq!(last, Some(2));
+    }
+
+    #[test]
+    fn a_submission_a_trailing_host_phase_waited_for_is_still_the_replays_last() {
+        let mut b = GraphBuilder::new("Trailing");
+        b.input("x", "f32").output("y", "f32");
+        b.kernel("k", add_one("x", "y"));
+        b.host("h", &[("y", AccessMode::Read)]);
+        let desc = b.build(&Library::EMPTY).expect("a good graph");
+        let plan = plan(&desc, &[8, 8]).expect("a plan");
+        let mut log = Log::default();
+        let last = record_replay(&plan, &[[1; 3]; 2], &mut log, |_| Ok(()), |_, _| Ok(()))
+            .expect("recorded");
+        assert_eq!(
+            log.calls,
+            ["begin", "dispatch 0 [1, 1, 1]", "submit 1", "wait 1"]
+        );
+        // Waiting for the replay waits for it again, which maps what its readbacks copied.
+        assert_eq!(last, Some(1));
     }
 
     #[test]

@@ -27,13 +27,21 @@ use crate::native_recorder::{self, NativeParamsIn, NativeReplay};
 use crate::scope::OpScope;
 use crate::transfer::{Readbacks, Uploads};
 
-/// What an update created; everything else it reused.
+/// What an update created; everything else it reused. The wgpu pipelines and bind groups are the portable
+/// recorder's, built whichever recorder replays the graph; the native recorder's Vulkan pipelines and
+/// descriptor sets are counted apart (zero when the graph replays through the portable recorder).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct UpdateReport {
-    /// Compute pipelines compiled (kernels whose code, workgroup size or pipeline constants changed).
+    /// wgpu compute pipelines compiled (kernels whose code, workgroup size or pipeline constants changed).
     pub pipelines_built: usize,
-    /// Bind groups created (kernels whose buffers changed).
+    /// wgpu bind groups created (kernels whose buffers changed).
     pub bind_groups_built: usize,
+    /// The native recorder's Vulkan compute pipelines compiled (kernels, gates and checks of indirect counts
+    /// whose code or pipeline constants changed).
+    pub native_pipelines_built: usize,
+    /// The native recorder's Vulkan descriptor sets written (one per list of buffers a kernel binds that no
+    /// kernel bound before, and the parameter buffer's when it is new).
+    pub native_sets_built: usize,
 }
 
 /// A kernel node's size, set after bake in place of the one it was declared with.
@@ -283,6 +291,7 @@ impl BakedGraph {
                 self.transport.storage(),
                 native_recorder::choice(),
                 NativeParamsIn::default(),
+                self.native.as_ref(),
             )?;
             Ok::<_, Error>((
                 r.bound, r.plan, r.kernels, r.built, r.fused, r.desc, gates, native,
@@ -310,9 +319,12 @@ impl BakedGraph {
         self.cache = cache;
         self.externals = externals;
         self.desc = desc;
+        let native_built = self.native.as_ref().map(|n| n.built).unwrap_or_default();
         Ok(UpdateReport {
             pipelines_built: built.pipelines,
             bind_groups_built: built.bind_groups,
+            native_pipelines_built: native_built.pipelines,
+            native_sets_built: native_built.sets,
         })
     }
 

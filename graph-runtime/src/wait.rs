@@ -33,6 +33,8 @@ impl Gpu {
 #[must_use = "a replay runs without waiting; call `wait` to know when it finished and whether it failed"]
 pub struct Submission {
     pub(crate) gpu: Gpu,
+    /// The replay's last submission, also when a host phase after it waited for it: its readbacks are
+    /// mapped by the poll that waiting for it makes. `None` for a replay without GPU work.
     pub(crate) index: Option<wgpu::SubmissionIndex>,
     /// The replay's readback buffers, mapped once it finishes; `None` for a graph without readbacks.
     pub(crate) readbacks: Option<(Readbacks, ReadbackSet)>,
@@ -56,7 +58,7 @@ impl Submission {
         match &self.index {
             Some(_) if early() => self.gpu.check_lost()?,
             Some(index) => self.gpu.wait_for(Some(index.clone()))?,
-            // Nothing of this replay is left on the GPU.
+            // The replay had no GPU work.
             None => self.gpu.check_lost()?,
         }
         Ok(match self.readbacks {
@@ -66,7 +68,8 @@ impl Submission {
     }
 
     /// The wgpu submission of the replay's last GPU work, for waiting on it together with other work through
-    /// [`Gpu::wait_for`]. `None` when the replay left nothing on the GPU (it had no GPU work).
+    /// [`Gpu::wait_for`] (finished already when host tasks end the replay). `None` when the replay had no GPU
+    /// work.
     pub fn into_index(self) -> Option<wgpu::SubmissionIndex> {
         self.index
     }

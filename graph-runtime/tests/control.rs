@@ -484,3 +484,63 @@ fn gated_members_read_parameters_in_both_storages() -> Result<(), Error> {
     }
     Ok(())
 }
+
+#[test]
+fn updates_of_graphs_under_gpu_control_reuse_their_native_pipelines_and_still_decide_right()
+-> Result<(), Error> {
+    let gpu = gpu();
+    let mut rng = rng();
+    let native = native_expected(&gpu);
+    // An indirect dispatch (natively, behind the check of its counts): `x` rebound to another buffer.
+    let len = 2 + random_u32(&mut rng, 5000) as usize;
+    let (first, second) = (random_f32s(&mut rng, len), random_f32s(&mut rng, len));
+    let (x1, x2) = (
+        gpu.buffer_from_slice(&first)?,
+        gpu.buffer_from_slice(&second)?,
+    );
+    let y = gpu.buffer_zeroed::<f32>(len)?;
+    let mut g = FirstHalf::bake(&gpu, FirstHalfBuffers { x: &x1, y: &y })?;
+    g.replay_blocking()?;
+    let report = g.rebind(FirstHalfBuffers { x: &x2, y: &y })?;
+    assert_eq!(report.native_pipelines_built, 0, "{report:?}");
+    // `size` and `double` bind `x`; the check of the counts binds what it did.
+    assert_eq!(
+        report.native_sets_built,
+        if native { 2 } else { 0 },
+        "{report:?}"
+    );
+    poison_f32(&y);
+    g.replay_blocking()?;
+    let written = (len / 2).div_ceil(64) * 64;
+    for (i, (&got, &x)) in read(&y).iter().zip(&second).enumerate() {
+        if i < written {
+            assert_eq!(got, 2.0 * x, "y[{i}] of {len}");
+        } else {
+            assert!(got.is_nan(), "y[{i}] of {len}: past the GPU's count");
+        }
+    }
+
+    // A repeat under a gate: its gate and member, after a rebind of `x`, still stop where the CPU does.
+    let x0 = 1.0 + random_u32(&mut rng, 1_000_000) as f32;
+    let (xa, xb) = (gpu.buffer_from_slice(&[x0])?, gpu.buffer_from_slice(&[x0])?);
+    let steps = gpu.buffer_from_slice(&[u32::MAX])?;
+    let mut h = Halve::bake(
+        &gpu,
+        HalveBuffers {
+            x: &xa,
+            steps: &steps,
+        },
+    )?;
+    h.replay_blocking()?;
+    let report = h.rebind(HalveBuffers {
+        x: &xb,
+        steps: &steps,
+    })?;
+    assert_eq!(report.native_pipelines_built, 0, "{report:?}");
+    h.replay_blocking()?;
+    let (count, left) = halvings(x0, 100);
+    assert_eq!(read(&steps), [count]);
+    assert_eq!(read(&xb), [left]);
+    assert_eq!(read(&xa), [left], "the replay before the rebind");
+    Ok(())
+}

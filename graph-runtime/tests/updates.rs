@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{assert_exact, gpu, poison_f32, random_f32s, random_u32, read, rng};
+use common::{assert_exact, gpu, native_expected, poison_f32, random_f32s, random_u32, read, rng};
 use graph_runtime::{
     AccessMode, BakedGraph, Dispatch, Error, GraphBuilder, KernelSpec, LIBRARY, UpdateReport, graph,
 };
@@ -53,6 +53,7 @@ fn a_rebind_rebuilds_only_the_bind_groups_of_its_buffer_and_in_flight_replays_ke
         },
     )?;
     g.params_mut().n = len as u32;
+    let native = g.untyped().recorder() == "native";
     let first = g.replay()?;
     let report = g.rebind(TwiceBuffers {
         x: &xb,
@@ -63,7 +64,9 @@ fn a_rebind_rebuilds_only_the_bind_groups_of_its_buffer_and_in_flight_replays_ke
         report,
         UpdateReport {
             pipelines_built: 0,
-            bind_groups_built: 1
+            bind_groups_built: 1,
+            native_pipelines_built: 0,
+            native_sets_built: usize::from(native),
         },
         "only `double` binds `x`"
     );
@@ -142,13 +145,15 @@ fn ranges_and_dispatch_sizes_change_without_a_bake() -> Result<(), Error> {
         },
     )?;
 
+    let native = usize::from(g.untyped().recorder() == "native");
     let report = g.set_copy_ranges(RangesNode::Move, 10..16, 10..16)?;
-    assert_eq!(report.pipelines_built, 0);
-    // A fill's range is a pipeline constant: one pipeline, for that node.
+    assert_eq!(report.pipelines_built + report.native_pipelines_built, 0);
+    // A fill's range is a pipeline constant: one pipeline, for that node (on each side).
     let report = g.set_range(RangesNode::Ones, 4..12)?;
     assert_eq!(report.pipelines_built, 1);
+    assert_eq!(report.native_pipelines_built, native);
     let report = g.set_range(RangesNode::Tail, 8..16)?;
-    assert_eq!(report.pipelines_built, 0);
+    assert_eq!(report.pipelines_built + report.native_pipelines_built, 0);
     poison_f32(&b);
     poison_f32(&c);
     let finished = g.replay()?.wait()?;
@@ -441,5 +446,136 @@ fn a_dispatch_size_past_the_device_limit_is_refused_when_set() -> Result<(), Err
     poison_f32(&y);
     g.replay_blocking()?;
     assert_exact(&read(&y), &doubled(&xs), "after refused sizes");
+    Ok(())
+}
+
+/// `x_new = x * k + rhs` (`step`), then `delta` from `x_new` and `x` by `change` (WGSL over `d` and `v`,
+/// `x_new[i]` and `x[i]`): a Jacobi-like pair of kernels, as a builder graph.
+fn relax(change: &str) -> Result<graph_runtime::GraphDesc, graph_runtime::GraphErrors> {
+    let mut b = GraphBuilder::new("Relax");
+    b.param("k", "f32");
+    b.input("x", "f32")
+        .input("rhs", "f32")
+        .output("x_new", "f32")
+        .output("delta", "f32");
+    b.kernel(
+        "step",
+        KernelSpec::wgsl(
+            "@compute @workgroup_size(64)
+             fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
+                 if (gid.x < arrayLength(&x_new)) { x_new[gid.x] = x[gid.x] * params.k + rhs[gid.x]; }
+             }",
+        )
+        .read("x")
+        .read("rhs")
+        .write("x_new"),
+    );
+    b.kernel(
+        "change",
+        KernelSpec::wgsl(format!(
+            "@compute @workgroup_size(64)
+             fn main(@builtin(global_invocation_id) gid: vec3<u32>) {{
+                 let i = gid.x;
+                 if (i >= arrayLength(&delta)) {{ return; }}
+                 let d = x_new[i];
+                 let v = x[i];
+                 delta[i] = {change};
+             }}"
+        ))
+        .read("x_new")
+        .read("x")
+        .write("delta"),
+    );
+    // Two kernels, whatever the fusion pass would make of them: what an update builds is counted per kernel.
+    b.no_fusion("step").no_fusion("change");
+    b.build(&LIBRARY)
+}
+
+#[test]
+fn updates_through_either_recorder_build_only_what_changed_and_compute_right()
+-> Result<(), Box<dyn std::error::Error>> {
+    let gpu = gpu();
+    let mut rng = rng();
+    let len = 1 + random_u32(&mut rng, 3000) as usize;
+    let (xs, rhs) = (random_f32s(&mut rng, len), random_f32s(&mut rng, len));
+    let x = gpu.buffer_from_slice(&xs)?;
+    let rhs_buffer = gpu.buffer_from_slice(&rhs)?;
+    let (x_new, other, delta) = (
+        gpu.buffer_zeroed::<f32>(len)?,
+        gpu.buffer_zeroed::<f32>(len)?,
+        gpu.buffer_zeroed::<f32>(len)?,
+    );
+    let mut g = BakedGraph::bake(
+        &gpu,
+        relax("d - v")?,
+        &[
+            ("x", x.as_any()),
+            ("rhs", rhs_buffer.as_any()),
+            ("x_new", x_new.as_any()),
+            ("delta", delta.as_any()),
+        ],
+    )?;
+    let native = g.recorder() == "native";
+    assert_eq!(native, native_expected(&gpu));
+    // A replay with a fresh `k`, outputs poisoned, checked against the CPU: `out` is the bound `x_new`.
+    let mut check = |g: &mut BakedGraph,
+                     out: &graph_runtime::Buffer<f32>,
+                     change: fn(f32, f32) -> f32,
+                     what: &str|
+     -> Result<(), Error> {
+        let k = random_f32s(&mut rng, 1)[0];
+        g.set_param("k", k)?;
+        poison_f32(out);
+        poison_f32(&delta);
+        g.replay_blocking()?;
+        let want: Vec<f32> = xs.iter().zip(&rhs).map(|(x, r)| x * k + r).collect();
+        assert_exact(&read(out), &want, &format!("x_new, {what}"));
+        let changes: Vec<f32> = want.iter().zip(&xs).map(|(&d, &v)| change(d, v)).collect();
+        assert_exact(&read(&delta), &changes, &format!("delta, {what}"));
+        Ok(())
+    };
+    let minus: fn(f32, f32) -> f32 = |d, v| d - v;
+    check(&mut g, &x_new, minus, "as baked")?;
+
+    // Nothing changes: nothing is built, by either recorder.
+    let report = g.rebind("x_new", x_new.as_any())?;
+    assert_eq!(
+        report,
+        UpdateReport::default(),
+        "a rebind of the same buffer"
+    );
+    check(&mut g, &x_new, minus, "after a rebind of the same buffer")?;
+    let report = g.set_dispatch("change", Dispatch::Threads([len as u32, 1, 1]))?;
+    assert_eq!(report, UpdateReport::default(), "set_dispatch");
+    check(&mut g, &x_new, minus, "after set_dispatch")?;
+
+    // Another buffer for `x_new`: the sets of the two kernels that bind it, no pipeline.
+    let report = g.rebind("x_new", other.as_any())?;
+    let sets = if native { 2 } else { 0 };
+    assert_eq!(
+        report,
+        UpdateReport {
+            pipelines_built: 0,
+            bind_groups_built: 2,
+            native_pipelines_built: 0,
+            native_sets_built: sets,
+        },
+        "a rebind of another buffer"
+    );
+    check(&mut g, &other, minus, "after a rebind of another buffer")?;
+
+    // `change`'s code changes: its pipeline, on each side, and nothing else.
+    let report = g.update(relax("v - d")?)?;
+    assert_eq!(
+        report,
+        UpdateReport {
+            pipelines_built: 1,
+            bind_groups_built: 0,
+            native_pipelines_built: usize::from(native),
+            native_sets_built: 0,
+        },
+        "an update of one kernel's code"
+    );
+    check(&mut g, &other, |d, v| v - d, "after the update")?;
     Ok(())
 }

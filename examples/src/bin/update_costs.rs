@@ -108,21 +108,26 @@ fn main() -> Result<()> {
     ];
 
     println!(
-        "\nmedians of {runs}: a fresh bake {}, a waited replay {}\n",
+        "\nmedians of {runs}: a fresh bake {}, a waited replay {}, through the {} recorder\n",
         us(median(&bakes)),
-        us(median(&replays))
+        us(median(&replays)),
+        g.recorder()
     );
-    println!("| update | median | vs bake | vs replay | pipelines built | bind groups built |");
-    println!("|---|---|---|---|---|---|");
+    println!(
+        "| update | median | vs bake | vs replay | pipelines built | bind groups built | native pipelines built | native sets built |"
+    );
+    println!("|---|---|---|---|---|---|---|---|");
     for (name, times, report) in rows.iter().chain(&range_rows) {
         let m = median(times);
         println!(
-            "| {name} | {} | {:.4}x | {:.4}x | {} | {} |",
+            "| {name} | {} | {:.4}x | {:.4}x | {} | {} | {} | {} |",
             us(m),
             m.as_secs_f64() / median(&bakes).as_secs_f64(),
             m.as_secs_f64() / median(&replays).as_secs_f64(),
             report.pipelines_built,
-            report.bind_groups_built
+            report.bind_groups_built,
+            report.native_pipelines_built,
+            report.native_sets_built
         );
     }
     Ok(())
