@@ -434,7 +434,9 @@ fn fused_kernel(
         if renames.len() != k.bindings.len() {
             return None;
         }
-        let node_name = &desc.nodes[members[i] as usize].name;
+        // The member's name as a comment, escaped: a description made by hand may hold any name, and a line
+        // break in one would end the comment.
+        let node_name = crate::names::escaped(&desc.nodes[members[i] as usize].name);
         source.push_str(&format!("// {node_name}\n"));
         for arg in k.args.iter() {
             let name = format!("{prefix}{}", arg.name);

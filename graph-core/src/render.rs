@@ -107,11 +107,11 @@ pub fn describe_loc(graph: &ir::Graph, loc: &Loc) -> String {
             }
         }
         Loc::Block(i) => match graph.blocks.get(*i) {
-            Some(b) => format!("`{} {}`", b.kind.keyword(), b.name),
+            Some(b) => format!("`{} {}`", b.kind.keyword(), crate::names::escaped(&b.name)),
             None => format!("block {i}"),
         },
         Loc::Alternatives(i) => match graph.alternatives.get(*i) {
-            Some(a) => format!("alternatives `{}`", a.name),
+            Some(a) => format!("alternatives `{}`", crate::names::escaped(&a.name)),
             None => format!("alternatives {i}"),
         },
         Loc::Edge(i) => format!("explicit {}", edge_words(graph, *i)),
@@ -123,7 +123,8 @@ pub fn describe_loc(graph: &ir::Graph, loc: &Loc) -> String {
 /// "kind `name`", or "kind index" when the index names nothing.
 fn named(kind: &str, name: Option<&str>, index: usize) -> String {
     match name {
-        Some(name) => format!("{kind} `{name}`"),
+        // Escaped: a name refused for holding a line break or a NUL is still shown by it.
+        Some(name) => format!("{kind} `{}`", crate::names::escaped(name)),
         None => format!("{kind} {index}"),
     }
 }
@@ -133,7 +134,7 @@ fn graph_words(graph: &ir::Graph) -> String {
     if graph.name.is_empty() {
         "the graph".to_string()
     } else {
-        format!("graph `{}`", graph.name)
+        format!("graph `{}`", crate::names::escaped(&graph.name))
     }
 }
 
