@@ -27,9 +27,9 @@ pub fn unknown<'a>(
     candidates: impl IntoIterator<Item = &'a str>,
 ) -> Diagnostic {
     let candidates: Vec<&str> = candidates.into_iter().collect();
-    let diagnostic = Diagnostic::new(loc, format!("unknown {what} `{name}`"));
+    let diagnostic = Diagnostic::new(loc, format!("unknown {what} `{}`", escaped(name)));
     match did_you_mean(name, candidates.iter().copied()) {
-        Some(best) => diagnostic.with_help(format!("did you mean `{best}`?")),
+        Some(best) => diagnostic.with_help(format!("did you mean `{}`?", escaped(best))),
         None if candidates.is_empty() => {
             diagnostic.with_help(format!("this graph declares no {what}"))
         }
@@ -37,7 +37,7 @@ pub fn unknown<'a>(
             "the declared {what}s are {}",
             candidates
                 .iter()
-                .map(|c| format!("`{c}`"))
+                .map(|c| format!("`{}`", escaped(c)))
                 .collect::<Vec<_>>()
                 .join(", ")
         )),
@@ -65,9 +65,11 @@ impl<'a> NameTable<'a> {
             all.push(name);
             if index.contains_key(name) {
                 diags.push(
-                    Diagnostic::new(loc(i), format!("duplicate {what} `{name}`")).with_help(
-                        format!("each {what} needs its own name; `{name}` was declared earlier"),
-                    ),
+                    Diagnostic::new(loc(i), format!("duplicate {what} `{}`", escaped(name)))
+                        .with_help(format!(
+                            "each {what} needs its own name; `{}` was declared earlier",
+                            escaped(name)
+                        )),
                 );
             } else {
                 index.insert(name, i);
@@ -139,26 +141,33 @@ pub fn shown(text: &str) -> String {
     format!("`{}`", escaped(text))
 }
 
-/// `text` with what a terminal would not show as written escaped, cut to [`SHOWN_CHARS`] characters.
+/// `text` with what a terminal would not show as written escaped ([`visible`]), cut to [`SHOWN_CHARS`]
+/// characters.
 pub fn escaped(text: &str) -> String {
-    let mut out: String = text
-        .chars()
-        .take(SHOWN_CHARS)
-        .map(|c| match c {
-            '\0' | '\t' | '\n' | '\r' => c.escape_debug().to_string(),
-            // Other control characters, line and paragraph separators, and the invisible marks that reorder
-            // or hide text (zero-width, bidirectional); printable text stays as it is (`ŷ`, `日本`).
+    let mut out = visible(&text.chars().take(SHOWN_CHARS).collect::<String>());
+    if text.chars().nth(SHOWN_CHARS).is_some() {
+        out.push('…');
+    }
+    out
+}
+
+/// `text` with NUL, line breaks, tabs and other control characters escaped as Rust writes them (`a\nb`),
+/// and the invisible marks that reorder or hide text (zero-width, bidirectional, line and paragraph
+/// separators) as `\u{..}`; printable text stays as it is (`ŷ`, `日本`). A diagnostic's message and help
+/// go through it, so a name refused for holding one is still shown on one line, as it is.
+pub fn visible(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '\0' | '\t' | '\n' | '\r' => out.extend(c.escape_debug()),
             c if c.is_control()
                 || (c.is_whitespace() && c != ' ')
                 || matches!(c, '\u{200b}'..='\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}' | '\u{feff}') =>
             {
-                c.escape_unicode().to_string()
+                out.extend(c.escape_unicode())
             }
-            c => c.to_string(),
-        })
-        .collect();
-    if text.chars().nth(SHOWN_CHARS).is_some() {
-        out.push('…');
+            c => out.push(c),
+        }
     }
     out
 }

@@ -61,7 +61,7 @@ pub fn describe_loc(graph: &ir::Graph, loc: &Loc) -> String {
         }
         Loc::AccessMode { node, index } => {
             let access = match access_buffer(graph, *node, *index) {
-                Some(buffer) => format!("`{buffer}`"),
+                Some(buffer) => format!("`{}`", crate::names::escaped(&buffer)),
                 None => format!("access {index}"),
             };
             let node = node_words(graph, *node);
@@ -89,7 +89,7 @@ pub fn describe_loc(graph: &ir::Graph, loc: &Loc) -> String {
                 .and_then(|n| n.size_slots().get(*dim).copied().flatten())
                 .and_then(|expr| expr.terms().get(*term).map(|t| t.to_string()));
             let term = match text {
-                Some(text) => format!("term `{text}`"),
+                Some(text) => format!("term `{}`", crate::names::escaped(&text)),
                 None => format!("term {term}"),
             };
             let what = slot.map_or_else(|| format!("size {dim}"), |n| n.size_slot_words(*dim));
@@ -152,7 +152,11 @@ fn node_words(graph: &ir::Graph, n: usize) -> String {
 
 fn edge_words(graph: &ir::Graph, i: usize) -> String {
     match graph.edges.get(i) {
-        Some(edge) => format!("edge `{} -> {}`", edge.from, edge.to),
+        Some(edge) => format!(
+            "edge `{} -> {}`",
+            crate::names::escaped(&edge.from),
+            crate::names::escaped(&edge.to)
+        ),
         None => format!("edge {i}"),
     }
 }
@@ -163,8 +167,16 @@ fn source_words(graph: &ir::Graph, n: usize) -> String {
     match kernel(graph, n).map(|k| &k.source) {
         Some(KernelSource::Wgsl {
             file: Some(path), ..
-        }) => format!("the `.wgsl` file `{path}` of {node}"),
-        Some(KernelSource::Library(path)) => format!("the library kernel `{path}` of {node}"),
+        }) => format!(
+            "the `.wgsl` file `{}` of {node}",
+            crate::names::escaped(path)
+        ),
+        Some(KernelSource::Library(path)) => {
+            format!(
+                "the library kernel `{}` of {node}",
+                crate::names::escaped(path)
+            )
+        }
         // Inline WGSL, and the built-in WGSL of fills and copies.
         _ => format!("the WGSL of {node}"),
     }

@@ -206,6 +206,19 @@ fn an_expression_goes_into_the_module_as_read() {
     assert_eq!(&*k.args[0].value, "-params.a");
 }
 
+#[test]
+fn a_parameter_without_its_prefix_is_named_in_the_help() {
+    let d = single_error(&fill_graph("2.0 * a"));
+    assert_eq!(
+        d.message,
+        "the value `2.0 * a` of fill `f` is not valid WGSL: no definition in scope for identifier: `a`"
+    );
+    assert_eq!(
+        d.help.as_deref(),
+        Some("parameters are fields of `params`: write `params.a`")
+    );
+}
+
 /// A kernel of its own WGSL has no argument functions: arguments a file gives it were dropped unread.
 #[test]
 fn a_kernel_of_its_own_wgsl_takes_no_arguments() {
@@ -389,6 +402,28 @@ fn groups_blocks_tasks_and_subgraph_bindings_have_identifiers_for_names() {
                 "`x\\n` cannot name a binding: a name must be an identifier"
             ),
         ]
+    );
+}
+
+/// naga takes a NUL in a comment, but the SPIR-V a validating device gets carries the source, and a NUL ends
+/// its strings there.
+#[test]
+fn a_kernel_holds_no_nul() {
+    let text = TWICE.replace("@compute", "// a\0b\n@compute");
+    let mut b = GraphBuilder::new("G");
+    b.inout("x", "f32")
+        .kernel("k", KernelSpec::wgsl(&text).read_write("x"));
+    let d = single_error(&b);
+    assert_eq!(
+        d.loc,
+        Loc::Wgsl {
+            node: 0,
+            range: 4..5
+        }
+    );
+    assert_eq!(
+        d.message,
+        "the WGSL of kernel `k` holds a NUL character, which ends a string in the SPIR-V it becomes"
     );
 }
 

@@ -79,6 +79,9 @@ impl Checker<'_> {
             (KernelSource::Library(_), Some(lib)) => (lib.source.to_string(), None),
             (KernelSource::Library(_), None) => return None,
         };
+        if self.check_no_nul(n, &source, file) {
+            return None;
+        }
         let unknown_params = self.check_param_uses(n, &source, file);
         // Each argument is one expression of its type, checked alone before it joins the module.
         let args = match library {
@@ -227,6 +230,33 @@ impl Checker<'_> {
             }
         }
         (!refused).then_some(args)
+    }
+
+    /// A kernel's WGSL holds no NUL. naga takes one in a comment, but a validating device gets the source
+    /// inside the SPIR-V (wgpu's debug information), whose strings a NUL ends: the module is then invalid
+    /// there. Returns whether one was found.
+    fn check_no_nul(&mut self, n: usize, source: &str, file: Option<&str>) -> bool {
+        let Some(at) = source.find('\0') else {
+            return false;
+        };
+        let range = at..at + 1;
+        let mut d = Diagnostic::new(
+            Loc::Wgsl {
+                node: n,
+                range: range.clone(),
+            },
+            format!(
+                "the WGSL of kernel `{}` holds a NUL character, which ends a string in the SPIR-V it \
+                 becomes",
+                self.graph.nodes[n].name
+            ),
+        )
+        .with_help("remove it");
+        if let Some(path) = file {
+            d = d.with_note(snippet(source, &range, path));
+        }
+        self.diags.push(d);
+        true
     }
 
     /// A kernel of WGSL of its own takes no arguments (only a graph file can give it some): they would be
@@ -670,7 +700,9 @@ impl Checker<'_> {
                         name,
                         names.iter().map(String::as_str),
                     );
-                    d.message = format!("kernel `{kernel}` has no compute entry point `{name}`");
+                    d.message = crate::names::visible(&format!(
+                        "kernel `{kernel}` has no compute entry point `{name}`"
+                    ));
                     self.diags.push(d);
                 }
                 found

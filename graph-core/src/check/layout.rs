@@ -64,7 +64,7 @@ impl Checker<'_> {
                         format!(
                             "parameter `{}` cannot have type `{}`: {problem}",
                             p.name,
-                            p.ty.replace(' ', "")
+                            crate::names::escaped(&p.ty.replace(' ', ""))
                         ),
                     ));
                     self.param_types.push(None);
@@ -132,7 +132,7 @@ impl Checker<'_> {
                         format!(
                             "buffer `{}` cannot hold `{}`: {problem}",
                             b.name,
-                            b.elem.replace(' ', "")
+                            crate::names::escaped(&b.elem.replace(' ', ""))
                         ),
                     ));
                     self.buffer_types.push(None);

@@ -109,8 +109,18 @@ impl Checker<'_> {
                 Some(actual) if actual != ty => of.of_another_type(text, ty, &actual),
                 _ => of.invalid(text, &e.message),
             };
+            // A parameter written without `params.` is the likely slip.
+            let help = e
+                .message
+                .strip_prefix("no definition in scope for identifier: `")
+                .and_then(|rest| rest.strip_suffix('`'))
+                .filter(|name| self.params.get(name).is_some())
+                .map_or_else(
+                    || of.help(ty),
+                    |name| format!("parameters are fields of `params`: write `params.{name}`"),
+                );
             self.diags
-                .push(Diagnostic::new(loc, message).with_help(of.help(ty)));
+                .push(Diagnostic::new(loc, message).with_help(help));
             return None;
         }
         Some(expression)

@@ -105,22 +105,20 @@ pub fn value_expression(text: &str) -> Result<String, ValueProblem> {
     Ok(out)
 }
 
-/// The module a value is validated in: the parameters (`params_struct`, then the `params` variable) and the
-/// value's function, nothing else: `fn value() -> ty { return expression; }`.
+/// The module a value is validated in: the parameters and the value's function, nothing else:
+/// `fn value() -> ty { return expression; }`.
 pub fn isolated(params_struct: &str, ty: &str, expression: &str) -> String {
-    let params = super::params_declaration(
-        crate::ir::ParamsStorage::Immediates,
-        !params_struct.is_empty(),
-    );
-    format!("{params_struct}{params}fn value() -> {ty} {{ return {expression}; }}\n")
+    let prelude = isolated_prelude(params_struct);
+    format!("{prelude}fn value() -> {ty} {{ return {expression}; }}\n")
 }
 
-/// The declarations a value's type is read against ([`super::expression_type`]): the parameters only.
+/// The declarations a value's type is read against ([`super::expression_type`]): the parameters only
+/// (`params_struct`, then the `params` variable). In a uniform buffer, whatever the graph's storage: a value
+/// reads them the same way from either, and a block over the push-constant budget (reported as such) is
+/// not one naga can lay out as push constants.
 pub fn isolated_prelude(params_struct: &str) -> String {
-    let params = super::params_declaration(
-        crate::ir::ParamsStorage::Immediates,
-        !params_struct.is_empty(),
-    );
+    let params =
+        super::params_declaration(crate::ir::ParamsStorage::Uniform, !params_struct.is_empty());
     format!("{params_struct}{params}")
 }
 
