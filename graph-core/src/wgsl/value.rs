@@ -18,7 +18,7 @@ pub const MAX_VALUE_DEPTH: usize = 32;
 pub enum ValueProblem {
     Empty,
     TooLong(usize),
-    /// A character no expression holds (`;`, `{`, a NUL), at this byte.
+    /// A character no expression holds (`;`, `{`, a NUL): the first one.
     Character(char),
     /// `//` or `/*`.
     Comment,
