@@ -347,3 +347,131 @@ fn a_graph_file_names_a_library_subgraph() -> Result<(), Error> {
     );
     Ok(())
 }
+
+// ---------------------------------------------------------------------------------------------------------
+// A graph file is data someone may send: what it says must not reach a shader as written (issue 19).
+
+/// The payload of issue 19: a fill value that closed the value's function and declared one that wrote
+/// element 99 of the filled buffer, outside the fill's range and outside what edge inference knows.
+const PAYLOAD: &str =
+    "1.0 + w(); } fn w() -> f32 { dst[99] = 42.0; return 0.0; } fn unused() -> f32 { return 0.0";
+
+/// A graph file that fills `x[..10]` with `value`, as JSON text.
+fn fill_file(value: &str) -> String {
+    serde_json::json!({"format": 1, "graph": {"name": "Hostile",
+        "buffers": [{"name": "x", "elem": "f32", "role": "output"}],
+        "nodes": [{"name": "f", "fill": {"dst": "x", "value": value, "range": {"end": "10"}}}]}})
+    .to_string()
+}
+
+/// A file written to a fresh temporary directory.
+fn temp_file(name: &str, contents: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("graph-files-{}-{name}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("a temporary directory");
+    let path = dir.join(name);
+    std::fs::write(&path, contents).expect("the file is written");
+    path
+}
+
+/// `graph check path`: its exit code and what it printed on stderr.
+fn graph_check(path: &Path) -> (Option<i32>, String) {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_graph"))
+        .args(["check", path.to_str().expect("a UTF-8 path")])
+        .output()
+        .expect("the graph binary starts");
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// `x` (128 elements, poisoned) after one replay of `desc`.
+fn replayed(gpu: &Gpu, desc: graph_runtime::desc::GraphDesc) -> Result<Vec<f32>, Error> {
+    let x = gpu.buffer_from_slice(&[f32::NAN; 128])?;
+    let mut g = BakedGraph::bake(gpu, desc, &[("x", x.as_any())])?;
+    g.replay()?.wait()?;
+    x.read_blocking()
+}
+
+/// The issue's payload in a graph file is refused by `graph check` and by the loader's checks, so it never
+/// runs; the same file with an honest value runs and leaves element 99 as it was. (Were the payload
+/// accepted, the test runs it and says what it wrote.)
+#[test]
+fn the_payload_that_wrote_element_99_is_refused_and_never_runs() -> Result<(), Error> {
+    let gpu = Gpu::new_blocking()?;
+    let path = temp_file("payload.json", &fill_file(PAYLOAD));
+    let words = "is not one WGSL expression: `;` is no part of an expression";
+    match describe_graph(file::load(&path)?, &LIBRARY) {
+        Err(errors) => {
+            assert_eq!(errors.diagnostics.len(), 1, "{errors}");
+            assert!(errors.to_string().contains(words), "{errors}");
+        }
+        Ok(desc) => {
+            let x = replayed(&gpu, desc)?;
+            panic!(
+                "the payload was accepted; its replay wrote x[99] = {} and x[..10] = {:?}",
+                x[99],
+                &x[..10]
+            );
+        }
+    }
+    let (code, stderr) = graph_check(&path);
+    assert_eq!(code, Some(1), "{stderr}");
+    assert!(stderr.contains(words), "{stderr}");
+    assert!(stderr.contains("--> the value of node `f`"), "{stderr}");
+
+    // The positive control: an honest value fills its range and nothing else.
+    let honest = temp_file("honest.json", &fill_file("1.0"));
+    let x = replayed(&gpu, describe_graph(file::load(&honest)?, &LIBRARY)?)?;
+    assert_eq!(&x[..10], &[1.0; 10]);
+    assert!(x[10..].iter().all(|v| v.is_nan()), "{x:?}");
+    Ok(())
+}
+
+/// The same goes for an endless loop, a comment that swallows the rest of the function, and a name that
+/// would end a line of the fused module or break its SPIR-V (a NUL): each is one error, exit 1.
+#[test]
+fn hostile_values_and_names_in_a_file_are_each_one_error() {
+    let named = |node: &str, binding: &str| {
+        serde_json::json!({"format": 1, "graph": {"name": "Hostile",
+            "buffers": [{"name": "x", "elem": "f32", "role": "inout"}],
+            "nodes": [{"name": node, "kernel": {
+                "accesses": [{"binding": binding, "buffer": "x", "mode": "read_write"}],
+                "source": {"wgsl": {"text": "@compute @workgroup_size(64)\nfn main(@builtin(global_invocation_id) gid: vec3<u32>) {\n    if (gid.x < arrayLength(&x)) { x[gid.x] = 2.0 * x[gid.x]; }\n}\n"}}}}]}})
+        .to_string()
+    };
+    for (name, text, words) in [
+        (
+            "loop.json",
+            fill_file(
+                "1.0 + w(); } fn w() -> f32 { loop {} return 0.0; } fn unused() -> f32 { return 0.0",
+            ),
+            "is not one WGSL expression: `;` is no part of an expression",
+        ),
+        (
+            "comment.json",
+            fill_file("1.0 // }"),
+            "of fill `f` is not one WGSL expression: it holds a comment",
+        ),
+        (
+            "nul.json",
+            named("k\0", "x"),
+            "error: `k\\0` cannot name a node: a name must be an identifier",
+        ),
+        (
+            "binding.json",
+            named("k", "x: array<f32>; fn evil() {}"),
+            "error: `x: array<f32>; fn evil() {}` cannot name a binding: kernels see it by name, so it must \
+             be an identifier",
+        ),
+    ] {
+        let path = temp_file(name, &text);
+        let refused = describe_graph(file::load(&path).expect("it loads"), &LIBRARY)
+            .expect_err("the checks refuse it");
+        assert_eq!(refused.diagnostics.len(), 1, "{refused}");
+        let (code, stderr) = graph_check(&path);
+        assert_eq!(code, Some(1), "{name}: {stderr}");
+        assert!(stderr.contains(words), "{name}: {stderr}");
+        assert!(!stderr.contains('\0'), "{name}: {stderr:?}");
+    }
+}

@@ -3,6 +3,8 @@
 use std::fmt;
 use std::ops::Range;
 
+use crate::names::visible;
+
 /// What a diagnostic points at. Indices are positions in the [`crate::ir::Graph`] vectors.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum Loc {
@@ -72,17 +74,20 @@ pub struct Diagnostic {
 }
 
 impl Diagnostic {
+    /// A diagnostic at `loc`. The message quotes what the user wrote, which may hold anything (a graph file's
+    /// name with a NUL or a line break): what would not show as written is escaped ([`visible`]).
     pub fn new(loc: Loc, message: impl Into<String>) -> Self {
         Diagnostic {
             loc,
-            message: message.into(),
+            message: visible(&message.into()),
             help: None,
             note: None,
         }
     }
 
+    /// What to do; escaped as the message is.
     pub fn with_help(mut self, help: impl Into<String>) -> Self {
-        self.help = Some(help.into());
+        self.help = Some(visible(&help.into()));
         self
     }
 

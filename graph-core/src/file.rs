@@ -30,6 +30,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::ir::{Graph, KernelSource, Node, NodeKind};
 use crate::library::Library;
+use crate::names::escaped;
 use crate::subgraph::Subgraphs;
 
 /// The format this crate writes and reads. A file of another version is refused with both numbers.
@@ -99,14 +100,21 @@ impl fmt::Display for LoadError {
                 index,
                 name,
                 reason,
-            } => write!(f, "node {index} (`{name}`): {reason}"),
+            } => write!(f, "node {index} (`{}`): {reason}", escaped(name)),
             LoadError::NoBaseForWgslFile { node, file } => write!(
                 f,
-                "node `{node}` names the WGSL file `{file}`, which can only be found relative to a graph \
-                 file: load the graph with `file::load(path)`"
+                "node `{}` names the WGSL file `{}`, which can only be found relative to a graph file: \
+                 load the graph with `file::load(path)`",
+                escaped(node),
+                escaped(file)
             ),
             LoadError::Subgraph { node, file, reason } => {
-                write!(f, "subgraph `{node}` names `{file}`: {reason}")
+                write!(
+                    f,
+                    "subgraph `{}` names `{}`: {reason}",
+                    escaped(node),
+                    escaped(file)
+                )
             }
         }
     }

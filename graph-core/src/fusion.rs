@@ -539,7 +539,9 @@ fn fused_kernel(
                 name(i)
             ));
         }
-        let node_name = name(i);
+        // The member's name as a comment, escaped: a description made by hand may hold any name, and a line
+        // break in one would end the comment.
+        let node_name = crate::names::escaped(name(i));
         source.push_str(&format!("// {node_name}\n"));
         for arg in k.args.iter() {
             let name = format!("{prefix}{}", arg.name);

@@ -27,9 +27,9 @@ pub fn unknown<'a>(
     candidates: impl IntoIterator<Item = &'a str>,
 ) -> Diagnostic {
     let candidates: Vec<&str> = candidates.into_iter().collect();
-    let diagnostic = Diagnostic::new(loc, format!("unknown {what} `{name}`"));
+    let diagnostic = Diagnostic::new(loc, format!("unknown {what} `{}`", escaped(name)));
     match did_you_mean(name, candidates.iter().copied()) {
-        Some(best) => diagnostic.with_help(format!("did you mean `{best}`?")),
+        Some(best) => diagnostic.with_help(format!("did you mean `{}`?", escaped(best))),
         None if candidates.is_empty() => {
             diagnostic.with_help(format!("this graph declares no {what}"))
         }
@@ -37,7 +37,7 @@ pub fn unknown<'a>(
             "the declared {what}s are {}",
             candidates
                 .iter()
-                .map(|c| format!("`{c}`"))
+                .map(|c| format!("`{}`", escaped(c)))
                 .collect::<Vec<_>>()
                 .join(", ")
         )),
@@ -65,9 +65,11 @@ impl<'a> NameTable<'a> {
             all.push(name);
             if index.contains_key(name) {
                 diags.push(
-                    Diagnostic::new(loc(i), format!("duplicate {what} `{name}`")).with_help(
-                        format!("each {what} needs its own name; `{name}` was declared earlier"),
-                    ),
+                    Diagnostic::new(loc(i), format!("duplicate {what} `{}`", escaped(name)))
+                        .with_help(format!(
+                            "each {what} needs its own name; `{}` was declared earlier",
+                            escaped(name)
+                        )),
                 );
             } else {
                 index.insert(name, i);
@@ -100,12 +102,74 @@ impl<'a> NameTable<'a> {
     }
 }
 
-/// Whether `name` can name a buffer or a parameter: kernels see it as a WGSL identifier, and sizes in
-/// graph files write it as one (letters, digits and `_`, not starting with a digit, not `_` alone).
+/// Whether `name` is an identifier: a letter or `_`, then letters, digits and `_`, and not `_` alone, by
+/// the rule Rust and WGSL share (Unicode's XID, read with the crate `proc-macro2` and naga read it with).
+/// Every name in a graph is one: the macro's parser takes nothing else, kernels see buffers and parameters
+/// by name, and sizes write buffer names; the builder and graph files are held to the same rule by the
+/// checks ([`not_an_identifier`]).
 pub fn is_identifier(name: &str) -> bool {
     let mut chars = name.chars();
-    let first_ok = chars.next().is_some_and(|c| c.is_alphabetic() || c == '_');
-    first_ok && name != "_" && chars.all(|c| c.is_alphanumeric() || c == '_')
+    let first_ok = chars.next().is_some_and(is_identifier_start);
+    first_ok && name != "_" && chars.all(is_identifier_continue)
+}
+
+/// A character that may begin an identifier.
+pub fn is_identifier_start(c: char) -> bool {
+    c == '_' || unicode_ident::is_xid_start(c)
+}
+
+/// A character that may continue an identifier (digits and `_` included).
+pub fn is_identifier_continue(c: char) -> bool {
+    unicode_ident::is_xid_continue(c)
+}
+
+/// `name` refused as the name of `what` (`a node`), at `loc`: `why` says who reads the name.
+pub fn not_an_identifier(loc: Loc, what: &str, name: &str, why: &str) -> Diagnostic {
+    Diagnostic::new(loc, format!("{} cannot name {what}: {why}", shown(name)))
+        .with_help("letters, digits and `_`, not starting with a digit: `blur_tmp`")
+}
+
+/// The most characters of a text a message quotes.
+const SHOWN_CHARS: usize = 80;
+
+/// A name or value as a message quotes it: in backticks, with control characters, line breaks and NUL
+/// escaped as Rust writes them (`a\nb`), cut short when long; an empty one is "an empty name".
+pub fn shown(text: &str) -> String {
+    if text.is_empty() {
+        return "an empty name".to_string();
+    }
+    format!("`{}`", escaped(text))
+}
+
+/// `text` with what a terminal would not show as written escaped ([`visible`]), cut to [`SHOWN_CHARS`]
+/// characters.
+pub fn escaped(text: &str) -> String {
+    let mut out = visible(&text.chars().take(SHOWN_CHARS).collect::<String>());
+    if text.chars().nth(SHOWN_CHARS).is_some() {
+        out.push('…');
+    }
+    out
+}
+
+/// `text` with NUL, line breaks, tabs and other control characters escaped as Rust writes them (`a\nb`),
+/// and the invisible marks that reorder or hide text (zero-width, bidirectional, line and paragraph
+/// separators) as `\u{..}`; printable text stays as it is (`ŷ`, `日本`). A diagnostic's message and help
+/// go through it, so a name refused for holding one is still shown on one line, as it is.
+pub fn visible(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '\0' | '\t' | '\n' | '\r' => out.extend(c.escape_debug()),
+            c if c.is_control()
+                || (c.is_whitespace() && c != ' ')
+                || matches!(c, '\u{200b}'..='\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}' | '\u{feff}') =>
+            {
+                out.extend(c.escape_unicode())
+            }
+            c => out.push(c),
+        }
+    }
+    out
 }
 
 #[cfg(test)]
@@ -126,6 +190,38 @@ mod tests {
         assert_eq!(list.len(), 1);
         assert_eq!(list[0].loc, Loc::Node(2));
         assert_eq!(table.get("a"), Some(0));
+    }
+
+    #[test]
+    fn identifiers_are_what_rust_and_wgsl_read_as_one() {
+        for name in ["x", "blur_tmp", "_x", "x1", "ŷ", "日本", "__pad"] {
+            assert!(is_identifier(name), "{name:?}");
+        }
+        for name in [
+            "",
+            "_",
+            "1x",
+            "a b",
+            "a\0",
+            "x\n",
+            "a-b",
+            "x.len()",
+            "½",
+            "a\u{2028}",
+        ] {
+            assert!(!is_identifier(name), "{name:?}");
+        }
+    }
+
+    #[test]
+    fn a_shown_name_escapes_what_would_not_print_and_is_cut_short() {
+        assert_eq!(shown(""), "an empty name");
+        assert_eq!(shown("a b"), "`a b`");
+        assert_eq!(shown("a\0b\n"), "`a\\0b\\n`");
+        assert_eq!(shown("ŷ"), "`ŷ`");
+        assert_eq!(shown("a\u{202e}b\u{2028}"), "`a\\u{202e}b\\u{2028}`");
+        let long = shown(&"x".repeat(100));
+        assert!(long.ends_with("…`") && long.chars().count() < 90, "{long}");
     }
 
     #[test]

@@ -90,7 +90,7 @@ impl fmt::Display for GraphErrors {
         writeln!(
             f,
             "graph `{}` has {count} error{}:",
-            self.graph.name,
+            crate::names::escaped(&self.graph.name),
             if count == 1 { "" } else { "s" }
         )?;
         for text in self.rendered() {

@@ -61,7 +61,7 @@ pub fn describe_loc(graph: &ir::Graph, loc: &Loc) -> String {
         }
         Loc::AccessMode { node, index } => {
             let access = match access_buffer(graph, *node, *index) {
-                Some(buffer) => format!("`{buffer}`"),
+                Some(buffer) => format!("`{}`", crate::names::escaped(&buffer)),
                 None => format!("access {index}"),
             };
             let node = node_words(graph, *node);
@@ -89,7 +89,7 @@ pub fn describe_loc(graph: &ir::Graph, loc: &Loc) -> String {
                 .and_then(|n| n.size_slots().get(*dim).copied().flatten())
                 .and_then(|expr| expr.terms().get(*term).map(|t| t.to_string()));
             let term = match text {
-                Some(text) => format!("term `{text}`"),
+                Some(text) => format!("term `{}`", crate::names::escaped(&text)),
                 None => format!("term {term}"),
             };
             let what = slot.map_or_else(|| format!("size {dim}"), |n| n.size_slot_words(*dim));
@@ -107,11 +107,11 @@ pub fn describe_loc(graph: &ir::Graph, loc: &Loc) -> String {
             }
         }
         Loc::Block(i) => match graph.blocks.get(*i) {
-            Some(b) => format!("`{} {}`", b.kind.keyword(), b.name),
+            Some(b) => format!("`{} {}`", b.kind.keyword(), crate::names::escaped(&b.name)),
             None => format!("block {i}"),
         },
         Loc::Alternatives(i) => match graph.alternatives.get(*i) {
-            Some(a) => format!("alternatives `{}`", a.name),
+            Some(a) => format!("alternatives `{}`", crate::names::escaped(&a.name)),
             None => format!("alternatives {i}"),
         },
         Loc::Edge(i) => format!("explicit {}", edge_words(graph, *i)),
@@ -123,7 +123,8 @@ pub fn describe_loc(graph: &ir::Graph, loc: &Loc) -> String {
 /// "kind `name`", or "kind index" when the index names nothing.
 fn named(kind: &str, name: Option<&str>, index: usize) -> String {
     match name {
-        Some(name) => format!("{kind} `{name}`"),
+        // Escaped: a name refused for holding a line break or a NUL is still shown by it.
+        Some(name) => format!("{kind} `{}`", crate::names::escaped(name)),
         None => format!("{kind} {index}"),
     }
 }
@@ -133,7 +134,7 @@ fn graph_words(graph: &ir::Graph) -> String {
     if graph.name.is_empty() {
         "the graph".to_string()
     } else {
-        format!("graph `{}`", graph.name)
+        format!("graph `{}`", crate::names::escaped(&graph.name))
     }
 }
 
@@ -151,7 +152,11 @@ fn node_words(graph: &ir::Graph, n: usize) -> String {
 
 fn edge_words(graph: &ir::Graph, i: usize) -> String {
     match graph.edges.get(i) {
-        Some(edge) => format!("edge `{} -> {}`", edge.from, edge.to),
+        Some(edge) => format!(
+            "edge `{} -> {}`",
+            crate::names::escaped(&edge.from),
+            crate::names::escaped(&edge.to)
+        ),
         None => format!("edge {i}"),
     }
 }
@@ -162,8 +167,16 @@ fn source_words(graph: &ir::Graph, n: usize) -> String {
     match kernel(graph, n).map(|k| &k.source) {
         Some(KernelSource::Wgsl {
             file: Some(path), ..
-        }) => format!("the `.wgsl` file `{path}` of {node}"),
-        Some(KernelSource::Library(path)) => format!("the library kernel `{path}` of {node}"),
+        }) => format!(
+            "the `.wgsl` file `{}` of {node}",
+            crate::names::escaped(path)
+        ),
+        Some(KernelSource::Library(path)) => {
+            format!(
+                "the library kernel `{}` of {node}",
+                crate::names::escaped(path)
+            )
+        }
         // Inline WGSL, and the built-in WGSL of fills and copies.
         _ => format!("the WGSL of {node}"),
     }

@@ -192,11 +192,12 @@ fn lex(text: &str) -> Vec<Token<'_>> {
         };
         let (kind, end) = if let Some(kind) = punctuation {
             (kind, start + c.len_utf8())
-        } else if c.is_alphanumeric() || c == '_' {
-            // A number and its suffix are one run of word characters, as in Rust: `64u32`, `1_000`.
+        } else if c.is_ascii_digit() || crate::names::is_identifier_start(c) {
+            // A number and its suffix are one run of word characters, as in Rust: `64u32`, `1_000`; a name
+            // is read by the rule every name of a graph follows.
             let mut end = start + c.len_utf8();
             while let Some(&(at, next)) = chars.peek() {
-                if !(next.is_alphanumeric() || next == '_') {
+                if !crate::names::is_identifier_continue(next) {
                     break;
                 }
                 end = at + next.len_utf8();

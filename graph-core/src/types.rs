@@ -162,8 +162,9 @@ pub fn param_type_problem(text: &str) -> Option<String> {
                 "`{t}` has no portable WGSL form; parameters are 32-bit: use `f32`, `i32` or `u32`"
             ),
             _ => format!(
-                "`{t}` cannot be a push-constant (immediate) parameter; parameters are 32-bit scalars or \
-                 vectors: `f32`, `i32`, `u32`, `vec2<f32>`, `vec3<u32>`, `vec4<i32>`..."
+                "`{}` cannot be a push-constant (immediate) parameter; parameters are 32-bit scalars or \
+                 vectors: `f32`, `i32`, `u32`, `vec2<f32>`, `vec3<u32>`, `vec4<i32>`...",
+                crate::names::escaped(&t)
             ),
         }),
     }
@@ -179,8 +180,9 @@ pub fn element_type_problem(text: &str) -> Option<String> {
         )),
         Ok(_) => None,
         Err(TypeError::Unsupported(t)) => Some(format!(
-            "`{t}` cannot be a buffer element; elements are 32-bit scalars or vectors: `f32`, `i32`, \
-             `u32`, `vec2<f32>`, `vec4<u32>`..."
+            "`{}` cannot be a buffer element; elements are 32-bit scalars or vectors: `f32`, `i32`, \
+             `u32`, `vec2<f32>`, `vec4<u32>`...",
+            crate::names::escaped(&t)
         )),
     }
 }

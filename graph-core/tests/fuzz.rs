@@ -1,11 +1,13 @@
 //! Fuzzing of the front doors that take input from outside: graph files (`file::from_json`), declared graphs
-//! (`ir::Graph` values, through their files) and the run-time builder. Whatever the input, the answer is a value
-//! (a `LoadError`, `GraphErrors` whose every diagnostic renders, or a description), never a panic; and what is
-//! accepted is consistent: the description validates, its kernels compose into modules naga accepts, its sizes
-//! evaluate, it draws and survives serde, and the graph survives its file.
+//! (`ir::Graph` values, through their files) and the run-time builder, and hostile text (statements, braces,
+//! comments, NUL, line breaks, very long strings) in every field that reaches a kernel's WGSL. Whatever the
+//! input, the answer is a value (a `LoadError`, `GraphErrors` whose every diagnostic renders, or a
+//! description), never a panic; and what is accepted is consistent: the description validates, its kernels
+//! compose into modules naga accepts with nothing injected (names are identifiers, values one expression),
+//! its sizes evaluate, it draws and survives serde, and the graph survives its file.
 //!
 //! Each test runs `GRAPH_FUZZ_CASES` cases when that variable is set (to crank it up or down), else its own
-//! default; the three defaults add up to 100,000. Seeds are random: `PROPTEST_RNG_SEED=N` fixes one.
+//! default; the four defaults add up to 105,000. Seeds are random: `PROPTEST_RNG_SEED=N` fixes one.
 
 use std::sync::LazyLock;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -16,11 +18,12 @@ use graph_core::desc::{DispatchDesc, GraphDesc, OpDesc};
 use graph_core::dot::Detail;
 use graph_core::file::{self, FORMAT_VERSION, LoadError};
 use graph_core::ir::{
-    Access, AccessMode, Buffer, DispatchSpec, EdgeMode, ElementRange, ExplicitEdge, Graph, Kernel,
-    KernelArg, KernelSource, Node, NodeKind, Param, ParamsStorage, Role, SizeExpr, SizeOp,
-    WorkgroupLimits,
+    Access, AccessMode, BlockKind, Buffer, DispatchSpec, EdgeMode, ElementRange, ExplicitEdge,
+    Graph, Kernel, KernelArg, KernelSource, Node, NodeKind, Param, ParamsStorage, Role, SizeExpr,
+    SizeOp, WorkgroupLimits,
 };
 use graph_core::library::{Library, LibraryArg, LibraryBinding, LibraryKernel};
+use graph_core::names::is_identifier;
 use graph_core::size::{SizeError, evaluate};
 use graph_core::size_parse::parse_size;
 use graph_core::{GraphErrors, describe_graph};
@@ -211,10 +214,91 @@ fn check_description(desc: &GraphDesc, graph: &Graph) -> Result<(), TestCaseErro
             }
         }
     }
+    check_nothing_injected(desc)?;
     let json = serde_json::to_string(desc).map_err(|e| fail(format!("serialize: {e}")))?;
     let back: GraphDesc = serde_json::from_str(&json)
         .map_err(|e| fail(format!("the description does not read back: {e}\n{json}")))?;
     prop_assert_eq!(&back, desc);
+    Ok(())
+}
+
+/// What an accepted graph puts into its kernels' modules is what it declares, and nothing more: every name is
+/// an identifier, each binding declaration one buffer, and each value one expression: its function returns
+/// it and does nothing else, and the module has the functions, variables and entry points it has with the
+/// value replaced by a zero of its type.
+fn check_nothing_injected(desc: &GraphDesc) -> Result<(), TestCaseError> {
+    let names = std::iter::once(&*desc.name)
+        .chain(desc.nodes.iter().map(|n| &*n.name))
+        .chain(desc.buffers.iter().map(|b| &*b.name))
+        .chain(desc.params.fields.iter().map(|f| &*f.name));
+    for name in names {
+        prop_assert!(is_identifier(name), "accepted the name {:?}", name);
+    }
+    let parse = |module: &str| {
+        naga::front::wgsl::parse_str(module).map_err(|e| fail(format!("{}\n{module}", e.message())))
+    };
+    for node in desc.nodes.iter() {
+        let OpDesc::Kernel(k) = &node.op else {
+            continue;
+        };
+        let bindings = graph_core::wgsl::binding_names(&k.declarations);
+        prop_assert_eq!(bindings.len(), k.bindings.len(), "{}", k.declarations);
+        for b in &bindings {
+            prop_assert!(is_identifier(b), "the binding {:?}", b);
+        }
+        let module = parse(&k.compose(&desc.params, desc.params.storage))?;
+        let mut zeroed = k.clone();
+        for arg in zeroed.args.to_mut() {
+            let read = graph_core::wgsl::value_expression(&arg.value);
+            prop_assert_eq!(
+                read.as_deref(),
+                Ok(&*arg.value),
+                "the value of `{}` went in as written",
+                node.name
+            );
+            arg.value = format!("{}()", arg.ty).into();
+        }
+        let reference = parse(&zeroed.compose(&desc.params, desc.params.storage))?;
+        prop_assert_eq!(
+            (
+                module.functions.len(),
+                module.global_variables.len(),
+                module.constants.len(),
+                module.overrides.len(),
+                module.entry_points.len()
+            ),
+            (
+                reference.functions.len(),
+                reference.global_variables.len(),
+                reference.constants.len(),
+                reference.overrides.len(),
+                reference.entry_points.len()
+            ),
+            "kernel `{}` declares more than its values' zeros would",
+            node.name
+        );
+        for arg in k.args.iter() {
+            let (_, function) = module
+                .functions
+                .iter()
+                .find(|(_, f)| f.name.as_deref() == Some(&*arg.name))
+                .ok_or_else(|| fail(format!("no function for `{}`", arg.name)))?;
+            let mut returns = 0;
+            for statement in function.body.iter() {
+                match statement {
+                    naga::Statement::Emit(_) => {}
+                    naga::Statement::Return { value: Some(_) } => returns += 1,
+                    other => {
+                        return Err(fail(format!(
+                            "the value of `{}` does more than return: {other:?}",
+                            arg.name
+                        )));
+                    }
+                }
+            }
+            prop_assert_eq!(returns, 1, "the value of `{}` returns once", arg.name);
+        }
+    }
     Ok(())
 }
 
@@ -226,6 +310,12 @@ fn check_errors(errors: &GraphErrors) -> Result<(), TestCaseError> {
     );
     let rendered = errors.rendered();
     prop_assert_eq!(rendered.len(), errors.diagnostics.len());
+    // What a terminal would not show as written is escaped in our words (a snippet shows the user's text).
+    for d in &errors.diagnostics {
+        for words in std::iter::once(&d.message).chain(&d.help) {
+            prop_assert!(!words.contains(['\0', '\n', '\r']), "{:?}", words);
+        }
+    }
     for (text, d) in rendered.iter().zip(&errors.diagnostics) {
         prop_assert!(
             text.starts_with("error: ") && text.contains(&d.message),
@@ -304,7 +394,23 @@ const IDENTS: &[&str] = &[
 ];
 
 /// Names that are not identifiers at all.
-const ODD_NAMES: &[&str] = &["", "a b", "1x", "ŷ", "x.len()", "params.n", "\"", "日本"];
+const ODD_NAMES: &[&str] = &[
+    "",
+    "a b",
+    "1x",
+    "ŷ",
+    "x.len()",
+    "params.n",
+    "\"",
+    "日本",
+    // Hostile: text that would change a module or a message were it pasted (see `HOSTILE`).
+    "x\0",
+    "x\n",
+    "x: array<f32>; fn evil() {}",
+    "x // }",
+    "x\u{2028}",
+    "x\u{202e}",
+];
 
 fn any_name() -> impl Strategy<Value = String> {
     prop_oneof![
@@ -556,6 +662,13 @@ const FILL_VALUES: &[&str] = &[
     "ŷ",
     "",
     "0.0; } fn evil() {",
+    PAYLOAD,
+    "0.0 // }",
+    "0.0 /* } */",
+    "0.0\0",
+    "loop {}",
+    "arrayLength(&dst)",
+    "max(params.a,\n 1.0)",
 ];
 
 const LIBRARY_PATHS: &[&str] = &[
@@ -579,9 +692,15 @@ const LIBRARY_ARGS: &[(&str, &str)] = &[
     ("alpha", "}"),
     ("alpha", ""),
     ("alpha", "1.0; } fn alpha2() -> f32 { return 1.0;"),
+    ("alpha", PAYLOAD),
+    ("alpha", "alpha()"),
+    ("alpha", "1.0 /* */"),
+    ("alpha", "-params.a\r\n"),
 ];
 
-const ENTRIES: &[&str] = &["main", "other", "second", "nope", "", "vs"];
+const ENTRIES: &[&str] = &[
+    "main", "other", "second", "nope", "", "vs", "main\0", "main\n", "main()",
+];
 
 fn entry() -> impl Strategy<Value = Option<String>> {
     prop_oneof![
@@ -1550,7 +1669,8 @@ fn buffers() -> impl Strategy<Value = Vec<Buffer>> {
 fn raw_graph() -> impl Strategy<Value = RawGraph> {
     (
         (
-            prop::sample::select(&["G", "", "ŷ graph", "digraph \"x\" {"][..]).prop_map(String::from),
+            prop::sample::select(&["G", "", "ŷ graph", "digraph \"x\" {", "G\0", "G\n// x"][..])
+                .prop_map(String::from),
             params(),
             buffers(),
             prop::bool::weighted(0.7),
@@ -2074,6 +2194,225 @@ fn builder_calls_build_or_fail_cleanly() {
         Ok(())
     });
     println!("builder: {} accepted", accepted.load(Ordering::Relaxed));
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// 4. Hostile text in every field that reaches a kernel's WGSL (or a message about one): a good graph with one
+// field replaced. It is refused with diagnostics that render, or accepted with nothing injected.
+
+/// The payload of issue 19: a fill value that closed its function and declared one writing element 99.
+const PAYLOAD: &str =
+    "1.0 + w(); } fn w() -> f32 { dst[99] = 42.0; return 0.0; } fn unused() -> f32 { return 0.0";
+
+/// Pieces of text that end a function, a statement, a line or a comment, open one, declare something, or
+/// hide (NUL, line separators, bidi overrides); glued together by [`hostile_text`].
+const HOSTILE: &[&str] = &[
+    "}",
+    "{",
+    ";",
+    "fn",
+    " fn w() -> f32 { return 0.0; } ",
+    "//",
+    "/*",
+    "*/",
+    "\0",
+    "\n",
+    "\r\n",
+    "\u{2028}",
+    "\u{202e}",
+    "ŷ",
+    "loop {}",
+    "@compute @workgroup_size(1)",
+    "dst[99] = 42.0",
+    "var<private> q: f32",
+    "1.0",
+    "params.a",
+    "(",
+    ")",
+    "x",
+    " ",
+    PAYLOAD,
+    "1.0 + w(); } fn w() -> f32 { loop {} return 0.0; } fn unused() -> f32 { return 0.0",
+    "0.0)); } fn evil() -> f32 { return (1.0",
+    "1.0 // }",
+    "1.0 /* } fn w() {} */",
+    "x: array<f32>; fn evil() {}",
+    "main\0",
+];
+
+/// Hostile text: a piece, several glued, a very long one, or any string at all.
+fn hostile_text() -> impl Strategy<Value = String> {
+    prop_oneof![
+        4 => prop::sample::select(HOSTILE).prop_map(String::from),
+        4 => prop::collection::vec(prop::sample::select(HOSTILE), 2..6).prop_map(|pieces| pieces.concat()),
+        1 => (prop::sample::select(HOSTILE), 100..20_000usize)
+            .prop_map(|(piece, times)| piece.repeat(times.div_ceil(piece.len().max(1)))),
+        1 => (0..3000usize).prop_map(|depth| format!("{}1.0{}", "(".repeat(depth), ")".repeat(depth))),
+        2 => any::<String>(),
+    ]
+}
+
+/// A good graph with a text field of every kind: parameters and buffers, a fill of part of a buffer, a
+/// library kernel with an argument, a kernel with an entry point, a dispatch size and a file's own binding
+/// name, a host task, a group of alternatives, a block, an edge and a node left out of fusion.
+fn good_graph() -> Graph {
+    let mut b = GraphBuilder::new("Good");
+    b.param("n", "u32")
+        .param("a", "f32")
+        .inout("x", "f32")
+        .buffer("y", "f32", Role::InOut, Some(256))
+        .buffer("flag", "u32", Role::Input, Some(1))
+        .fill("f", "y[1..y.len() - 1]", "params.a")
+        .library("s", "scale", &[("data", "x")], &[("alpha", "2.0")])
+        .kernel(
+            "k",
+            KernelSpec::wgsl(SNIPPETS[1].text)
+                .read("x")
+                .read_write("y")
+                .entry("main")
+                .threads(&["params.n"]),
+        )
+        .kernel(
+            "other",
+            KernelSpec::wgsl(SNIPPETS[1].text)
+                .read("x")
+                .read_write("y")
+                .threads(&["params.n"]),
+        )
+        .alternatives("pick", &["k", "other"])
+        .host("h", &[("y", Read)])
+        .fill("g", "x", "0.0")
+        .if_block("when", "flag", &["g"])
+        .edge("s", "h")
+        .no_fusion("s");
+    let mut graph = b.graph().clone();
+    // A file may bind a buffer by a name of its own, which the kernel's WGSL then uses.
+    if let NodeKind::Kernel(k) = &mut graph.nodes[2].kind {
+        k.accesses[0].binding = "xs".into();
+        if let KernelSource::Wgsl { text, .. } = &mut k.source {
+            *text = text.replace("x[", "xs[");
+        }
+    }
+    graph
+}
+
+/// The fields of [`good_graph`] that take text, by number.
+const TEXT_FIELDS: usize = 22;
+
+/// `graph` with field `field` set to `text`. (A binding is never empty: its file would restore it as the
+/// buffer's name.)
+fn put(graph: &mut Graph, field: usize, text: String) {
+    if text.is_empty() && [9, 11, 15].contains(&field) {
+        return;
+    }
+    fn kernel(graph: &mut Graph, n: usize) -> Option<&mut Kernel> {
+        match &mut graph.nodes[n].kind {
+            NodeKind::Kernel(k) => Some(k),
+            _ => None,
+        }
+    }
+    match field {
+        0 => graph.name = text,
+        1 => graph.params[1].name = text,
+        2 => graph.params[1].ty = text,
+        3 => graph.buffers[0].name = text,
+        4 => graph.buffers[1].elem = text,
+        5 => graph.nodes[0].name = text,
+        6 => {
+            if let NodeKind::Fill { value, .. } = &mut graph.nodes[0].kind {
+                *value = text;
+            }
+        }
+        7 => {
+            if let Some(k) = kernel(graph, 1) {
+                k.args[0].wgsl = text;
+            }
+        }
+        8 => {
+            if let Some(k) = kernel(graph, 1) {
+                k.args[0].name = text;
+            }
+        }
+        9 => {
+            if let Some(k) = kernel(graph, 1) {
+                k.accesses[0].binding = text;
+            }
+        }
+        10 => {
+            if let Some(k) = kernel(graph, 1) {
+                k.source = KernelSource::Library(text);
+            }
+        }
+        11 => {
+            if let Some(k) = kernel(graph, 2) {
+                k.accesses[0].binding = text;
+            }
+        }
+        12 => {
+            if let Some(k) = kernel(graph, 2) {
+                k.entry = Some(text);
+            }
+        }
+        13 => {
+            if let Some(k) = kernel(graph, 2)
+                && let Ok(size) = parse_size(&text)
+            {
+                k.dispatch = DispatchSpec::Threads(vec![size]);
+            }
+        }
+        14 => graph.blocks[0].kind = BlockKind::If { flag: text },
+        15 => {
+            if let NodeKind::Host { accesses } = &mut graph.nodes[4].kind {
+                accesses[0].binding = text;
+            }
+        }
+        16 => graph.alternatives[0].name = text,
+        17 => graph.blocks[0].name = text,
+        18 => graph.nodes[5].name = text,
+        19 => graph.edges[0].from = text,
+        20 => graph.no_fusion[0] = text,
+        _ => {
+            if let Some(k) = kernel(graph, 2) {
+                k.args.push(KernelArg {
+                    name: "alpha".into(),
+                    wgsl: text,
+                });
+            }
+        }
+    }
+}
+
+#[test]
+fn the_good_graph_is_accepted() {
+    let graph = good_graph();
+    let desc = describe_graph(graph.clone(), library(true)).unwrap_or_else(|e| panic!("{e}"));
+    check_description(&desc, &graph).unwrap_or_else(|e| panic!("{e}"));
+}
+
+#[test]
+fn hostile_text_in_any_field_is_refused_or_injects_nothing() {
+    let accepted = AtomicUsize::new(0);
+    let strategy = (0..TEXT_FIELDS, hostile_text());
+    let graph = |(field, text): &(usize, String)| {
+        let mut graph = good_graph();
+        put(&mut graph, *field, text.clone());
+        graph
+    };
+    fuzz(
+        "hostile",
+        5_000,
+        strategy,
+        |case| file::to_json(&graph(case)),
+        |case| {
+            let graph = graph(&case);
+            // Through the graph's own file too: what a file carries is what reaches the checks.
+            if check_graph(&graph, library(true))? {
+                accepted.fetch_add(1, Ordering::Relaxed);
+            }
+            Ok(())
+        },
+    );
+    println!("hostile: {} accepted", accepted.load(Ordering::Relaxed));
 }
 
 // ---------------------------------------------------------------------------------------------------------

@@ -487,6 +487,15 @@ const CASES: &[Case] = &[
         rustc_errors: &[],
     },
     Case {
+        fixture: "buffers/fill-value-with-a-statement",
+        build: || {
+            let mut b = graph_g();
+            b.output("x", "f32").fill("clear", "x", "1.0; x[99] = 42.0");
+            b
+        },
+        rustc_errors: &[],
+    },
+    Case {
         fixture: "buffers/fill-value-of-another-type",
         build: || {
             let mut b = graph_g();

@@ -1,6 +1,7 @@
 //! Kernels: each one's WGSL, composed with its declarations, validated by naga and held to what the graph
 //! says of it.
 
+use super::values::ValueOf;
 use super::{CheckedDispatch, CheckedKernel, CheckedRange, Checker, SizeProgram, Space};
 use crate::deps::BufferAccess;
 use crate::diagnostic::{Diagnostic, Loc};
@@ -9,7 +10,7 @@ use crate::ir::{
 };
 use crate::layout::ParamsLayout;
 use crate::library::{GENERIC, LibraryKernel};
-use crate::names::unknown;
+use crate::names::{escaped, unknown};
 use crate::size::{SizeOp, SizeStep};
 use crate::types::ValueType;
 use crate::wgsl::{self, Composed, Segment, WgslError};
@@ -43,7 +44,7 @@ impl Checker<'_> {
 
     /// Whether kernels can be validated at all: with a parameter refused, the struct they see is not the
     /// graph's, and naga would only repeat that error.
-    fn params_usable(&self) -> bool {
+    pub(super) fn params_usable(&self) -> bool {
         self.param_types.iter().all(Option::is_some) && !self.badly_named_params
     }
 
@@ -63,6 +64,7 @@ impl Checker<'_> {
         if bindings
             .iter()
             .any(|b| self.badly_named_buffers.contains(&b.buffer))
+            || self.badly_named_bindings.contains(&n)
         {
             return None;
         }
@@ -77,11 +79,18 @@ impl Checker<'_> {
             (KernelSource::Library(_), Some(lib)) => (lib.source.to_string(), None),
             (KernelSource::Library(_), None) => return None,
         };
-        let mut unknown_params = self.check_param_uses(n, &source, file);
-        for (i, arg) in kernel.args.iter().enumerate() {
-            unknown_params |=
-                self.check_value_params(Loc::KernelArg { node: n, index: i }, &arg.wgsl);
+        if self.check_no_nul(n, &source, file) {
+            return None;
         }
+        let unknown_params = self.check_param_uses(n, &source, file);
+        // Each argument is one expression of its type, checked alone before it joins the module.
+        let args = match library {
+            Some(lib) => self.check_library_args(n, kernel, lib)?,
+            None => {
+                self.check_no_args(n, kernel);
+                Vec::new()
+            }
+        };
         if unknown_params || !self.params_usable() {
             return None;
         }
@@ -101,18 +110,6 @@ impl Checker<'_> {
                 .map(|((name, b), t)| (*name, *t, b.mode)),
             &atomic,
         );
-        let args: Vec<(String, String, String)> = match library {
-            Some(lib) => lib
-                .args
-                .iter()
-                .filter_map(|a| {
-                    let given = kernel.args.iter().find(|g| g.name == a.name)?;
-                    let ty = self.library_arg_type(n, lib, a.ty);
-                    Some((a.name.to_string(), ty, given.wgsl.clone()))
-                })
-                .collect(),
-            None => Vec::new(),
-        };
         let composed = wgsl::compose(
             &declarations,
             &params_struct,
@@ -207,8 +204,84 @@ impl Checker<'_> {
         })
     }
 
-    /// A fill's value is WGSL of its buffer's element type, exactly: no conversion hides a parameter of
-    /// another type.
+    /// The library's arguments in its order, each given once (as [`Checker::check_library_bindings`] made
+    /// sure), as `(name, WGSL type, expression)`; `None` when one is not a value of its type.
+    fn check_library_args(
+        &mut self,
+        n: usize,
+        kernel: &Kernel,
+        lib: &LibraryKernel,
+    ) -> Option<Vec<(String, String, String)>> {
+        let mut args = Vec::new();
+        let mut refused = false;
+        for a in lib.args {
+            let Some(index) = kernel.args.iter().position(|g| g.name == a.name) else {
+                continue;
+            };
+            let ty = self.library_arg_type(n, lib, a.ty);
+            let of = ValueOf::Argument {
+                name: a.name,
+                path: lib.path,
+            };
+            let loc = Loc::KernelArg { node: n, index };
+            match self.check_value(loc, &kernel.args[index].wgsl, &ty, of) {
+                Some(expression) => args.push((a.name.to_string(), ty, expression)),
+                None => refused = true,
+            }
+        }
+        (!refused).then_some(args)
+    }
+
+    /// A kernel's WGSL holds no NUL. naga takes one in a comment, but a validating device gets the source
+    /// inside the SPIR-V (wgpu's debug information), whose strings a NUL ends: the module is then invalid
+    /// there. Returns whether one was found.
+    fn check_no_nul(&mut self, n: usize, source: &str, file: Option<&str>) -> bool {
+        let Some(at) = source.find('\0') else {
+            return false;
+        };
+        let range = at..at + 1;
+        let mut d = Diagnostic::new(
+            Loc::Wgsl {
+                node: n,
+                range: range.clone(),
+            },
+            format!(
+                "the WGSL of kernel `{}` holds a NUL character, which ends a string in the SPIR-V it \
+                 becomes",
+                self.graph.nodes[n].name
+            ),
+        )
+        .with_help("remove it");
+        if let Some(path) = file {
+            d = d.with_note(snippet(source, &range, path));
+        }
+        self.diags.push(d);
+        true
+    }
+
+    /// A kernel of WGSL of its own takes no arguments (only a graph file can give it some): they would be
+    /// dropped without a word.
+    fn check_no_args(&mut self, n: usize, kernel: &Kernel) {
+        if let Some(first) = kernel.args.first() {
+            self.diags.push(
+                Diagnostic::new(
+                    Loc::KernelArg { node: n, index: 0 },
+                    format!(
+                        "kernel `{}` is WGSL of its own and takes no arguments, but is given `{}`",
+                        self.graph.nodes[n].name,
+                        escaped(&first.name)
+                    ),
+                )
+                .with_help(
+                    "arguments are for library kernels (`kernels::scale`); a kernel of its own reads \
+                     parameters as `params.NAME`",
+                ),
+            );
+        }
+    }
+
+    /// A fill's value is one WGSL expression of its buffer's element type, exactly: no conversion hides a
+    /// parameter of another type.
     fn check_fill(
         &mut self,
         n: usize,
@@ -229,20 +302,19 @@ impl Checker<'_> {
             Some(_) => crate::fill::RANGE_WGSL,
             None => crate::fill::WGSL,
         };
-        let unknown_params = self.check_value_params(Loc::KernelArg { node: n, index: 0 }, value);
-        if unknown_params
-            || !self.params_usable()
-            || self.badly_named_buffers.contains(&target.buffer)
-        {
+        let of = ValueOf::Fill {
+            node: &self.graph.nodes[n].name,
+            buffer: &self.graph.buffers[target.buffer].name,
+            elem,
+        };
+        let loc = Loc::KernelArg { node: n, index: 0 };
+        let expression = self.check_value(loc, value, &elem.wgsl(), of)?;
+        if self.badly_named_buffers.contains(&target.buffer) {
             return None;
         }
         let declarations =
             wgsl::binding_declarations([(crate::fill::BINDING, elem, AccessMode::Write)], &[]);
-        let args = vec![(
-            crate::fill::VALUE.to_string(),
-            elem.wgsl(),
-            value.to_string(),
-        )];
+        let args = vec![(crate::fill::VALUE.to_string(), elem.wgsl(), expression)];
         let composed = wgsl::compose(
             &declarations,
             &layout.wgsl_struct(),
@@ -251,25 +323,14 @@ impl Checker<'_> {
             source,
         );
         if let Err(e) = wgsl::validate(&composed.source) {
-            let node = &self.graph.nodes[n].name;
-            let buffer = &self.graph.buffers[target.buffer].name;
-            let message = match value_type_instead(&composed, value, &elem.wgsl()) {
-                Some(actual) => format!(
-                    "fill `{node}` writes `{elem}` elements into `{buffer}`, but its value `{}` is a `{actual}`",
-                    value.trim()
+            // The value validated alone: what fails now is the fill's module itself.
+            self.diags.push(Diagnostic::new(
+                Loc::Node(n),
+                format!(
+                    "fill `{}` does not validate: {}",
+                    self.graph.nodes[n].name, e.message
                 ),
-                None => format!(
-                    "the value `{}` of fill `{node}` is not valid WGSL: {}",
-                    value.trim(),
-                    e.message
-                ),
-            };
-            self.diags.push(
-                Diagnostic::new(Loc::KernelArg { node: n, index: 0 }, message).with_help(format!(
-                    "give a `{elem}`: a literal such as `{}`, or a parameter declared `{elem}`",
-                    crate::fill::example_literal(elem)
-                )),
-            );
+            ));
             return None;
         }
         Some(CheckedKernel {
@@ -287,20 +348,6 @@ impl Checker<'_> {
             foldable: true,
             range,
         })
-    }
-
-    /// `params.x` in a library argument or a fill value names a declared parameter. Returns whether an
-    /// unknown one was found.
-    fn check_value_params(&mut self, loc: Loc, value: &str) -> bool {
-        let mut found = false;
-        for u in wgsl::param_uses(value) {
-            if self.params.get(&u.name).is_none() {
-                found = true;
-                let d = self.unknown_name(Space::Param, &u.name, loc.clone());
-                self.diags.push(d);
-            }
-        }
-        found
     }
 
     /// Without `#[device_limits]`, a kernel's workgroup fits WebGPU's defaults, which every backend offers.
@@ -642,6 +689,8 @@ impl Checker<'_> {
     ) -> Option<usize> {
         let kernel = &self.graph.nodes[n].name;
         match (chosen, names.len()) {
+            // Refused as a name already (`check_identifiers`): no function of the WGSL can have it.
+            (Some(name), _) if !crate::names::is_identifier(name) => None,
             (Some(name), _) => {
                 let found = names.iter().position(|e| e == name);
                 if found.is_none() {
@@ -651,7 +700,9 @@ impl Checker<'_> {
                         name,
                         names.iter().map(String::as_str),
                     );
-                    d.message = format!("kernel `{kernel}` has no compute entry point `{name}`");
+                    d.message = crate::names::visible(&format!(
+                        "kernel `{kernel}` has no compute entry point `{name}`"
+                    ));
                     self.diags.push(d);
                 }
                 found

@@ -6,7 +6,7 @@ use crate::desc::MAX_PARAMS_BYTES;
 use crate::diagnostic::{Diagnostic, Loc};
 use crate::ir::{ParamsStorage, Role};
 use crate::layout::{PORTABLE_IMMEDIATE_BYTES, ParamsLayout};
-use crate::names::is_identifier;
+use crate::names::{is_identifier, not_an_identifier};
 use crate::types::{ValueType, element_type_problem, param_type_problem};
 
 impl Checker<'_> {
@@ -14,18 +14,16 @@ impl Checker<'_> {
     /// files do not), not a WGSL keyword or reserved word, and no buffer called `params` (the parameter
     /// block's name).
     pub(super) fn check_wgsl_names(&mut self) {
-        // WGSL also forbids names starting with `__`, which the generated Rust keeps for its padding fields.
-        let reserved = |name: &str| {
-            naga::keywords::wgsl::RESERVED.contains(&name)
-                || name == crate::layout::WGSL_PARAMS_STRUCT
-                || name.starts_with("__")
-        };
         for (i, b) in self.graph.buffers.iter().enumerate() {
             if !is_identifier(&b.name) {
                 self.badly_named_buffers.push(i);
-                self.diags
-                    .push(not_an_identifier(Loc::Buffer(i), "a buffer", &b.name));
-            } else if reserved(&b.name) || b.name == "params" {
+                self.diags.push(not_an_identifier(
+                    Loc::Buffer(i),
+                    "a buffer",
+                    &b.name,
+                    SEEN_BY_NAME,
+                ));
+            } else if wgsl_reserves(&b.name) || b.name == "params" {
                 self.badly_named_buffers.push(i);
                 self.diags.push(
                     Diagnostic::new(Loc::Buffer(i), format!("`{}` cannot name a buffer: kernels see buffers by name, and WGSL reserves it", b.name))
@@ -36,9 +34,13 @@ impl Checker<'_> {
         for (i, p) in self.graph.params.iter().enumerate() {
             if !is_identifier(&p.name) {
                 self.badly_named_params = true;
-                self.diags
-                    .push(not_an_identifier(Loc::Param(i), "a parameter", &p.name));
-            } else if reserved(&p.name) {
+                self.diags.push(not_an_identifier(
+                    Loc::Param(i),
+                    "a parameter",
+                    &p.name,
+                    SEEN_BY_NAME,
+                ));
+            } else if wgsl_reserves(&p.name) {
                 self.badly_named_params = true;
                 self.diags.push(
                     Diagnostic::new(
@@ -62,7 +64,7 @@ impl Checker<'_> {
                         format!(
                             "parameter `{}` cannot have type `{}`: {problem}",
                             p.name,
-                            p.ty.replace(' ', "")
+                            crate::names::escaped(&p.ty.replace(' ', ""))
                         ),
                     ));
                     self.param_types.push(None);
@@ -130,7 +132,7 @@ impl Checker<'_> {
                         format!(
                             "buffer `{}` cannot hold `{}`: {problem}",
                             b.name,
-                            b.elem.replace(' ', "")
+                            crate::names::escaped(&b.elem.replace(' ', ""))
                         ),
                     ));
                     self.buffer_types.push(None);
@@ -172,10 +174,13 @@ impl Checker<'_> {
     }
 }
 
-fn not_an_identifier(loc: Loc, what: &str, name: &str) -> Diagnostic {
-    Diagnostic::new(
-        loc,
-        format!("`{name}` cannot name {what}: kernels see it by name, so it must be an identifier"),
-    )
-    .with_help("letters, digits and `_`, not starting with a digit: `blur_tmp`")
+/// Why a buffer, a parameter or a binding must be an identifier.
+pub(super) const SEEN_BY_NAME: &str = "kernels see it by name, so it must be an identifier";
+
+/// A name WGSL keeps for itself: its keywords and reserved words, the parameter block's type, and names
+/// starting with `__` (which the generated Rust keeps for its padding fields).
+pub(super) fn wgsl_reserves(name: &str) -> bool {
+    naga::keywords::wgsl::RESERVED.contains(&name)
+        || name == crate::layout::WGSL_PARAMS_STRUCT
+        || name.starts_with("__")
 }

@@ -4,7 +4,7 @@ use super::Checker;
 use crate::diagnostic::{Diagnostic, Loc};
 use crate::ir::{AccessMode, KernelSource, NodeKind};
 use crate::library::GENERIC;
-use crate::names::{did_you_mean, unknown};
+use crate::names::{did_you_mean, escaped, unknown};
 use crate::types::ValueType;
 
 impl Checker<'_> {
@@ -25,7 +25,7 @@ impl Checker<'_> {
                     &format!("kernels::{path}"),
                     [],
                 );
-                d.help = Some(match did_you_mean(path, self.library.paths()) {
+                d = d.with_help(match did_you_mean(path, self.library.paths()) {
                     Some(best) => format!("did you mean `kernels::{best}`?"),
                     None => format!(
                         "the library has {}",
@@ -61,7 +61,10 @@ impl Checker<'_> {
                     let d = misspelt(
                         Loc::AccessMode { node: n, index: i },
                         "binding",
-                        format!("`kernels::{path}` has no binding `{}`", access.binding),
+                        format!(
+                            "`kernels::{path}` has no binding `{}`",
+                            escaped(&access.binding)
+                        ),
                         &access.binding,
                         &unbound,
                         &all,
@@ -164,7 +167,7 @@ impl Checker<'_> {
                     let d = misspelt(
                         loc,
                         "argument",
-                        format!("`kernels::{path}` has no argument `{}`", arg.name),
+                        format!("`kernels::{path}` has no argument `{}`", escaped(&arg.name)),
                         &arg.name,
                         &ungiven,
                         &all,
@@ -173,7 +176,7 @@ impl Checker<'_> {
                 } else if kernel.args[..i].iter().any(|a| a.name == arg.name) {
                     self.diags.push(Diagnostic::new(
                         loc,
-                        format!("argument `{}` is given twice", arg.name),
+                        format!("argument `{}` is given twice", escaped(&arg.name)),
                     ));
                 }
             }

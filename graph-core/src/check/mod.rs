@@ -6,6 +6,7 @@
 mod alternatives;
 mod blocks;
 mod fusion;
+mod identifiers;
 mod indirect;
 mod kernels;
 mod layout;
@@ -16,6 +17,7 @@ mod roles;
 mod sizes;
 mod subgraphs;
 mod topology;
+mod values;
 
 pub use blocks::{CheckedBlock, MAX_REPEAT};
 pub use ranges::CheckedRange;
@@ -146,6 +148,7 @@ pub fn check_with(
     c.resolve_explicit_edges();
     // Check, each on what the earlier ones resolved.
     c.check_wgsl_names();
+    c.check_identifiers();
     c.check_param_types();
     c.check_params_budget();
     c.check_buffer_types();
@@ -199,6 +202,8 @@ struct Checker<'g> {
     /// Names refused for WGSL: kernels using them are not validated (naga would only repeat the error).
     badly_named_buffers: Vec<usize>,
     badly_named_params: bool,
+    /// Nodes that bind a buffer by a name refused (see `check_identifiers`): their WGSL is not validated.
+    badly_named_bindings: Vec<usize>,
     /// The choices of each group of alternatives, resolved.
     groups: Vec<Vec<usize>>,
     /// Per node, the buffer an indirect dispatch reads its workgroup counts from, resolved.
@@ -244,6 +249,7 @@ impl<'g> Checker<'g> {
             ranges: Vec::new(),
             badly_named_buffers: Vec::new(),
             badly_named_params: false,
+            badly_named_bindings: Vec::new(),
             groups: Vec::new(),
             indirect: Vec::new(),
             blocks: Vec::new(),

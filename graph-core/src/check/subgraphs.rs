@@ -85,6 +85,11 @@ impl Checker<'_> {
             };
             let mut bindings = Vec::new();
             for (i, access) in accesses.iter().enumerate() {
+                // A name that is no identifier names no buffer of the child: reported as a name already.
+                if !crate::names::is_identifier(&access.binding) {
+                    clean = false;
+                    continue;
+                }
                 let (Some(resolved), Some(Some(elem))) = (
                     self.accesses[n].get(i).copied().flatten(),
                     self.accesses[n]

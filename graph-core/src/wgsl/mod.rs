@@ -6,6 +6,7 @@ mod members;
 mod pointwise;
 mod scan;
 mod validate;
+pub mod value;
 
 pub use compose::{Composed, Segment, binding_declarations, compose, params_declaration};
 pub use members::{FUSED_PREFIX, Member, binding_names, builtin_type, in_register, member};
@@ -13,3 +14,4 @@ pub use scan::{ParamUse, param_uses};
 pub use validate::{
     BindingUse, EntryPointDetail, MAX_WGSL_BYTES, Reflection, WgslError, expression_type, validate,
 };
+pub use value::{MAX_VALUE_BYTES, ValueProblem, value_expression};
