@@ -92,12 +92,34 @@ pub fn render_in_file(
                 }
                 Place::WgslFile { node, range } => {
                     let (id, range) = in_kernel(node, &range).unwrap_or((json, 0..0));
-                    labels.push(Label::primary(id, range).with_message(words));
+                    labels.push(Label::primary(id, range.clone()).with_message(words));
+                    // The checks add the `.wgsl` file's line as a note for the macro, which cannot point
+                    // into that file; here the snippet shows it already.
+                    if repeats_snippet(graph, node, &range, d.note.as_deref()) {
+                        let mut d = d.clone();
+                        d.note = None;
+                        return emit(&files, &d, labels, None);
+                    }
                 }
             }
             emit(&files, d, labels, None)
         })
         .collect()
+}
+
+/// Whether `note` is only the checks' `file:LINE:COLUMN` snippet of `range` of node `n`'s `.wgsl` file.
+fn repeats_snippet(graph: &ir::Graph, n: usize, range: &Range<usize>, note: Option<&str>) -> bool {
+    let (Some(note), Some(text)) = (note, own_wgsl(graph, n)) else {
+        return false;
+    };
+    let Some(KernelSource::Wgsl {
+        file: Some(file), ..
+    }) = kernel(graph, n).map(|k| &k.source)
+    else {
+        return false;
+    };
+    let (line, column) = line_and_column(text, range.start);
+    note.starts_with(&format!("{file}:{line}:{column}\n"))
 }
 
 /// `diagnostic` laid out with `labels` into `files`, and where it is in `words` when no label says it.
