@@ -144,13 +144,18 @@ fn emit(
         ..Config::default()
     };
     match term::emit_into_string(&config, files, &report) {
-        // codespan indents a note's blank lines too.
-        Ok(text) => text
-            .trim_end()
-            .lines()
-            .map(str::trim_end)
-            .collect::<Vec<_>>()
-            .join("\n"),
+        Ok(text) => {
+            let head = format!("error: {}", diagnostic.message);
+            match text.strip_prefix(&head) {
+                // The message as given (a hostile name may end a line of it with spaces); after it, the
+                // spaces codespan indents a note's blank lines with are dropped.
+                Some(rest) => {
+                    let rest: Vec<&str> = rest.trim_end().lines().map(str::trim_end).collect();
+                    format!("{head}{}", rest.join("\n"))
+                }
+                None => text.trim_end().to_string(),
+            }
+        }
         // Only a range outside its file fails, and ranges are clamped: the words are still worth giving.
         Err(_) => diagnostic.full_message(),
     }
