@@ -108,22 +108,13 @@ impl<'t> FileSpans<'t> {
         let KernelSource::Wgsl { file, .. } = &kernel.source else {
             return None;
         };
-        if file.is_some() {
-            return Some(Place::WgslFile {
+        // A file saved by `to_json` holds the text of a `.wgsl` file kernel too, and `load` reads that.
+        let Some(value) = self.inline_wgsl(node) else {
+            return file.is_some().then(|| Place::WgslFile {
                 node,
                 range: range.clone(),
             });
-        }
-        let path = [
-            Key("graph"),
-            Key("nodes"),
-            Index(node),
-            Key("kernel"),
-            Key("source"),
-            Key("wgsl"),
-            Key("text"),
-        ];
-        let value = self.value_at(&path)?;
+        };
         let literal = value.as_string_lit()?;
         // Inside the quotes; a string the parser took is at least its two quotes.
         let inner = literal.range.start + 1
@@ -136,6 +127,21 @@ impl<'t> FileSpans<'t> {
         let start = inner.start + raw_offset(raw, range.start);
         let end = inner.start + raw_offset(raw, range.end.max(range.start));
         Some(Place::Json(start..end))
+    }
+
+    /// The kernel text of node `n` written in the file, when it is (not empty).
+    pub fn inline_wgsl(&self, n: usize) -> Option<&Value<'t>> {
+        let path = [
+            Key("graph"),
+            Key("nodes"),
+            Index(n),
+            Key("kernel"),
+            Key("source"),
+            Key("wgsl"),
+            Key("text"),
+        ];
+        self.value_at(&path)
+            .filter(|v| v.as_string_lit().is_some_and(|s| !s.value.is_empty()))
     }
 
     /// The value at the end of `path`, when every step of it is written.
