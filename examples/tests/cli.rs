@@ -35,6 +35,19 @@ fn temp_file(name: &str, contents: &str) -> PathBuf {
     path
 }
 
+/// `FILE:LINE:COLUMN` of the first `needle` in `text` (1-based, columns in characters), as a diagnostic's
+/// header gives it: `--> FILE:LINE:COLUMN`.
+fn position(file: &Path, text: &str, needle: &str) -> String {
+    let start = text.find(needle).expect("the needle is in the fixture");
+    let before = &text[..start];
+    let line = before.matches('\n').count() + 1;
+    let column = before[before.rfind('\n').map_or(0, |i| i + 1)..]
+        .chars()
+        .count()
+        + 1;
+    format!("--> {}:{line}:{column}\n", file.display())
+}
+
 #[test]
 fn check_dot_and_run_work_on_every_shipped_file() {
     for path in shipped() {
@@ -118,24 +131,23 @@ fn run_takes_parameters_by_name_and_type() {
     );
 }
 
-#[test]
-fn a_graph_with_mistakes_exits_1_with_each_mistake_located() {
-    let path = temp_file(
-        "mistakes.json",
-        r#"{"format": 1, "graph": {"name": "Bad",
+const MISTAKES: &str = r#"{"format": 1, "graph": {"name": "Bad",
             "buffers": [{"name": "x", "elem": "f32", "role": "input"}],
             "nodes": [
               {"name": "k", "kernel": {"accesses": [{"buffer": "y", "mode": "read"}],
                 "source": {"wgsl": {"text": "@compute @workgroup_size(64)\nfn main() {\n  let a = q;\n}"}}}},
               {"name": "k", "fill": {"dst": "x", "value": "0.0"}}
-            ]}}"#,
-    );
+            ]}}"#;
+
+#[test]
+fn a_graph_with_mistakes_exits_1_with_each_mistake_located() {
+    let path = temp_file("mistakes.json", MISTAKES);
     let check = graph(&["check", path.to_str().expect("a UTF-8 path")]);
     assert_eq!(check.status.code(), Some(1));
     let stderr = text(&check.stderr);
     for expected in [
         "error: unknown buffer `y`",
-        "--> access `y` of node `k`",
+        "^^^ access `y` of node `k`",
         "error: duplicate node `k`",
         "which is an `input` of the graph",
     ] {
@@ -152,22 +164,75 @@ fn a_graph_with_mistakes_exits_1_with_each_mistake_located() {
 }
 
 #[test]
+fn a_mistake_is_shown_at_its_line_and_column_of_the_file() {
+    let path = temp_file("located.json", MISTAKES);
+    let check = graph(&["check", path.to_str().expect("a UTF-8 path")]);
+    let stderr = text(&check.stderr);
+    // The unknown buffer where the access names it; the second `k` where the second node is named.
+    for (message, needle) in [
+        ("error: unknown buffer `y`", r#""y""#),
+        ("error: duplicate node `k`", r#""k", "fill""#),
+    ] {
+        let located = format!("{message}\n  {}", position(&path, MISTAKES, needle));
+        assert!(
+            stderr.contains(&located),
+            "{located:?} missing from\n{stderr}"
+        );
+    }
+}
+
+#[test]
 fn a_wgsl_mistake_is_shown_at_its_line_and_column() {
-    let path = temp_file(
-        "wgsl.json",
-        r#"{"format": 1, "graph": {"name": "Bad",
+    let json = r#"{"format": 1, "graph": {"name": "Bad",
             "buffers": [{"name": "x", "elem": "f32", "role": "inout"}],
             "nodes": [{"name": "k", "kernel": {"accesses": [{"buffer": "x", "mode": "read_write"}],
-              "source": {"wgsl": {"text": "@compute @workgroup_size(64)\nfn main(@builtin(global_invocation_id) g: vec3<u32>) {\n    x[g.x] = q;\n}"}}}}]}}"#,
-    );
+              "source": {"wgsl": {"text": "@compute @workgroup_size(64)\nfn main(@builtin(global_invocation_id) g: vec3<u32>) {\n    x[g.x] = q;\n}"}}}}]}}"#;
+    let path = temp_file("wgsl.json", json);
     let check = graph(&["check", path.to_str().expect("a UTF-8 path")]);
     assert_eq!(check.status.code(), Some(1));
     let stderr = text(&check.stderr);
+    // In the file, through the string's escapes; then the kernel's own line, unescaped.
     assert!(
-        stderr.contains("line 3, column 14 of the WGSL of node `k`"),
+        stderr.contains(&position(&path, json, "q;")),
+        "{}{stderr}",
+        position(&path, json, "q;")
+    );
+    assert!(
+        stderr.contains("^ line 3, column 14 of the WGSL of node `k`"),
         "{stderr}"
     );
-    assert!(stderr.contains(" 3 |     x[g.x] = q;"), "{stderr}");
+    assert!(stderr.contains("--> the WGSL of node `k`:3:14"), "{stderr}");
+    assert!(stderr.contains("3 |     x[g.x] = q;"), "{stderr}");
+}
+
+#[test]
+fn a_mistake_in_a_wgsl_file_is_shown_at_its_line_and_column() {
+    let path = temp_file(
+        "wgsl-file.json",
+        r#"{"format": 1, "graph": {"name": "Bad",
+            "buffers": [{"name": "x", "elem": "f32", "role": "inout"}],
+            "nodes": [{"name": "k", "kernel": {"accesses": [{"buffer": "x", "mode": "read_write"}],
+              "source": {"wgsl": {"file": "bad.wgsl"}}}}]}}"#,
+    );
+    let wgsl = "@compute @workgroup_size(64)\nfn main(@builtin(global_invocation_id) g: vec3<u32>) {\n    x[g.x] = q;\n}\n";
+    let wgsl_path = path.with_file_name("bad.wgsl");
+    std::fs::write(&wgsl_path, wgsl).expect("the file is written");
+    let check = graph(&["check", path.to_str().expect("a UTF-8 path")]);
+    assert_eq!(check.status.code(), Some(1));
+    let stderr = text(&check.stderr);
+    let located = format!(
+        "error: WGSL error in kernel `k`: no definition in scope for identifier: `q` (unknown identifier)\n  {}",
+        position(&wgsl_path, wgsl, "q;")
+    );
+    assert!(
+        stderr.contains(&located),
+        "{located:?} missing from\n{stderr}"
+    );
+    assert!(stderr.contains("3 |     x[g.x] = q;"), "{stderr}");
+    // Once: the note the checks add for the macro, which cannot show the `.wgsl` file, is not repeated.
+    assert_eq!(stderr.matches("x[g.x] = q;").count(), 1, "{stderr}");
+    // Once: the note the checks add for the macro, which cannot show the `.wgsl` file, is not repeated.
+    assert_eq!(stderr.matches("x[g.x] = q;").count(), 1, "{stderr}");
 }
 
 #[test]

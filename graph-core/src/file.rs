@@ -28,6 +28,7 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
+pub use crate::file_spans::SourceFile;
 use crate::ir::{Graph, KernelSource, Node, NodeKind};
 use crate::library::Library;
 use crate::names::escaped;
@@ -218,8 +219,14 @@ fn load_nested(
         let mut grandchildren = Subgraphs::new();
         let child = load_nested(&child_path, library, open, &mut grandchildren)
             .map_err(|e| error(e.to_string()))?;
-        let desc = crate::pipeline::describe_graph_with(child, library, &grandchildren)
-            .map_err(|e| error(e.to_string()))?;
+        // The child's mistakes at their lines of its own file.
+        let desc =
+            crate::pipeline::describe_graph_with(child, library, &grandchildren).map_err(|e| {
+                error(
+                    SourceFile::read(&child_path)
+                        .map_or_else(|_| e.to_string(), |s| e.report_in(&s)),
+                )
+            })?;
         children.insert(file.clone(), std::sync::Arc::new(desc));
     }
     open.pop();

@@ -23,6 +23,7 @@ pub mod describe;
 pub mod diagnostic;
 pub mod dot;
 pub mod file;
+pub mod file_spans;
 pub mod fill;
 pub mod flatten;
 pub mod fusion;

@@ -6,9 +6,10 @@ use std::fmt;
 use crate::check::Children;
 use crate::desc::GraphDesc;
 use crate::diagnostic::Diagnostic;
+use crate::file_spans::SourceFile;
 use crate::ir::Graph;
 use crate::library::Library;
-use crate::render::render;
+use crate::render::{render, render_in_file};
 use crate::subgraph::Subgraphs;
 
 /// Checks `graph` and describes it: the description, or every diagnostic with the graph they point into.
@@ -75,28 +76,45 @@ pub struct GraphErrors {
 }
 
 impl GraphErrors {
-    /// Each diagnostic rendered with its location in words, in the order found.
+    /// Each diagnostic rendered with its location in words (and WGSL's line), in the order found.
     pub fn rendered(&self) -> Vec<String> {
         self.diagnostics
             .iter()
             .map(|d| render(&self.graph, d))
             .collect()
     }
+
+    /// Each diagnostic pointing at the line and column of `source`, the graph file the graph was loaded
+    /// from, where it is written (or of the `.wgsl` file it names), in the order found.
+    pub fn rendered_in(&self, source: &SourceFile) -> Vec<String> {
+        render_in_file(&self.graph, &self.diagnostics, source)
+    }
+
+    /// The whole report as [`fmt::Display`] gives it, each diagnostic pointing into `source` (see
+    /// [`GraphErrors::rendered_in`]).
+    pub fn report_in(&self, source: &SourceFile) -> String {
+        self.report(self.rendered_in(source))
+    }
+
+    /// A line that counts the errors, then each of `texts`.
+    fn report(&self, texts: Vec<String>) -> String {
+        let count = self.diagnostics.len();
+        let mut report = format!(
+            "graph `{}` has {count} error{}:\n",
+            crate::names::escaped(&self.graph.name),
+            if count == 1 { "" } else { "s" }
+        );
+        for text in texts {
+            report.push_str(&text);
+            report.push('\n');
+        }
+        report
+    }
 }
 
 impl fmt::Display for GraphErrors {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let count = self.diagnostics.len();
-        writeln!(
-            f,
-            "graph `{}` has {count} error{}:",
-            crate::names::escaped(&self.graph.name),
-            if count == 1 { "" } else { "s" }
-        )?;
-        for text in self.rendered() {
-            writeln!(f, "{text}")?;
-        }
-        Ok(())
+        f.write_str(&self.report(self.rendered()))
     }
 }
 

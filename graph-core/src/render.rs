@@ -1,5 +1,9 @@
 //! Diagnostics as text for a person, for front ends that have no spans to point at (a run-time builder, a
-//! file loader): the location in words and, for WGSL, the line with a caret underline, laid out like rustc's.
+//! graph file), laid out by `codespan-reporting` (naga's own renderer) like rustc's errors.
+//!
+//! A graph file's diagnostics point at the file's line and column (and into its `.wgsl` files): see
+//! [`render_in_file`]. A builder's have no file: a WGSL mistake is shown in the kernel's text, any other
+//! location is said in words.
 //!
 //! A diagnostic may come from a buggy or hostile input, so any index in a [`Loc`] may be out of range and a
 //! WGSL byte range may run past the text or split a character. Nothing here panics: an index that names
@@ -7,40 +11,161 @@
 
 use std::ops::Range;
 
+use codespan_reporting::diagnostic::{Diagnostic as Report, Label};
+use codespan_reporting::files::SimpleFiles;
+use codespan_reporting::term::{self, Chars, Config};
+
 use crate::diagnostic::{Diagnostic, Loc};
+use crate::file_spans::{FileSpans, Place, SourceFile};
 use crate::ir::{self, KernelSource, NodeKind};
 
-/// A diagnostic as text for a person: the message, where it is in words, a snippet for WGSL, help and note.
-/// The text has no trailing newline.
+/// The files a diagnostic's snippets are taken from, by id.
+type Files<'t> = SimpleFiles<String, &'t str>;
+
+/// A builder's diagnostic as text for a person: the message, then the line of WGSL it points at (or where
+/// it is, in words), then its help and note. The text has no trailing newline.
 pub fn render(graph: &ir::Graph, diagnostic: &Diagnostic) -> String {
-    let loc = &diagnostic.loc;
-    let snippet = match loc {
-        Loc::Wgsl { node, range } => own_wgsl(graph, *node).map(|text| Snippet::new(text, range)),
-        _ => None,
-    };
-    // The gutter holds the line number with a space before it; `-->`, `|` and `=` are laid out against it.
-    let gutter = snippet.as_ref().map_or(1, |s| s.line_no.to_string().len()) + 1;
-    let margin = " ".repeat(gutter);
-    let mut lines = vec![
-        format!("error: {}", diagnostic.message),
-        format!("{margin}--> {}", describe_loc(graph, loc)),
-    ];
-    if let Some(s) = &snippet {
-        lines.push(format!("{margin} |"));
-        lines.push(format!("{:>gutter$} | {}", s.line_no, s.line));
-        lines.push(format!("{margin} | {}", s.underline()));
+    let mut files = Files::new();
+    let mut labels = Vec::new();
+    let mut words = Some(describe_loc(graph, &diagnostic.loc));
+    if let Loc::Wgsl { node, range } = &diagnostic.loc
+        && let Some(text) = own_wgsl(graph, *node)
+    {
+        // A kernel read from a `.wgsl` file is shown by the file's name, inline WGSL by its node.
+        let name = match kernel(graph, *node).map(|k| &k.source) {
+            Some(KernelSource::Wgsl {
+                file: Some(path), ..
+            }) => path.clone(),
+            _ => source_words(graph, *node),
+        };
+        let id = files.add(name, text);
+        labels.push(Label::primary(id, clamp(text, range)));
+        words = None;
     }
-    let footers: Vec<(&str, &str)> = [("help", &diagnostic.help), ("note", &diagnostic.note)]
-        .into_iter()
-        .filter_map(|(label, text)| text.as_deref().map(|text| (label, text)))
+    emit(&files, diagnostic, labels, words)
+}
+
+/// Each of a graph file's diagnostics as text for a person, pointing at the line and column of `source`
+/// (the file `graph` was loaded from) where its mistake is written, or of the `.wgsl` file it names. The
+/// texts have no trailing newline.
+pub fn render_in_file(
+    graph: &ir::Graph,
+    diagnostics: &[Diagnostic],
+    source: &SourceFile,
+) -> Vec<String> {
+    let spans = FileSpans::parse(&source.text);
+    let mut files = Files::new();
+    let json = files.add(source.name.clone(), &source.text);
+    // Each kernel's WGSL, by node: its `.wgsl` file (whose text was read into the graph when it was loaded),
+    // or its inline text, shown as is beside the escaped JSON string it is written in.
+    let kernel_files: Vec<Option<usize>> = (0..graph.nodes.len())
+        .map(|n| match kernel(graph, n).map(|k| &k.source) {
+            Some(KernelSource::Wgsl { text, file }) => {
+                let name = match file {
+                    Some(file) if spans.inline_wgsl(n).is_none() => source.wgsl_name(file),
+                    _ => source_words(graph, n),
+                };
+                Some(files.add(name, text.as_str()))
+            }
+            _ => None,
+        })
         .collect();
-    if !footers.is_empty() {
-        lines.push(format!("{margin} |"));
+    let in_kernel = |node: usize, range: &Range<usize>| {
+        let id = kernel_files.get(node).copied().flatten()?;
+        Some((id, clamp(own_wgsl(graph, node)?, range)))
+    };
+    diagnostics
+        .iter()
+        .map(|d| {
+            let words = describe_loc(graph, &d.loc);
+            let mut labels = Vec::new();
+            match spans.locate(graph, &d.loc) {
+                Place::Json(range) => {
+                    labels.push(
+                        Label::primary(json, clamp(&source.text, &range)).with_message(words),
+                    );
+                    if let Loc::Wgsl { node, range } = &d.loc
+                        && let Some((id, range)) = in_kernel(*node, range)
+                    {
+                        labels.push(Label::secondary(id, range));
+                    }
+                }
+                Place::WgslFile { node, range } => {
+                    let (id, range) = in_kernel(node, &range).unwrap_or((json, 0..0));
+                    labels.push(Label::primary(id, range.clone()).with_message(words));
+                    // The checks add the `.wgsl` file's line as a note for the macro, which cannot point
+                    // into that file; here the snippet shows it already.
+                    if repeats_snippet(graph, node, &range, d.note.as_deref()) {
+                        let mut d = d.clone();
+                        d.note = None;
+                        return emit(&files, &d, labels, None);
+                    }
+                }
+            }
+            emit(&files, d, labels, None)
+        })
+        .collect()
+}
+
+/// Whether `note` is only the checks' `file:LINE:COLUMN` snippet of `range` of node `n`'s `.wgsl` file.
+fn repeats_snippet(graph: &ir::Graph, n: usize, range: &Range<usize>, note: Option<&str>) -> bool {
+    let (Some(note), Some(text)) = (note, own_wgsl(graph, n)) else {
+        return false;
+    };
+    let Some(KernelSource::Wgsl {
+        file: Some(file), ..
+    }) = kernel(graph, n).map(|k| &k.source)
+    else {
+        return false;
+    };
+    let (line, column) = line_and_column(text, range.start);
+    note.starts_with(&format!("{file}:{line}:{column}\n"))
+}
+
+/// `diagnostic` laid out with `labels` into `files`, and where it is in `words` when no label says it.
+fn emit(
+    files: &Files<'_>,
+    diagnostic: &Diagnostic,
+    labels: Vec<Label<usize>>,
+    words: Option<String>,
+) -> String {
+    let notes = [
+        words.map(|w| format!("at {w}")),
+        diagnostic.help.as_ref().map(|h| format!("help: {h}")),
+        diagnostic.note.as_ref().map(|n| format!("note: {n}")),
+    ];
+    let report = Report::error()
+        .with_message(&diagnostic.message)
+        .with_labels(labels)
+        .with_notes(notes.into_iter().flatten().collect());
+    // Text for an `Err` or a log as much as for a terminal: no colours, and characters any terminal has.
+    let config = Config {
+        chars: Chars::ascii(),
+        ..Config::default()
+    };
+    match term::emit_into_string(&config, files, &report) {
+        Ok(text) => {
+            let head = format!("error: {}", diagnostic.message);
+            match text.strip_prefix(&head) {
+                // The message as given (a hostile name may end a line of it with spaces); after it, the
+                // spaces codespan indents a note's blank lines with are dropped.
+                Some(rest) => {
+                    let rest: Vec<&str> = rest.trim_end().lines().map(str::trim_end).collect();
+                    format!("{head}{}", rest.join("\n"))
+                }
+                None => text.trim_end().to_string(),
+            }
+        }
+        // Only a range outside its file fails, and ranges are clamped: the words are still worth giving.
+        Err(_) => diagnostic.full_message(),
     }
-    for (label, text) in footers {
-        lines.push(footer(&margin, label, text));
-    }
-    lines.join("\n")
+}
+
+/// `range` within `text`, on its character boundaries: a reversed range is taken as empty, an end inside a
+/// character takes the whole character.
+fn clamp(text: &str, range: &Range<usize>) -> Range<usize> {
+    let start = floor_char_boundary(text, range.start);
+    start..ceil_char_boundary(text, range.end.max(start))
 }
 
 /// Where a Loc is, in words: "graph `G`", "access `x` of node `axpy`", "line 3, column 9 of the WGSL of node
@@ -99,8 +224,8 @@ pub fn describe_loc(graph: &ir::Graph, loc: &Loc) -> String {
             let source = source_words(graph, *node);
             match own_wgsl(graph, *node) {
                 Some(text) => {
-                    let s = Snippet::new(text, range);
-                    format!("line {}, column {} of {source}", s.line_no, s.column)
+                    let (line, column) = line_and_column(text, range.start);
+                    format!("line {line}, column {column} of {source}")
                 }
                 // Library WGSL is not in the graph, so there is no line to count.
                 None => source,
@@ -203,67 +328,12 @@ fn own_wgsl(graph: &ir::Graph, n: usize) -> Option<&str> {
     }
 }
 
-/// One `= help:` or `= note:` line; the lines after the first are indented under the first's text.
-fn footer(margin: &str, label: &str, text: &str) -> String {
-    let head = format!("{margin}= {label}: ");
-    let indent = " ".repeat(head.len());
-    let mut lines = text.lines();
-    let first = format!("{head}{}", lines.next().unwrap_or(""));
-    let mut out = vec![first.trim_end().to_string()];
-    out.extend(lines.map(|line| format!("{indent}{line}").trim_end().to_string()));
-    out.join("\n")
-}
-
-/// The line a WGSL byte range starts on, and what of it to underline.
-struct Snippet<'t> {
-    /// 1-based.
-    line_no: usize,
-    /// 1-based, in characters.
-    column: usize,
-    /// The whole line, without its line break.
-    line: &'t str,
-    /// The line's text before the range.
-    lead: &'t str,
-    /// Characters to underline: the range's part on this line, at least one.
-    width: usize,
-}
-
-impl<'t> Snippet<'t> {
-    fn new(text: &'t str, range: &Range<usize>) -> Self {
-        let start = floor_char_boundary(text, range.start);
-        // A reversed range is taken as empty; an end inside a character underlines the whole character.
-        let end = ceil_char_boundary(text, range.end.max(start));
-        let before = text.get(..start).unwrap_or("");
-        let line_start = before.rfind('\n').map_or(0, |i| i + 1);
-        let line_end = text
-            .get(start..)
-            .and_then(|rest| rest.find('\n'))
-            .map_or(text.len(), |i| start + i);
-        let line = text.get(line_start..line_end).unwrap_or("");
-        let line = line.strip_suffix('\r').unwrap_or(line);
-        let lead = text.get(line_start..start).unwrap_or("");
-        // A range over several lines is underlined to the end of its first.
-        let underlined = text
-            .get(start..end.min(line_start + line.len()))
-            .unwrap_or("");
-        Snippet {
-            line_no: before.matches('\n').count() + 1,
-            column: lead.chars().count() + 1,
-            line,
-            lead,
-            width: underlined.chars().count().max(1),
-        }
-    }
-
-    fn underline(&self) -> String {
-        // Tabs are kept, so the carets line up under the text whatever width the terminal gives a tab.
-        let pad: String = self
-            .lead
-            .chars()
-            .map(|c| if c == '\t' { '\t' } else { ' ' })
-            .collect();
-        format!("{pad}{}", "^".repeat(self.width))
-    }
+/// The 1-based line and column (in characters) of byte `index` of `text`.
+fn line_and_column(text: &str, index: usize) -> (usize, usize) {
+    let before = text.get(..floor_char_boundary(text, index)).unwrap_or("");
+    let line_start = before.rfind('\n').map_or(0, |i| i + 1);
+    let column = before.get(line_start..).unwrap_or("").chars().count() + 1;
+    (before.matches('\n').count() + 1, column)
 }
 
 /// The last char boundary at or before `index`, within `text` (`str::floor_char_boundary` is newer than the
@@ -533,10 +603,10 @@ mod tests {
             assert_eq!(describe_loc(&g, &loc), words, "{loc:?}");
         }
         let d = Diagnostic::new(Loc::Node(7), "node 7 is broken");
-        assert_eq!(render(&g, &d), "error: node 7 is broken\n  --> node 7");
+        assert_eq!(render(&g, &d), "error: node 7 is broken\n = at node 7");
         // No text to show a line of: no snippet.
         let d = Diagnostic::new(wgsl(7, 0..4), "bad WGSL");
-        assert_eq!(render(&g, &d), "error: bad WGSL\n  --> the WGSL of node 7");
+        assert_eq!(render(&g, &d), "error: bad WGSL\n = at the WGSL of node 7");
     }
 
     #[test]
@@ -547,36 +617,10 @@ mod tests {
         );
         let expected = "\
 error: no definition in scope for identifier: `q`
-  --> line 2, column 31 of the WGSL of node `axpy`
-   |
- 2 |     let ŷ = params.a * x[i] + q;
-   |                               ^";
-        assert_eq!(render(&graph(), &d), expected);
-    }
-
-    #[test]
-    fn a_range_over_lines_is_underlined_to_the_end_of_its_first() {
-        let start = in_axpy("params.a").start;
-        let end = in_axpy("ŷ;").end;
-        let d = Diagnostic::new(wgsl(0, start..end), "mismatched types");
-        let expected = "\
-error: mismatched types
-  --> line 2, column 13 of the WGSL of node `axpy`
-   |
- 2 |     let ŷ = params.a * x[i] + q;
-   |             ^^^^^^^^^^^^^^^^^^^^";
-        assert_eq!(render(&graph(), &d), expected);
-    }
-
-    #[test]
-    fn a_range_past_the_text_points_at_its_end() {
-        let d = Diagnostic::new(wgsl(0, 500..600), "expected `}`");
-        let expected = "\
-error: expected `}`
-  --> line 3, column 14 of the WGSL of node `axpy`
-   |
- 3 |     y[i] = ŷ;
-   |              ^";
+  --> the WGSL of node `axpy`:2:31
+  |
+2 |     let ŷ = params.a * x[i] + q;
+  |                               ^";
         assert_eq!(render(&graph(), &d), expected);
     }
 
@@ -590,20 +634,33 @@ error: expected `}`
             "line 2, column 9 of the WGSL of node `axpy`"
         );
         let rendered = render(&graph(), &Diagnostic::new(loc, "m"));
-        assert!(rendered.ends_with("\n   |         ^"), "{rendered}");
+        assert!(rendered.ends_with("\n  |         ^"), "{rendered}");
     }
 
     #[test]
-    fn carets_keep_tabs_to_line_up() {
-        let g = graph();
-        let d = Diagnostic::new(wgsl(1, 13..16), "unused variable");
+    fn a_range_past_the_text_points_at_its_end() {
+        let rendered = render(
+            &graph(),
+            &Diagnostic::new(wgsl(0, 500..600), "expected `}`"),
+        );
+        assert!(
+            rendered.contains("--> the WGSL of node `axpy`:3:14"),
+            "{rendered}"
+        );
+    }
+
+    #[test]
+    fn a_kernel_of_a_wgsl_file_is_shown_by_the_file_name() {
+        let d = Diagnostic::new(wgsl(1, 13..16), "unused variable").with_help("write one");
         let expected = "\
 error: unused variable
-  --> line 2, column 2 of the `.wgsl` file `kernels/k.wgsl` of node `k`
-   |
- 2 | \tlet v = 1;
-   | \t^^^";
-        assert_eq!(render(&g, &d), expected);
+  --> kernels/k.wgsl:2:2
+  |
+2 |     let v = 1;
+  |     ^^^
+  |
+  = help: write one";
+        assert_eq!(render(&graph(), &d), expected);
     }
 
     #[test]
@@ -613,48 +670,90 @@ error: unused variable
             .with_note("first line\n\nthird line");
         let expected = "\
 error: unknown buffer `x`
-  --> access `x` of node `axpy`
-   |
-  = help: did you mean `y`?
-  = note: first line
+ = at access `x` of node `axpy`
+ = help: did you mean `y`?
+ = note: first line
 
-          third line";
+   third line";
         assert_eq!(render(&graph(), &d), expected);
     }
 
-    #[test]
-    fn a_snippet_with_help_and_an_empty_range() {
-        let start = in_axpy("q").start;
-        let d =
-            Diagnostic::new(wgsl(0, start..start), "expected an expression").with_help("write one");
-        let expected = "\
-error: expected an expression
-  --> line 2, column 31 of the WGSL of node `axpy`
-   |
- 2 |     let ŷ = params.a * x[i] + q;
-   |                               ^
-   |
-  = help: write one";
-        assert_eq!(render(&graph(), &d), expected);
-    }
+    /// A graph file of [`graph`]'s nodes `axpy` and `k`, with an escaped inline kernel.
+    const FILE: &str = r#"{"format": 1, "graph": {"name": "G",
+  "buffers": [{"name": "x", "elem": "f32", "role": "input"}],
+  "nodes": [
+    {"name": "axpy", "kernel": {"accesses": [{"buffer": "x", "mode": "read"}],
+      "source": {"wgsl": {"text": "fn main() {\n\t\"é\"; let q = 1;\n}"}}}},
+    {"name": "k", "kernel": {"accesses": [{"buffer": "y", "mode": "write"}],
+      "source": {"wgsl": {"file": "k.wgsl"}}}},
+    {"name": "zero", "fill": {"dst": "x", "value": "0.0", "range": {"end": "x.len() - 1"}}}
+  ]}}"#;
 
-    #[test]
-    fn the_gutter_widens_with_the_line_number() {
-        let mut g = graph();
-        let text = "\n".repeat(9) + "x";
-        if let NodeKind::Kernel(k) = &mut g.nodes[0].kind {
-            k.source = KernelSource::Wgsl { text, file: None };
+    fn file_graph() -> Graph {
+        let mut g = crate::file::from_json(&FILE.replace("\"file\": \"k.wgsl\"", "\"text\": \"\""))
+            .unwrap_or_default();
+        // As `file::load` leaves it: the `.wgsl` file's text read into the graph.
+        if let Some(NodeKind::Kernel(k)) = g.nodes.get_mut(1).map(|n| &mut n.kind) {
+            k.source = KernelSource::Wgsl {
+                text: "fn main() {\n\tlet v = 1;\n}".into(),
+                file: Some("k.wgsl".into()),
+            };
         }
-        let d = Diagnostic::new(wgsl(0, 9..10), "m").with_note("n");
-        let expected = "\
-error: m
-   --> line 10, column 1 of the WGSL of node `axpy`
-    |
- 10 | x
-    | ^
-    |
-   = note: n";
-        assert_eq!(render(&g, &d), expected);
+        g
+    }
+
+    fn in_file(loc: Loc) -> String {
+        let source = SourceFile::new(std::path::Path::new("dir/g.json"), FILE);
+        let d = Diagnostic::new(loc, "m");
+        render_in_file(&file_graph(), &[d], &source).concat()
+    }
+
+    #[test]
+    fn a_file_diagnostic_points_at_its_line_and_column() {
+        let g = file_graph();
+        assert_eq!(g.nodes.len(), 3, "{g:?}");
+        // Where the first `needle` of the file starts, as `dir/g.json:LINE:COLUMN`.
+        let at = |needle: &str| {
+            let start = FILE.find(needle).unwrap_or(usize::MAX);
+            let (line, column) = line_and_column(FILE, start);
+            format!("dir/g.json:{line}:{column}")
+        };
+        let cases = [
+            (Loc::Graph, at(r#""G""#)),
+            (Loc::Buffer(0), at(r#""x", "elem""#)),
+            (Loc::Access { node: 1, index: 0 }, at(r#""y""#)),
+            (Loc::AccessMode { node: 0, index: 0 }, at(r#""read""#)),
+            (Loc::Node(2), at(r#""zero""#)),
+            (Loc::KernelArg { node: 2, index: 0 }, at(r#""0.0""#)),
+            (Loc::Access { node: 2, index: 0 }, at(r#""x", "value""#)),
+            (
+                Loc::SizeTerm {
+                    node: 2,
+                    dim: 1,
+                    term: 0,
+                },
+                at(r#""x.len() - 1""#),
+            ),
+            // `entry` is not written: the kernel it would be part of.
+            (Loc::KernelEntry(0), at(r#"{"accesses""#)),
+            // `q` of `let q`, after the escaped `\n\t\"é\"; let `.
+            (wgsl(0, 23..24), at("q = 1")),
+            (wgsl(1, 13..16), "dir/k.wgsl:2:2".to_string()),
+            // No node 9: the nodes.
+            (Loc::Node(9), at("[\n    {")),
+        ];
+        for (loc, expected) in cases {
+            let rendered = in_file(loc.clone());
+            assert!(
+                rendered.contains(&format!("--> {expected}\n")),
+                "{loc:?}: {expected}\n{rendered}"
+            );
+        }
+        let rendered = in_file(wgsl(1, 13..16));
+        assert!(
+            rendered.contains("^^^ line 2, column 2 of the `.wgsl` file `k.wgsl` of node `k`"),
+            "{rendered}"
+        );
     }
 
     #[test]
@@ -698,8 +797,11 @@ error: m
             }
         }
         for loc in locs {
-            let d = Diagnostic::new(loc, "m").with_help("h").with_note("");
+            let d = Diagnostic::new(loc.clone(), "m")
+                .with_help("h")
+                .with_note("");
             assert!(render(&g, &d).starts_with("error: m\n"));
+            assert!(in_file(loc).starts_with("error: m\n"));
         }
     }
 }

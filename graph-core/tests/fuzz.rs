@@ -328,8 +328,29 @@ fn check_errors(errors: &GraphErrors) -> Result<(), TestCaseError> {
     Ok(())
 }
 
-/// Checks and describes `graph`, then holds the answer to its promises. Returns whether it was accepted.
-fn check_graph(graph: &Graph, library: &Library) -> Result<bool, TestCaseError> {
+/// Every diagnostic of a file's graph renders pointing into the file, whatever the file holds.
+fn check_errors_in_file(errors: &GraphErrors, text: &str) -> Result<(), TestCaseError> {
+    let source = file::SourceFile::new(std::path::Path::new("fuzz.json"), text);
+    let rendered = errors.rendered_in(&source);
+    prop_assert_eq!(rendered.len(), errors.diagnostics.len());
+    for (text, d) in rendered.iter().zip(&errors.diagnostics) {
+        let head = format!("error: {}\n", d.message);
+        prop_assert!(
+            text.starts_with(&head) && text.contains("--> fuzz.json:"),
+            "{}",
+            text
+        );
+    }
+    Ok(())
+}
+
+/// Checks and describes `graph` (loaded from `text`, if from a file), then holds the answer to its promises.
+/// Returns whether it was accepted.
+fn check_graph(
+    graph: &Graph,
+    library: &Library,
+    text: Option<&str>,
+) -> Result<bool, TestCaseError> {
     check_file_round_trip(graph)?;
     match describe_graph(graph.clone(), library) {
         Ok(desc) => {
@@ -339,6 +360,9 @@ fn check_graph(graph: &Graph, library: &Library) -> Result<bool, TestCaseError> 
         Err(errors) => {
             prop_assert_eq!(&*errors.graph, graph);
             check_errors(&errors)?;
+            if let Some(text) = text {
+                check_errors_in_file(&errors, text)?;
+            }
             Ok(false)
         }
     }
@@ -348,7 +372,7 @@ fn check_graph(graph: &Graph, library: &Library) -> Result<bool, TestCaseError> 
 /// when it did not load, else whether the graph was accepted.
 fn check_text(text: &str, library: &Library) -> Result<Option<bool>, TestCaseError> {
     match file::from_json(text) {
-        Ok(graph) => check_graph(&graph, library).map(Some),
+        Ok(graph) => check_graph(&graph, library, Some(text)).map(Some),
         Err(e) => {
             let message = e.to_string();
             prop_assert!(!message.is_empty());
@@ -1831,7 +1855,7 @@ fn structured_graphs() {
         |(raw, _)| file::to_json(&build_graph(raw.clone())),
         |(raw, with_scale)| {
             let graph = build_graph(raw);
-            if check_graph(&graph, library(with_scale))? {
+            if check_graph(&graph, library(with_scale), None)? {
                 accepted.fetch_add(1, Ordering::Relaxed);
             }
             Ok(())

@@ -1,7 +1,8 @@
 //! # graph — check, draw and run saved graph files
 //!
 //! ```text
-//! graph check FILE                 every diagnostic with its location; exit 1 when there are any
+//! graph check FILE                 every diagnostic at its line and column of FILE (or of a `.wgsl`
+//!                                  file it names); exit 1 when there are any
 //! graph dot FILE [--verbose]       the graph in Graphviz DOT (`| dot -Tsvg > graph.svg`)
 //! graph run FILE [--replays N] [--param NAME=VALUE].. [--len BUFFER=N].. [--trace OUT.json]
 //!                                  bake on the default adapter and replay, with timings; with
@@ -109,8 +110,14 @@ fn main() -> ExitCode {
 fn load(path: &Path) -> Result<GraphDesc, Failure> {
     let (graph, children) = file::load_with_children(path, &LIBRARY)
         .map_err(|e| Failure::File(format!("{}: {e}", path.display())))?;
-    describe_graph_with(graph, &LIBRARY, &children)
-        .map_err(|e| Failure::Graph(format!("{}: {e}", path.display())))
+    describe_graph_with(graph, &LIBRARY, &children).map_err(|e| {
+        // Each mistake at its line and column of the file; in words if the file cannot be read again.
+        let report = match file::SourceFile::read(path) {
+            Ok(source) => e.report_in(&source),
+            Err(_) => e.to_string(),
+        };
+        Failure::Graph(format!("{}: {report}", path.display()))
+    })
 }
 
 fn check(path: &Path) -> Result<(), Failure> {
