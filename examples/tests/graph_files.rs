@@ -418,7 +418,9 @@ fn the_payload_that_wrote_element_99_is_refused_and_never_runs() -> Result<(), E
     let (code, stderr) = graph_check(&path);
     assert_eq!(code, Some(1), "{stderr}");
     assert!(stderr.contains(words), "{stderr}");
-    assert!(stderr.contains("--> the value of node `f`"), "{stderr}");
+    // At the value's line and column in the file, named in words.
+    assert!(stderr.contains("payload.json:1:"), "{stderr}");
+    assert!(stderr.contains("the value of node `f`"), "{stderr}");
 
     // The positive control: an honest value fills its range and nothing else.
     let honest = temp_file("honest.json", &fill_file("1.0"));

@@ -2430,7 +2430,7 @@ fn hostile_text_in_any_field_is_refused_or_injects_nothing() {
         |case| {
             let graph = graph(&case);
             // Through the graph's own file too: what a file carries is what reaches the checks.
-            if check_graph(&graph, library(true))? {
+            if check_graph(&graph, library(true), None)? {
                 accepted.fetch_add(1, Ordering::Relaxed);
             }
             Ok(())

@@ -53,6 +53,11 @@ fn stub_description(names: &Names, nodes: &[Ident]) -> TokenStream {
         params,
         buffers,
         node,
+        kernel,
+        choice,
+        ranged,
+        copy,
+        interop,
     } = names;
     let order: Vec<&Ident> = nodes.iter().collect();
     let levels: Vec<Vec<&Ident>> = nodes.iter().map(|n| vec![n]).collect();
@@ -62,6 +67,11 @@ fn stub_description(names: &Names, nodes: &[Ident]) -> TokenStream {
             type Params = #params;
             type Buffers<'a> = #buffers<'a>;
             type Node = #node;
+            type KernelNode = #kernel;
+            type ChoiceNode = #choice;
+            type RangedNode = #ranged;
+            type CopyNode = #copy;
+            type InteropNode = #interop;
             const DESCRIPTION: &'static #p::desc::GraphDesc = &#p::STUB_DESCRIPTION;
             fn bind<'a>(_: &<Self as #p::TaskGraph>::Buffers<'a>) -> ::std::vec::Vec<(u32, &'a #p::AnyBuffer)> { ::std::vec::Vec::new() }
             fn node(index: usize) -> ::core::option::Option<#node> { #graph::NODES.get(index).copied() }

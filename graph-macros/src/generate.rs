@@ -1,6 +1,8 @@
 //! Code generation: the typed items of one graph and its static description. Runs only on a checked graph,
 //! except [`types`], which also builds the stub emitted beside errors.
 
+use std::collections::{HashMap, HashSet};
+
 use graph_core::check::CheckedGraph;
 use graph_core::ir::NodeKind;
 use graph_core::layout::ParamsLayout;
@@ -20,6 +22,12 @@ pub struct Names {
     pub params: Ident,
     pub buffers: Ident,
     pub node: Ident,
+    /// The node sets of one role each (see [`role_enums`]).
+    pub kernel: Ident,
+    pub choice: Ident,
+    pub ranged: Ident,
+    pub copy: Ident,
+    pub interop: Ident,
 }
 
 impl Names {
@@ -29,6 +37,11 @@ impl Names {
             params: format_ident!("{}Params", graph),
             buffers: format_ident!("{}Buffers", graph),
             node: format_ident!("{}Node", graph),
+            kernel: format_ident!("{}Kernel", graph),
+            choice: format_ident!("{}Choice", graph),
+            ranged: format_ident!("{}Ranged", graph),
+            copy: format_ident!("{}Copy", graph),
+            interop: format_ident!("{}Interop", graph),
         }
     }
 }
@@ -110,6 +123,7 @@ pub fn types(
         params,
         buffers,
         node,
+        ..
     } = names;
     let docs = &def.docs;
     let name_text = graph.to_string();
@@ -203,6 +217,7 @@ pub fn types(
 
     let transfers = transfer_handles(lowered, graph);
     let hosts = host_contexts(lowered, graph, nodes);
+    let roles = role_enums(lowered, names, nodes);
 
     quote! {
         #(#docs)*
@@ -211,6 +226,7 @@ pub fn types(
 
         #transfers
         #hosts
+        #roles
 
         #[doc = #params_doc]
         #[repr(C)]
@@ -294,16 +310,18 @@ fn transfer_handles(lowered: &Lowered, graph: &Ident) -> TokenStream {
             let ty = rust_type(elem);
             let doc = format!("The node `{}`, of `{buffer}`: `[{elem}]`.", node.name);
             let index = index as u32;
-            fields.push(quote!(#[doc = #doc] pub #field: #p::#handle<#ty>));
+            fields.push(quote!(#[doc = #doc] pub #field: #p::#handle<#graph, #ty>));
             values.push(quote!(#field: #p::#handle::new(#index)));
         }
         let name = format_ident!("{}{}", graph, kind);
         let doc = match readback {
             false => format!(
-                "The upload nodes of [`{graph}`]: give each its data with `Baked::upload` before each replay."
+                "The upload nodes of [`{graph}`]: give each its data with `Baked::upload` before each replay \
+                 (of a `Baked<{graph}>`: another graph's does not take them)."
             ),
             true => format!(
-                "The readback nodes of [`{graph}`]: read each from the replay's `Finished` (what `wait` returns)."
+                "The readback nodes of [`{graph}`]: read each from the replay's `Finished<{graph}>` (what `wait` \
+                 returns; another graph's does not take them)."
             ),
         };
         out.extend(quote! {
@@ -410,7 +428,7 @@ fn host_contexts(lowered: &Lowered, graph: &Ident, nodes: &[(Ident, String)]) ->
                 fn index(self) -> usize {
                     #index
                 }
-                fn context<'a>(ctx: &'a #p::HostContext<'a>) -> #context<'a> {
+                fn context<'a>(ctx: &'a #p::HostContext<'a>, _: #p::ContextKey) -> #context<'a> {
                     #context { ctx }
                 }
             }
@@ -422,7 +440,8 @@ fn host_contexts(lowered: &Lowered, graph: &Ident, nodes: &[(Ident, String)]) ->
     }
     let hosts = format_ident!("{}Hosts", graph);
     let doc = format!(
-        "The host tasks of [`{graph}`], each with its typed context: give each its closure with `Baked::on_host_typed`."
+        "The host tasks of [`{graph}`], each with its typed context: give each its closure with `Baked::on_host_typed` \
+         (or `Baked::on_host`, for the untyped context)."
     );
     quote! {
         #items
@@ -436,6 +455,138 @@ fn host_contexts(lowered: &Lowered, graph: &Ident, nodes: &[(Ident, String)]) ->
             pub const HOSTS: #hosts = #hosts { #(#values,)* };
         }
     }
+}
+
+/// A node set of the typed API: the nodes of one role, which one method of `Baked` takes in place of the
+/// whole node enum, so that a node of another kind (or of another graph) is a compile error naming the set.
+/// Host tasks have theirs already (`Name::HOSTS`).
+#[derive(Clone, Copy)]
+enum Role {
+    /// `NameKernel`, for `Baked::set_dispatch`.
+    Kernel,
+    /// `NameChoice`, for `Baked::select`.
+    Choice,
+    /// `NameRanged`: fills declared with a range, uploads and readbacks, for `Baked::set_range`.
+    Ranged,
+    /// `NameCopy`, for `Baked::set_copy_ranges`.
+    Copy,
+    /// `NameInterop`, for `Baked::on_interop`.
+    Interop,
+}
+
+impl Role {
+    const ALL: [Role; 5] = [
+        Role::Kernel,
+        Role::Choice,
+        Role::Ranged,
+        Role::Copy,
+        Role::Interop,
+    ];
+
+    /// Whether a node of `kind` (a choice of alternatives or not) is in this set.
+    fn has(self, kind: &NodeKind, is_choice: bool) -> bool {
+        match (self, kind) {
+            (Role::Kernel, NodeKind::Kernel(_)) => true,
+            (Role::Choice, NodeKind::Kernel(_)) => is_choice,
+            (Role::Ranged, NodeKind::Fill { range, .. }) => range.is_some(),
+            (Role::Ranged, NodeKind::Upload { .. } | NodeKind::Readback { .. }) => true,
+            (Role::Copy, NodeKind::Copy { .. }) => true,
+            (Role::Interop, NodeKind::Interop { .. }) => true,
+            _ => false,
+        }
+    }
+
+    /// The set's name, what its docs call a node of it, and the method that takes it.
+    fn words(self, names: &Names) -> (&Ident, &'static str, &'static str) {
+        match self {
+            Role::Kernel => (&names.kernel, "kernel", "set_dispatch"),
+            Role::Choice => (&names.choice, "choice of alternatives", "select"),
+            Role::Ranged => (
+                &names.ranged,
+                "node with a range (a fill declared with one, an upload, a readback)",
+                "set_range",
+            ),
+            Role::Copy => (&names.copy, "copy", "set_copy_ranges"),
+            Role::Interop => (&names.interop, "interop task", "on_interop"),
+        }
+    }
+}
+
+/// What a node of `kind` is called in the docs.
+fn kind_word(kind: &NodeKind) -> &'static str {
+    match kind {
+        NodeKind::Kernel(_) => "kernel",
+        NodeKind::Copy { .. } => "copy",
+        NodeKind::Fill { .. } => "fill",
+        NodeKind::Upload { .. } => "upload",
+        NodeKind::Readback { .. } => "readback",
+        NodeKind::Host { .. } => "host task",
+        NodeKind::Interop { .. } => "interop task",
+        NodeKind::Empty {} => "empty node",
+        NodeKind::Barrier {} => "barrier",
+        NodeKind::Subgraph { .. } => "subgraph",
+    }
+}
+
+/// The node sets of every [`Role`]: each an enum whose variants are the node enum's, with the nodes'
+/// declaration indices as discriminants (what the runtime reads); a role no node has is an enum without
+/// variants, so no call that takes it can be written.
+fn role_enums(lowered: &Lowered, names: &Names, nodes: &[(Ident, String)]) -> TokenStream {
+    let p = private();
+    let (graph, node_enum) = (&names.graph, &names.node);
+    // Each name's kind, of its first node (the stub beside errors lists a repeated name once).
+    let mut kinds: HashMap<&str, &NodeKind> = HashMap::new();
+    for n in &lowered.graph.nodes {
+        kinds.entry(&n.name).or_insert(&n.kind);
+    }
+    let choices: HashSet<&str> = lowered
+        .graph
+        .alternatives
+        .iter()
+        .flat_map(|a| &a.choices)
+        .map(String::as_str)
+        .collect();
+    let mut out = TokenStream::new();
+    for role in Role::ALL {
+        let (ident, what, method) = role.words(names);
+        let mut variants = Vec::new();
+        for (index, (variant, name)) in nodes.iter().enumerate() {
+            let is_choice = choices.contains(name.as_str());
+            let Some(kind) = kinds.get(name.as_str()) else {
+                continue;
+            };
+            if role.has(kind, is_choice) {
+                let doc = format!("The {} `{name}`.", kind_word(kind));
+                let index = proc_macro2::Literal::usize_unsuffixed(index);
+                variants.push(quote!(#[doc = #doc] #variant = #index));
+            }
+        }
+        let doc = format!(
+            "Each {what} of [`{graph}`]: what `Baked::{method}` takes. The variants are [`{node_enum}`]'s; a \
+             node of another kind or graph does not compile there."
+        );
+        out.extend(quote! {
+            #[doc = #doc]
+            #[derive(::core::fmt::Debug, ::core::clone::Clone, ::core::marker::Copy, ::core::cmp::PartialEq, ::core::cmp::Eq, ::core::hash::Hash)]
+            // Variants as in the node enum; those the program never names are no reason for a warning.
+            #[allow(non_camel_case_types, dead_code)]
+            pub enum #ident { #(#variants,)* }
+
+            impl #ident {
+                /// The node in the graph's node enum.
+                pub const fn node(self) -> #node_enum {
+                    #graph::NODES[self as usize]
+                }
+            }
+
+            impl #p::GraphNode for #ident {
+                fn index(self) -> usize {
+                    self as usize
+                }
+            }
+        });
+    }
+    out
 }
 
 fn rust_type(t: ValueType) -> TokenStream {
@@ -466,6 +617,11 @@ pub fn description(
         params,
         buffers,
         node,
+        kernel,
+        choice,
+        ranged,
+        copy,
+        interop,
     } = names;
     let g = &checked.graph;
     let u = |v: usize| v as u32;
@@ -531,6 +687,11 @@ pub fn description(
                 type Params = #params;
                 type Buffers<'a> = #buffers<'a>;
                 type Node = #node;
+                type KernelNode = #kernel;
+                type ChoiceNode = #choice;
+                type RangedNode = #ranged;
+                type CopyNode = #copy;
+                type InteropNode = #interop;
                 const DESCRIPTION: &'static #p::desc::GraphDesc = &#description;
                 fn bind<'a>(buffers: &<Self as #p::TaskGraph>::Buffers<'a>) -> ::std::vec::Vec<(u32, &'a #p::AnyBuffer)> {
                     ::std::vec![#((#ext_index, buffers.#ext_field.as_any())),*]

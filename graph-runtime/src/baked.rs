@@ -1,5 +1,7 @@
 //! A `graph!` graph baked onto a device: the typed layer over [`BakedGraph`], with its parameter struct,
-//! its buffer struct and its node enum in place of names.
+//! its buffer struct, its node sets and its transfer handles in place of names. Every node and handle a
+//! method takes is of graph `G` and of the role the method needs (a kernel for `set_dispatch`, a choice for
+//! `select`..), so a node of another graph or of another kind is a compile error, not an `Err`.
 
 use std::borrow::Cow;
 use std::ops::Range;
@@ -11,11 +13,11 @@ use crate::buffer::AnyBuffer;
 use crate::element::Element;
 use crate::error::Error;
 use crate::gpu::Gpu;
-use crate::host::{HostContext, HostNode};
+use crate::host::{ContextKey, HostContext, HostNode};
 use crate::interop::InteropContext;
 use crate::native_recorder::NativeParamsIn;
 use crate::profile::Profile;
-use crate::task_graph::TaskGraph;
+use crate::task_graph::{GraphNode, TaskGraph};
 use crate::transfer::{Finished, Upload};
 use crate::update::{Dispatch, UpdateReport};
 use crate::wait::Submission;
@@ -91,13 +93,14 @@ impl<G: TaskGraph> Baked<G> {
         self.graph.use_native_recorder(params_in)
     }
 
-    /// Gives a host task its closure.
-    pub fn on_host(
+    /// Gives host task `node` (`Graph::HOSTS.name`) its closure, which receives the untyped
+    /// [`HostContext`] (buffers by name, checked at run time); [`Baked::on_host_typed`] gives the typed one.
+    pub fn on_host<N: HostNode<Graph = G>>(
         &mut self,
-        node: G::Node,
+        node: N,
         task: impl FnMut(&HostContext<'_>) -> Result<(), Error> + Send + 'static,
     ) -> Result<&mut Self, Error> {
-        self.graph.on_host_at(G::node_index(node), Box::new(task))?;
+        self.graph.on_host_at(node.index(), Box::new(task))?;
         Ok(self)
     }
 
@@ -109,36 +112,41 @@ impl<G: TaskGraph> Baked<G> {
         self.graph.rebind_indexed(&G::bind(&buffers))
     }
 
-    /// Sets kernel `node`'s dispatch size from the next replay on, in place of its declared one.
+    /// Sets kernel `node`'s dispatch size (`NameKernel::node`) from the next replay on, in place of its
+    /// declared one.
     pub fn set_dispatch(
         &mut self,
-        node: G::Node,
+        node: G::KernelNode,
         dispatch: Dispatch,
     ) -> Result<UpdateReport, Error> {
-        self.graph.set_dispatch_at(G::node_index(node), dispatch)
+        self.graph.set_dispatch_at(node.index(), dispatch)
     }
 
-    /// Sets the range of fill, upload or readback `node` from the next replay on (see
-    /// [`BakedGraph::set_range`]).
-    pub fn set_range(&mut self, node: G::Node, range: Range<u32>) -> Result<UpdateReport, Error> {
-        self.graph.set_range_at(G::node_index(node), range)
+    /// Sets the range of a fill declared with a range, an upload or a readback (`NameRanged::node`) from the
+    /// next replay on (see [`BakedGraph::set_range`]).
+    pub fn set_range(
+        &mut self,
+        node: G::RangedNode,
+        range: Range<u32>,
+    ) -> Result<UpdateReport, Error> {
+        self.graph.set_range_at(node.index(), range)
     }
 
-    /// Sets copy `node`'s source and destination ranges from the next replay on.
+    /// Sets copy `node`'s (`NameCopy::node`) source and destination ranges from the next replay on.
     pub fn set_copy_ranges(
         &mut self,
-        node: G::Node,
+        node: G::CopyNode,
         src: Range<u32>,
         dst: Range<u32>,
     ) -> Result<UpdateReport, Error> {
-        self.graph.set_copy_ranges_at(G::node_index(node), src, dst)
+        self.graph.set_copy_ranges_at(node.index(), src, dst)
     }
 
-    /// Makes kernel `choice` the active one of its group of alternatives: from the next replay on it runs in
-    /// place of the group's other choices, with no re-bake; replays already submitted are not affected.
-    /// `Err` when `choice` is no choice of alternatives.
-    pub fn select(&mut self, choice: G::Node) -> Result<&mut Self, Error> {
-        self.graph.select_at(G::node_index(choice))?;
+    /// Makes kernel `choice` (`NameChoice::node`) the active one of its group of alternatives: from the next
+    /// replay on it runs in place of the group's other choices, with no re-bake; replays already submitted
+    /// are not affected.
+    pub fn select(&mut self, choice: G::ChoiceNode) -> Result<&mut Self, Error> {
+        self.graph.select_at(choice.index())?;
         Ok(self)
     }
 
@@ -169,33 +177,33 @@ impl<G: TaskGraph> Baked<G> {
         let index = node.index();
         self.graph.on_host_at(
             index,
-            Box::new(move |ctx: &HostContext<'_>| task(N::context(ctx))),
+            Box::new(move |ctx: &HostContext<'_>| task(N::context(ctx, ContextKey(())))),
         )?;
         Ok(self)
     }
 
-    /// Gives an interop task its closure.
+    /// Gives interop task `node` (`NameInterop::node`) its closure.
     pub fn on_interop(
         &mut self,
-        node: G::Node,
+        node: G::InteropNode,
         task: impl FnMut(&mut InteropContext<'_>) -> Result<(), Error> + Send + 'static,
     ) -> Result<&mut Self, Error> {
-        self.graph
-            .on_interop_at(G::node_index(node), Box::new(task))?;
+        self.graph.on_interop_at(node.index(), Box::new(task))?;
         Ok(self)
     }
 
     /// Runs the graph once: one submission per GPU partition; returns without
     /// waiting unless the graph has host tasks, which wait for the partition before them. What the device
-    /// reports while the replay records and submits is this replay's error.
-    pub fn replay(&mut self) -> Result<Submission, Error> {
+    /// reports while the replay records and submits is this replay's error. Its [`Finished`] (what `wait`
+    /// returns) reads `G`'s readbacks: `g.replay()?.wait()?.read(G::READBACKS.x)?`.
+    pub fn replay(&mut self) -> Result<Submission<G>, Error> {
         self.graph
             .set_params_bytes(bytemuck::bytes_of(&self.params))?;
-        self.graph.replay()
+        Ok(self.graph.replay()?.of())
     }
 
     /// [`Baked::replay`], then waits for it.
-    pub fn replay_blocking(&mut self) -> Result<Finished, Error> {
+    pub fn replay_blocking(&mut self) -> Result<Finished<G>, Error> {
         self.replay()?.wait()
     }
 
@@ -206,9 +214,9 @@ impl<G: TaskGraph> Baked<G> {
         self.graph.profile()
     }
 
-    /// Gives an upload node (`Graph::UPLOADS.name`) the data of the next replay, of its range's length. The
-    /// replay takes it; each replay needs its own.
-    pub fn upload<T: Element>(&mut self, node: Upload<T>, data: &[T]) -> Result<(), Error> {
+    /// Gives an upload node of this graph (`Graph::UPLOADS.name`) the data of the next replay, of its range's
+    /// length. The replay takes it; each replay needs its own.
+    pub fn upload<T: Element>(&mut self, node: Upload<G, T>, data: &[T]) -> Result<(), Error> {
         self.graph.upload_at(node.node() as usize, data)
     }
 }

@@ -711,6 +711,7 @@ impl BakedGraph {
             index: last,
             readbacks: readback_set.map(|set| (self.readbacks.clone(), set)),
             marker,
+            graph: std::marker::PhantomData,
         })
     }
 

@@ -28,16 +28,26 @@ pub struct HostContext<'a> {
 
 /// A host node of a `graph!` graph, with the typed context the macro generates for it
 /// (`Graph::HOSTS.name`): a method per declared buffer, readable or writable as declared, of its element
-/// type. Give it its closure with [`crate::Baked::on_host_typed`].
+/// type. Give it its closure with [`crate::Baked::on_host_typed`] (typed context) or [`crate::Baked::on_host`]
+/// (the [`HostContext`]); either takes only the host nodes of its own graph.
 pub trait HostNode: Copy + Send + 'static {
     type Graph: TaskGraph;
     /// What the closure receives.
     type Context<'a>;
     /// The node's declaration index.
     fn index(self) -> usize;
-    /// The typed view of the task's context.
-    fn context<'a>(ctx: &'a HostContext<'a>) -> Self::Context<'a>;
+    /// The typed view of the task's context. Only the runtime holds a [`ContextKey`], so only it makes one,
+    /// over this node's own context: a typed context reads its accesses by position, and over another
+    /// node's (or another graph's) context it would read that node's buffers.
+    #[doc(hidden)]
+    fn context<'a>(ctx: &'a HostContext<'a>, key: ContextKey) -> Self::Context<'a>;
 }
+
+/// What [`HostNode::context`] takes, so that only the runtime can call it; nothing outside the crate can make
+/// one.
+#[doc(hidden)]
+#[derive(Debug)]
+pub struct ContextKey(pub(crate) ());
 
 impl HostContext<'_> {
     /// Reads buffer `name`, which the task declared `read` or `read_write`.

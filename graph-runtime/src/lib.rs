@@ -84,15 +84,15 @@
 //!   [`Baked::on_host_typed`] and `Graph::HOSTS.name`, it receives the node's generated typed context: a
 //!   method per declared buffer, of its element type (`h.grid()?` reads `grid` if declared `read` or
 //!   `read_write`, `h.write_grid(&data)?` replaces it if declared `write` or `read_write`), so reading a
-//!   buffer the task did not declare is a compile error. [`Baked::on_host`] gives the untyped
-//!   [`HostContext`] (by name, checked at run time), as builder and file graphs have. A panic in a task is
-//!   the replay's [`Error::HostTaskPanicked`]; an error it returns, [`Error::HostTask`] with the graph's and
-//!   the task's names (its own errors go in with [`Error::task`]: `.map_err(Error::task)?`).
-//! - `interop name(buf: read | write | read_write, ..);`: a closure given with [`Baked::on_interop`], which
-//!   receives the device, the queue, the command encoder of its GPU partition and the buffers it declared
-//!   ([`InteropContext`]), and records its own wgpu work in order with the graph (Codeplay's
-//!   `interop_task`): how a third-party wgpu library joins a graph. A panic in it is the replay's
-//!   [`Error::InteropTaskPanicked`]; an error it returns, [`Error::InteropTask`].
+//!   buffer the task did not declare is a compile error. [`Baked::on_host`] (with the same handle) gives the
+//!   untyped [`HostContext`] (by name, checked at run time), as builder and file graphs have. A panic in a
+//!   task is the replay's [`Error::HostTaskPanicked`]; an error it returns, [`Error::HostTask`] with the
+//!   graph's and the task's names (its own errors go in with [`Error::task`]: `.map_err(Error::task)?`).
+//! - `interop name(buf: read | write | read_write, ..);`: a closure given with [`Baked::on_interop`]
+//!   (`g.on_interop(GraphInterop::Name, ..)`), which receives the device, the queue, the command encoder of
+//!   its GPU partition and the buffers it declared ([`InteropContext`]), and records its own wgpu work in
+//!   order with the graph (Codeplay's `interop_task`): how a third-party wgpu library joins a graph. A panic
+//!   in it is the replay's [`Error::InteropTaskPanicked`]; an error it returns, [`Error::InteropTask`].
 //! - `empty name;`: a node with no work, a join point for explicit edges (SYCL's empty node).
 //!   `barrier name;`: a node with no work after every node declared before it that nothing declared before it
 //!   depends on (SYCL's `depends_on_all_leaves`); later nodes follow it through explicit edges.
@@ -107,8 +107,8 @@
 //!   given closures by that name ([`Baked::on_host_named`]).
 //! - `alternatives name { kernel a ..; kernel b ..; }`: kernels of one signature (the same buffers with the same
 //!   access; otherwise a compile error) of which one runs per replay, the first after bake; they order as one
-//!   node. [`Baked::select`] switches to another after bake, without re-baking; replays already submitted
-//!   keep their choice (SYCL's dynamic command group).
+//!   node. [`Baked::select`] switches to another after bake (`g.select(GraphChoice::Scharr)?`), without
+//!   re-baking; replays already submitted keep their choice (SYCL's dynamic command group).
 //! - `if name(flag) { kernel ..; fill ..; copy ..; }` runs its kernels, fills and copies once when `flag[0] != 0` (a `u32`
 //!   buffer written earlier, on the GPU), else they run no workgroups; `repeat name(count) { .. }` runs them
 //!   `count` times in each replay, and `repeat name(count, while: flag) { .. }` each time only while the flag
@@ -123,9 +123,23 @@
 //!   y, 64 in z, 256 in all) to the device's own, checked at bake.
 //!
 //! For `pub graph Name`, the macro generates `Name` (with `Name::bake`, `NODE_COUNT`, `NODES`,
-//! `TOPOLOGICAL_ORDER`, `LEVELS`, `DESCRIPTION`), `NameParams` (the `#[repr(C)]` parameter block),
-//! `NameBuffers<'a>` (the external buffers) and `NameNode` (the node enum, with `name()` and `index()`).
-//! They live in a hidden module, re-exported: a second graph of one name in a module is one error.
+//! `TOPOLOGICAL_ORDER`, `LEVELS`, `FUSED`, `DESCRIPTION`, and the handles `UPLOADS`, `READBACKS` and
+//! `HOSTS`), `NameParams` (the `#[repr(C)]` parameter block), `NameBuffers<'a>` (the external buffers),
+//! `NameNode` (the node enum, with `name()` and `index()`) and beside it an enum of the nodes of each role
+//! the typed API takes: `NameKernel` ([`Baked::set_dispatch`]), `NameChoice` ([`Baked::select`]),
+//! `NameRanged` (fills declared with a range, uploads and readbacks: [`Baked::set_range`]), `NameCopy`
+//! ([`Baked::set_copy_ranges`]) and `NameInterop` ([`Baked::on_interop`]), each variant named as in
+//! `NameNode` (`node()` gives it); a role the graph has no node of is an enum without variants. See
+//! [`example`] for a graph's generated items. They live in a hidden module, re-exported: a second graph of
+//! one name in a module is one error.
+//!
+//! Every typed handle belongs to its graph and its role, so a mistake with one does not compile: another
+//! graph's `UPLOADS`, `READBACKS` or `HOSTS` handle (`Upload<Name, T>`, `Readback<Name, T>`, a [`HostNode`]
+//! of `Graph = Name`), or a node of the wrong kind (`g.select(NameNode::Twice)` where `twice` is no choice:
+//! `select` takes a `NameChoice`). A `Baked<Name>`'s replay is a [`Submission<Name>`], whose
+//! [`Finished<Name>`] reads only `Name`'s readbacks. A [`BakedGraph`] is typed by no graph: its replays'
+//! [`Finished`] reads by name, or with a handle checked at run time to be of this graph (the graph's and
+//! the node's names; another graph's is an [`Error::TransferData`] naming both).
 //!
 //! # Graphs known at run time, and saved graphs
 //!
@@ -250,7 +264,7 @@ pub use interop::{InteropContext, InteropTask};
 pub use native_recorder::{NativeParamsIn, RECORDER_ENV};
 pub use profile::{DispatchTime, Profile};
 pub use readback::ReadFuture;
-pub use task_graph::TaskGraph;
+pub use task_graph::{AnyGraph, GraphNode, TaskGraph};
 pub use transfer::{Finished, Readback, Upload};
 pub use update::{Dispatch, UpdateReport};
 pub use wait::Submission;
@@ -265,8 +279,10 @@ pub use kernels::LIBRARY;
 /// What generated code reaches; not a public API.
 #[doc(hidden)]
 pub mod __private {
+    pub use crate::host::ContextKey;
     pub use crate::{
-        AnyBuffer, Baked, Buffer, Error, Gpu, HostContext, HostNode, Readback, TaskGraph, Upload,
+        AnyBuffer, Baked, Buffer, Error, Gpu, GraphNode, HostContext, HostNode, Readback,
+        TaskGraph, Upload,
     };
     pub use bytemuck;
     pub use graph_core::{deps, desc, ir, size, subgraph, types};

@@ -22,28 +22,30 @@ use graph_core::types::ValueType;
 use crate::element::Element;
 use crate::error::Error;
 use crate::gpu::{Gpu, lock};
+use crate::task_graph::{AnyGraph, TaskGraph};
 
-/// A typed handle on an upload node of a `graph!` graph (`Graph::UPLOADS.name`): its data is `[T]`.
-#[derive(Debug)]
-pub struct Upload<T> {
+/// A typed handle on an upload node of `graph!` graph `G` (`G::UPLOADS.name`): its data is `[T]`. Only a
+/// `Baked<G>` takes it: giving it to another graph is a compile error.
+pub struct Upload<G, T> {
     node: u32,
-    _elem: PhantomData<fn(T)>,
+    _of: PhantomData<fn(T) -> G>,
 }
 
-/// A typed handle on a readback node of a `graph!` graph (`Graph::READBACKS.name`): its data is `[T]`.
-#[derive(Debug)]
-pub struct Readback<T> {
+/// A typed handle on a readback node of `graph!` graph `G` (`G::READBACKS.name`): its data is `[T]`. Only
+/// the replays of a `Baked<G>` take it (a [`Finished<G>`]): reading it from another graph's is a compile
+/// error, and from a [`BakedGraph`](crate::BakedGraph)'s replay, an error at run time.
+pub struct Readback<G, T> {
     node: u32,
-    _elem: PhantomData<fn() -> T>,
+    _of: PhantomData<fn() -> (G, T)>,
 }
 
 macro_rules! handle {
     ($($handle:ident),*) => {$(
-        impl<T> $handle<T> {
+        impl<G, T> $handle<G, T> {
             /// The handle of the node at declaration index `node`; the generated code makes these.
             #[doc(hidden)]
             pub const fn new(node: u32) -> Self {
-                $handle { node, _elem: PhantomData }
+                $handle { node, _of: PhantomData }
             }
 
             /// The node's declaration index.
@@ -52,13 +54,23 @@ macro_rules! handle {
             }
         }
 
-        impl<T> Clone for $handle<T> {
+        // By hand: derived, they would ask `G` and `T` to be `Clone` and `Debug` too.
+        impl<G, T> Clone for $handle<G, T> {
             fn clone(&self) -> Self {
                 *self
             }
         }
 
-        impl<T> Copy for $handle<T> {}
+        impl<G, T> Copy for $handle<G, T> {}
+
+        impl<G, T> std::fmt::Debug for $handle<G, T> {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.debug_struct(stringify!($handle))
+                    .field("graph", &std::any::type_name::<G>())
+                    .field("node", &self.node)
+                    .finish()
+            }
+        }
     )*};
 }
 
@@ -312,34 +324,66 @@ impl Readbacks {
     }
 
     /// A finished replay's view of its set.
-    pub(crate) fn finished(&self, set: Option<ReadbackSet>) -> Finished {
+    pub(crate) fn finished<G>(&self, set: Option<ReadbackSet>) -> Finished<G> {
         Finished {
             info: Some(self.info.clone()),
             set,
+            graph: PhantomData,
         }
     }
 }
 
-/// A replay that finished on the GPU: what its readback nodes copied out, for this replay alone.
+/// A replay of graph `G` that finished on the GPU: what its readback nodes copied out, for this replay
+/// alone. A `Baked<G>`'s replay is a `Finished<G>`, read with `G`'s handles (`G::READBACKS.name`); a
+/// [`BakedGraph`](crate::BakedGraph)'s is a `Finished` (of [`AnyGraph`]), read by name, or with a handle
+/// checked at run time to be of this graph.
 #[derive(Debug)]
-pub struct Finished {
+pub struct Finished<G = AnyGraph> {
     /// `None` for a graph without readbacks (waiting for its replays allocates nothing).
     info: Option<Arc<ReadbackInfo>>,
     set: Option<ReadbackSet>,
+    graph: PhantomData<fn() -> G>,
+}
+
+impl<G: TaskGraph> Finished<G> {
+    /// What readback node `handle` of this graph copied out in this replay.
+    pub fn read<T: Element>(&self, handle: Readback<G, T>) -> Result<Vec<T>, Error> {
+        self.read_at(handle.node as usize)
+    }
 }
 
 impl Finished {
+    /// What readback node `handle` copied out in this replay. The baked graph's type does not say which graph
+    /// it is, so the handle is checked here: a handle of another graph (by the graph's name and the node's)
+    /// is an error naming both.
+    pub fn read<H: TaskGraph, T: Element>(&self, handle: Readback<H, T>) -> Result<Vec<T>, Error> {
+        let index = handle.node as usize;
+        let theirs = H::DESCRIPTION;
+        let their_node = theirs.nodes.get(index).map_or("?", |n| &*n.name);
+        let ours = self.nodes().get(index).map(|n| &*n.0);
+        if theirs.name != self.graph().as_str() || ours != Some(their_node) {
+            return Err(Error::TransferData {
+                graph: self.graph(),
+                node: their_node.to_string(),
+                reason: format!(
+                    "the handle is a readback of graph `{}`, not of this one: read each graph's handles from \
+                     its own replays",
+                    theirs.name
+                ),
+            });
+        }
+        self.read_at(index)
+    }
+}
+
+impl<G> Finished<G> {
     /// The finished replay of a graph without readbacks.
     pub(crate) fn empty() -> Self {
         Finished {
             info: None,
             set: None,
+            graph: PhantomData,
         }
-    }
-
-    /// What readback node `handle` copied out in this replay.
-    pub fn read<T: Element>(&self, handle: Readback<T>) -> Result<Vec<T>, Error> {
-        self.read_at(handle.node as usize)
     }
 
     /// What the readback node named `node` copied out in this replay, as `T`s (its element type).
@@ -418,7 +462,7 @@ impl Finished {
     }
 }
 
-impl Drop for Finished {
+impl<G> Drop for Finished<G> {
     /// Unmaps the set and gives it back for another replay.
     fn drop(&mut self) {
         if let (Some(set), Some(info)) = (self.set.take(), &self.info) {

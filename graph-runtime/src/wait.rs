@@ -1,11 +1,13 @@
 //! Waiting: for a replay's own work (`Submission`), or for a submission index of the device.
 
+use std::marker::PhantomData;
 use std::sync::Arc;
 
 use crate::error::Error;
 use crate::gpu::Gpu;
 use crate::native::Marker;
 use crate::scope::OpScope;
+use crate::task_graph::AnyGraph;
 use crate::transfer::{Finished, ReadbackSet, Readbacks};
 
 impl Gpu {
@@ -28,10 +30,12 @@ impl Gpu {
     }
 }
 
-/// A replay on its way: wait for it, or drop it and let it finish on its own.
+/// A replay of graph `G` on its way: wait for it, or drop it and let it finish on its own. A `Baked<G>`'s
+/// replay is a `Submission<G>`, whose [`Finished<G>`] takes only `G`'s readback handles; a
+/// [`BakedGraph`](crate::BakedGraph)'s is a `Submission` (of [`AnyGraph`]).
 #[derive(Debug)]
 #[must_use = "a replay runs without waiting; call `wait` to know when it finished and whether it failed"]
-pub struct Submission {
+pub struct Submission<G = AnyGraph> {
     pub(crate) gpu: Gpu,
     /// The replay's last submission, also when a host phase after it waited for it: its readbacks are
     /// mapped by the poll that waiting for it makes. `None` for a replay without GPU work.
@@ -41,16 +45,37 @@ pub struct Submission {
     /// With the native recorder: the marker and the value the last submission writes to it once the
     /// replay's work finished. Seen tens of microseconds before wgpu's fence says so.
     pub(crate) marker: Option<(Arc<Marker>, u32)>,
+    pub(crate) graph: PhantomData<fn() -> G>,
 }
 
 impl Submission {
+    /// The same replay, as one of graph `G` (what `Baked<G>` returns).
+    pub(crate) fn of<G>(self) -> Submission<G> {
+        let Submission {
+            gpu,
+            index,
+            readbacks,
+            marker,
+            graph: PhantomData,
+        } = self;
+        Submission {
+            gpu,
+            index,
+            readbacks,
+            marker,
+            graph: PhantomData,
+        }
+    }
+}
+
+impl<G> Submission<G> {
     /// Blocks until this replay's own work finished on the GPU (not other graphs'); reports what the device
     /// reported meanwhile. What the replay's readback nodes copied out is in the result.
     ///
     /// With the native recorder, and no readbacks (which wgpu maps once its fence signals), it first reads a
     /// word the GPU writes when the replay's work finished, in a loop of up to a millisecond (yielding the
     /// thread between looks on a CPU device), then blocks in wgpu.
-    pub fn wait(self) -> Result<Finished, Error> {
+    pub fn wait(self) -> Result<Finished<G>, Error> {
         let early = || match (&self.marker, &self.readbacks) {
             (Some((marker, value)), None) => marker.wait(*value),
             _ => false,

@@ -67,7 +67,7 @@ fn the_active_choice_runs_and_switching_needs_no_bake() -> Result<(), Error> {
 
     // Switched with replays in flight: each keeps the choice it was submitted with.
     let first = g.replay()?;
-    g.select(EdgesNode::Scharr)?;
+    g.select(EdgesChoice::Scharr)?;
     let second = g.replay()?;
     assert_close(
         &first.wait()?.read(Edges::READBACKS.out)?,
@@ -81,18 +81,21 @@ fn the_active_choice_runs_and_switching_needs_no_bake() -> Result<(), Error> {
     );
     assert_eq!(g.active_choice("edges"), Some("scharr"));
 
-    g.select(EdgesNode::Sobel)?;
+    g.select(EdgesChoice::Sobel)?;
     assert_close(
         &g.replay()?.wait()?.read(Edges::READBACKS.out)?,
         &sobel,
         "switched back",
     );
 
-    // Only choices can be selected.
-    assert!(matches!(
-        g.select(EdgesNode::Out),
-        Err(Error::NotANode { .. })
-    ));
+    // Only choices can be selected: the typed API takes an `EdgesChoice` (a node that is no choice does not
+    // compile); the untyped one checks at run time.
+    let mut untyped = BakedGraph::bake(
+        &gpu,
+        Edges::DESCRIPTION,
+        &[("image", image.as_any()), ("gradient", gradient.as_any())],
+    )?;
+    assert!(matches!(untyped.select("out"), Err(Error::NotANode { .. })));
     Ok(())
 }
 

@@ -102,7 +102,7 @@ fn a_panicking_host_task_is_an_error_and_the_graph_stays_usable() -> Result<(), 
     let mut hosted = Hosted::bake(&gpu, HostedBuffers { x: &x, y: &y })?;
     let calls = Arc::new(AtomicUsize::new(0));
     let counted = calls.clone();
-    hosted.on_host(HostedNode::Look, move |_| {
+    hosted.on_host(Hosted::HOSTS.look, move |_| {
         if counted.fetch_add(1, Ordering::SeqCst) == 0 {
             panic!("the first look fails");
         }
@@ -231,7 +231,7 @@ fn device_errors_go_to_the_graph_that_caused_them() -> Result<(), Error> {
     let (x, y) = (gpu.buffer_zeroed::<f32>(64)?, gpu.buffer_zeroed::<f32>(64)?);
     let mut faulty = Hosted::bake(&gpu, HostedBuffers { x: &x, y: &y })?;
     let (planter, raw) = (gpu.clone(), target.wgpu().clone());
-    faulty.on_host(HostedNode::Look, move |_| {
+    faulty.on_host(Hosted::HOSTS.look, move |_| {
         invalid_write(&planter, &raw);
         Ok(())
     })?;
@@ -309,7 +309,7 @@ fn a_replay_that_starts_on_the_host_does_not_wait_for_other_graphs_first() -> Re
     let mut first = HostFirst::bake(&gpu, HostFirstBuffers { x: &x })?;
     let seen_busy_done = Arc::new(AtomicBool::new(true));
     let seen = seen_busy_done.clone();
-    first.on_host(HostFirstNode::Prepare, move |ctx| {
+    first.on_host(HostFirst::HOSTS.prepare, move |ctx| {
         seen.store(busy_done.load(Ordering::SeqCst), Ordering::SeqCst);
         ctx.write("x", &[1.0f32; 64])
     })?;
@@ -331,7 +331,7 @@ fn waiting_for_a_host_only_replay_does_not_wait_for_other_graphs() -> Result<(),
     let y = gpu.buffer_zeroed::<f32>(64)?;
     let mut only = HostOnly::bake(&gpu, HostOnlyBuffers { x: &y })?;
     // (A task that reads a buffer waits for the queue's earlier work: its copy runs after it.)
-    only.on_host(HostOnlyNode::Touch, |ctx| ctx.write("x", &[2.0f32; 64]))?;
+    only.on_host(HostOnly::HOSTS.touch, |ctx| ctx.write("x", &[2.0f32; 64]))?;
     let busy_replay = busy.replay()?;
     let busy_done = done_flag(&gpu);
     let only_replay = only.replay()?;
@@ -359,7 +359,7 @@ fn a_host_task_that_destroys_the_device_fails_the_replay_with_device_lost() -> R
     let (x, y) = (gpu.buffer_zeroed::<f32>(64)?, gpu.buffer_zeroed::<f32>(64)?);
     let mut g = Hosted::bake(&gpu, HostedBuffers { x: &x, y: &y })?;
     let doomed = gpu.clone();
-    g.on_host(HostedNode::Look, move |_| {
+    g.on_host(Hosted::HOSTS.look, move |_| {
         doomed.device().destroy();
         Ok(())
     })?;
@@ -468,7 +468,7 @@ fn a_host_task_runs_once_the_gpu_work_before_it_has_finished() -> Result<(), Err
     let finished = Arc::new(AtomicBool::new(false));
     let seen = finished.clone();
     let device = gpu.clone();
-    g.on_host(SlowThenHostNode::After, move |_| {
+    g.on_host(SlowThenHost::HOSTS.after, move |_| {
         // Without reading anything (a read would wait for the queue by itself): is the GPU done?
         let flag = done_flag(&device);
         let _ = device.device().poll(wgpu::PollType::Poll);

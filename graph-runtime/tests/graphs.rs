@@ -352,7 +352,7 @@ fn host_tasks_run_between_partitions_and_see_the_gpu_results() -> Result<(), Err
     *g.params_mut() = StagedParams { w, h, bias: 0.25 };
     let seen: Arc<Mutex<Vec<f32>>> = Arc::default();
     let into = seen.clone();
-    g.on_host(StagedNode::Inspect, move |ctx| {
+    g.on_host(Staged::HOSTS.inspect, move |ctx| {
         *into.lock().expect("lock") = ctx.read::<f32>("grid")?;
         Ok(())
     })?;
@@ -492,7 +492,7 @@ fn a_host_task_writes_what_the_next_partition_reads() -> Result<(), Error> {
     poison_f32(&out);
     let mut g = HostWrites::bake(&gpu, HostWritesBuffers { a: &a, out: &out })?;
     g.params_mut().k = 0.5;
-    g.on_host(HostWritesNode::Reverse, |ctx| {
+    g.on_host(HostWrites::HOSTS.reverse, |ctx| {
         let mut mid: Vec<f32> = ctx.read("mid")?;
         mid.reverse();
         ctx.write("mid", &mid)?;
@@ -686,7 +686,7 @@ fn an_interop_task_records_in_order_with_the_graph() -> Result<(), Error> {
     )?;
     // Before it has a closure, a replay is an error and submits nothing.
     assert!(matches!(g.replay(), Err(Error::InteropTaskMissing { node, .. }) if node == "mirror"));
-    g.on_interop(InteropNode::Mirror, |ctx| {
+    g.on_interop(InteropInterop::Mirror, |ctx| {
         let (from, to) = (ctx.buffer("doubled")?, ctx.buffer("copied")?);
         ctx.encoder()
             .copy_buffer_to_buffer(&from, 0, &to, 0, from.size());
@@ -739,23 +739,34 @@ fn an_interop_task_sees_only_what_it_declared_and_its_panic_is_an_error() -> Res
             plus_one: &outs[2],
         },
     )?;
-    g.on_interop(InteropNode::Mirror, |ctx| ctx.buffer("x").map(|_| ()))?;
+    g.on_interop(InteropInterop::Mirror, |ctx| ctx.buffer("x").map(|_| ()))?;
     let undeclared = g.replay();
     assert!(
         matches!(&undeclared, Err(Error::HostAccess { buffer, .. }) if buffer == "x"),
         "{undeclared:?}"
     );
-    g.on_interop(InteropNode::Mirror, |_| panic!("the library failed"))?;
+    g.on_interop(InteropInterop::Mirror, |_| panic!("the library failed"))?;
     let panicked = g.replay();
     assert!(
         matches!(&panicked, Err(Error::InteropTaskPanicked { message, .. }) if message == "the library failed"),
         "{panicked:?}"
     );
     // The graph stays usable.
-    g.on_interop(InteropNode::Mirror, |_| Ok(()))?;
+    g.on_interop(InteropInterop::Mirror, |_| Ok(()))?;
     g.replay()?.wait()?;
+    // The typed API takes an interop task only as an `InteropInterop`; the untyped one checks at run time.
+    let mut untyped = graph_runtime::BakedGraph::bake(
+        &gpu,
+        Interop::DESCRIPTION,
+        &[
+            ("x", x.as_any()),
+            ("doubled", outs[0].as_any()),
+            ("copied", outs[1].as_any()),
+            ("plus_one", outs[2].as_any()),
+        ],
+    )?;
     assert!(matches!(
-        g.on_interop(InteropNode::Double, |_| Ok(())),
+        untyped.on_interop("double", |_| Ok(())),
         Err(Error::NotANode { .. })
     ));
     Ok(())

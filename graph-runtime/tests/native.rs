@@ -171,7 +171,7 @@ fn parameters_sizes_and_rebinding(
     // A dispatch size changed after bake: the stencils then cover the first half only (their guards use
     // the buffers' lengths, so the sizes say how many invocations run).
     let half = (n / 2) as u32;
-    for node in [SmoothNode::There, SmoothNode::Back, SmoothNode::Scale] {
+    for node in [SmoothKernel::There, SmoothKernel::Back, SmoothKernel::Scale] {
         g.set_dispatch(node, Dispatch::Threads([half, 1, 1]))?;
     }
     assert_eq!(
@@ -196,7 +196,7 @@ fn parameters_sizes_and_rebinding(
     let a2 = gpu.buffer_from_slice(&start2)?;
     let b2 = gpu.buffer_zeroed::<f32>(m)?;
     g.rebind(SmoothBuffers { a: &a2, b: &b2 })?;
-    for node in [SmoothNode::There, SmoothNode::Back, SmoothNode::Scale] {
+    for node in [SmoothKernel::There, SmoothKernel::Back, SmoothKernel::Scale] {
         g.set_dispatch(node, Dispatch::Threads([m as u32, 1, 1]))?;
     }
     g.params_mut().k = 3.0;

@@ -158,6 +158,47 @@ fn untyped_uploads_and_readbacks_are_checked_by_name_and_type() -> Result<(), Er
 }
 
 graph! {
+    /// A graph whose readback `result` has the index and element type of `Transfers`'s `head`: only its graph
+    /// tells the two handles apart.
+    graph Other {
+        buffers { a: [f32; 4] = inout }
+        upload weights(a);
+        empty first;
+        empty second;
+        readback result(a);
+    }
+}
+
+#[test]
+fn an_untyped_replay_refuses_another_graphs_readback_handle() -> Result<(), Error> {
+    let gpu = gpu();
+    let x = gpu.buffer_from_slice(&[1.0f32; 8])?;
+    let y = gpu.buffer_zeroed::<f32>(8)?;
+    let mut untyped = graph_runtime::BakedGraph::bake(
+        &gpu,
+        Transfers::DESCRIPTION,
+        &[("x", x.as_any()), ("y", y.as_any())],
+    )?;
+    untyped.upload("bias", &[3.0f32; 4])?;
+    let finished = untyped.replay_blocking()?;
+    // A handle of this graph is checked and read.
+    assert_eq!(finished.read(Transfers::READBACKS.head)?, vec![3.0; 4]);
+    assert_eq!(
+        Other::READBACKS.result.node(),
+        Transfers::READBACKS.head.node()
+    );
+    let foreign = finished
+        .read(Other::READBACKS.result)
+        .expect_err("a readback of graph `Other`");
+    let message = foreign.to_string();
+    assert!(
+        message.contains("graph `Transfers`") && message.contains("graph `Other`"),
+        "{message}"
+    );
+    Ok(())
+}
+
+graph! {
     /// `y = x + 1` on the GPU, then a host task turns `y` into its running sum in `z` (typed: `h.y()`,
     /// `h.write_z(..)`), then `w = z * 2` on the GPU.
     graph Prefix {

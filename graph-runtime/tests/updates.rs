@@ -146,13 +146,13 @@ fn ranges_and_dispatch_sizes_change_without_a_bake() -> Result<(), Error> {
     )?;
 
     let native = usize::from(g.untyped().recorder() == "native");
-    let report = g.set_copy_ranges(RangesNode::Move, 10..16, 10..16)?;
+    let report = g.set_copy_ranges(RangesCopy::Move, 10..16, 10..16)?;
     assert_eq!(report.pipelines_built + report.native_pipelines_built, 0);
     // A fill's range is a pipeline constant: one pipeline, for that node (on each side).
-    let report = g.set_range(RangesNode::Ones, 4..12)?;
+    let report = g.set_range(RangesRanged::Ones, 4..12)?;
     assert_eq!(report.pipelines_built, 1);
     assert_eq!(report.native_pipelines_built, native);
-    let report = g.set_range(RangesNode::Tail, 8..16)?;
+    let report = g.set_range(RangesRanged::Tail, 8..16)?;
     assert_eq!(report.pipelines_built + report.native_pipelines_built, 0);
     poison_f32(&b);
     poison_f32(&c);
@@ -174,13 +174,19 @@ fn ranges_and_dispatch_sizes_change_without_a_bake() -> Result<(), Error> {
     assert_exact(&tail[2..], &xs[10..], "read back");
 
     // Out of bounds, or of two lengths: refused, and the graph keeps its ranges.
-    assert!(g.set_copy_ranges(RangesNode::Move, 10..17, 10..17).is_err());
-    assert!(g.set_copy_ranges(RangesNode::Move, 0..4, 0..5).is_err());
+    assert!(g.set_copy_ranges(RangesCopy::Move, 10..17, 10..17).is_err());
+    assert!(g.set_copy_ranges(RangesCopy::Move, 0..4, 0..5).is_err());
     #[allow(clippy::reversed_empty_ranges)] // what is tested: a range that starts after it ends
     let backwards = 9..4;
-    assert!(g.set_range(RangesNode::Ones, backwards).is_err());
+    assert!(g.set_range(RangesRanged::Ones, backwards).is_err());
+    // The typed API takes a copy only as a `RangesCopy`; the untyped one refuses it at run time.
+    let mut untyped = BakedGraph::bake(
+        &gpu,
+        Ranges::DESCRIPTION,
+        &[("a", a.as_any()), ("b", b.as_any()), ("c", c.as_any())],
+    )?;
     assert!(
-        g.set_range(RangesNode::Move, 0..1).is_err(),
+        untyped.set_range("move_", 0..1).is_err(),
         "a copy has two ranges"
     );
     poison_f32(&b);
@@ -204,13 +210,13 @@ fn ranges_and_dispatch_sizes_change_without_a_bake() -> Result<(), Error> {
         },
     )?;
     t.params_mut().n = 100;
-    let report = t.set_dispatch(TwiceNode::Double, Dispatch::Workgroups([1, 1, 1]))?;
+    let report = t.set_dispatch(TwiceKernel::Double, Dispatch::Workgroups([1, 1, 1]))?;
     assert_eq!(report, UpdateReport::default(), "nothing to create");
     poison_f32(&y);
     t.replay_blocking()?;
     let ys = read(&y);
     assert!(ys[..64].iter().all(|v| !v.is_nan()) && ys[64..].iter().all(|v| v.is_nan()));
-    t.set_dispatch(TwiceNode::Double, Dispatch::Threads([n as u32, 1, 1]))?;
+    t.set_dispatch(TwiceKernel::Double, Dispatch::Threads([n as u32, 1, 1]))?;
     poison_f32(&y);
     t.replay_blocking()?;
     let ys = read(&y);

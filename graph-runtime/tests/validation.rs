@@ -52,7 +52,7 @@ fn a_planted_validation_error_fails_the_replay_that_made_it_and_no_other() -> Re
     let mut faulty = Checked::bake(&gpu, CheckedBuffers { x: &x })?;
     let planter = gpu.clone();
     let mut plant = true;
-    faulty.on_host(CheckedNode::Look, move |_| {
+    faulty.on_host(Checked::HOSTS.look, move |_| {
         if plant {
             assert!(validation::plant_error(planter.device()), "a Vulkan device");
             plant = false;
@@ -61,7 +61,7 @@ fn a_planted_validation_error_fails_the_replay_that_made_it_and_no_other() -> Re
     })?;
     let y = gpu.buffer_zeroed::<f32>(64)?;
     let mut healthy = Checked::bake(&gpu, CheckedBuffers { x: &y })?;
-    healthy.on_host(CheckedNode::Look, |_| Ok(()))?;
+    healthy.on_host(Checked::HOSTS.look, |_| Ok(()))?;
 
     let result = faulty.replay();
     assert!(

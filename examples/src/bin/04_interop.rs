@@ -130,7 +130,7 @@ fn main() -> Result<()> {
         },
     )?;
     let library = Softsign::new(gpu.device());
-    graph.on_interop(WithLibraryNode::Softsign, move |ctx| {
+    graph.on_interop(WithLibraryInterop::Softsign, move |ctx| {
         let (input, output) = (ctx.buffer("scaled")?, ctx.buffer("squashed")?);
         let device = ctx.device().clone();
         library.record(&device, ctx.encoder(), &input, &output);

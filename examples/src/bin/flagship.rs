@@ -33,7 +33,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Instant;
 
 use examples::edge_pipeline::{
-    BINS, CpuStages, EdgePipeline, EdgePipelineBuffers, EdgePipelineNode, EdgePipelineParams,
+    BINS, CpuStages, EdgePipeline, EdgePipelineBuffers, EdgePipelineChoice, EdgePipelineParams,
     cpu_stages, otsu, top,
 };
 use examples::trace_svg::trace_svg;
@@ -221,7 +221,7 @@ fn main() -> Result<()> {
     )?;
 
     // The alternatives switched, and the histogram's range with them: no re-bake.
-    graph.select(EdgePipelineNode::Scharr)?;
+    graph.select(EdgePipelineChoice::Scharr)?;
     graph.params_mut().top = top(true);
     shared.lock().unwrap_or_else(PoisonError::into_inner).top = top(true);
     run_and_check(&mut graph, &b, &shared, &pixels, size, true)?;

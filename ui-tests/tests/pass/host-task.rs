@@ -29,7 +29,7 @@ fn main() {
     assert_eq!(WithHost::DESCRIPTION.partitions.len(), 3);
     // Not run (no GPU needed to compile).
     let _attach = |baked: &mut Baked<WithHost>| -> Result<(), Error> {
-        baked.on_host(Inspect, |host: &HostContext<'_>| {
+        baked.on_host(WithHost::HOSTS.inspect, |host: &HostContext<'_>| {
             let values: Vec<f32> = host.read("data")?;
             assert!(values.iter().all(|v| *v >= 0.0));
             Ok(())

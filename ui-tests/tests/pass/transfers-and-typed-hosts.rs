@@ -1,8 +1,8 @@
-//! Upload and readback nodes, ranges and a typed host task in a public graph: the generated items and the
-//! typed API compile without a warning.
+//! Upload and readback nodes, ranges and a typed host task in a public graph: the generated items (the
+//! handles and the node sets of each role, empty ones included) and the typed API compile without a warning.
 #![deny(warnings)]
 
-use graph_runtime::{Error, Finished, Gpu, graph};
+use graph_runtime::{Dispatch, Error, Finished, Gpu, graph};
 
 graph! {
     /// Offsets uploaded each replay, a host task in between, a range read back.
@@ -32,8 +32,13 @@ pub fn run(gpu: &Gpu, x: &graph_runtime::Buffer<f32>, y: &graph_runtime::Buffer<
         let z: Vec<u32> = h.z()?;
         h.write_z(&z.iter().map(|v| v + t.len() as u32).collect::<Vec<u32>>())
     })?;
+    // The nodes of each role the updates take; the roles without nodes are enums without variants.
+    g.set_range(OffsetsRanged::Clear, 3..5)?;
+    g.set_dispatch(OffsetsKernel::Add, Dispatch::Threads([4, 1, 1]))?;
+    assert_eq!(OffsetsRanged::Tail.node(), OffsetsNode::Tail);
+    let _: Option<(OffsetsChoice, OffsetsCopy, OffsetsInterop)> = None;
     g.upload(Offsets::UPLOADS.bias, &[1.0, 2.0, 3.0, 4.0])?;
-    let finished: Finished = g.replay()?.wait()?;
+    let finished: Finished<Offsets> = g.replay()?.wait()?;
     let _: Vec<u32> = finished.read(Offsets::READBACKS.counts)?;
     finished.read(Offsets::READBACKS.tail)
 }

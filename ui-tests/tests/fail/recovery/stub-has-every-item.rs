@@ -25,9 +25,11 @@ fn run(gpu: &Gpu, x: &graph_runtime::Buffer<f32>, y: &graph_runtime::Buffer<f32>
     let mut g: Baked<G> = G::bake(gpu, GBuffers { x, y })?;
     *g.params_mut() = GParams::new(2.0, 16);
     g.params_mut().a = 3.0;
-    g.on_host(GNode::Show, |_| Ok(()))?;
-    let _ = (G::UPLOADS, G::READBACKS);
-    let _finished: graph_runtime::Finished = g.replay()?.wait()?;
+    g.on_host(G::HOSTS.show, |_| Ok(()))?;
+    g.set_dispatch(GKernel::Scale, graph_runtime::Dispatch::Threads([1, 1, 1]))?;
+    let _ = (G::UPLOADS, G::READBACKS, GKernel::Scale.node());
+    let _: Option<(GChoice, GRanged, GCopy, GInterop)> = None;
+    let _finished: graph_runtime::Finished<G> = g.replay()?.wait()?;
     Ok(())
 }
 
