@@ -118,7 +118,7 @@ fn main() -> Result<(), Error> {
         Ok(timed)
     })?;
     row("set_dispatch", runs, |_| {
-        let timed = time(|| g.set_dispatch(JacobiNode::Change, Dispatch::Threads([N, 1, 1])))?;
+        let timed = time(|| g.set_dispatch(JacobiKernel::Change, Dispatch::Threads([N, 1, 1])))?;
         g.replay_blocking()?;
         Ok(timed)
     })?;

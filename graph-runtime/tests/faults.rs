@@ -519,10 +519,10 @@ fn a_task_error_names_its_graph_and_task_and_keeps_its_cause() -> Result<(), Err
     let mut rng = rng();
     let (x, y) = (gpu.buffer_zeroed::<f32>(64)?, gpu.buffer_zeroed::<f32>(64)?);
     let mut g = Tasks::bake(&gpu, TasksBuffers { x: &x, y: &y })?;
-    g.on_interop(TasksNode::Record, |_| Ok(()))?;
+    g.on_interop(TasksInterop::Record, |_| Ok(()))?;
 
     // The task's own error, as the source of the replay's.
-    g.on_host(TasksNode::Prepare, |_| {
+    g.on_host(Tasks::HOSTS.prepare, |_| {
         Err(Error::task(std::io::Error::other(
             "the sensor is unplugged",
         )))
@@ -542,13 +542,13 @@ fn a_task_error_names_its_graph_and_task_and_keeps_its_cause() -> Result<(), Err
     assert_eq!(source.as_deref(), Some("the sensor is unplugged"));
 
     // The context's errors name the graph and the task themselves, and are returned as they are.
-    g.on_host(TasksNode::Prepare, |ctx| ctx.write("x", &[1.0f32; 7]))?;
+    g.on_host(Tasks::HOSTS.prepare, |ctx| ctx.write("x", &[1.0f32; 7]))?;
     let error = task_error(&mut g, "prepare");
     assert!(
         matches!(&error, Error::TransferData { reason, .. } if reason.contains("64") && reason.contains('7')),
         "{error:?}"
     );
-    g.on_host(TasksNode::Prepare, |ctx| ctx.read::<u32>("x").map(|_| ()))?;
+    g.on_host(Tasks::HOSTS.prepare, |ctx| ctx.read::<u32>("x").map(|_| ()))?;
     let error = task_error(&mut g, "prepare");
     assert!(
         error
@@ -556,7 +556,7 @@ fn a_task_error_names_its_graph_and_task_and_keeps_its_cause() -> Result<(), Err
             .contains("`x` holds `f32` elements, not `u32`: read it as `f32`"),
         "{error}"
     );
-    g.on_host(TasksNode::Prepare, |ctx| ctx.read::<f32>("y").map(|_| ()))?;
+    g.on_host(Tasks::HOSTS.prepare, |ctx| ctx.read::<f32>("y").map(|_| ()))?;
     let error = task_error(&mut g, "prepare");
     assert!(
         matches!(&error, Error::HostAccess { kind: "host", buffer, .. } if buffer == "y"),
@@ -565,7 +565,7 @@ fn a_task_error_names_its_graph_and_task_and_keeps_its_cause() -> Result<(), Err
 
     // A runtime error that names neither (a write to the application's own buffer) is wrapped.
     let outside = gpu.buffer_zeroed::<f32>(4)?;
-    g.on_host(TasksNode::Prepare, move |_| outside.write(&[0.0; 3]))?;
+    g.on_host(Tasks::HOSTS.prepare, move |_| outside.write(&[0.0; 3]))?;
     let error = task_error(&mut g, "prepare");
     assert!(
         matches!(&error, Error::HostTask { source, .. }
@@ -574,8 +574,8 @@ fn a_task_error_names_its_graph_and_task_and_keeps_its_cause() -> Result<(), Err
     );
 
     // An interop task's, likewise.
-    g.on_host(TasksNode::Prepare, |_| Ok(()))?;
-    g.on_interop(TasksNode::Record, |_| {
+    g.on_host(Tasks::HOSTS.prepare, |_| Ok(()))?;
+    g.on_interop(TasksInterop::Record, |_| {
         Err(Error::task("the library failed"))
     })?;
     let error = task_error(&mut g, "record");
@@ -589,7 +589,7 @@ fn a_task_error_names_its_graph_and_task_and_keeps_its_cause() -> Result<(), Err
             .ends_with("interop task `record` failed: the library failed"),
         "{error}"
     );
-    g.on_interop(TasksNode::Record, |ctx| ctx.buffer("y").map(|_| ()))?;
+    g.on_interop(TasksInterop::Record, |ctx| ctx.buffer("y").map(|_| ()))?;
     let error = task_error(&mut g, "record");
     assert!(
         error
@@ -598,17 +598,18 @@ fn a_task_error_names_its_graph_and_task_and_keeps_its_cause() -> Result<(), Err
         "{error}"
     );
 
-    // A node of another kind, given a closure or selected: named, with its graph.
-    let refused = g.on_host(TasksNode::After, |_| Ok(())).map(|_| ());
-    assert!(
-        matches!(&refused, Err(e) if e.to_string() == "graph `Tasks`: node `after` is not a host task"),
-        "{refused:?}"
-    );
+    // A node of another kind, given a closure or selected (by name: the typed API takes only host tasks'
+    // handles and choices, so the mistake does not compile there): named, with its graph.
     let mut untyped = BakedGraph::bake(
         &gpu,
         Tasks::DESCRIPTION,
         &[("x", x.as_any()), ("y", y.as_any())],
     )?;
+    let refused = untyped.on_host("after", |_| Ok(())).map(|_| ());
+    assert!(
+        matches!(&refused, Err(e) if e.to_string() == "graph `Tasks`: node `after` is not a host task"),
+        "{refused:?}"
+    );
     let refused = untyped.select("after").map(|_| ());
     assert!(
         matches!(&refused, Err(e) if e.to_string() == "graph `Tasks`: node `after` is not a choice of alternatives"),
@@ -618,8 +619,8 @@ fn a_task_error_names_its_graph_and_task_and_keeps_its_cause() -> Result<(), Err
     // The graph runs once its tasks succeed.
     let xs = random_f32s(&mut rng, 64);
     let written = xs.clone();
-    g.on_interop(TasksNode::Record, |_| Ok(()))?;
-    g.on_host(TasksNode::Prepare, move |ctx| ctx.write("x", &written))?;
+    g.on_interop(TasksInterop::Record, |_| Ok(()))?;
+    g.on_host(Tasks::HOSTS.prepare, move |ctx| ctx.write("x", &written))?;
     poison_f32(&y);
     g.replay()?.wait()?;
     assert_eq!(read(&y), xs);
