@@ -125,12 +125,38 @@ structs! {
     SizeDesc in desc { text, steps }
 }
 
+/// Constants a description's expression names instead of repeating: each distinct value once, in items of
+/// their own. Checking the description then costs the compiler work per item, each small, rather than one
+/// expression of thousands of borrows (whose borrow check grows faster than its size), and a value that
+/// recurs (the same library kernel on the same buffers) is checked once.
+#[derive(Default)]
+struct Shared {
+    items: Vec<TokenStream>,
+    names: std::collections::HashMap<String, proc_macro2::Ident>,
+}
+
+impl Shared {
+    /// The name of a constant of type `ty` holding `value`, declared on first use.
+    fn name(&mut self, ty: TokenStream, value: TokenStream) -> TokenStream {
+        let next = self.names.len();
+        let items = &mut self.items;
+        let ident = self.names.entry(value.to_string()).or_insert_with(|| {
+            let ident = quote::format_ident!("__D{}", next);
+            items.push(quote!(const #ident: #ty = #value;));
+            ident
+        });
+        quote!(#ident)
+    }
+}
+
 /// A `graph!` graph's description. A subgraph node's child is the child's own `DESCRIPTION`, reached through
 /// a type alias that `generate` places beside the graph ([`subgraph_alias`]): the macro never sees the child's
-/// declaration, only its type.
+/// declaration, only its type. Written as a block: the shared constants ([`Shared`]), then the value.
 impl ConstTokens for GraphDesc {
     fn const_tokens(&self) -> TokenStream {
         let p = p();
+        let cow = cow();
+        let mut shared = Shared::default();
         let GraphDesc {
             name,
             params,
@@ -142,71 +168,91 @@ impl ConstTokens for GraphDesc {
             partitions,
             blocks,
         } = self;
-        let nodes = self.nodes.iter().map(|node| {
-            let op = match &node.op {
-                // A library subgraph's child was described at expansion: written out whole.
-                OpDesc::Subgraph {
-                    path,
-                    graph,
-                    bindings,
-                } if path.starts_with(graph_core::library::SUBGRAPH_PREFIX) => {
-                    let (path, child, bindings, cow) = (
-                        path.const_tokens(),
-                        GraphDesc::const_tokens(graph),
-                        bindings.const_tokens(),
-                        cow(),
-                    );
-                    quote!(#p::desc::OpDesc::Subgraph {
-                        path: #path,
-                        graph: #cow(&#child),
-                        bindings: #bindings,
-                    })
+        let nodes: Vec<TokenStream> = self
+            .nodes
+            .iter()
+            .map(|node| {
+                let op = match &node.op {
+                    // A library subgraph's child was described at expansion: written out whole.
+                    OpDesc::Subgraph {
+                        path,
+                        graph,
+                        bindings,
+                    } if path.starts_with(graph_core::library::SUBGRAPH_PREFIX) => {
+                        let (path, child, bindings) = (
+                            path.const_tokens(),
+                            GraphDesc::const_tokens(graph),
+                            bindings.const_tokens(),
+                        );
+                        quote!(#p::desc::OpDesc::Subgraph {
+                            path: #path,
+                            graph: #cow(&#child),
+                            bindings: #bindings,
+                        })
+                    }
+                    OpDesc::Subgraph { path, bindings, .. } => {
+                        let alias = subgraph_alias(name, &node.name);
+                        let (path, bindings) = (path.const_tokens(), bindings.const_tokens());
+                        quote!(#p::desc::OpDesc::Subgraph {
+                            path: #path,
+                            graph: #cow(<super::#alias as #p::TaskGraph>::DESCRIPTION),
+                            bindings: #bindings,
+                        })
+                    }
+                    op => op.const_tokens(),
+                };
+                let op = shared.name(quote!(#p::desc::OpDesc), op);
+                let name = node.name.const_tokens();
+                shared.name(
+                    quote!(#p::desc::NodeDesc),
+                    quote!(#p::desc::NodeDesc { name: #name, op: #op }),
+                )
+            })
+            .collect();
+        let list_u32 = quote!(#p::desc::List<u32>);
+        let levels_of = |levels: &[graph_core::desc::List<u32>], shared: &mut Shared| {
+            let levels: Vec<TokenStream> = levels
+                .iter()
+                .map(|l| shared.name(list_u32.clone(), l.const_tokens()))
+                .collect();
+            shared.name(
+                quote!(#p::desc::List<#p::desc::List<u32>>),
+                quote!(#cow(&[#(#levels),*])),
+            )
+        };
+        let levels = levels_of(levels, &mut shared);
+        let partitions: Vec<TokenStream> = partitions
+            .iter()
+            .map(|partition| match partition {
+                PartitionDesc::Gpu { levels } => {
+                    let levels = levels_of(levels, &mut shared);
+                    quote!(#p::desc::PartitionDesc::Gpu { levels: #levels })
                 }
-                OpDesc::Subgraph { path, bindings, .. } => {
-                    let alias = subgraph_alias(name, &node.name);
-                    let (path, bindings, cow) =
-                        (path.const_tokens(), bindings.const_tokens(), cow());
-                    quote!(#p::desc::OpDesc::Subgraph {
-                        path: #path,
-                        graph: #cow(<super::#alias as #p::TaskGraph>::DESCRIPTION),
-                        bindings: #bindings,
-                    })
-                }
-                op => op.const_tokens(),
-            };
-            let name = node.name.const_tokens();
-            quote!(#p::desc::NodeDesc { name: #name, op: #op })
-        });
-        let cow = cow();
-        let [
-            name,
-            params,
-            buffers,
-            edges,
-            topological_order,
-            levels,
-            partitions,
-            blocks,
-        ] = [
+                host => host.const_tokens(),
+            })
+            .collect();
+        let [name, params, buffers, edges, topological_order, blocks] = [
             name.const_tokens(),
             params.const_tokens(),
             buffers.const_tokens(),
             edges.const_tokens(),
             topological_order.const_tokens(),
-            levels.const_tokens(),
-            partitions.const_tokens(),
             blocks.const_tokens(),
         ];
-        quote!(#p::desc::GraphDesc {
-            name: #name,
-            params: #params,
-            buffers: #buffers,
-            nodes: #cow(&[#(#nodes),*]),
-            edges: #edges,
-            topological_order: #topological_order,
-            levels: #levels,
-            partitions: #partitions,
-            blocks: #blocks,
+        let items = shared.items;
+        quote!({
+            #(#items)*
+            #p::desc::GraphDesc {
+                name: #name,
+                params: #params,
+                buffers: #buffers,
+                nodes: #cow(&[#(#nodes),*]),
+                edges: #edges,
+                topological_order: #topological_order,
+                levels: #levels,
+                partitions: #cow(&[#(#partitions),*]),
+                blocks: #blocks,
+            }
         })
     }
 }

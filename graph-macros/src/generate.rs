@@ -213,7 +213,12 @@ pub fn types(
         })
         .collect();
     let node_doc = format!("The nodes of [`{name_text}`], in declaration order.");
-    let indices = 0..nodes.len();
+    let count = nodes.len();
+    // A graph without nodes has an enum without values.
+    let index = match count {
+        0 => quote!(match self {}),
+        _ => quote!(self as usize),
+    };
 
     let transfers = transfer_handles(lowered, graph);
     let hosts = host_contexts(lowered, graph, nodes);
@@ -260,14 +265,17 @@ pub fn types(
         #[allow(non_camel_case_types)]
         pub enum #node { #(#node_docs #node_variants,)* }
 
+        // A table and the variant's discriminant (its position) rather than a match arm per node: less for
+        // the compiler to check on big graphs.
         impl #node {
             /// The name written in the graph.
             pub const fn name(self) -> &'static str {
-                match self { #(Self::#node_variants => #node_names,)* }
+                const NAMES: [&str; #count] = [#(#node_names),*];
+                NAMES[self.index()]
             }
             /// The position in declaration order (the index in the graph's description).
             pub const fn index(self) -> usize {
-                match self { #(Self::#node_variants => #indices,)* }
+                #index
             }
         }
     }
@@ -726,8 +734,8 @@ pub fn graph_items(
         ..
     } = names;
     let count = nodes.len();
-    let levels = levels.iter().map(|l| quote!(&[#(#node::#l),*]));
-    let fused = fused.iter().map(|g| quote!(&[#(#node::#g),*]));
+    let levels = lists(node, levels);
+    let fused = lists(node, fused);
     let bake_doc = format!(
         "Bakes [`{graph}`] onto `gpu`: pipelines, bind groups and graph-owned buffers, created once. Fails \
          with an error naming the buffer when a bound buffer has the wrong element type, length or usage."
@@ -741,13 +749,13 @@ pub fn graph_items(
             /// Every node once, each after all nodes it depends on (ties in declaration order).
             pub const TOPOLOGICAL_ORDER: [#node; #count] = [#(#node::#order),*];
             /// Topological levels: the nodes of one level have no path between them.
-            pub const LEVELS: &'static [&'static [#node]] = &[#(#levels),*];
+            pub const LEVELS: &'static [&'static [#node]] = #levels;
             /// The kernels the fusion pass merges at compile time, each group run as one kernel in this
             /// order: pointwise kernels over the same extent of declared length, each group's kernel
             /// made and validated as bake makes it. Bake runs every group listed here as one kernel (or
             /// inside a larger one: kernels over bound buffers of one length may fuse too,
             /// `untyped().fused()`); where the device cannot, `untyped().fusion_declined()` says why.
-            pub const FUSED: &'static [&'static [#node]] = &[#(#fused),*];
+            pub const FUSED: &'static [&'static [#node]] = #fused;
             /// The static description the runtime bakes.
             pub const DESCRIPTION: &'static #p::desc::GraphDesc = <Self as #p::TaskGraph>::DESCRIPTION;
 
@@ -757,6 +765,17 @@ pub fn graph_items(
             }
         }
     }
+}
+
+/// A list of lists of nodes as a block: each inner list a constant of its own, then the list of them. One
+/// expression of thousands of borrows costs the borrow checker more than its size (a chain of 5000 nodes has
+/// 5000 levels); small constants cost it in proportion.
+fn lists(node: &Ident, lists: &[Vec<&Ident>]) -> TokenStream {
+    let names: Vec<Ident> = (0..lists.len()).map(|i| format_ident!("L{}", i)).collect();
+    quote!({
+        #(const #names: &[#node] = &[#(#node::#lists),*];)*
+        &[#(#names),*]
+    })
 }
 
 /// For each subgraph node: the alias of its child type, placed beside the graph (outside its hidden module,
