@@ -584,40 +584,181 @@ pub fn graph_items(
     }
 }
 
-/// For each subgraph node: the alias of its child type, placed beside the graph (outside its hidden module,
-/// so the child's path is read where the user wrote it), and the constants that check its bindings against
-/// the child's description, each spanned at what it checks: a mismatch is a compile error there.
-pub fn subgraph_checks(lowered: &Lowered, graph: &Ident) -> (TokenStream, TokenStream) {
+/// The hidden module the generated items live in, named after the graph (see `expand::in_module`).
+pub fn module_name(graph: &Ident) -> Ident {
+    Ident::new(&format!("__graph_{}", graph.unraw()), graph.span())
+}
+
+/// The subgraph nodes whose child is a `graph!` graph, each with its path as written. A library subgraph
+/// (`kernels::..`) is none of them: it was read and checked at expansion, and is written out whole.
+fn graph_children(lowered: &Lowered) -> impl Iterator<Item = &(usize, syn::Path)> {
+    lowered
+        .subgraph_paths
+        .iter()
+        .filter(|(_, path)| path.segments.first().is_none_or(|s| s.ident != "kernels"))
+}
+
+/// The span of a child's path that errors about the child type point at: its last segment, the type's name.
+fn child_span(path: &syn::Path) -> Span {
+    path.segments
+        .last()
+        .map_or_else(Span::call_site, |s| s.ident.span())
+}
+
+/// The type alias of a child, beside the graph, spanned at the child's path.
+fn child_alias(graph: &Ident, node: &str, path: &syn::Path) -> Ident {
+    let alias = crate::const_tokens::subgraph_alias(&graph.unraw().to_string(), node);
+    Ident::new(&alias.to_string(), child_span(path))
+}
+
+/// [`private`] spanned at `span`. What is spanned at a child's path is written with paths spanned there too:
+/// rustc may point at any token of a use of the child, a bound's trait path among them.
+fn private_at(span: Span) -> TokenStream {
+    quote_spanned!(span=> ::graph_runtime::__private)
+}
+
+/// The errors a graph's own tokens show about its subgraphs: a subgraph whose path names the graph itself
+/// (`Self`, or its name). One that contains it through others is found by const evaluation
+/// (`graph_runtime`'s `nesting.rs`), with the same words.
+pub fn subgraph_errors(lowered: &Lowered, graph: &Ident) -> Vec<syn::Error> {
+    let name = graph.unraw().to_string();
+    graph_children(lowered)
+        .filter(|(_, path)| {
+            let segments: Vec<String> = path.segments.iter().map(|s| s.ident.to_string()).collect();
+            path.leading_colon.is_none()
+                && match segments.as_slice() {
+                    [only] => *only == "Self" || *only == name,
+                    [first, only] => first == "self" && *only == name,
+                    _ => false,
+                }
+        })
+        .map(|(node, path)| {
+            let node = &lowered.graph.nodes[*node];
+            let written = match &node.kind {
+                NodeKind::Subgraph { graph, .. } => graph.as_str(),
+                _ => "",
+            };
+            let message = graph_core::subgraph::contains_itself(&name, &node.name, written, true);
+            syn::Error::new(child_span(path), message.as_str())
+        })
+        .collect()
+}
+
+/// What a graph gives its parents' checks (`graph_runtime`'s `nesting.rs`): its `Subgraph` impl and its
+/// `Contains` walk over `children`, the aliases of its `graph!` children (none for the stub beside a graph's
+/// errors, which `has_errors` marks). Each child is walked through a step of its own (`__Child<N>`), whose
+/// impl is spanned at the child's path: a child type that is not a graph is reported there, like every other
+/// use of it, and rustc shows the identical errors once.
+pub fn nesting_impls(graph: &Ident, children: &[Ident], has_errors: bool) -> TokenStream {
     let p = private();
-    let (mut outside, mut inside) = (TokenStream::new(), TokenStream::new());
-    let graph_name = graph.unraw().to_string();
-    for (node, path) in &lowered.subgraph_paths {
-        // A library subgraph was checked at expansion, and its description is written out whole.
-        if path.segments.first().is_some_and(|s| s.ident == "kernels") {
-            continue;
+    let name = graph.unraw().to_string();
+    let identity = quote_spanned! {graph.span()=>
+        ::core::concat!(::core::module_path!(), "::", #name, " at ", ::core::file!(), ":",
+            ::core::line!(), ":", ::core::column!())
+    };
+    let steps: Vec<TokenStream> = (0..children.len()).map(|i| quote!(__Child<#i>)).collect();
+    let walk = |mode: &'static str| {
+        children.iter().map(move |alias| {
+            let (p, mode) = (private_at(alias.span()), Ident::new(mode, alias.span()));
+            quote_spanned! {alias.span()=>
+                <super::#alias as #p::Contains<#graph, #p::MaxDepth, #p::#mode>>::FOUND
+            }
+        })
+    };
+    let (below, outer) = (walk("Inner"), walk("Outer"));
+    let subgraph = quote! {
+        // Not listed among the types that implement it when a child type is not a graph.
+        #[diagnostic::do_not_recommend]
+        impl #p::Subgraph for #graph {
+            type Itself = #graph;
+            const IDENTITY: &'static str = #identity;
+            const HAS_ERRORS: bool = #has_errors;
+            const BELOW: #p::Found = #p::below(&[#(#below),*]);
+            const NESTS_TOO_DEEP: bool = #p::any_too_deep(&[#(#outer),*]);
         }
-        let alias =
-            crate::const_tokens::subgraph_alias(&graph_name, &lowered.graph.nodes[*node].name);
-        outside.extend(quote! {
+    };
+    if children.is_empty() {
+        // Nothing below: the walk ends here, whatever its target and depth.
+        return quote! {
+            #subgraph
+            impl<T, D, M> #p::Contains<T, D, M> for #graph {
+                const FOUND: #p::Found = #p::Found::Nothing;
+            }
+        };
+    }
+    let child_steps = children.iter().enumerate().map(|(i, alias)| {
+        let p = private_at(alias.span());
+        quote_spanned! {alias.span()=>
+            impl<T, D, M> #p::Contains<T, D, M> for __Child<#i>
+            where
+                super::#alias: #p::Contains<T, D, M>,
+            {
+                const FOUND: #p::Found = <super::#alias as #p::Contains<T, D, M>>::FOUND;
+            }
+        }
+    });
+    quote! {
+        #subgraph
+        /// A step of the walk to the child of one subgraph node.
+        struct __Child<const N: usize>;
+        #(#child_steps)*
+        impl<T: #p::Subgraph, M: #p::AtBottom<#graph>> #p::Contains<T, #p::Bottom, M> for #graph {
+            const FOUND: #p::Found = #p::at_bottom::<#graph, T, M>();
+        }
+        impl<T: #p::Subgraph, D, M> #p::Contains<T, #p::Below<D>, M> for #graph
+        where
+            #(#steps: #p::Contains<T, D, M>,)*
+        {
+            const FOUND: #p::Found = #p::step::<#graph, T>(&[
+                #(<#steps as #p::Contains<T, D, M>>::FOUND),*
+            ]);
+        }
+    }
+}
+
+/// For each `graph!` child: its type alias, placed beside the graph (outside its hidden module, so the child's
+/// path is read where the user wrote it) as `<Child as Subgraph>::Itself`, so that a type that is not a graph
+/// is one error at its path; the constant of its description that the graph's description holds; and, beside
+/// the graph too, the constants that check the subgraph node and each binding, each spanned at what it checks:
+/// a mismatch is one compile error there, in the checks' words. They sit outside the hidden module so the
+/// error names nothing generated (rustc says where the evaluation of `_` failed). Returns what goes outside
+/// the module and what goes inside.
+pub fn subgraph_checks(lowered: &Lowered, graph: &Ident) -> (TokenStream, TokenStream) {
+    let (mut outside, mut inside) = (TokenStream::new(), TokenStream::new());
+    let module = module_name(graph);
+    let mut aliases = Vec::new();
+    for (node, path) in graph_children(lowered) {
+        let node_name = &lowered.graph.nodes[*node].name;
+        let alias = child_alias(graph, node_name, path);
+        let description = crate::const_tokens::subgraph_description(node_name);
+        let span = child_span(path);
+        let p = private_at(span);
+        outside.extend(quote_spanned! {span=>
             #[doc(hidden)]
             #[allow(non_camel_case_types)]
-            type #alias = #path;
+            type #alias = <#path as #p::Subgraph>::Itself;
+        });
+        inside.extend(quote_spanned! {span=>
+            #[allow(non_upper_case_globals)]
+            const #description: &'static #p::desc::GraphDesc =
+                #p::child_description::<#graph, super::#alias>();
         });
         let n = *node as u32;
-        let desc = quote!(<#graph as #p::TaskGraph>::DESCRIPTION);
-        let whole = crate::lower::range_of(path);
-        inside.extend(panic_on_err(
-            quote!(#p::subgraph::check_described_node(#desc, #n)),
-            whole,
+        let parent = quote!(#module::#graph);
+        outside.extend(panic_on_err(
+            quote_spanned!(span=> #p::check_subgraph_node::<#parent, #alias>(#n)),
+            crate::lower::range_of(path),
         ));
         for (i, (binding, mode)) in lowered.spans.accesses[*node].iter().enumerate() {
             let i = i as u32;
-            inside.extend(panic_on_err(
-                quote!(#p::subgraph::check_described_binding(#desc, #n, #i)),
+            outside.extend(panic_on_err(
+                quote_spanned!(span=> #p::check_subgraph_binding::<#parent, #alias>(#n, #i)),
                 (binding.0, mode.1),
             ));
         }
+        aliases.push(alias);
     }
+    inside.extend(nesting_impls(graph, &aliases, false));
     (outside, inside)
 }
 

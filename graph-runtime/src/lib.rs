@@ -212,6 +212,7 @@ mod host;
 mod interop;
 mod native;
 mod native_recorder;
+mod nesting;
 mod params;
 mod profile;
 mod readback;
@@ -265,28 +266,14 @@ pub use kernels::LIBRARY;
 /// What generated code reaches; not a public API.
 #[doc(hidden)]
 pub mod __private {
+    pub use crate::nesting::{
+        AtBottom, Below, Bottom, Contains, Found, Inner, MaxDepth, Outer, STUB_DESCRIPTION,
+        Subgraph, any_too_deep, at_bottom, below, check_subgraph_binding, check_subgraph_node,
+        child_description, step,
+    };
     pub use crate::{
         AnyBuffer, Baked, Buffer, Error, Gpu, HostContext, HostNode, Readback, TaskGraph, Upload,
     };
     pub use bytemuck;
     pub use graph_core::{deps, desc, ir, size, subgraph, types};
-    use std::borrow::Cow;
-
-    /// The description of a graph whose checks failed: only seen beside compile errors.
-    pub const STUB_DESCRIPTION: desc::GraphDesc = desc::GraphDesc {
-        name: Cow::Borrowed(""),
-        params: desc::ParamsDesc {
-            size: 0,
-            storage: ir::ParamsStorage::Immediates,
-            fields: Cow::Borrowed(&[]),
-            wgsl_struct: Cow::Borrowed(""),
-        },
-        buffers: Cow::Borrowed(&[]),
-        nodes: Cow::Borrowed(&[]),
-        edges: Cow::Borrowed(&[]),
-        topological_order: Cow::Borrowed(&[]),
-        levels: Cow::Borrowed(&[]),
-        partitions: Cow::Borrowed(&[]),
-        blocks: Cow::Borrowed(&[]),
-    };
 }
