@@ -611,12 +611,6 @@ fn child_alias(graph: &Ident, node: &str, path: &syn::Path) -> Ident {
     Ident::new(&alias.to_string(), child_span(path))
 }
 
-/// [`private`] spanned at `span`. What is spanned at a child's path is written with paths spanned there too:
-/// rustc may point at any token of a use of the child, a bound's trait path among them.
-fn private_at(span: Span) -> TokenStream {
-    quote_spanned!(span=> ::graph_runtime::__private)
-}
-
 /// The errors a graph's own tokens show about its subgraphs: a subgraph whose path names the graph itself
 /// (`Self`, or its name). One that contains it through others is found by const evaluation
 /// (`graph_runtime`'s `nesting.rs`), with the same words.
@@ -646,9 +640,7 @@ pub fn subgraph_errors(lowered: &Lowered, graph: &Ident) -> Vec<syn::Error> {
 
 /// What a graph gives its parents' checks (`graph_runtime`'s `nesting.rs`): its `Subgraph` impl and its
 /// `Contains` walk over `children`, the aliases of its `graph!` children (none for the stub beside a graph's
-/// errors, which `has_errors` marks). Each child is walked through a step of its own (`__Child<N>`), whose
-/// impl is spanned at the child's path: a child type that is not a graph is reported there, like every other
-/// use of it, and rustc shows the identical errors once.
+/// errors, which `has_errors` marks).
 pub fn nesting_impls(graph: &Ident, children: &[Ident], has_errors: bool) -> TokenStream {
     let p = private();
     let name = graph.unraw().to_string();
@@ -656,25 +648,20 @@ pub fn nesting_impls(graph: &Ident, children: &[Ident], has_errors: bool) -> Tok
         ::core::concat!(::core::module_path!(), "::", #name, " at ", ::core::file!(), ":",
             ::core::line!(), ":", ::core::column!())
     };
-    let steps: Vec<TokenStream> = (0..children.len()).map(|i| quote!(__Child<#i>)).collect();
-    let walk = |mode: &'static str| {
-        children.iter().map(move |alias| {
-            let (p, mode) = (private_at(alias.span()), Ident::new(mode, alias.span()));
-            quote_spanned! {alias.span()=>
-                <super::#alias as #p::Contains<#graph, #p::MaxDepth, #p::#mode>>::FOUND
-            }
-        })
+    let children: Vec<TokenStream> = children.iter().map(|alias| quote!(super::#alias)).collect();
+    let walk = |mode: TokenStream| {
+        let children = &children;
+        quote!(#(<#children as #p::Contains<#graph, #p::MaxDepth, #mode>>::FOUND),*)
     };
-    let (below, outer) = (walk("Inner"), walk("Outer"));
+    let (below, outer) = (walk(quote!(#p::Inner)), walk(quote!(#p::Outer)));
     let subgraph = quote! {
         // Not listed among the types that implement it when a child type is not a graph.
         #[diagnostic::do_not_recommend]
         impl #p::Subgraph for #graph {
-            type Itself = #graph;
             const IDENTITY: &'static str = #identity;
             const HAS_ERRORS: bool = #has_errors;
-            const BELOW: #p::Found = #p::below(&[#(#below),*]);
-            const NESTS_TOO_DEEP: bool = #p::any_too_deep(&[#(#outer),*]);
+            const BELOW: #p::Found = #p::below(&[#below]);
+            const NESTS_TOO_DEEP: bool = #p::any_too_deep(&[#outer]);
         }
     };
     if children.is_empty() {
@@ -686,44 +673,31 @@ pub fn nesting_impls(graph: &Ident, children: &[Ident], has_errors: bool) -> Tok
             }
         };
     }
-    let child_steps = children.iter().enumerate().map(|(i, alias)| {
-        let p = private_at(alias.span());
-        quote_spanned! {alias.span()=>
-            impl<T, D, M> #p::Contains<T, D, M> for __Child<#i>
-            where
-                super::#alias: #p::Contains<T, D, M>,
-            {
-                const FOUND: #p::Found = <super::#alias as #p::Contains<T, D, M>>::FOUND;
-            }
-        }
-    });
     quote! {
         #subgraph
-        /// A step of the walk to the child of one subgraph node.
-        struct __Child<const N: usize>;
-        #(#child_steps)*
         impl<T: #p::Subgraph, M: #p::AtBottom<#graph>> #p::Contains<T, #p::Bottom, M> for #graph {
             const FOUND: #p::Found = #p::at_bottom::<#graph, T, M>();
         }
         impl<T: #p::Subgraph, D, M> #p::Contains<T, #p::Below<D>, M> for #graph
         where
-            #(#steps: #p::Contains<T, D, M>,)*
+            #(#children: #p::Contains<T, D, M>,)*
         {
             const FOUND: #p::Found = #p::step::<#graph, T>(&[
-                #(<#steps as #p::Contains<T, D, M>>::FOUND),*
+                #(<#children as #p::Contains<T, D, M>>::FOUND),*
             ]);
         }
     }
 }
 
 /// For each `graph!` child: its type alias, placed beside the graph (outside its hidden module, so the child's
-/// path is read where the user wrote it) as `<Child as Subgraph>::Itself`, so that a type that is not a graph
-/// is one error at its path; the constant of its description that the graph's description holds; and, beside
-/// the graph too, the constants that check the subgraph node and each binding, each spanned at what it checks:
-/// a mismatch is one compile error there, in the checks' words. They sit outside the hidden module so the
-/// error names nothing generated (rustc says where the evaluation of `_` failed). Returns what goes outside
-/// the module and what goes inside.
+/// path is read where the user wrote it) through `graph_runtime`'s `Child`, so that a type that is not a graph
+/// is one error at its path and nowhere else; the constant of its description that the graph's description
+/// holds; and, beside the graph too, the constants that check the subgraph node and each binding, each spanned
+/// at what it checks: a mismatch is one compile error there, in the checks' words. They sit outside the hidden
+/// module so the error names nothing generated (rustc says where the evaluation of `_` failed). Returns what
+/// goes outside the module and what goes inside.
 pub fn subgraph_checks(lowered: &Lowered, graph: &Ident) -> (TokenStream, TokenStream) {
+    let p = private();
     let (mut outside, mut inside) = (TokenStream::new(), TokenStream::new());
     let module = module_name(graph);
     let mut aliases = Vec::new();
@@ -731,14 +705,12 @@ pub fn subgraph_checks(lowered: &Lowered, graph: &Ident) -> (TokenStream, TokenS
         let node_name = &lowered.graph.nodes[*node].name;
         let alias = child_alias(graph, node_name, path);
         let description = crate::const_tokens::subgraph_description(node_name);
-        let span = child_span(path);
-        let p = private_at(span);
-        outside.extend(quote_spanned! {span=>
+        outside.extend(quote! {
             #[doc(hidden)]
             #[allow(non_camel_case_types)]
-            type #alias = <#path as #p::Subgraph>::Itself;
+            type #alias = <#path as #p::Child<{ <#path as #p::Subgraph>::HAS_ERRORS }>>::Graph;
         });
-        inside.extend(quote_spanned! {span=>
+        inside.extend(quote! {
             #[allow(non_upper_case_globals)]
             const #description: &'static #p::desc::GraphDesc =
                 #p::child_description::<#graph, super::#alias>();
@@ -746,13 +718,13 @@ pub fn subgraph_checks(lowered: &Lowered, graph: &Ident) -> (TokenStream, TokenS
         let n = *node as u32;
         let parent = quote!(#module::#graph);
         outside.extend(panic_on_err(
-            quote_spanned!(span=> #p::check_subgraph_node::<#parent, #alias>(#n)),
+            quote!(#p::check_subgraph_node::<#parent, #alias>(#n)),
             crate::lower::range_of(path),
         ));
         for (i, (binding, mode)) in lowered.spans.accesses[*node].iter().enumerate() {
             let i = i as u32;
             outside.extend(panic_on_err(
-                quote_spanned!(span=> #p::check_subgraph_binding::<#parent, #alias>(#n, #i)),
+                quote!(#p::check_subgraph_binding::<#parent, #alias>(#n, #i)),
                 (binding.0, mode.1),
             ));
         }

@@ -267,7 +267,7 @@ pub use kernels::LIBRARY;
 #[doc(hidden)]
 pub mod __private {
     pub use crate::nesting::{
-        AtBottom, Below, Bottom, Contains, Found, Inner, MaxDepth, Outer, STUB_DESCRIPTION,
+        AtBottom, Below, Bottom, Child, Contains, Found, Inner, MaxDepth, Outer, STUB_DESCRIPTION,
         Subgraph, any_too_deep, at_bottom, below, check_subgraph_binding, check_subgraph_node,
         child_description, step,
     };

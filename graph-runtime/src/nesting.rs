@@ -32,9 +32,6 @@ use crate::task_graph::TaskGraph;
     label = "not a graph"
 )]
 pub trait Subgraph {
-    /// The graph itself. A parent names its child as `<Child as Subgraph>::Itself`, so that every use of a
-    /// type that is not a graph is the one error above, at the child's path.
-    type Itself: Subgraph;
     /// Where the graph is declared (module path, name, file, line and column): what the walk compares.
     const IDENTITY: &'static str;
     /// Whether the graph's own declaration has errors: its description is then a stub (reported where it
@@ -45,6 +42,18 @@ pub trait Subgraph {
     /// Whether one of this graph's own subgraph nodes reports nesting too deep: then the graphs above it,
     /// which nest deeper still, do not report it again.
     const NESTS_TOO_DEEP: bool;
+}
+
+/// A child type as its parent names it: `<Path as Child<{ <Path as Subgraph>::HAS_ERRORS }>>::Graph`, which
+/// is `Path` for a graph. For a type that is not a graph, the constant argument is the one error (this trait's
+/// message, at the path), and the whole type is then an error that rustc reports nowhere else: not in the
+/// parent's uses of its child, nor in a grandparent that walks through the parent.
+pub trait Child<const HAS_ERRORS: bool> {
+    type Graph;
+}
+
+impl<G: Subgraph, const HAS_ERRORS: bool> Child<HAS_ERRORS> for G {
+    type Graph = G;
 }
 
 /// One level more of the walk's depth.

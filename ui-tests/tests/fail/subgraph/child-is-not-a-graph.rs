@@ -11,4 +11,13 @@ graph! {
     }
 }
 
+// Holds the graph with the mistake: nothing more to report here.
+graph! {
+    graph Holder {
+        params { n: u32 }
+        buffers { a: [f32; 256] = input, b: [f32; 256] = output }
+        subgraph parent = Parent(a: a: read, b: b: write);
+    }
+}
+
 fn main() {}
