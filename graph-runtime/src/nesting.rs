@@ -45,7 +45,7 @@ pub trait Subgraph {
 }
 
 /// A child type as its parent names it: `<Path as Child<{ <Path as Subgraph>::HAS_ERRORS }>>::Graph`, which
-/// is `Path` for a graph. For a type that is not a graph, the constant argument is the one error (this trait's
+/// is `Path` for a graph. For a type that is not a graph, the constant argument is the one error ([`Subgraph`]'s
 /// message, at the path), and the whole type is then an error that rustc reports nowhere else: not in the
 /// parent's uses of its child, nor in a grandparent that walks through the parent.
 pub trait Child<const HAS_ERRORS: bool> {
@@ -62,22 +62,10 @@ pub struct Below<D>(PhantomData<D>);
 /// The walk's last level: a graph here is not walked into.
 #[derive(Debug)]
 pub struct Bottom;
+/// Four levels more.
+type Four<D> = Below<Below<Below<Below<D>>>>;
 /// How deep below a child the walk goes: as deep as [`MAX_DEPTH`].
-pub type MaxDepth = Below<
-    Below<
-        Below<
-            Below<
-                Below<
-                    Below<
-                        Below<
-                            Below<Below<Below<Below<Below<Below<Below<Below<Below<Bottom>>>>>>>>>,
-                        >,
-                    >,
-                >,
-            >,
-        >,
-    >,
->;
+pub type MaxDepth = Four<Four<Four<Four<Bottom>>>>;
 /// The levels of [`MaxDepth`].
 pub const MAX_DEPTH: u32 = 16;
 
