@@ -705,10 +705,15 @@ pub fn subgraph_checks(lowered: &Lowered, graph: &Ident) -> (TokenStream, TokenS
         let node_name = &lowered.graph.nodes[*node].name;
         let alias = child_alias(graph, node_name, path);
         let description = crate::const_tokens::subgraph_description(node_name);
+        // The path is written once, so a misspelt one is one error too.
+        let written = Ident::new(&format!("{alias}_as_written"), alias.span());
         outside.extend(quote! {
             #[doc(hidden)]
             #[allow(non_camel_case_types)]
-            type #alias = <#path as #p::Child<{ <#path as #p::Subgraph>::HAS_ERRORS }>>::Graph;
+            type #written = #path;
+            #[doc(hidden)]
+            #[allow(non_camel_case_types)]
+            type #alias = <#written as #p::Child<{ <#written as #p::Subgraph>::HAS_ERRORS }>>::Graph;
         });
         inside.extend(quote! {
             #[allow(non_upper_case_globals)]

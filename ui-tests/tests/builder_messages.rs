@@ -79,6 +79,11 @@ const INEXPRESSIBLE: &[(&str, &str)] = &[
          name, and an unknown name is the builder's own error",
     ),
     (
+        "subgraph/child-type-misspelt",
+        "a misspelt child type is rustc's error (E0425, with its suggestion); the builder names children by \
+         string, and an unknown one is its own error",
+    ),
+    (
         "subgraph/child-with-an-error-of-its-own",
         "a `graph!` child with errors still has a (stub) type; a builder's child is a built description, which \
          exists only once its checks pass",
