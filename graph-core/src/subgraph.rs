@@ -270,6 +270,51 @@ pub const fn check_described_node(parent: &GraphDesc, node: u32) -> Result<(), M
     check_node(sub, bindings, list(&parent.params.fields))
 }
 
+/// The error of a `graph!` graph that contains itself: its subgraph node `node` is a `path`, which is the graph
+/// itself (`directly`) or contains it deeper down.
+pub const fn contains_itself(graph: &str, node: &str, path: &str, directly: bool) -> Message {
+    let m = Message::new()
+        .push("graph `")
+        .push(graph)
+        .push("` contains itself: its subgraph `")
+        .push(node)
+        .push("` is a `")
+        .push(path)
+        .push("`");
+    let m = match directly {
+        true => m,
+        false => m
+            .push(", which contains `")
+            .push(graph)
+            .push("` (directly or through its own subgraphs)"),
+    };
+    m.push("; a graph cannot be its own subgraph")
+}
+
+/// [`contains_itself`] for subgraph node `node` of `parent`.
+pub const fn described_contains_itself(parent: &GraphDesc, node: u32, directly: bool) -> Message {
+    match subgraph_of(parent, node) {
+        Some((sub, _)) => contains_itself(text(&parent.name), sub.node, sub.path, directly),
+        None => Message::new().push("no subgraph node at this index"),
+    }
+}
+
+/// The error of a `graph!` subgraph node whose child nests graphs deeper than the compile-time checks follow
+/// (`depth` levels below it, and as many again below the last).
+pub const fn described_nests_too_deep(parent: &GraphDesc, node: u32, depth: u32) -> Message {
+    match subgraph_of(parent, node) {
+        Some((sub, _)) => Message::new()
+            .push("subgraph `")
+            .push(sub.node)
+            .push("` is a `")
+            .push(sub.path)
+            .push("`, whose subgraphs nest more than ")
+            .push_u32(depth)
+            .push(" levels deep, further than the compile-time checks follow: nest fewer graphs inside each other"),
+        None => Message::new().push("no subgraph node at this index"),
+    }
+}
+
 const fn external_buffers(m: Message, child: &GraphDesc) -> Message {
     let buffers = list(&child.buffers);
     let mut m = m.push("; its external buffers are");
@@ -327,7 +372,8 @@ pub const fn desc<'a>(d: &'a Cow<'static, GraphDesc>) -> &'a GraphDesc {
     }
 }
 
-const fn same_text(a: &str, b: &str) -> bool {
+/// Whether two texts are equal, in const evaluation.
+pub const fn same_text(a: &str, b: &str) -> bool {
     let (a, b) = (a.as_bytes(), b.as_bytes());
     if a.len() != b.len() {
         return false;

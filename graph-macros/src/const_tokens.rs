@@ -149,9 +149,9 @@ impl Shared {
     }
 }
 
-/// A `graph!` graph's description. A subgraph node's child is the child's own `DESCRIPTION`, reached through
-/// a type alias that `generate` places beside the graph ([`subgraph_alias`]): the macro never sees the child's
-/// declaration, only its type. Written as a block: the shared constants ([`Shared`]), then the value.
+/// A `graph!` graph's description. A subgraph node's child is a constant that `generate` places beside it
+/// ([`subgraph_description`]), read from the child's type: the macro never sees the child's declaration.
+/// Written as a block: the shared constants ([`Shared`]), then the value.
 impl ConstTokens for GraphDesc {
     fn const_tokens(&self) -> TokenStream {
         let p = p();
@@ -191,11 +191,11 @@ impl ConstTokens for GraphDesc {
                         })
                     }
                     OpDesc::Subgraph { path, bindings, .. } => {
-                        let alias = subgraph_alias(name, &node.name);
+                        let child = subgraph_description(&node.name);
                         let (path, bindings) = (path.const_tokens(), bindings.const_tokens());
                         quote!(#p::desc::OpDesc::Subgraph {
                             path: #path,
-                            graph: #cow(<super::#alias as #p::TaskGraph>::DESCRIPTION),
+                            graph: #cow(#child),
                             bindings: #bindings,
                         })
                     }
@@ -261,6 +261,13 @@ impl ConstTokens for GraphDesc {
 /// `node`.
 pub fn subgraph_alias(graph: &str, node: &str) -> proc_macro2::Ident {
     quote::format_ident!("__{}_subgraph_{}", graph, node)
+}
+
+/// The constant, in the graph's hidden module, of the description of the child of its subgraph node `node`
+/// (`generate::subgraph_checks` writes it: the child's description, or a stub where the child contains its
+/// parent again).
+pub fn subgraph_description(node: &str) -> proc_macro2::Ident {
+    quote::format_ident!("__subgraph_{}", node)
 }
 
 impl ConstTokens for u8 {

@@ -4,7 +4,6 @@ use graph_core::{Diagnostic, Loc};
 use proc_macro2::{Span, TokenStream};
 use quote::{quote, quote_spanned};
 use syn::Ident;
-use syn::ext::IdentExt;
 
 use crate::ast::GraphDef;
 use crate::fallback;
@@ -21,6 +20,7 @@ pub fn expand(input: TokenStream) -> TokenStream {
     let names = Names::new(&def.name);
     let mut errors: Vec<syn::Error> = def.errors.clone();
     errors.extend(lowered.errors.iter().cloned());
+    errors.extend(generate::subgraph_errors(&lowered, &def.name));
     let nodes: Vec<(String, Span)> = lowered
         .graph
         .nodes
@@ -73,7 +73,7 @@ pub fn expand(input: TokenStream) -> TokenStream {
 /// `outside` goes beside the module: what must be read in the user's scope.
 fn in_module(def: &GraphDef, items: TokenStream, outside: TokenStream) -> TokenStream {
     let vis = &def.vis;
-    let module = syn::Ident::new(&format!("__graph_{}", def.name.unraw()), def.name.span());
+    let module = generate::module_name(&def.name);
     // The module's own tokens carry the graph name's span, so the error for a second graph of one name
     // points at that name.
     let body = proc_macro2::Group::new(proc_macro2::Delimiter::Brace, items);

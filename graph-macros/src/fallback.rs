@@ -62,6 +62,8 @@ fn stub_description(names: &Names, nodes: &[Ident]) -> TokenStream {
     let order: Vec<&Ident> = nodes.iter().collect();
     let levels: Vec<Vec<&Ident>> = nodes.iter().map(|n| vec![n]).collect();
     let inherent = graph_items(names, nodes, &order, &levels, &[]);
+    // Marked as having errors, so a parent checks nothing against the stub: only this graph's own errors show.
+    let nesting = generate::nesting_impls(graph, &[], true);
     quote! {
         impl #p::TaskGraph for #graph {
             type Params = #params;
@@ -78,5 +80,6 @@ fn stub_description(names: &Names, nodes: &[Ident]) -> TokenStream {
             fn node_index(node: #node) -> usize { node.index() }
         }
         #inherent
+        #nesting
     }
 }

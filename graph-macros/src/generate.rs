@@ -778,40 +778,158 @@ fn lists(node: &Ident, lists: &[Vec<&Ident>]) -> TokenStream {
     })
 }
 
-/// For each subgraph node: the alias of its child type, placed beside the graph (outside its hidden module,
-/// so the child's path is read where the user wrote it), and the constants that check its bindings against
-/// the child's description, each spanned at what it checks: a mismatch is a compile error there.
+/// The hidden module the generated items live in, named after the graph (see `expand::in_module`).
+pub fn module_name(graph: &Ident) -> Ident {
+    Ident::new(&format!("__graph_{}", graph.unraw()), graph.span())
+}
+
+/// The subgraph nodes whose child is a `graph!` graph, each with its path as written. A library subgraph
+/// (`kernels::..`) is none of them: it was read and checked at expansion, and is written out whole.
+fn graph_children(lowered: &Lowered) -> impl Iterator<Item = &(usize, syn::Path)> {
+    lowered
+        .subgraph_paths
+        .iter()
+        .filter(|(_, path)| path.segments.first().is_none_or(|s| s.ident != "kernels"))
+}
+
+/// The span of a child's path that errors about the child type point at: its last segment, the type's name.
+fn child_span(path: &syn::Path) -> Span {
+    path.segments
+        .last()
+        .map_or_else(Span::call_site, |s| s.ident.span())
+}
+
+/// The type alias of a child, beside the graph, spanned at the child's path.
+fn child_alias(graph: &Ident, node: &str, path: &syn::Path) -> Ident {
+    let alias = crate::const_tokens::subgraph_alias(&graph.unraw().to_string(), node);
+    Ident::new(&alias.to_string(), child_span(path))
+}
+
+/// The errors a graph's own tokens show about its subgraphs: a subgraph whose path names the graph itself
+/// (`Self`, or its name). One that contains it through others is found by const evaluation
+/// (`graph_runtime`'s `nesting.rs`), with the same words.
+pub fn subgraph_errors(lowered: &Lowered, graph: &Ident) -> Vec<syn::Error> {
+    let name = graph.unraw().to_string();
+    graph_children(lowered)
+        .filter(|(_, path)| {
+            let segments: Vec<String> = path.segments.iter().map(|s| s.ident.to_string()).collect();
+            path.leading_colon.is_none()
+                && match segments.as_slice() {
+                    [only] => *only == "Self" || *only == name,
+                    [first, only] => first == "self" && *only == name,
+                    _ => false,
+                }
+        })
+        .map(|(node, path)| {
+            let node = &lowered.graph.nodes[*node];
+            let written = match &node.kind {
+                NodeKind::Subgraph { graph, .. } => graph.as_str(),
+                _ => "",
+            };
+            let message = graph_core::subgraph::contains_itself(&name, &node.name, written, true);
+            syn::Error::new(child_span(path), message.as_str())
+        })
+        .collect()
+}
+
+/// What a graph gives its parents' checks (`graph_runtime`'s `nesting.rs`): its `Subgraph` impl and its
+/// `Contains` walk over `children`, the aliases of its `graph!` children (none for the stub beside a graph's
+/// errors, which `has_errors` marks).
+pub fn nesting_impls(graph: &Ident, children: &[Ident], has_errors: bool) -> TokenStream {
+    let p = private();
+    let name = graph.unraw().to_string();
+    let identity = quote_spanned! {graph.span()=>
+        ::core::concat!(::core::module_path!(), "::", #name, " at ", ::core::file!(), ":",
+            ::core::line!(), ":", ::core::column!())
+    };
+    let children: Vec<TokenStream> = children.iter().map(|alias| quote!(super::#alias)).collect();
+    let walk = |mode: TokenStream| {
+        let children = &children;
+        quote!(#(<#children as #p::Contains<#graph, #p::MaxDepth, #mode>>::FOUND),*)
+    };
+    let (below, outer) = (walk(quote!(#p::Inner)), walk(quote!(#p::Outer)));
+    let subgraph = quote! {
+        // Not listed among the types that implement it when a child type is not a graph.
+        #[diagnostic::do_not_recommend]
+        impl #p::Subgraph for #graph {
+            const IDENTITY: &'static str = #identity;
+            const HAS_ERRORS: bool = #has_errors;
+            const BELOW: #p::Found = #p::below(&[#below]);
+            const NESTS_TOO_DEEP: bool = #p::any_too_deep(&[#outer]);
+        }
+    };
+    if children.is_empty() {
+        // Nothing below: the walk ends here, whatever its target and depth.
+        return quote! {
+            #subgraph
+            impl<T, D, M> #p::Contains<T, D, M> for #graph {
+                const FOUND: #p::Found = #p::Found::Nothing;
+            }
+        };
+    }
+    quote! {
+        #subgraph
+        impl<T: #p::Subgraph, M: #p::AtBottom<#graph>> #p::Contains<T, #p::Bottom, M> for #graph {
+            const FOUND: #p::Found = #p::at_bottom::<#graph, T, M>();
+        }
+        impl<T: #p::Subgraph, D, M> #p::Contains<T, #p::Below<D>, M> for #graph
+        where
+            #(#children: #p::Contains<T, D, M>,)*
+        {
+            const FOUND: #p::Found = #p::step::<#graph, T>(&[
+                #(<#children as #p::Contains<T, D, M>>::FOUND),*
+            ]);
+        }
+    }
+}
+
+/// For each `graph!` child: its type alias, placed beside the graph (outside its hidden module, so the child's
+/// path is read where the user wrote it) through `graph_runtime`'s `Child`, so that a type that is not a graph
+/// is one error at its path and nowhere else; the constant of its description that the graph's description
+/// holds; and, beside the graph too, the constants that check the subgraph node and each binding, each spanned
+/// at what it checks: a mismatch is one compile error there, in the checks' words. They sit outside the hidden
+/// module so the error names nothing generated (rustc says where the evaluation of `_` failed). Returns what
+/// goes outside the module and what goes inside.
 pub fn subgraph_checks(lowered: &Lowered, graph: &Ident) -> (TokenStream, TokenStream) {
     let p = private();
     let (mut outside, mut inside) = (TokenStream::new(), TokenStream::new());
-    let graph_name = graph.unraw().to_string();
-    for (node, path) in &lowered.subgraph_paths {
-        // A library subgraph was checked at expansion, and its description is written out whole.
-        if path.segments.first().is_some_and(|s| s.ident == "kernels") {
-            continue;
-        }
-        let alias =
-            crate::const_tokens::subgraph_alias(&graph_name, &lowered.graph.nodes[*node].name);
+    let module = module_name(graph);
+    let mut aliases = Vec::new();
+    for (node, path) in graph_children(lowered) {
+        let node_name = &lowered.graph.nodes[*node].name;
+        let alias = child_alias(graph, node_name, path);
+        let description = crate::const_tokens::subgraph_description(node_name);
+        // The path is written once, so a misspelt one is one error too.
+        let written = Ident::new(&format!("{alias}_as_written"), alias.span());
         outside.extend(quote! {
             #[doc(hidden)]
             #[allow(non_camel_case_types)]
-            type #alias = #path;
+            type #written = #path;
+            #[doc(hidden)]
+            #[allow(non_camel_case_types)]
+            type #alias = <#written as #p::Child<{ <#written as #p::Subgraph>::HAS_ERRORS }>>::Graph;
+        });
+        inside.extend(quote! {
+            #[allow(non_upper_case_globals)]
+            const #description: &'static #p::desc::GraphDesc =
+                #p::child_description::<#graph, super::#alias>();
         });
         let n = *node as u32;
-        let desc = quote!(<#graph as #p::TaskGraph>::DESCRIPTION);
-        let whole = crate::lower::range_of(path);
-        inside.extend(panic_on_err(
-            quote!(#p::subgraph::check_described_node(#desc, #n)),
-            whole,
+        let parent = quote!(#module::#graph);
+        outside.extend(panic_on_err(
+            quote!(#p::check_subgraph_node::<#parent, #alias>(#n)),
+            crate::lower::range_of(path),
         ));
         for (i, (binding, mode)) in lowered.spans.accesses[*node].iter().enumerate() {
             let i = i as u32;
-            inside.extend(panic_on_err(
-                quote!(#p::subgraph::check_described_binding(#desc, #n, #i)),
+            outside.extend(panic_on_err(
+                quote!(#p::check_subgraph_binding::<#parent, #alias>(#n, #i)),
                 (binding.0, mode.1),
             ));
         }
+        aliases.push(alias);
     }
+    inside.extend(nesting_impls(graph, &aliases, false));
     (outside, inside)
 }
 

@@ -226,6 +226,7 @@ mod host;
 mod interop;
 mod native;
 mod native_recorder;
+mod nesting;
 mod params;
 mod profile;
 mod readback;
@@ -280,29 +281,15 @@ pub use kernels::LIBRARY;
 #[doc(hidden)]
 pub mod __private {
     pub use crate::host::ContextKey;
+    pub use crate::nesting::{
+        AtBottom, Below, Bottom, Child, Contains, Found, Inner, MaxDepth, Outer, STUB_DESCRIPTION,
+        Subgraph, any_too_deep, at_bottom, below, check_subgraph_binding, check_subgraph_node,
+        child_description, step,
+    };
     pub use crate::{
         AnyBuffer, Baked, Buffer, Error, Gpu, GraphNode, HostContext, HostNode, Readback,
         TaskGraph, Upload,
     };
     pub use bytemuck;
     pub use graph_core::{deps, desc, ir, size, subgraph, types};
-    use std::borrow::Cow;
-
-    /// The description of a graph whose checks failed: only seen beside compile errors.
-    pub const STUB_DESCRIPTION: desc::GraphDesc = desc::GraphDesc {
-        name: Cow::Borrowed(""),
-        params: desc::ParamsDesc {
-            size: 0,
-            storage: ir::ParamsStorage::Immediates,
-            fields: Cow::Borrowed(&[]),
-            wgsl_struct: Cow::Borrowed(""),
-        },
-        buffers: Cow::Borrowed(&[]),
-        nodes: Cow::Borrowed(&[]),
-        edges: Cow::Borrowed(&[]),
-        topological_order: Cow::Borrowed(&[]),
-        levels: Cow::Borrowed(&[]),
-        partitions: Cow::Borrowed(&[]),
-        blocks: Cow::Borrowed(&[]),
-    };
 }

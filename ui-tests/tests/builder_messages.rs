@@ -120,6 +120,36 @@ const INEXPRESSIBLE: &[(&str, &str)] = &[
          or the `AccessMode` enum",
     ),
     (
+        "subgraph/child-is-not-a-graph",
+        "a `graph!` child is a Rust type, which may be no graph; the builder's children are descriptions given by \
+         name, and an unknown name is the builder's own error",
+    ),
+    (
+        "subgraph/child-type-misspelt",
+        "a misspelt child type is rustc's error (E0425, with its suggestion); the builder names children by \
+         string, and an unknown one is its own error",
+    ),
+    (
+        "subgraph/child-with-an-error-of-its-own",
+        "a `graph!` child with errors still has a (stub) type; a builder's child is a built description, which \
+         exists only once its checks pass",
+    ),
+    (
+        "subgraph/graph-contains-itself",
+        "a `graph!` child is named by its type, which may be the graph's own; a builder's child is a description \
+         already built, which cannot hold the graph being built",
+    ),
+    (
+        "subgraph/graphs-contain-each-other",
+        "`graph!` graphs name each other's types, so two may contain each other; a built description holds \
+         only descriptions built before it",
+    ),
+    (
+        "subgraph/graphs-nested-too-deep",
+        "the depth is the limit of the macro's compile-time walk over child types; built descriptions nest as \
+         deep as they are built",
+    ),
+    (
         "syntax/bad-param-keeps-the-rest",
         "a parameter without a type is a syntax error of the macro language; `param` always takes a type",
     ),
