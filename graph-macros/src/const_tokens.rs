@@ -201,8 +201,16 @@ impl ConstTokens for GraphDesc {
                     }
                     op => op.const_tokens(),
                 };
-                let op = shared.name(quote!(#p::desc::OpDesc), op);
                 let name = node.name.const_tokens();
+                // A `graph!` child's node stays in the list itself: each constant between a description and
+                // its child's is one more step of the compiler's queries per level of nesting, and deep
+                // nests then overflow its depth limit before the nesting check can speak.
+                let graph_child = matches!(&node.op, OpDesc::Subgraph { path, .. }
+                    if !path.starts_with(graph_core::library::SUBGRAPH_PREFIX));
+                if graph_child {
+                    return quote!(#p::desc::NodeDesc { name: #name, op: #op });
+                }
+                let op = shared.name(quote!(#p::desc::OpDesc), op);
                 shared.name(
                     quote!(#p::desc::NodeDesc),
                     quote!(#p::desc::NodeDesc { name: #name, op: #op }),
