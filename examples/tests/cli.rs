@@ -231,8 +231,27 @@ fn a_mistake_in_a_wgsl_file_is_shown_at_its_line_and_column() {
     assert!(stderr.contains("3 |     x[g.x] = q;"), "{stderr}");
     // Once: the note the checks add for the macro, which cannot show the `.wgsl` file, is not repeated.
     assert_eq!(stderr.matches("x[g.x] = q;").count(), 1, "{stderr}");
-    // Once: the note the checks add for the macro, which cannot show the `.wgsl` file, is not repeated.
-    assert_eq!(stderr.matches("x[g.x] = q;").count(), 1, "{stderr}");
+}
+
+#[test]
+fn a_wgsl_source_written_as_an_array_is_shown_in_the_graph_file() {
+    // serde reads a struct from an array of its fields too: `["text", "file"]`. The text is the graph
+    // file's own, so a mistake in it is shown there, never under the name of a `.wgsl` file nobody read.
+    let json = r#"{"format": 1, "graph": {"name": "Bad",
+            "buffers": [{"name": "x", "elem": "f32", "role": "inout"}],
+            "nodes": [{"name": "k", "kernel": {"accesses": [{"buffer": "x", "mode": "read_write"}],
+              "source": {"wgsl": ["@compute @workgroup_size(64)\nfn main(@builtin(global_invocation_id) g: vec3<u32>) {\n    x[g.x] = q;\n}", "never-read.wgsl"]}}}]}}"#;
+    let path = temp_file("wgsl-array.json", json);
+    let check = graph(&["check", path.to_str().expect("a UTF-8 path")]);
+    assert_eq!(check.status.code(), Some(1));
+    let stderr = text(&check.stderr);
+    assert!(
+        stderr.contains(&position(&path, json, "q;")),
+        "{}{stderr}",
+        position(&path, json, "q;")
+    );
+    // As for `{"text": .., "file": ..}`, which `to_json` writes: the file is named, the text shown is this.
+    assert!(!stderr.contains("--> never-read.wgsl"), "{stderr}");
 }
 
 #[test]

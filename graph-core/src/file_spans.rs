@@ -110,7 +110,7 @@ impl<'t> FileSpans<'t> {
         };
         // A file saved by `to_json` holds the text of a `.wgsl` file kernel too, and `load` reads that.
         let Some(value) = self.inline_wgsl(node) else {
-            return file.is_some().then(|| Place::WgslFile {
+            return (file.is_some() && self.wgsl_read_from_file(node)).then(|| Place::WgslFile {
                 node,
                 range: range.clone(),
             });
@@ -129,8 +129,27 @@ impl<'t> FileSpans<'t> {
         Some(Place::Json(start..end))
     }
 
-    /// The kernel text of node `n` written in the file, when it is (not empty).
+    /// The kernel text of node `n` written in the file, when it is (not empty). serde also reads a struct
+    /// from an array of its fields in order, so `"wgsl": ["text", "file"]` holds its text first.
     pub fn inline_wgsl(&self, n: usize) -> Option<&Value<'t>> {
+        let text = match self.wgsl_source(n)? {
+            Value::Array(array) => array.elements.first(),
+            source => child(source, Key("text")),
+        };
+        text.filter(|v| v.as_string_lit().is_some_and(|s| !s.value.is_empty()))
+    }
+
+    /// Whether node `n`'s kernel text was read from the `.wgsl` file it names: its source is written as an
+    /// object without text. When the source's shape is not the one `to_json` writes, the text may have come
+    /// from the graph file itself, and a mistake in it is shown there, never under the name of a file that
+    /// was not read.
+    pub fn wgsl_read_from_file(&self, n: usize) -> bool {
+        matches!(self.wgsl_source(n), Some(source @ Value::Object(_)) if self.inline_wgsl(n).is_none()
+            && child(source, Key("file")).is_some())
+    }
+
+    /// The `"wgsl"` value of node `n`'s kernel source, when the path to it is written as objects.
+    fn wgsl_source(&self, n: usize) -> Option<&Value<'t>> {
         let path = [
             Key("graph"),
             Key("nodes"),
@@ -138,10 +157,8 @@ impl<'t> FileSpans<'t> {
             Key("kernel"),
             Key("source"),
             Key("wgsl"),
-            Key("text"),
         ];
         self.value_at(&path)
-            .filter(|v| v.as_string_lit().is_some_and(|s| !s.value.is_empty()))
     }
 
     /// The value at the end of `path`, when every step of it is written.

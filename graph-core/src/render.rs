@@ -62,7 +62,7 @@ pub fn render_in_file(
         .map(|n| match kernel(graph, n).map(|k| &k.source) {
             Some(KernelSource::Wgsl { text, file }) => {
                 let name = match file {
-                    Some(file) if spans.inline_wgsl(n).is_none() => source.wgsl_name(file),
+                    Some(file) if spans.wgsl_read_from_file(n) => source.wgsl_name(file),
                     _ => source_words(graph, n),
                 };
                 Some(files.add(name, text.as_str()))
