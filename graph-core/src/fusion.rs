@@ -150,7 +150,7 @@ pub fn fuse<'a>(desc: &'a GraphDesc, lengths: &[Option<u64>], max_bindings: usiz
             groups: fused_groups,
             declined,
         },
-        // Grouping keeps the graph acyclic (`contracted_is_acyclic`); should it not, the graph runs unfused,
+        // Grouping keeps the graph acyclic (`Contraction::may_join`); should it not, the graph runs unfused,
         // and says so.
         None => {
             declined.extend(fused_groups.into_iter().map(|g| Declined {
@@ -328,60 +328,176 @@ pub fn groups(desc: &GraphDesc, lengths: &[Option<u64>], max_bindings: usize) ->
 /// Every group, each in topological order: every candidate joins the latest group of its extent that it
 /// can join (bindings and code within the limits, the graph still acyclic), or starts one.
 fn group(desc: &GraphDesc, lengths: &[Option<u64>], max_bindings: usize) -> Vec<Vec<u32>> {
-    let n = desc.nodes.len();
-    // Each node's group; a node outside every group is its own (ids past the groups').
-    let mut group_of: Vec<usize> = (0..n).map(|i| n + i).collect();
-    // Each group's extent, members, buffers and bytes of member code.
-    let mut groups: Vec<(Extent<'_>, Vec<u32>, Vec<u32>, usize)> = Vec::new();
-    let edges: Vec<(usize, usize)> = desc
-        .edges
-        .iter()
-        .map(|e| (e.from as usize, e.to as usize))
-        .collect();
+    let mut contraction = Contraction::new(desc);
+    // Each group's extent, buffers and bytes of member code, at its id in `contraction`.
+    let mut groups: Vec<(Extent<'_>, Vec<u32>, usize)> = Vec::new();
     for &node in desc.topological_order.iter() {
-        let node_index = node as usize;
-        let Some((kernel, extent)) = candidate(desc, lengths, max_bindings, node_index) else {
+        let node = node as usize;
+        let Some((kernel, extent)) = candidate(desc, lengths, max_bindings, node) else {
             continue;
         };
         let buffers: Vec<u32> = kernel.bindings.iter().map(|b| b.buffer).collect();
         let bytes = kernel.source.len();
-        let mut joined = false;
-        for g in (0..groups.len())
+        let joined = (0..groups.len())
             .rev()
             .filter(|&g| groups[g].0 == extent)
             .take(GROUPS_TRIED)
-        {
-            let mut union = groups[g].2.clone();
-            union.extend(buffers.iter().filter(|b| !groups[g].2.contains(b)));
-            if union.len() > max_bindings || groups[g].3 + bytes > MAX_FUSED_SOURCE_BYTES {
-                continue;
+            .find_map(|g| {
+                let (_, group_buffers, group_bytes) = &groups[g];
+                let mut union = group_buffers.clone();
+                union.extend(buffers.iter().filter(|b| !group_buffers.contains(b)));
+                let fits =
+                    union.len() <= max_bindings && group_bytes + bytes <= MAX_FUSED_SOURCE_BYTES;
+                (fits && contraction.may_join(node, g)).then_some((g, union))
+            });
+        match joined {
+            Some((g, union)) => {
+                contraction.join(node, g);
+                groups[g].1 = union;
+                groups[g].2 += bytes;
             }
-            group_of[node_index] = g;
-            if contracted_is_acyclic(&group_of, &edges) {
-                groups[g].1.push(node);
-                groups[g].2 = union;
-                groups[g].3 += bytes;
-                joined = true;
-                break;
+            None => {
+                contraction.start_group(node);
+                groups.push((extent, buffers, bytes));
             }
-            group_of[node_index] = n + node_index;
-        }
-        if !joined {
-            group_of[node_index] = groups.len();
-            groups.push((extent, vec![node], buffers, bytes));
         }
     }
-    groups.into_iter().map(|(_, members, ..)| members).collect()
+    debug_assert!(contraction.is_acyclic());
+    contraction
+        .members
+        .into_iter()
+        .map(|members| members.into_iter().map(|m| m as u32).collect())
+        .collect()
 }
 
-/// Whether the graph with each group contracted to one node has no cycle.
-fn contracted_is_acyclic(group_of: &[usize], edges: &[(usize, usize)]) -> bool {
-    let contracted: Vec<(usize, usize)> = edges
-        .iter()
-        .map(|&(a, b)| (group_of[a], group_of[b]))
-        .filter(|(a, b)| a != b)
-        .collect();
-    topological_order(2 * group_of.len(), &contracted).is_some()
+/// The graph with each group contracted to one node, as [`group`] builds it in topological order. A node
+/// outside every group stands for itself, with an id past the groups' (`node_count + node`). It stays
+/// acyclic: a node joins a group only where that makes no cycle.
+struct Contraction {
+    node_count: usize,
+    /// Each node's contracted id.
+    group_of: Vec<usize>,
+    /// Each group's members, in the order they joined (topological).
+    members: Vec<Vec<usize>>,
+    /// Each node's place in the topological order the groups are built in.
+    position: Vec<usize>,
+    successors: Vec<Vec<usize>>,
+    predecessors: Vec<Vec<usize>>,
+    /// The contracted ids one search has reached: those marked with the search's number.
+    reached: Vec<u32>,
+    search: u32,
+}
+
+impl Contraction {
+    fn new(desc: &GraphDesc) -> Self {
+        let edges = desc.edges.iter().map(|e| (e.from as usize, e.to as usize));
+        Contraction::of(desc.nodes.len(), &desc.topological_order, edges)
+    }
+
+    /// The graph of `n` nodes and `edges`, no node in a group yet, to be grouped in `order`.
+    fn of(n: usize, order: &[u32], edges: impl Iterator<Item = (usize, usize)>) -> Self {
+        let mut position = vec![0; n];
+        for (i, &node) in order.iter().enumerate() {
+            position[node as usize] = i;
+        }
+        let mut successors = vec![Vec::new(); n];
+        let mut predecessors = vec![Vec::new(); n];
+        for (from, to) in edges {
+            successors[from].push(to);
+            predecessors[to].push(from);
+        }
+        Contraction {
+            node_count: n,
+            group_of: (0..n).map(|i| n + i).collect(),
+            members: Vec::new(),
+            position,
+            successors,
+            predecessors,
+            reached: vec![0; 2 * n],
+            search: 0,
+        }
+    }
+
+    fn start_group(&mut self, node: usize) {
+        self.group_of[node] = self.members.len();
+        self.members.push(vec![node]);
+    }
+
+    fn join(&mut self, node: usize, group: usize) {
+        self.group_of[node] = group;
+        self.members[group].push(node);
+    }
+
+    /// Whether `node`, the latest node placed in topological order (all it depends on are placed, nothing
+    /// after it is), may join `group` with the contracted graph still acyclic.
+    ///
+    /// The graph was acyclic before, so a new cycle runs through the joined group: out of `group`, through
+    /// other contracted nodes, and back in by an edge into `node` (a node not yet placed leads only to nodes
+    /// placed after it, so no cycle passes one, nor `node`'s own successors). One exists exactly when the
+    /// contracted id of one of `node`'s predecessors, other than `group`, is reachable from `group`; this
+    /// searches for that over the placed nodes alone, in time linear in what it visits. (A topological sort
+    /// of the whole contracted graph per join made grouping quadratic: most of `graph!`'s expansion time
+    /// for a 5000-kernel chain.)
+    fn may_join(&mut self, node: usize, group: usize) -> bool {
+        let targets: Vec<usize> = self.predecessors[node]
+            .iter()
+            .map(|&p| self.group_of[p])
+            .filter(|&id| id != group)
+            .collect();
+        if targets.is_empty() {
+            return true;
+        }
+        self.search += 1;
+        let mark = self.search;
+        let Contraction {
+            node_count,
+            group_of,
+            members,
+            position,
+            successors,
+            reached,
+            ..
+        } = self;
+        reached[group] = mark;
+        let mut ids = vec![group];
+        while let Some(id) = ids.pop() {
+            let alone;
+            let nodes: &[usize] = match id.checked_sub(*node_count) {
+                Some(single) => {
+                    alone = [single];
+                    &alone
+                }
+                None => &members[id],
+            };
+            for to in nodes.iter().flat_map(|&m| successors[m].iter().copied()) {
+                if position[to] >= position[node] {
+                    continue;
+                }
+                let id = group_of[to];
+                if targets.contains(&id) {
+                    return false;
+                }
+                if reached[id] != mark {
+                    reached[id] = mark;
+                    ids.push(id);
+                }
+            }
+        }
+        true
+    }
+
+    /// Whether the contracted graph has no cycle, by a topological sort of all of it (for debug builds).
+    fn is_acyclic(&self) -> bool {
+        let contracted: Vec<(usize, usize)> = self
+            .successors
+            .iter()
+            .enumerate()
+            .flat_map(|(a, to)| to.iter().map(move |&b| (a, b)))
+            .map(|(a, b)| (self.group_of[a], self.group_of[b]))
+            .filter(|(a, b)| a != b)
+            .collect();
+        topological_order(2 * self.node_count, &contracted).is_some()
+    }
 }
 
 /// The buffers a group may keep in registers: graph-owned, of one element per invocation of the group, touched
@@ -704,4 +820,66 @@ fn rewire(desc: &GraphDesc, nodes: Vec<NodeDesc>, groups: &[FusedGroup]) -> Opti
         edges,
         desc.blocks.clone(),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Contraction;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// On random DAGs grouped in topological order, each join `may_join` allows is one after which a
+        /// topological sort of the whole contracted graph still succeeds, and each it refuses is one after
+        /// which it fails.
+        #[test]
+        fn may_join_answers_as_a_whole_sort_does(
+            n in 2usize..14,
+            edge_bits in prop::collection::vec(any::<bool>(), 91),
+            choices in prop::collection::vec(any::<u8>(), 14),
+        ) {
+            let edges: Vec<(usize, usize)> = (0..n)
+                .flat_map(|a| (a + 1..n).map(move |b| (a, b)))
+                .enumerate()
+                .filter(|(i, _)| edge_bits[*i])
+                .map(|(_, e)| e)
+                .collect();
+            let order: Vec<u32> = (0..n as u32).collect();
+            let mut c = Contraction::of(n, &order, edges.iter().copied());
+            for (node, &choice) in choices.iter().enumerate().take(n) {
+                let groups = c.members.len();
+                // Some nodes try a group (chosen at random), the others start one.
+                let tried = (groups > 0 && choice % 3 != 0).then(|| choice as usize % groups);
+                let Some(group) = tried else {
+                    c.start_group(node);
+                    continue;
+                };
+                let answer = c.may_join(node, group);
+                c.group_of[node] = group;
+                let acyclic = c.is_acyclic();
+                c.group_of[node] = n + node;
+                prop_assert_eq!(answer, acyclic, "node {} into group {:?} of {:?}", node, c.members[group], edges);
+                if answer {
+                    c.join(node, group);
+                } else {
+                    c.start_group(node);
+                }
+            }
+            prop_assert!(c.is_acyclic());
+        }
+    }
+
+    /// The two answers, each once: `0 -> 1 -> 2` with 1 apart refuses 2 into 0's group (the path through 1
+    /// would turn into a cycle), and `0 -> 2`, `1` alone, allows it.
+    #[test]
+    fn a_path_through_another_node_is_refused_and_a_direct_edge_is_not() {
+        let order = [0, 1, 2];
+        let mut through = Contraction::of(3, &order, [(0, 1), (1, 2)].into_iter());
+        through.start_group(0);
+        through.start_group(1);
+        assert!(!through.may_join(2, 0));
+        let mut direct = Contraction::of(3, &order, [(0, 2)].into_iter());
+        direct.start_group(0);
+        direct.start_group(1);
+        assert!(direct.may_join(2, 0));
+    }
 }
