@@ -25,8 +25,8 @@ pub fn expand(input: TokenStream) -> TokenStream {
         .graph
         .nodes
         .iter()
-        .map(|n| n.name.clone())
-        .zip(lowered.spans.nodes.iter().copied())
+        .enumerate()
+        .map(|(i, n)| (n.name.clone(), lowered.spans.locate(&Loc::Node(i)).0))
         .collect();
     let variants = generate::variant_names(&nodes);
 

@@ -8,6 +8,7 @@ mod fallback;
 mod generate;
 mod lower;
 mod render;
+mod spans;
 #[cfg(test)]
 mod wgsl_token_properties;
 mod wgsl_tokens;

@@ -1,5 +1,5 @@
-//! Lowering: the syntax tree becomes a `graph_core::ir::Graph`, and every span it came from goes into a
-//! [`SpanTable`] at the same indices, so diagnostics about the IR can be shown on the user's tokens.
+//! Lowering: the syntax tree becomes a `graph_core::ir::Graph`, and where each IR item was written goes into
+//! [`Spans`] at the item's location, so diagnostics about the IR can be shown on the user's tokens.
 
 use std::path::PathBuf;
 
@@ -17,58 +17,8 @@ use syn::{Attribute, Expr, Ident};
 use crate::ast::{
     AccessDecl, Dispatch, GraphDef, Item, KernelBody, KernelDecl, Marked, Marks, Slice, type_text,
 };
+use crate::spans::{SpanRange, Spans, one, range_of};
 use crate::wgsl_tokens::WgslText;
-
-/// A first and last span: rustc shows the range between them.
-pub type SpanRange = (Span, Span);
-
-pub fn range_of(tokens: impl ToTokens) -> SpanRange {
-    let mut iter = tokens.into_token_stream().into_iter();
-    let first = iter.next().map_or_else(Span::call_site, |t| t.span());
-    let last = iter.last().map_or(first, |t| t.span());
-    (first, last)
-}
-
-/// Where a kernel's WGSL came from, for pointing at it.
-pub enum SourceSpans {
-    Inline {
-        text: WgslText,
-    },
-    File {
-        path: SpanRange,
-    },
-    Library {
-        path: SpanRange,
-    },
-    /// A `fill` or `copy`, which have no WGSL of their own.
-    Builtin {
-        name: Span,
-    },
-}
-
-/// The spans of every IR item, at the IR's indices.
-pub struct SpanTable {
-    pub graph: Span,
-    pub params_block: Span,
-    pub params: Vec<Span>,
-    pub param_types: Vec<SpanRange>,
-    pub buffers: Vec<Span>,
-    pub buffer_types: Vec<SpanRange>,
-    pub nodes: Vec<Span>,
-    /// Per node, per access: the buffer and the mode (the whole binding for library kernels).
-    pub accesses: Vec<Vec<(SpanRange, SpanRange)>>,
-    pub args: Vec<Vec<SpanRange>>,
-    pub sources: Vec<SourceSpans>,
-    pub entries: Vec<Option<Span>>,
-    pub dispatch: Vec<Option<SpanRange>>,
-    /// Per node, per dimension, per term (in preorder): the tokens of each part of a dispatch size.
-    pub sizes: Vec<Vec<Vec<SpanRange>>>,
-    pub edges: Vec<(Span, Span)>,
-    /// The name of each group of alternatives.
-    pub alternatives: Vec<Span>,
-    /// The name of each block under GPU control.
-    pub blocks: Vec<Span>,
-}
 
 /// The doc comments written on each parameter, buffer and node, at the IR's indices: the generated fields and
 /// variants carry them.
@@ -82,7 +32,7 @@ pub struct Docs {
 /// What codegen needs beyond the IR, and what the syntax errors already cover.
 pub struct Lowered {
     pub graph: Graph,
-    pub spans: SpanTable,
+    pub spans: Spans,
     pub docs: Docs,
     /// Paths of `.wgsl` files read, so the generated code re-runs the macro when they change.
     pub files: Vec<String>,
@@ -118,24 +68,7 @@ pub fn lower(def: &GraphDef) -> Lowered {
             },
             ..Graph::default()
         },
-        spans: SpanTable {
-            graph: def.name.span(),
-            params_block: def.name.span(),
-            params: Vec::new(),
-            param_types: Vec::new(),
-            buffers: Vec::new(),
-            buffer_types: Vec::new(),
-            nodes: Vec::new(),
-            accesses: Vec::new(),
-            args: Vec::new(),
-            sources: Vec::new(),
-            entries: Vec::new(),
-            dispatch: Vec::new(),
-            sizes: Vec::new(),
-            edges: Vec::new(),
-            alternatives: Vec::new(),
-            blocks: Vec::new(),
-        },
+        spans: Spans::new(def.name.span()),
         docs: Docs::default(),
         files: Vec::new(),
         errors: Vec::new(),
@@ -152,7 +85,7 @@ pub fn lower(def: &GraphDef) -> Lowered {
     out
 }
 
-/// One item into the IR and the span table, its attributes onto the node it declares.
+/// One item into the IR and its spans, its attributes onto the node it declares.
 fn lower_item(out: &mut Lowered, marked: &Marked<Item>) {
     let first = out.graph.nodes.len();
     lower_item_itself(out, &marked.item);
@@ -173,18 +106,19 @@ fn mark_node(out: &mut Lowered, n: usize, marks: &Marks) {
     out.docs.nodes[n] = marks.docs.clone();
 }
 
-/// One item into the IR and the span table; a block's items first, then the block.
+/// One item into the IR and its spans; a block's items first, then the block.
 fn lower_item_itself(out: &mut Lowered, item: &Item) {
     match item {
         Item::Params { keyword, fields } => {
-            out.spans.params_block = *keyword;
+            out.spans.set(Loc::ParamsBlock, one(*keyword));
             for f in fields {
+                let i = out.graph.params.len();
                 out.graph.params.push(Param {
                     name: name_of(&f.name),
                     ty: type_text(&f.ty),
                 });
-                out.spans.params.push(f.name.span());
-                out.spans.param_types.push(range_of(&f.ty));
+                out.spans.set(Loc::Param(i), one(f.name.span()));
+                out.spans.set(Loc::ParamType(i), range_of(&f.ty));
                 out.docs.params.push(f.docs.clone());
             }
         }
@@ -217,14 +151,15 @@ fn lower_item_itself(out: &mut Lowered, item: &Item) {
                         Role::InOut
                     }
                 };
+                let i = out.graph.buffers.len();
                 out.graph.buffers.push(Buffer {
                     name: name_of(&b.name),
                     elem: type_text(&b.elem),
                     len,
                     role,
                 });
-                out.spans.buffers.push(b.name.span());
-                out.spans.buffer_types.push(range_of(&b.elem));
+                out.spans.set(Loc::Buffer(i), one(b.name.span()));
+                out.spans.set(Loc::BufferType(i), range_of(&b.elem));
                 out.docs.buffers.push(b.docs.clone());
             }
         }
@@ -253,8 +188,9 @@ fn lower_item_itself(out: &mut Lowered, item: &Item) {
                 value: WgslText::from_tokens(value.clone()).text,
                 range,
             };
-            push_builtin(out, name, kind, &[dst], sizes);
-            *out.spans.args.last_mut().expect("node just pushed") = vec![range_of(value)];
+            let n = push_builtin(out, name, kind, &[dst], sizes);
+            out.spans
+                .set(Loc::KernelArg { node: n, index: 0 }, range_of(value));
         }
         Item::Transfer {
             name,
@@ -275,24 +211,12 @@ fn lower_item_itself(out: &mut Lowered, item: &Item) {
             push_builtin(out, name, kind, &[buffer], sizes);
         }
         Item::Host { name, accesses } => {
-            let (list, spans) = lower_accesses(out, accesses);
-            push_node(
-                out,
-                name,
-                NodeKind::Host { accesses: list },
-                spans,
-                SourceSpans::Builtin { name: name.span() },
-            );
+            let list = lower_accesses(out, accesses);
+            push_node(out, name, NodeKind::Host { accesses: list });
         }
         Item::Interop { name, accesses } => {
-            let (list, spans) = lower_accesses(out, accesses);
-            push_node(
-                out,
-                name,
-                NodeKind::Interop { accesses: list },
-                spans,
-                SourceSpans::Builtin { name: name.span() },
-            );
+            let list = lower_accesses(out, accesses);
+            push_node(out, name, NodeKind::Interop { accesses: list });
         }
         Item::Empty { name, barrier } => {
             let kind = if *barrier {
@@ -300,20 +224,14 @@ fn lower_item_itself(out: &mut Lowered, item: &Item) {
             } else {
                 NodeKind::Empty {}
             };
-            push_node(
-                out,
-                name,
-                kind,
-                Vec::new(),
-                SourceSpans::Builtin { name: name.span() },
-            );
+            push_node(out, name, kind);
         }
         Item::Subgraph {
             name,
             path,
             accesses,
         } => {
-            let (list, spans) = lower_accesses(out, accesses);
+            let list = lower_accesses(out, accesses);
             let text = path
                 .segments
                 .iter()
@@ -326,18 +244,16 @@ fn lower_item_itself(out: &mut Lowered, item: &Item) {
             };
             out.subgraph_paths
                 .push((out.graph.nodes.len(), path.clone()));
-            push_node(
+            let n = push_node(
                 out,
                 name,
                 NodeKind::Subgraph {
                     graph: text,
                     accesses: list,
                 },
-                spans,
-                SourceSpans::Library {
-                    path: range_of(path),
-                },
             );
+            // The child's path, for what is said of it as of a kernel's source.
+            out.spans.set(Loc::KernelSource(n), range_of(path));
         }
         Item::Alternatives {
             name,
@@ -355,19 +271,24 @@ fn lower_item_itself(out: &mut Lowered, item: &Item) {
             for item in misplaced {
                 lower_item(out, item);
             }
+            let i = out.graph.alternatives.len();
             out.graph.alternatives.push(graph_core::ir::Alternatives {
                 name: name_of(name),
                 choices,
             });
-            out.spans.alternatives.push(name.span());
+            out.spans.set(Loc::Alternatives(i), one(name.span()));
         }
         Item::Edges(chain) => {
             for pair in chain.windows(2) {
+                let i = out.graph.edges.len();
                 out.graph.edges.push(ExplicitEdge {
                     from: name_of(&pair[0]),
                     to: name_of(&pair[1]),
                 });
-                out.spans.edges.push((pair[0].span(), pair[1].span()));
+                let (from, to) = (pair[0].span(), pair[1].span());
+                out.spans.set(Loc::Edge(i), (from, to));
+                out.spans.set(Loc::EdgeFrom(i), one(from));
+                out.spans.set(Loc::EdgeTo(i), one(to));
             }
         }
         Item::Block {
@@ -406,66 +327,61 @@ fn lower_item_itself(out: &mut Lowered, item: &Item) {
                     flag: flag.as_ref().map(name_of),
                 },
             };
+            let i = out.graph.blocks.len();
             out.graph.blocks.push(graph_core::ir::Block {
                 name: name_of(name),
                 kind,
                 nodes,
             });
-            out.spans.blocks.push(name.span());
+            out.spans.set(Loc::Block(i), one(name.span()));
         }
     }
 }
 
-fn push_node(
-    out: &mut Lowered,
-    name: &Ident,
-    kind: NodeKind,
-    accesses: Vec<(SpanRange, SpanRange)>,
-    source: SourceSpans,
-) {
+/// Pushes a node, with its name's span; returns its index.
+fn push_node(out: &mut Lowered, name: &Ident, kind: NodeKind) -> usize {
+    let n = out.graph.nodes.len();
     out.graph.nodes.push(Node {
         name: name_of(name),
         kind,
     });
-    out.spans.nodes.push(name.span());
-    out.spans.accesses.push(accesses);
-    out.spans.args.push(Vec::new());
-    out.spans.sources.push(source);
-    out.spans.entries.push(None);
-    out.spans.dispatch.push(None);
-    out.spans.sizes.push(Vec::new());
+    out.spans.set(Loc::Node(n), one(name.span()));
     out.docs.nodes.push(Vec::new());
+    n
 }
 
 /// A copy, fill, upload or readback: no WGSL of its own, its accesses the slices it names, and the terms of
-/// their ranges' bounds by size slot.
+/// their ranges' bounds by size slot. Returns its index.
 fn push_builtin(
     out: &mut Lowered,
     name: &Ident,
     kind: NodeKind,
     slices: &[&Slice],
     sizes: Vec<Vec<SpanRange>>,
-) {
-    let spans = slices
-        .iter()
-        .map(|s| (s.span_range(), s.span_range()))
-        .collect();
-    push_node(
-        out,
-        name,
-        kind,
-        spans,
-        SourceSpans::Builtin { name: name.span() },
-    );
-    *out.spans.sizes.last_mut().expect("node just pushed") = sizes;
+) -> usize {
+    let n = push_node(out, name, kind);
+    for (index, slice) in slices.iter().enumerate() {
+        let range = slice.span_range();
+        out.spans.set(Loc::Access { node: n, index }, range);
+        out.spans.set(Loc::AccessMode { node: n, index }, range);
+    }
+    set_size_terms(&mut out.spans, n, sizes);
+    n
+}
+
+/// The spans of node `node`'s size terms, per size slot (a dimension of its dispatch, or a bound of a range),
+/// each slot's terms in preorder.
+fn set_size_terms(spans: &mut Spans, node: usize, slots: Vec<Vec<SpanRange>>) {
+    for (dim, terms) in slots.into_iter().enumerate() {
+        for (term, range) in terms.into_iter().enumerate() {
+            spans.set(Loc::SizeTerm { node, dim, term }, range);
+        }
+    }
 }
 
 /// The accesses of the next node. An unknown access word is one error: the access is kept as `read_write`
 /// (valid for any use, ordered against everything), and what the checks say of its mode is not shown.
-fn lower_accesses(
-    out: &mut Lowered,
-    accesses: &[AccessDecl],
-) -> (Vec<Access>, Vec<(SpanRange, SpanRange)>) {
+fn lower_accesses(out: &mut Lowered, accesses: &[AccessDecl]) -> Vec<Access> {
     let node = out.graph.nodes.len();
     let mut list = Vec::with_capacity(accesses.len());
     for (index, a) in accesses.iter().enumerate() {
@@ -493,52 +409,40 @@ fn lower_accesses(
             buffer: name_of(&a.buffer),
             mode,
         });
+        let buffer = (a.binding().span(), a.buffer.span());
+        out.spans.set(Loc::Access { node, index }, buffer);
+        out.spans
+            .set(Loc::AccessMode { node, index }, range_of(&a.mode));
     }
-    let spans = accesses
-        .iter()
-        .map(|a| ((a.binding().span(), a.buffer.span()), range_of(&a.mode)))
-        .collect();
-    (list, spans)
+    list
 }
 
 fn lower_kernel(out: &mut Lowered, k: &KernelDecl) {
+    // The node about to be pushed: its parts' spans are recorded under its index as they are lowered.
+    let n = out.graph.nodes.len();
     let (dispatch, size_spans) = lower_dispatch(out, k.dispatch.as_ref());
-    let (accesses, access_spans, source, source_spans, args, arg_spans) = match &k.body {
+    let (accesses, source, args) = match &k.body {
         KernelBody::Missing { accesses } => {
-            let (list, spans) = lower_accesses(out, accesses);
-            out.unchecked_wgsl.push(out.graph.nodes.len());
+            let list = lower_accesses(out, accesses);
+            out.unchecked_wgsl.push(n);
             let source = KernelSource::Wgsl {
                 text: String::new(),
                 file: None,
             };
-            let name = k.name.span();
-            (
-                list,
-                spans,
-                source,
-                SourceSpans::Builtin { name },
-                Vec::new(),
-                Vec::new(),
-            )
+            (list, source, Vec::new())
         }
         KernelBody::Inline { accesses, wgsl } => {
-            let (list, spans) = lower_accesses(out, accesses);
+            let list = lower_accesses(out, accesses);
             let text = WgslText::from_tokens(wgsl.clone());
             let source = KernelSource::Wgsl {
                 text: text.text.clone(),
                 file: None,
             };
-            (
-                list,
-                spans,
-                source,
-                SourceSpans::Inline { text },
-                Vec::new(),
-                Vec::new(),
-            )
+            out.spans.set_inline(n, text);
+            (list, source, Vec::new())
         }
         KernelBody::File { accesses, path } => {
-            let (list, spans) = lower_accesses(out, accesses);
+            let list = lower_accesses(out, accesses);
             let text = match read_wgsl_file(&path.value()) {
                 Ok((full, text)) => {
                     out.files.push(full);
@@ -546,7 +450,7 @@ fn lower_kernel(out: &mut Lowered, k: &KernelDecl) {
                 }
                 Err(message) => {
                     out.errors.push(syn::Error::new(path.span(), message));
-                    out.unchecked_wgsl.push(out.graph.nodes.len());
+                    out.unchecked_wgsl.push(n);
                     String::new()
                 }
             };
@@ -554,16 +458,8 @@ fn lower_kernel(out: &mut Lowered, k: &KernelDecl) {
                 text,
                 file: Some(path.value()),
             };
-            (
-                list,
-                spans,
-                source,
-                SourceSpans::File {
-                    path: range_of(path),
-                },
-                Vec::new(),
-                Vec::new(),
-            )
+            out.spans.set(Loc::KernelSource(n), range_of(path));
+            (list, source, Vec::new())
         }
         KernelBody::Library { path, bindings } => {
             let path_text = path
@@ -572,8 +468,7 @@ fn lower_kernel(out: &mut Lowered, k: &KernelDecl) {
                 .collect::<Vec<_>>()
                 .join("::");
             let lib = kernels::LIBRARY.get(&path_text);
-            let (mut accesses, mut access_spans, mut args, mut arg_spans) =
-                (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+            let (mut accesses, mut args) = (Vec::new(), Vec::new());
             for (name, value) in bindings {
                 let is_binding = lib.is_some_and(|l| l.bindings.iter().any(|b| *name == b.name));
                 let is_arg = lib.is_some_and(|l| l.args.iter().any(|a| *name == a.name));
@@ -583,28 +478,34 @@ fn lower_kernel(out: &mut Lowered, k: &KernelDecl) {
                 };
                 match buffer {
                     Some(buffer) if is_binding || lib.is_some() => {
+                        let index = accesses.len();
                         accesses.push(Access {
                             binding: name_of(name),
                             buffer: name_of(&buffer),
                             mode: AccessMode::Read,
                         });
-                        access_spans.push((range_of(&buffer), (name.span(), buffer.span())));
+                        // The mode is not written: what is said of it is shown on the whole binding.
+                        let spans = &mut out.spans;
+                        spans.set(Loc::Access { node: n, index }, range_of(&buffer));
+                        let binding = (name.span(), buffer.span());
+                        spans.set(Loc::AccessMode { node: n, index }, binding);
                     }
                     _ if lib.is_none() => {}
                     _ => {
+                        let index = args.len();
                         args.push(KernelArg {
                             name: name_of(name),
                             wgsl: WgslText::from_tokens(value.clone()).text,
                         });
-                        arg_spans.push((name.span(), range_of(value).1));
+                        let arg = (name.span(), range_of(value).1);
+                        out.spans.set(Loc::KernelArg { node: n, index }, arg);
                     }
                 }
             }
             let source = KernelSource::Library(path_text);
-            let spans = SourceSpans::Library {
-                path: range_of(path.iter().collect::<TokenStreamOf>().0),
-            };
-            (accesses, access_spans, source, spans, args, arg_spans)
+            let at = range_of(path.iter().collect::<TokenStreamOf>().0);
+            out.spans.set(Loc::KernelSource(n), at);
+            (accesses, source, args)
         }
     };
     let kernel = Kernel {
@@ -614,24 +515,16 @@ fn lower_kernel(out: &mut Lowered, k: &KernelDecl) {
         dispatch,
         args,
     };
-    push_node(
-        out,
-        &k.name,
-        NodeKind::Kernel(kernel),
-        access_spans,
-        source_spans,
-    );
-    let n = out.graph.nodes.len() - 1;
-    out.spans.args[n] = arg_spans;
-    out.spans.entries[n] = k.entry.as_ref().map(Ident::span);
+    push_node(out, &k.name, NodeKind::Kernel(kernel));
+    if let Some(entry) = &k.entry {
+        out.spans.set(Loc::KernelEntry(n), one(entry.span()));
+    }
     if let Some(d) = &k.dispatch {
         let last = d.dims.as_ref().and_then(|dims| dims.last());
-        out.spans.dispatch[n] = Some((
-            d.keyword.span(),
-            last.map_or(d.keyword.span(), |e| range_of(e).1),
-        ));
+        let end = last.map_or(d.keyword.span(), |e| range_of(e).1);
+        out.spans.set(Loc::Dispatch(n), (d.keyword.span(), end));
     }
-    out.spans.sizes[n] = size_spans;
+    set_size_terms(&mut out.spans, n, size_spans);
 }
 
 /// A slice's range, its two bounds as size expressions with the spans of their terms (size slots start and
