@@ -15,6 +15,7 @@ use syn::ext::IdentExt;
 
 use crate::ast::GraphDef;
 use crate::const_tokens::ConstTokens;
+use crate::ctxt::Ctxt;
 use crate::lower::Lowered;
 
 /// The names of the generated items.
@@ -807,12 +808,12 @@ fn child_alias(graph: &Ident, node: &str, path: &syn::Path) -> Ident {
     Ident::new(&alias.to_string(), child_span(path))
 }
 
-/// The errors a graph's own tokens show about its subgraphs: a subgraph whose path names the graph itself
-/// (`Self`, or its name). One that contains it through others is found by const evaluation
+/// Reports the errors a graph's own tokens show about its subgraphs: a subgraph whose path names the graph
+/// itself (`Self`, or its name). One that contains it through others is found by const evaluation
 /// (`graph_runtime`'s `nesting.rs`), with the same words.
-pub fn subgraph_errors(lowered: &Lowered, graph: &Ident) -> Vec<syn::Error> {
+pub fn subgraph_errors(lowered: &Lowered, graph: &Ident, cx: &Ctxt) {
     let name = graph.unraw().to_string();
-    graph_children(lowered)
+    let errors = graph_children(lowered)
         .filter(|(_, path)| {
             let segments: Vec<String> = path.segments.iter().map(|s| s.ident.to_string()).collect();
             path.leading_colon.is_none()
@@ -830,8 +831,10 @@ pub fn subgraph_errors(lowered: &Lowered, graph: &Ident) -> Vec<syn::Error> {
             };
             let message = graph_core::subgraph::contains_itself(&name, &node.name, written, true);
             syn::Error::new(child_span(path), message.as_str())
-        })
-        .collect()
+        });
+    for error in errors {
+        cx.error(error);
+    }
 }
 
 /// What a graph gives its parents' checks (`graph_runtime`'s `nesting.rs`): its `Subgraph` impl and its

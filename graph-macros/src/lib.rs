@@ -3,6 +3,7 @@
 
 mod ast;
 mod const_tokens;
+mod ctxt;
 mod expand;
 mod fallback;
 mod generate;

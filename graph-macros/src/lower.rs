@@ -17,6 +17,7 @@ use syn::{Attribute, Expr, Ident};
 use crate::ast::{
     AccessDecl, Dispatch, GraphDef, Item, KernelBody, KernelDecl, Marked, Marks, Slice, type_text,
 };
+use crate::ctxt::Ctxt;
 use crate::spans::{SpanRange, Spans, one, range_of};
 use crate::wgsl_tokens::WgslText;
 
@@ -29,25 +30,20 @@ pub struct Docs {
     pub nodes: Vec<Vec<Attribute>>,
 }
 
-/// What codegen needs beyond the IR, and what the syntax errors already cover.
+/// What codegen needs beyond the IR.
 pub struct Lowered {
     pub graph: Graph,
     pub spans: Spans,
     pub docs: Docs,
     /// Paths of `.wgsl` files read, so the generated code re-runs the macro when they change.
     pub files: Vec<String>,
-    /// Errors found while lowering (an unreadable file, a bad literal, an unknown access word).
-    pub errors: Vec<syn::Error>,
-    /// Kernels whose WGSL is missing or unreadable (already an error): they are checked as empty kernels, and
-    /// what the checks say of their WGSL is not shown.
-    pub unchecked_wgsl: Vec<usize>,
-    /// Places an error already covers: what the checks say there follows from it and is not shown.
-    pub suppressed: Vec<Loc>,
     /// The child type of each subgraph node, by node index.
     pub subgraph_paths: Vec<(usize, syn::Path)>,
 }
 
-pub fn lower(def: &GraphDef) -> Lowered {
+/// The IR of `def`. What cannot be lowered as written (an unreadable file, a bad literal, an unknown access
+/// word) is reported into `cx`, and lowered as a stand-in whose location `cx` is told is covered.
+pub fn lower(def: &GraphDef, cx: &Ctxt) -> Lowered {
     let mut out = Lowered {
         graph: Graph {
             name: name_of(&def.name),
@@ -71,13 +67,10 @@ pub fn lower(def: &GraphDef) -> Lowered {
         spans: Spans::new(def.name.span()),
         docs: Docs::default(),
         files: Vec::new(),
-        errors: Vec::new(),
-        unchecked_wgsl: Vec::new(),
-        suppressed: Vec::new(),
         subgraph_paths: Vec::new(),
     };
     for item in &def.items {
-        lower_item(&mut out, item);
+        lower_item(&mut out, cx, item);
     }
     if def.no_fusion {
         out.graph.no_fusion = out.graph.nodes.iter().map(|n| n.name.clone()).collect();
@@ -86,9 +79,9 @@ pub fn lower(def: &GraphDef) -> Lowered {
 }
 
 /// One item into the IR and its spans, its attributes onto the node it declares.
-fn lower_item(out: &mut Lowered, marked: &Marked<Item>) {
+fn lower_item(out: &mut Lowered, cx: &Ctxt, marked: &Marked<Item>) {
     let first = out.graph.nodes.len();
-    lower_item_itself(out, &marked.item);
+    lower_item_itself(out, cx, &marked.item);
     // Alternatives and blocks hold nodes of their own, with their own attributes.
     if !matches!(marked.item, Item::Alternatives { .. } | Item::Block { .. }) {
         mark_node(out, first, &marked.marks);
@@ -107,7 +100,7 @@ fn mark_node(out: &mut Lowered, n: usize, marks: &Marks) {
 }
 
 /// One item into the IR and its spans; a block's items first, then the block.
-fn lower_item_itself(out: &mut Lowered, item: &Item) {
+fn lower_item_itself(out: &mut Lowered, cx: &Ctxt, item: &Item) {
     match item {
         Item::Params { keyword, fields } => {
             out.spans.set(Loc::ParamsBlock, one(*keyword));
@@ -128,7 +121,7 @@ fn lower_item_itself(out: &mut Lowered, item: &Item) {
                     Some(lit) => match lit.base10_parse::<u64>() {
                         Ok(n) => Some(n),
                         Err(e) => {
-                            out.errors.push(e);
+                            cx.error(e);
                             None
                         }
                     },
@@ -140,7 +133,7 @@ fn lower_item_itself(out: &mut Lowered, item: &Item) {
                     Some("output") => Role::Output,
                     Some("inout") => Role::InOut,
                     Some(other) => {
-                        out.errors.push(syn::Error::new(
+                        cx.error(syn::Error::new(
                                 b.role.as_ref().map_or_else(Span::call_site, Ident::span),
                                 format!(
                                     "unknown buffer role `{other}`; write `= input`, `= output` or `= inout` for a \
@@ -163,10 +156,10 @@ fn lower_item_itself(out: &mut Lowered, item: &Item) {
                 out.docs.buffers.push(b.docs.clone());
             }
         }
-        Item::Kernel(k) => lower_kernel(out, k),
+        Item::Kernel(k) => lower_kernel(out, cx, k),
         Item::Copy { name, src, dst } => {
-            let (src_range, src_sizes) = lower_range(out, src);
-            let (dst_range, dst_sizes) = lower_range(out, dst);
+            let (src_range, src_sizes) = lower_range(cx, src);
+            let (dst_range, dst_sizes) = lower_range(cx, dst);
             let kind = NodeKind::Copy {
                 src: name_of(&src.buffer),
                 dst: name_of(&dst.buffer),
@@ -182,7 +175,7 @@ fn lower_item_itself(out: &mut Lowered, item: &Item) {
             );
         }
         Item::Fill { name, dst, value } => {
-            let (range, sizes) = lower_range(out, dst);
+            let (range, sizes) = lower_range(cx, dst);
             let kind = NodeKind::Fill {
                 dst: name_of(&dst.buffer),
                 value: WgslText::from_tokens(value.clone()).text,
@@ -197,7 +190,7 @@ fn lower_item_itself(out: &mut Lowered, item: &Item) {
             buffer,
             readback,
         } => {
-            let (range, sizes) = lower_range(out, buffer);
+            let (range, sizes) = lower_range(cx, buffer);
             let kind = match readback {
                 true => NodeKind::Readback {
                     src: name_of(&buffer.buffer),
@@ -211,11 +204,11 @@ fn lower_item_itself(out: &mut Lowered, item: &Item) {
             push_builtin(out, name, kind, &[buffer], sizes);
         }
         Item::Host { name, accesses } => {
-            let list = lower_accesses(out, accesses);
+            let list = lower_accesses(out, cx, accesses);
             push_node(out, name, NodeKind::Host { accesses: list });
         }
         Item::Interop { name, accesses } => {
-            let list = lower_accesses(out, accesses);
+            let list = lower_accesses(out, cx, accesses);
             push_node(out, name, NodeKind::Interop { accesses: list });
         }
         Item::Empty { name, barrier } => {
@@ -231,7 +224,7 @@ fn lower_item_itself(out: &mut Lowered, item: &Item) {
             path,
             accesses,
         } => {
-            let list = lower_accesses(out, accesses);
+            let list = lower_accesses(out, cx, accesses);
             let text = path
                 .segments
                 .iter()
@@ -262,14 +255,14 @@ fn lower_item_itself(out: &mut Lowered, item: &Item) {
         } => {
             let first = out.graph.nodes.len();
             for choice in choices {
-                lower_item(out, choice);
+                lower_item(out, cx, choice);
             }
             let choices = out.graph.nodes[first..]
                 .iter()
                 .map(|n| n.name.clone())
                 .collect();
             for item in misplaced {
-                lower_item(out, item);
+                lower_item(out, cx, item);
             }
             let i = out.graph.alternatives.len();
             out.graph.alternatives.push(graph_core::ir::Alternatives {
@@ -300,12 +293,12 @@ fn lower_item_itself(out: &mut Lowered, item: &Item) {
         } => {
             let first = out.graph.nodes.len();
             for inner in items {
-                lower_item(out, inner);
+                lower_item(out, cx, inner);
             }
             // An `if` whose flag is not a buffer's name (already an error): what the checks say of its flag
             // follows from it.
             if keyword == "if" && flag.is_none() {
-                out.suppressed.push(Loc::Block(out.graph.blocks.len()));
+                cx.cover(Loc::Block(out.graph.blocks.len()));
             }
             let nodes = out.graph.nodes[first..]
                 .iter()
@@ -319,7 +312,7 @@ fn lower_item_itself(out: &mut Lowered, item: &Item) {
                     count: match count.as_ref().map(|c| c.base10_parse::<u32>()) {
                         Some(Ok(c)) => c,
                         Some(Err(e)) => {
-                            out.errors.push(e);
+                            cx.error(e);
                             1
                         }
                         None => 1,
@@ -380,8 +373,8 @@ fn set_size_terms(spans: &mut Spans, node: usize, slots: Vec<Vec<SpanRange>>) {
 }
 
 /// The accesses of the next node. An unknown access word is one error: the access is kept as `read_write`
-/// (valid for any use, ordered against everything), and what the checks say of its mode is not shown.
-fn lower_accesses(out: &mut Lowered, accesses: &[AccessDecl]) -> Vec<Access> {
+/// (valid for any use, ordered against everything), and what the checks say of that access is not shown.
+fn lower_accesses(out: &mut Lowered, cx: &Ctxt, accesses: &[AccessDecl]) -> Vec<Access> {
     let node = out.graph.nodes.len();
     let mut list = Vec::with_capacity(accesses.len());
     for (index, a) in accesses.iter().enumerate() {
@@ -398,9 +391,8 @@ fn lower_accesses(out: &mut Lowered, accesses: &[AccessDecl]) -> Vec<Access> {
                         "unknown access `{word}`; write `read`, `write` (overwrite) or `read_write`"
                     ),
                 };
-                out.errors.push(syn::Error::new(a.mode.span(), message));
-                out.suppressed.push(Loc::Access { node, index });
-                out.suppressed.push(Loc::AccessMode { node, index });
+                cx.error(syn::Error::new(a.mode.span(), message));
+                cx.cover(Loc::AccessMode { node, index });
                 AccessMode::ReadWrite
             }
         };
@@ -417,14 +409,15 @@ fn lower_accesses(out: &mut Lowered, accesses: &[AccessDecl]) -> Vec<Access> {
     list
 }
 
-fn lower_kernel(out: &mut Lowered, k: &KernelDecl) {
+fn lower_kernel(out: &mut Lowered, cx: &Ctxt, k: &KernelDecl) {
     // The node about to be pushed: its parts' spans are recorded under its index as they are lowered.
     let n = out.graph.nodes.len();
-    let (dispatch, size_spans) = lower_dispatch(out, k.dispatch.as_ref());
+    let (dispatch, size_spans) = lower_dispatch(cx, k.dispatch.as_ref());
     let (accesses, source, args) = match &k.body {
         KernelBody::Missing { accesses } => {
-            let list = lower_accesses(out, accesses);
-            out.unchecked_wgsl.push(n);
+            let list = lower_accesses(out, cx, accesses);
+            // Its WGSL is missing (the parser reported it): it is checked as an empty kernel.
+            cx.cover(Loc::KernelSource(n));
             let source = KernelSource::Wgsl {
                 text: String::new(),
                 file: None,
@@ -432,7 +425,7 @@ fn lower_kernel(out: &mut Lowered, k: &KernelDecl) {
             (list, source, Vec::new())
         }
         KernelBody::Inline { accesses, wgsl } => {
-            let list = lower_accesses(out, accesses);
+            let list = lower_accesses(out, cx, accesses);
             let text = WgslText::from_tokens(wgsl.clone());
             let source = KernelSource::Wgsl {
                 text: text.text.clone(),
@@ -442,15 +435,15 @@ fn lower_kernel(out: &mut Lowered, k: &KernelDecl) {
             (list, source, Vec::new())
         }
         KernelBody::File { accesses, path } => {
-            let list = lower_accesses(out, accesses);
+            let list = lower_accesses(out, cx, accesses);
             let text = match read_wgsl_file(&path.value()) {
                 Ok((full, text)) => {
                     out.files.push(full);
                     text
                 }
                 Err(message) => {
-                    out.errors.push(syn::Error::new(path.span(), message));
-                    out.unchecked_wgsl.push(n);
+                    cx.error(syn::Error::new(path.span(), message));
+                    cx.cover(Loc::KernelSource(n));
                     String::new()
                 }
             };
@@ -530,7 +523,7 @@ fn lower_kernel(out: &mut Lowered, k: &KernelDecl) {
 /// A slice's range, its two bounds as size expressions with the spans of their terms (size slots start and
 /// end; a bound left out has no terms). A bound not in the size language is one error, and the whole range
 /// is dropped so nothing is checked against a stand-in.
-fn lower_range(out: &mut Lowered, slice: &Slice) -> (Option<ElementRange>, Vec<Vec<SpanRange>>) {
+fn lower_range(cx: &Ctxt, slice: &Slice) -> (Option<ElementRange>, Vec<Vec<SpanRange>>) {
     let Some((range, _)) = &slice.range else {
         return (None, Vec::new());
     };
@@ -545,7 +538,7 @@ fn lower_range(out: &mut Lowered, slice: &Slice) -> (Option<ElementRange>, Vec<V
         match lowered {
             Ok(expr) => bounds.push(expr),
             Err(error) => {
-                out.errors.push(error);
+                cx.error(error);
                 return (None, Vec::new());
             }
         }
@@ -558,10 +551,7 @@ fn lower_range(out: &mut Lowered, slice: &Slice) -> (Option<ElementRange>, Vec<V
 
 /// The kernel's dispatch clause as size expressions, with the spans of each term. A size that is not in the
 /// language is one error, and stands as `1` for the checks.
-fn lower_dispatch(
-    out: &mut Lowered,
-    dispatch: Option<&Dispatch>,
-) -> (DispatchSpec, Vec<Vec<SpanRange>>) {
+fn lower_dispatch(cx: &Ctxt, dispatch: Option<&Dispatch>) -> (DispatchSpec, Vec<Vec<SpanRange>>) {
     let Some(d) = dispatch else {
         return (DispatchSpec::Auto, Vec::new());
     };
@@ -577,7 +567,7 @@ fn lower_dispatch(
                 match lower_size(e, &mut terms) {
                     Ok(size) => dims.push(size),
                     Err(error) => {
-                        out.errors.push(error);
+                        cx.error(error);
                         terms = vec![range_of(e)];
                         dims.push(SizeExpr::Literal(1));
                     }
