@@ -147,3 +147,147 @@ fn follows_from(loc: &Loc, covered: &Loc) -> bool {
         _ => covered == loc,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use graph_core::{Diagnostic, Loc};
+    use proc_macro2::Span;
+
+    use super::Ctxt;
+    use crate::spans::Spans;
+
+    /// The messages of what `check` shows, in order.
+    fn shown(cx: Ctxt, diagnostics: Vec<Diagnostic>) -> Vec<String> {
+        let spans = Spans::new(Span::call_site());
+        match cx.check(Err::<(), _>(diagnostics), &spans) {
+            Ok(()) => Vec::new(),
+            Err(errors) => errors.iter().map(ToString::to_string).collect(),
+        }
+    }
+
+    fn at(loc: Loc) -> Diagnostic {
+        Diagnostic::new(loc.clone(), format!("{loc:?}"))
+    }
+
+    #[test]
+    #[should_panic(expected = "errors were never checked")]
+    fn dropping_it_unchecked_panics() {
+        let cx = Ctxt::new();
+        cx.error(syn::Error::new(Span::call_site(), "a mistake"));
+        drop(cx);
+    }
+
+    #[test]
+    fn checked_it_drops_quietly_and_generates_only_without_errors() {
+        let spans = Spans::new(Span::call_site());
+        assert_eq!(
+            Ctxt::new().check(Ok::<_, Vec<Diagnostic>>(7), &spans).ok(),
+            Some(7)
+        );
+        let cx = Ctxt::new();
+        cx.error(syn::Error::new(Span::call_site(), "a mistake"));
+        let errors = cx.check(Ok::<_, Vec<Diagnostic>>(7), &spans).err();
+        assert_eq!(errors.map(|e| e.len()), Some(1));
+        assert!(Ctxt::new().into_errors().is_empty());
+    }
+
+    /// An unknown access word covers that access: the checks' words on it, and on its mode, are not shown;
+    /// the same kind of diagnostic on the node's other access, and the reported error itself, are.
+    #[test]
+    fn a_diagnostic_at_a_covered_location_is_not_shown() {
+        let cx = Ctxt::new();
+        cx.error(syn::Error::new(Span::call_site(), "unknown access `raed`"));
+        cx.cover(Loc::AccessMode { node: 2, index: 1 });
+        let shown = shown(
+            cx,
+            vec![
+                at(Loc::Access { node: 2, index: 1 }),
+                at(Loc::AccessMode { node: 2, index: 1 }),
+                at(Loc::AccessMode { node: 2, index: 0 }),
+                at(Loc::Access { node: 1, index: 1 }),
+            ],
+        );
+        assert_eq!(
+            shown,
+            [
+                "unknown access `raed`",
+                "AccessMode { node: 2, index: 0 }",
+                "Access { node: 1, index: 1 }",
+            ]
+        );
+    }
+
+    /// A kernel whose WGSL is missing covers what is said of its WGSL, its entry point and its access
+    /// modes, not of its accesses' buffers, nor of another kernel.
+    #[test]
+    fn a_missing_kernel_source_covers_what_depends_on_the_wgsl() {
+        let cx = Ctxt::new();
+        cx.error(syn::Error::new(
+            Span::call_site(),
+            "expected the kernel's WGSL",
+        ));
+        cx.cover(Loc::KernelSource(3));
+        let shown = shown(
+            cx,
+            vec![
+                at(Loc::KernelSource(3)),
+                at(Loc::KernelEntry(3)),
+                at(Loc::Wgsl {
+                    node: 3,
+                    range: 4..9,
+                }),
+                at(Loc::AccessMode { node: 3, index: 0 }),
+                at(Loc::Access { node: 3, index: 0 }),
+                at(Loc::KernelEntry(4)),
+                at(Loc::Block(3)),
+            ],
+        );
+        assert_eq!(
+            shown,
+            [
+                "expected the kernel's WGSL",
+                "Access { node: 3, index: 0 }",
+                "KernelEntry(4)",
+                "Block(3)",
+            ]
+        );
+    }
+
+    /// A cover is only ever recorded beside a reported error; were one recorded without, the diagnostics it
+    /// would hide are shown, so the graph cannot compile as if checked.
+    #[test]
+    fn a_cover_hides_nothing_when_nothing_else_was_reported() {
+        let cx = Ctxt::new();
+        cx.cover(Loc::Block(0));
+        assert_eq!(shown(cx, vec![at(Loc::Block(0))]), ["Block(0)"]);
+    }
+
+    /// What a failed attempt reported (errors and covers) goes with it; what a successful one did stays.
+    #[test]
+    fn a_failed_attempt_drops_what_it_reported() {
+        let cx = Ctxt::new();
+        let error = |text: &str| syn::Error::new(Span::call_site(), text);
+        cx.error(error("before"));
+        let failed = cx.attempt(|| {
+            cx.error(error("inside the failed attempt"));
+            cx.cover(Loc::Block(0));
+            // A nested attempt that succeeded is undone with the attempt around it.
+            cx.attempt(|| {
+                cx.error(error("nested"));
+                Ok(())
+            })?;
+            Err::<(), _>(error("the failure"))
+        });
+        assert!(failed.is_err());
+        let kept = cx.attempt(|| {
+            cx.error(error("inside the kept attempt"));
+            Ok(())
+        });
+        assert!(kept.is_ok());
+        // The cover went with the failed attempt: the diagnostic at `Block(0)` is shown.
+        assert_eq!(
+            shown(cx, vec![at(Loc::Block(0))]),
+            ["before", "inside the kept attempt", "Block(0)"]
+        );
+    }
+}

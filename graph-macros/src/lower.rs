@@ -736,3 +736,117 @@ fn read_wgsl_file(relative: &str) -> Result<(String, String), String> {
         )),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use graph_core::Loc;
+
+    use crate::ctxt::Ctxt;
+    use crate::spans::SpanRange;
+
+    /// The text a span range covers, as written.
+    fn written(range: Option<SpanRange>) -> Option<String> {
+        let (first, last) = range?;
+        first.join(last)?.source_text()
+    }
+
+    /// Lowering records each item's span at the location diagnostics use for it, size terms in preorder and
+    /// by size slot.
+    #[test]
+    fn spans_are_recorded_at_the_irs_locations() {
+        let input = "graph G {
+            params { n: u32 }
+            buffers { a: [f32; 64], b: [f32; 64] }
+            kernel k(a: write) threads(params.n.div_ceil(64) + 1) {
+                @compute @workgroup_size(64) fn main() {}
+            }
+            kernel s = kernels::scale(data: b, alpha: 2.0);
+            copy c(a[1..a.len() - 1] -> b[..62]);
+            k -> c;
+        }";
+        let cx = Ctxt::new();
+        let def = crate::ast::parse(input.parse().expect("tokens"), &cx).expect("a graph");
+        let lowered = super::lower(&def, &cx);
+        assert!(cx.into_errors().is_empty());
+        let spans = &lowered.spans;
+        let at = |loc: Loc| written(spans.get(&loc));
+        for (loc, text) in [
+            (Loc::Param(0), "n"),
+            (Loc::ParamType(0), "u32"),
+            (Loc::Buffer(1), "b"),
+            (Loc::BufferType(1), "f32"),
+            (Loc::Node(0), "k"),
+            (Loc::Access { node: 0, index: 0 }, "a"),
+            (Loc::AccessMode { node: 0, index: 0 }, "write"),
+            (Loc::Dispatch(0), "threads(params.n.div_ceil(64) + 1"),
+            (
+                Loc::SizeTerm {
+                    node: 0,
+                    dim: 0,
+                    term: 0,
+                },
+                "params.n.div_ceil(64) + 1",
+            ),
+            (
+                Loc::SizeTerm {
+                    node: 0,
+                    dim: 0,
+                    term: 2,
+                },
+                "params.n",
+            ),
+            (
+                Loc::SizeTerm {
+                    node: 0,
+                    dim: 0,
+                    term: 4,
+                },
+                "1",
+            ),
+            (Loc::KernelSource(1), "scale"),
+            (Loc::Access { node: 1, index: 0 }, "b"),
+            (Loc::AccessMode { node: 1, index: 0 }, "data: b"),
+            (Loc::KernelArg { node: 1, index: 0 }, "alpha: 2.0"),
+            (Loc::Access { node: 2, index: 0 }, "a[1..a.len() - 1]"),
+            (
+                Loc::SizeTerm {
+                    node: 2,
+                    dim: 1,
+                    term: 1,
+                },
+                "a.len()",
+            ),
+            // The destination's start is left out: its slot has no terms, and the end is slot 3.
+            (
+                Loc::SizeTerm {
+                    node: 2,
+                    dim: 3,
+                    term: 0,
+                },
+                "62",
+            ),
+            (Loc::Edge(0), "k -> c"),
+            (Loc::EdgeTo(0), "c"),
+        ] {
+            assert_eq!(at(loc.clone()).as_deref(), Some(text), "{loc:?}");
+        }
+        let size_slot_2 = Loc::SizeTerm {
+            node: 2,
+            dim: 2,
+            term: 0,
+        };
+        assert_eq!(at(size_slot_2), None);
+        // Inline WGSL: a byte range lands on its tokens.
+        let wgsl = match &lowered.graph.nodes[0].kind {
+            graph_core::ir::NodeKind::Kernel(k) => match &k.source {
+                graph_core::ir::KernelSource::Wgsl { text, .. } => text.clone(),
+                _ => String::new(),
+            },
+            _ => String::new(),
+        };
+        let main = wgsl.find("main").expect("main");
+        let range = main..main + 4;
+        let shown = spans.locate(&Loc::Wgsl { node: 0, range });
+        assert_eq!(written(Some(shown)).as_deref(), Some("main"));
+    }
+}

@@ -111,3 +111,129 @@ fn around(loc: &Loc) -> Option<Loc> {
         | Loc::EdgeTo(_) => Some(Loc::Graph),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use graph_core::Loc;
+    use proc_macro2::{LineColumn, Span, TokenStream, TokenTree};
+
+    use super::{Spans, one};
+    use crate::wgsl_tokens::WgslText;
+
+    /// Spans that tell apart, with proc-macro2's positions: one per word of `words`, and the text's tokens.
+    fn spans(words: &str) -> (Vec<Span>, TokenStream) {
+        let tokens: TokenStream = words.parse().expect("tokens");
+        let spans = tokens.clone().into_iter().map(|t| t.span()).collect();
+        (spans, tokens)
+    }
+
+    fn start(range: (Span, Span)) -> LineColumn {
+        range.0.start()
+    }
+
+    #[test]
+    fn a_location_without_a_span_is_shown_at_the_nearest_one_around_it() {
+        let (s, _) = spans("Graph k threads n file param");
+        let [graph, kernel, threads, n, file, param] = s[..] else {
+            panic!("six spans");
+        };
+        let mut t = Spans::new(graph);
+        t.set(Loc::Node(0), one(kernel));
+        t.set(Loc::Dispatch(0), (threads, n));
+        t.set(
+            Loc::SizeTerm {
+                node: 0,
+                dim: 0,
+                term: 0,
+            },
+            one(n),
+        );
+        t.set(Loc::Node(1), one(file));
+        t.set(Loc::KernelSource(1), one(file));
+        t.set(Loc::Param(0), one(param));
+        let is_at = |loc: Loc, span: Span| {
+            assert_eq!(start(t.locate(&loc)), span.start(), "{loc:?}");
+        };
+        // Its own span, when recorded.
+        is_at(
+            Loc::SizeTerm {
+                node: 0,
+                dim: 0,
+                term: 0,
+            },
+            n,
+        );
+        is_at(Loc::Param(0), param);
+        // A size term without one: the dispatch clause; an access, argument or entry: the node's name.
+        is_at(
+            Loc::SizeTerm {
+                node: 0,
+                dim: 1,
+                term: 0,
+            },
+            threads,
+        );
+        is_at(Loc::Access { node: 0, index: 3 }, kernel);
+        is_at(Loc::AccessMode { node: 0, index: 3 }, kernel);
+        is_at(Loc::KernelArg { node: 0, index: 0 }, kernel);
+        is_at(Loc::KernelEntry(0), kernel);
+        // A size term of a node without a dispatch clause (a copy's range): the node's name.
+        is_at(
+            Loc::SizeTerm {
+                node: 1,
+                dim: 0,
+                term: 0,
+            },
+            file,
+        );
+        // WGSL not written inline: the kernel's source, else the node's name.
+        is_at(
+            Loc::Wgsl {
+                node: 1,
+                range: 0..4,
+            },
+            file,
+        );
+        is_at(
+            Loc::Wgsl {
+                node: 0,
+                range: 0..4,
+            },
+            kernel,
+        );
+        // A node, parameter or block without one, and whatever belongs to it: the graph's name.
+        is_at(Loc::Node(7), graph);
+        is_at(Loc::Access { node: 7, index: 0 }, graph);
+        is_at(
+            Loc::SizeTerm {
+                node: 7,
+                dim: 0,
+                term: 0,
+            },
+            graph,
+        );
+        is_at(Loc::Param(1), graph);
+        is_at(Loc::ParamsBlock, graph);
+        is_at(Loc::EdgeTo(0), graph);
+    }
+
+    /// A byte range of inline WGSL is shown on the tokens it covers, not at the kernel.
+    #[test]
+    fn inline_wgsl_ranges_are_shown_on_their_tokens() {
+        let (s, tokens) = spans("k { fn main() {} }");
+        let Some(TokenTree::Group(body)) = tokens.into_iter().nth(1) else {
+            panic!("a body");
+        };
+        let text = WgslText::from_tokens(body.stream());
+        let main = text.text.find("main").expect("main");
+        let mut t = Spans::new(Span::call_site());
+        t.set(Loc::Node(0), one(s[0]));
+        t.set_inline(0, text);
+        let shown = t.locate(&Loc::Wgsl {
+            node: 0,
+            range: main..main + 4,
+        });
+        assert_eq!(start(shown), LineColumn { line: 1, column: 7 });
+        assert_eq!(start(t.locate(&Loc::KernelSource(0))), s[0].start());
+    }
+}
