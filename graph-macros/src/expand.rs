@@ -172,6 +172,22 @@ mod tests {
         assert!(!text.contains("# [doc = \"\"] # [doc = \"The node `by_two`.\"]"));
     }
 
+    /// A block that cannot be read at all is one error, its own: what the parser reported before giving up
+    /// (here the unknown attribute) went with the attempt; and the context is ended on this path too (were it
+    /// not, dropping it would panic).
+    #[test]
+    fn an_unreadable_block_is_one_error() {
+        let input: proc_macro2::TokenStream = "#[bogus] pub graph A { } pub graph B { }"
+            .parse()
+            .expect("tokens");
+        let text = super::expand(input).to_string();
+        assert_eq!(text.matches("compile_error").count(), 1, "{text}");
+        assert!(
+            text.contains("one `graph!` block declares one graph"),
+            "{text}"
+        );
+    }
+
     /// This thread's CPU time (Linux's schedstat: nanoseconds on a CPU), which other work on the machine
     /// does not inflate the way it does wall time; `None` where there is no such file.
     fn thread_cpu_time() -> Option<Duration> {
