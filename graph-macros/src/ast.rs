@@ -392,8 +392,8 @@ fn marked(
     }
 }
 
-/// One item, parsed on a fork: when it cannot be read at all, it is one error and recovery restarts from its
-/// first token, skipping to the next item.
+/// One item, parsed on a fork: when it cannot be read at all, it is one error (what the attempt reported
+/// before failing goes with it) and recovery restarts from its first token, skipping to the next item.
 fn parse_item_on_fork(input: ParseStream<'_>, cx: &Ctxt) -> Option<Item> {
     let fork = input.fork();
     match cx.attempt(|| parse_item(&fork, cx)) {
@@ -773,7 +773,7 @@ fn expect_end(content: ParseStream<'_>, cx: &Ctxt) -> syn::Result<()> {
     Ok(())
 }
 
-/// Comma-separated entries, each parsed on its own: a bad one is reported and skipped (to its comma), and
+/// Comma-separated entries, each parsed on its own: a bad one is one error and skipped (to its comma), and
 /// the rest are kept, so one typo in `buffers { .. }` does not make every buffer unknown. A missing comma
 /// between two readable entries is one error, and both entries are kept.
 fn parse_entries<T>(

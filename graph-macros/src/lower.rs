@@ -42,7 +42,8 @@ pub struct Lowered {
 }
 
 /// The IR of `def`. What cannot be lowered as written (an unreadable file, a bad literal, an unknown access
-/// word) is reported into `cx`, and lowered as a stand-in whose location `cx` is told is covered.
+/// word) is reported into `cx` and lowered as a stand-in; where what the checks would say of the stand-in
+/// follows from the mistake, `cx` is told that location is covered.
 pub fn lower(def: &GraphDef, cx: &Ctxt) -> Lowered {
     let mut out = Lowered {
         graph: Graph {
