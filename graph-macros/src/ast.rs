@@ -30,11 +30,13 @@ use proc_macro2::{Delimiter, Span, TokenStream, TokenTree};
 use quote::ToTokens;
 use syn::ext::IdentExt;
 use syn::parse::discouraged::Speculative;
-use syn::parse::{Parse, ParseStream};
+use syn::parse::{Parse, ParseStream, Parser};
 use syn::{
     Attribute, Expr, Ident, LitInt, LitStr, Token, Type, Visibility, braced, bracketed,
     parenthesized,
 };
+
+use crate::ctxt::Ctxt;
 
 pub mod kw {
     syn::custom_keyword!(graph);
@@ -72,8 +74,6 @@ pub struct GraphDef {
     pub vis: Visibility,
     pub name: Ident,
     pub items: Vec<Marked<Item>>,
-    /// Every syntax error, in order: from items kept with a mistake, and from items skipped.
-    pub errors: Vec<syn::Error>,
 }
 
 /// What is written above an item: doc comments (the node's docs) and `#[no_fusion]`.
@@ -270,83 +270,83 @@ pub struct Dispatch {
     pub dims: Option<Vec<Expr>>,
 }
 
-/// Errors found while parsing an item that was still kept.
-type Errors = Vec<syn::Error>;
+/// Parses a whole `graph!` block. Every mistake the parser recovers from is reported into `cx`, and the graph
+/// is kept; an `Err` is a block that could not be read at all.
+pub fn parse(tokens: TokenStream, cx: &Ctxt) -> syn::Result<GraphDef> {
+    Parser::parse2(|input: ParseStream<'_>| parse_graph(input, cx), tokens)
+}
 
-impl Parse for GraphDef {
-    fn parse(input: ParseStream<'_>) -> syn::Result<Self> {
-        let attrs = input.call(Attribute::parse_outer)?;
-        let mut docs = Vec::new();
-        let mut errors = Vec::new();
-        let (mut explicit_edges, mut uniform_params, mut device_limits, mut no_fusion) =
-            (false, false, false, false);
-        for attr in attrs {
-            let flag = if attr.path().is_ident("doc") {
-                docs.push(attr);
-                continue;
-            } else if attr.path().is_ident("explicit_edges") {
-                &mut explicit_edges
-            } else if attr.path().is_ident("uniform_params") {
-                &mut uniform_params
-            } else if attr.path().is_ident("device_limits") {
-                &mut device_limits
-            } else if attr.path().is_ident("no_fusion") {
-                &mut no_fusion
-            } else {
-                // Reported beside the rest, so the graph's items are still checked and stubbed.
-                errors.push(syn::Error::new_spanned(
-                    attr.path(),
-                    "unknown graph attribute; the graph attributes are `#[explicit_edges]` (no edge inference: \
-                     order conflicting accesses with `a -> b;`), `#[uniform_params]` (parameters in a uniform \
-                     buffer instead of push constants), `#[device_limits]` (workgroup sizes checked against \
-                     the device at bake instead of the portable limits) and `#[no_fusion]` (no kernel fused \
-                     with another)",
-                ));
-                continue;
-            };
-            match attr.meta.require_path_only() {
-                Ok(_) => *flag = true,
-                Err(e) => errors.push(e),
-            }
+fn parse_graph(input: ParseStream<'_>, cx: &Ctxt) -> syn::Result<GraphDef> {
+    let attrs = input.call(Attribute::parse_outer)?;
+    let mut docs = Vec::new();
+    let (mut explicit_edges, mut uniform_params, mut device_limits, mut no_fusion) =
+        (false, false, false, false);
+    for attr in attrs {
+        let flag = if attr.path().is_ident("doc") {
+            docs.push(attr);
+            continue;
+        } else if attr.path().is_ident("explicit_edges") {
+            &mut explicit_edges
+        } else if attr.path().is_ident("uniform_params") {
+            &mut uniform_params
+        } else if attr.path().is_ident("device_limits") {
+            &mut device_limits
+        } else if attr.path().is_ident("no_fusion") {
+            &mut no_fusion
+        } else {
+            // Reported beside the rest, so the graph's items are still checked and stubbed.
+            cx.error(syn::Error::new_spanned(
+                attr.path(),
+                "unknown graph attribute; the graph attributes are `#[explicit_edges]` (no edge inference: \
+                 order conflicting accesses with `a -> b;`), `#[uniform_params]` (parameters in a uniform \
+                 buffer instead of push constants), `#[device_limits]` (workgroup sizes checked against \
+                 the device at bake instead of the portable limits) and `#[no_fusion]` (no kernel fused \
+                 with another)",
+            ));
+            continue;
+        };
+        match attr.meta.require_path_only() {
+            Ok(_) => *flag = true,
+            Err(e) => cx.error(e),
         }
-        let vis: Visibility = input.parse()?;
-        input.parse::<kw::graph>()?;
-        let name: Ident = input.parse()?;
-        let content;
-        braced!(content in input);
-        let mut items = Vec::new();
-        while !content.is_empty() {
-            let attrs = parse_attrs(&content, &mut errors);
-            if let Some(item) = parse_item_on_fork(&content, &mut errors) {
-                items.push(marked(item, attrs, &mut errors));
-            }
-        }
-        if !input.is_empty() {
-            return Err(input
-                .error("one `graph!` block declares one graph; expected nothing after its `}`"));
-        }
-        Ok(GraphDef {
-            docs,
-            explicit_edges,
-            uniform_params,
-            device_limits,
-            no_fusion,
-            vis,
-            name,
-            items,
-            errors,
-        })
     }
+    let vis: Visibility = input.parse()?;
+    input.parse::<kw::graph>()?;
+    let name: Ident = input.parse()?;
+    let content;
+    braced!(content in input);
+    let mut items = Vec::new();
+    while !content.is_empty() {
+        let attrs = parse_attrs(&content, cx);
+        if let Some(item) = parse_item_on_fork(&content, cx) {
+            items.push(marked(item, attrs, cx));
+        }
+    }
+    if !input.is_empty() {
+        return Err(
+            input.error("one `graph!` block declares one graph; expected nothing after its `}`")
+        );
+    }
+    Ok(GraphDef {
+        docs,
+        explicit_edges,
+        uniform_params,
+        device_limits,
+        no_fusion,
+        vis,
+        name,
+        items,
+    })
 }
 
 /// The attributes above an item: its doc comments, and `#[no_fusion]` if written (checked against the item by
 /// [`marked`]). Any other attribute is one error.
-fn parse_attrs(input: ParseStream<'_>, errors: &mut Errors) -> (Vec<Attribute>, Option<Attribute>) {
+fn parse_attrs(input: ParseStream<'_>, cx: &Ctxt) -> (Vec<Attribute>, Option<Attribute>) {
     let (mut docs, mut no_fusion) = (Vec::new(), None);
     let attrs = match input.call(Attribute::parse_outer) {
         Ok(attrs) => attrs,
         Err(e) => {
-            errors.push(e);
+            cx.error(e);
             Vec::new()
         }
     };
@@ -356,10 +356,10 @@ fn parse_attrs(input: ParseStream<'_>, errors: &mut Errors) -> (Vec<Attribute>, 
         } else if a.path().is_ident("no_fusion") {
             match a.meta.require_path_only() {
                 Ok(_) => no_fusion = Some(a),
-                Err(e) => errors.push(e),
+                Err(e) => cx.error(e),
             }
         } else {
-            errors.push(syn::Error::new_spanned(
+            cx.error(syn::Error::new_spanned(
                 a,
                 "graph items take no attributes other than doc comments and, on a kernel or a fill, \
                  `#[no_fusion]`",
@@ -374,11 +374,11 @@ fn parse_attrs(input: ParseStream<'_>, errors: &mut Errors) -> (Vec<Attribute>, 
 fn marked(
     item: Item,
     (docs, no_fusion): (Vec<Attribute>, Option<Attribute>),
-    errors: &mut Errors,
+    cx: &Ctxt,
 ) -> Marked<Item> {
     let fusable = matches!(item, Item::Kernel(_) | Item::Fill { .. });
     if let Some(attr) = no_fusion.as_ref().filter(|_| !fusable) {
-        errors.push(syn::Error::new_spanned(
+        cx.error(syn::Error::new_spanned(
             attr,
             "`#[no_fusion]` marks a kernel or a fill; only those are fused",
         ));
@@ -392,19 +392,17 @@ fn marked(
     }
 }
 
-/// One item, parsed on a fork: when it cannot be read at all, it is one error and recovery restarts from its
-/// first token, skipping to the next item.
-fn parse_item_on_fork(input: ParseStream<'_>, errors: &mut Errors) -> Option<Item> {
+/// One item, parsed on a fork: when it cannot be read at all, it is one error (what the attempt reported
+/// before failing goes with it) and recovery restarts from its first token, skipping to the next item.
+fn parse_item_on_fork(input: ParseStream<'_>, cx: &Ctxt) -> Option<Item> {
     let fork = input.fork();
-    let mut item_errors = Vec::new();
-    match parse_item(&fork, &mut item_errors) {
+    match cx.attempt(|| parse_item(&fork, cx)) {
         Ok(item) => {
             input.advance_to(&fork);
-            errors.append(&mut item_errors);
             Some(item)
         }
         Err(e) => {
-            errors.push(e);
+            cx.error(e);
             skip_item(input);
             None
         }
@@ -433,7 +431,7 @@ fn skip_item(input: ParseStream<'_>) {
     });
 }
 
-fn parse_item(input: ParseStream<'_>, errors: &mut Errors) -> syn::Result<Item> {
+fn parse_item(input: ParseStream<'_>, cx: &Ctxt) -> syn::Result<Item> {
     let word: Ident = input.call(Ident::parse_any).map_err(|e| {
         syn::Error::new(
             e.span(),
@@ -443,7 +441,7 @@ fn parse_item(input: ParseStream<'_>, errors: &mut Errors) -> syn::Result<Item> 
     })?;
     // A chain of edges may start with any node name, one that looks like a keyword included.
     if input.peek(Token![->]) {
-        return parse_edges(input, word, errors);
+        return parse_edges(input, word, cx);
     }
     let text = word.to_string();
     let keyword = if ITEM_KEYWORDS.contains(&text.as_str()) {
@@ -452,7 +450,7 @@ fn parse_item(input: ParseStream<'_>, errors: &mut Errors) -> syn::Result<Item> 
         match graph_core::names::did_you_mean(&text, ITEM_KEYWORDS) {
             // A misspelt keyword: say so, and read the item as what it most likely is.
             Some(keyword) => {
-                errors.push(syn::Error::new(
+                cx.error(syn::Error::new(
                     word.span(),
                     format!("unknown item `{text}`; did you mean `{keyword}`?"),
                 ));
@@ -474,8 +472,8 @@ fn parse_item(input: ParseStream<'_>, errors: &mut Errors) -> syn::Result<Item> 
         "params" => {
             let content;
             braced!(content in input);
-            let fields = parse_entries(&content, errors, |input, errors| {
-                let docs = parse_entry_attrs(input, errors, "a parameter");
+            let fields = parse_entries(&content, cx, |input, cx| {
+                let docs = parse_entry_attrs(input, cx, "a parameter");
                 let name = input.parse()?;
                 input.parse::<Token![:]>()?;
                 let ty = input.parse().map_err(|e: syn::Error| {
@@ -494,38 +492,38 @@ fn parse_item(input: ParseStream<'_>, errors: &mut Errors) -> syn::Result<Item> 
         "buffers" => {
             let content;
             braced!(content in input);
-            Ok(Item::Buffers(parse_entries(&content, errors, parse_buffer)))
+            Ok(Item::Buffers(parse_entries(&content, cx, parse_buffer)))
         }
-        "kernel" => parse_kernel(input, errors).map(Item::Kernel),
+        "kernel" => parse_kernel(input, cx).map(Item::Kernel),
         "copy" => {
-            let name = parse_name(input, errors)?;
+            let name = parse_name(input, cx)?;
             let content;
             let group = parenthesized!(content in input);
             let src = content.parse()?;
             content.parse::<Token![->]>()?;
             let dst = content.parse()?;
-            expect_end(&content, errors)?;
-            expect_semi(input, errors, group.span.close());
+            expect_end(&content, cx)?;
+            expect_semi(input, cx, group.span.close());
             Ok(Item::Copy { name, src, dst })
         }
         "fill" => {
-            let name = parse_name(input, errors)?;
+            let name = parse_name(input, cx)?;
             let content;
             let group = parenthesized!(content in input);
             let dst = content.parse()?;
             content.parse::<Token![=]>()?;
             let value = parse_value(&content)?;
-            expect_end(&content, errors)?;
-            expect_semi(input, errors, group.span.close());
+            expect_end(&content, cx)?;
+            expect_semi(input, cx, group.span.close());
             Ok(Item::Fill { name, dst, value })
         }
         "upload" | "readback" => {
-            let name = parse_name(input, errors)?;
+            let name = parse_name(input, cx)?;
             let content;
             let group = parenthesized!(content in input);
             let buffer = content.parse()?;
-            expect_end(&content, errors)?;
-            expect_semi(input, errors, group.span.close());
+            expect_end(&content, cx)?;
+            expect_semi(input, cx, group.span.close());
             Ok(Item::Transfer {
                 name,
                 buffer,
@@ -533,7 +531,7 @@ fn parse_item(input: ParseStream<'_>, errors: &mut Errors) -> syn::Result<Item> 
             })
         }
         "subgraph" => {
-            let name = parse_name(input, errors)?;
+            let name = parse_name(input, cx)?;
             input.parse::<Token![=]>()?;
             let path = input.call(syn::Path::parse_mod_style).map_err(|e| {
                 syn::Error::new(
@@ -543,8 +541,8 @@ fn parse_item(input: ParseStream<'_>, errors: &mut Errors) -> syn::Result<Item> 
             })?;
             let content;
             let group = parenthesized!(content in input);
-            let accesses = parse_entries(&content, errors, |input, _| parse_binding(input));
-            expect_semi(input, errors, group.span.close());
+            let accesses = parse_entries(&content, cx, |input, _| parse_binding(input));
+            expect_semi(input, cx, group.span.close());
             Ok(Item::Subgraph {
                 name,
                 path,
@@ -557,12 +555,12 @@ fn parse_item(input: ParseStream<'_>, errors: &mut Errors) -> syn::Result<Item> 
             braced!(content in input);
             let (mut choices, mut misplaced) = (Vec::new(), Vec::new());
             while !content.is_empty() {
-                let attrs = parse_attrs(&content, errors);
+                let attrs = parse_attrs(&content, cx);
                 let word = content.fork().call(Ident::parse_any).ok();
-                let Some(item) = parse_item_on_fork(&content, errors) else {
+                let Some(item) = parse_item_on_fork(&content, cx) else {
                     continue;
                 };
-                let item = marked(item, attrs, errors);
+                let item = marked(item, attrs, cx);
                 match &item.item {
                     // A node: a choice, even one that is no kernel (the checks say so, in the words the
                     // builder's `alternatives` gets).
@@ -581,7 +579,7 @@ fn parse_item(input: ParseStream<'_>, errors: &mut Errors) -> syn::Result<Item> 
                     | Item::Edges(_) => {
                         let (at, word) = word
                             .map_or((name.span(), String::new()), |w| (w.span(), w.to_string()));
-                        errors.push(syn::Error::new(
+                        cx.error(syn::Error::new(
                             at,
                             format!(
                                 "`{word}` cannot be in `alternatives {name}`: alternatives hold the kernels \
@@ -607,9 +605,9 @@ fn parse_item(input: ParseStream<'_>, errors: &mut Errors) -> syn::Result<Item> 
             let content;
             parenthesized!(content in input);
             let (count, flag) = if keyword == "if" {
-                (None, parse_flag(&content, errors, &name))
+                (None, parse_flag(&content, cx, &name))
             } else {
-                let count = parse_count(&content, errors)?;
+                let count = parse_count(&content, cx)?;
                 let mut flag = None;
                 if content.peek(Token![,]) {
                     content.parse::<Token![,]>()?;
@@ -625,14 +623,14 @@ fn parse_item(input: ParseStream<'_>, errors: &mut Errors) -> syn::Result<Item> 
                 }
                 (count, flag)
             };
-            expect_end(&content, errors)?;
+            expect_end(&content, cx)?;
             let body;
             braced!(body in input);
             let mut items = Vec::new();
             while !body.is_empty() {
-                let attrs = parse_attrs(&body, errors);
-                if let Some(item) = parse_item_on_fork(&body, errors) {
-                    items.push(marked(item, attrs, errors));
+                let attrs = parse_attrs(&body, cx);
+                if let Some(item) = parse_item_on_fork(&body, cx) {
+                    items.push(marked(item, attrs, cx));
                 }
             }
             Ok(Item::Block {
@@ -644,17 +642,17 @@ fn parse_item(input: ParseStream<'_>, errors: &mut Errors) -> syn::Result<Item> 
             })
         }
         "empty" | "barrier" => {
-            let name = parse_name(input, errors)?;
-            expect_semi(input, errors, name.span());
+            let name = parse_name(input, cx)?;
+            expect_semi(input, cx, name.span());
             Ok(Item::Empty {
                 name,
                 barrier: keyword == "barrier",
             })
         }
         _ => {
-            let name = parse_name(input, errors)?;
-            let (accesses, close) = parse_accesses(input, errors)?;
-            expect_semi(input, errors, close);
+            let name = parse_name(input, cx)?;
+            let (accesses, close) = parse_accesses(input, cx)?;
+            expect_semi(input, cx, close);
             if keyword == "interop" {
                 Ok(Item::Interop { name, accesses })
             } else {
@@ -664,7 +662,7 @@ fn parse_item(input: ParseStream<'_>, errors: &mut Errors) -> syn::Result<Item> 
     }
 }
 
-fn parse_edges(input: ParseStream<'_>, first: Ident, errors: &mut Errors) -> syn::Result<Item> {
+fn parse_edges(input: ParseStream<'_>, first: Ident, cx: &Ctxt) -> syn::Result<Item> {
     let mut chain = vec![first];
     while input.peek(Token![->]) {
         input.parse::<Token![->]>()?;
@@ -672,13 +670,13 @@ fn parse_edges(input: ParseStream<'_>, first: Ident, errors: &mut Errors) -> syn
         chain.push(input.call(Ident::parse_any)?);
     }
     let last = chain.last().map_or_else(Span::call_site, Ident::span);
-    expect_semi(input, errors, last);
+    expect_semi(input, cx, last);
     Ok(Item::Edges(chain))
 }
 
 /// The flag of `if name(flag)`: a buffer's name. Anything else is one error, and the block is kept without a
 /// flag.
-fn parse_flag(content: ParseStream<'_>, errors: &mut Errors, block: &Ident) -> Option<Ident> {
+fn parse_flag(content: ParseStream<'_>, cx: &Ctxt, block: &Ident) -> Option<Ident> {
     if content.peek(Ident) && peek_end(content, 1) {
         return content.parse().ok();
     }
@@ -695,7 +693,7 @@ fn parse_flag(content: ParseStream<'_>, errors: &mut Errors, block: &Ident) -> O
             "the flag of `if {block}` is a buffer's name: `if {block}(flag) {{ .. }}`, with `flag: [u32; 1]`"
         ),
     };
-    errors.push(match written.is_empty() {
+    cx.error(match written.is_empty() {
         true => syn::Error::new(at, message),
         false => syn::Error::new_spanned(written, message),
     });
@@ -704,12 +702,12 @@ fn parse_flag(content: ParseStream<'_>, errors: &mut Errors, block: &Ident) -> O
 
 /// The count of `repeat name(count)`: an integer literal. Anything else is one error, and the repeat is kept
 /// (running once, for the checks).
-fn parse_count(content: ParseStream<'_>, errors: &mut Errors) -> syn::Result<Option<LitInt>> {
+fn parse_count(content: ParseStream<'_>, cx: &Ctxt) -> syn::Result<Option<LitInt>> {
     if content.peek(LitInt) {
         return content.parse().map(Some);
     }
     let written = parse_value(content)?;
-    errors.push(syn::Error::new_spanned(
+    cx.error(syn::Error::new_spanned(
         written,
         "a repeat's count is an integer literal: its runs are unrolled into the replay's commands when the \
          graph is baked, so the count cannot change between replays; to stop early at run time, give it a flag \
@@ -732,7 +730,7 @@ fn peek_end(content: ParseStream<'_>, n: usize) -> bool {
 
 /// A node's name. A Rust keyword is one error and the name is kept: the generated node enum and handles are
 /// Rust, where `r#loop` names a node `loop`.
-fn parse_name(input: ParseStream<'_>, errors: &mut Errors) -> syn::Result<Ident> {
+fn parse_name(input: ParseStream<'_>, cx: &Ctxt) -> syn::Result<Ident> {
     let name = input.call(Ident::parse_any)?;
     if syn::parse2::<Ident>(name.to_token_stream()).is_err() {
         let text = name.to_string();
@@ -744,25 +742,25 @@ fn parse_name(input: ParseStream<'_>, errors: &mut Errors) -> syn::Result<Ident>
                 "`{text}` is a Rust keyword: write `r#{text}` to name a node `{text}`, or choose another name"
             ),
         };
-        errors.push(syn::Error::new(name.span(), message));
+        cx.error(syn::Error::new(name.span(), message));
     }
     Ok(name)
 }
 
 /// A `;` to end an item: when it is missing but the item was whole, one error after the item's last token,
 /// and the item is kept.
-fn expect_semi(input: ParseStream<'_>, errors: &mut Errors, after: Span) {
+fn expect_semi(input: ParseStream<'_>, cx: &Ctxt, after: Span) {
     if input.peek(Token![;]) {
         let _ = input.parse::<Token![;]>();
     } else {
-        errors.push(syn::Error::new(after, "expected `;` after this"));
+        cx.error(syn::Error::new(after, "expected `;` after this"));
     }
 }
 
 /// Nothing may follow the last thing inside a group.
-fn expect_end(content: ParseStream<'_>, errors: &mut Errors) -> syn::Result<()> {
+fn expect_end(content: ParseStream<'_>, cx: &Ctxt) -> syn::Result<()> {
     if !content.is_empty() {
-        errors.push(content.error("unexpected tokens here"));
+        cx.error(content.error("unexpected tokens here"));
         // Consume them, so the group counts as read.
         content.step(|cursor| {
             let mut rest = *cursor;
@@ -775,40 +773,38 @@ fn expect_end(content: ParseStream<'_>, errors: &mut Errors) -> syn::Result<()> 
     Ok(())
 }
 
-/// Comma-separated entries, each parsed on its own: a bad one is reported and skipped (to its comma), and
+/// Comma-separated entries, each parsed on its own: a bad one is one error and skipped (to its comma), and
 /// the rest are kept, so one typo in `buffers { .. }` does not make every buffer unknown. A missing comma
 /// between two readable entries is one error, and both entries are kept.
 fn parse_entries<T>(
     content: ParseStream<'_>,
-    errors: &mut Errors,
-    parse: impl Fn(ParseStream<'_>, &mut Errors) -> syn::Result<T>,
+    cx: &Ctxt,
+    parse: impl Fn(ParseStream<'_>, &Ctxt) -> syn::Result<T>,
 ) -> Vec<T> {
     let mut entries = Vec::new();
     while !content.is_empty() {
         let fork = content.fork();
-        let mut entry_errors = Vec::new();
-        match parse(&fork, &mut entry_errors) {
+        match cx.attempt(|| parse(&fork, cx)) {
             Ok(entry) => {
                 content.advance_to(&fork);
-                errors.append(&mut entry_errors);
                 entries.push(entry);
                 if content.is_empty() || content.peek(Token![,]) {
                     let _ = content.parse::<Token![,]>();
                 } else if content.peek(Token![;]) {
                     // `a: f32; b: f32`: one error, and both entries are kept.
-                    errors.push(
+                    cx.error(
                         content.error("write `,` instead of `;`: entries are separated by commas"),
                     );
                     let _ = content.parse::<Token![;]>();
                 } else if content.peek(Ident::peek_any) && content.peek2(Token![:]) {
-                    errors.push(content.error("expected `,` before this"));
+                    cx.error(content.error("expected `,` before this"));
                 } else {
-                    errors.push(content.error("expected `,`"));
+                    cx.error(content.error("expected `,`"));
                     skip_past_comma(content);
                 }
             }
             Err(e) => {
-                errors.push(e);
+                cx.error(e);
                 skip_past_comma(content);
             }
         }
@@ -831,10 +827,10 @@ fn skip_past_comma(content: ParseStream<'_>) {
 
 /// The attributes above a parameter or a buffer: doc comments, kept for the generated field. Any other is one
 /// error, and the entry is kept.
-fn parse_entry_attrs(input: ParseStream<'_>, errors: &mut Errors, what: &str) -> Vec<Attribute> {
-    let (docs, no_fusion) = parse_attrs(input, errors);
+fn parse_entry_attrs(input: ParseStream<'_>, cx: &Ctxt, what: &str) -> Vec<Attribute> {
+    let (docs, no_fusion) = parse_attrs(input, cx);
     if let Some(attr) = no_fusion {
-        errors.push(syn::Error::new_spanned(
+        cx.error(syn::Error::new_spanned(
             attr,
             format!(
                 "`#[no_fusion]` marks a kernel or a fill, which are fused; {what} is not: remove it"
@@ -844,8 +840,8 @@ fn parse_entry_attrs(input: ParseStream<'_>, errors: &mut Errors, what: &str) ->
     docs
 }
 
-fn parse_buffer(input: ParseStream<'_>, errors: &mut Errors) -> syn::Result<BufferDecl> {
-    let docs = parse_entry_attrs(input, errors, "a buffer");
+fn parse_buffer(input: ParseStream<'_>, cx: &Ctxt) -> syn::Result<BufferDecl> {
+    let docs = parse_entry_attrs(input, cx, "a buffer");
     let name = input.parse()?;
     input.parse::<Token![:]>()?;
     let (elem, len) = if input.peek(syn::token::Bracket) {
@@ -864,7 +860,7 @@ fn parse_buffer(input: ParseStream<'_>, errors: &mut Errors) -> syn::Result<Buff
             // `[f32, 256]`: one error, and the buffer keeps its length.
             let comma = content.parse::<Token![,]>()?;
             let len: LitInt = content.parse()?;
-            errors.push(syn::Error::new(
+            cx.error(syn::Error::new(
                 comma.span,
                 format!(
                     "an array's length follows a `;`: write `[{}; {len}]`",
@@ -888,7 +884,7 @@ fn parse_buffer(input: ParseStream<'_>, errors: &mut Errors) -> syn::Result<Buff
             )
         })?;
         let elem = element_of(&written).clone();
-        errors.push(syn::Error::new_spanned(
+        cx.error(syn::Error::new_spanned(
             &written,
             format!(
                 "a buffer's type is its element type in brackets: write `[{0}]`, or `[{0}; N]` with a length",
@@ -1017,30 +1013,27 @@ fn parse_value(input: ParseStream<'_>) -> syn::Result<TokenStream> {
 }
 
 /// `( buffer: mode, .. )`, and the span of its closing parenthesis.
-fn parse_accesses(
-    input: ParseStream<'_>,
-    errors: &mut Errors,
-) -> syn::Result<(Vec<AccessDecl>, Span)> {
+fn parse_accesses(input: ParseStream<'_>, cx: &Ctxt) -> syn::Result<(Vec<AccessDecl>, Span)> {
     let content;
     let group = parenthesized!(content in input);
-    let accesses = parse_entries(&content, errors, |input, _| input.parse());
+    let accesses = parse_entries(&content, cx, |input, _| input.parse());
     Ok((accesses, group.span.close()))
 }
 
-fn parse_kernel(input: ParseStream<'_>, errors: &mut Errors) -> syn::Result<KernelDecl> {
-    let name = parse_name(input, errors)?;
+fn parse_kernel(input: ParseStream<'_>, cx: &Ctxt) -> syn::Result<KernelDecl> {
+    let name = parse_name(input, cx)?;
     if input.peek(Token![=]) {
         input.parse::<Token![=]>()?;
-        let path = parse_library_path(input, errors)?;
+        let path = parse_library_path(input, cx)?;
         let content;
         let group = parenthesized!(content in input);
-        let bindings = parse_entries(&content, errors, |input, _| {
+        let bindings = parse_entries(&content, cx, |input, _| {
             let name: Ident = input.parse()?;
             input.parse::<Token![:]>()?;
             Ok((name, parse_value(input)?))
         });
-        let (dispatch, entry, end) = parse_clauses(input, errors, group.span.close());
-        expect_semi(input, errors, end);
+        let (dispatch, entry, end) = parse_clauses(input, cx, group.span.close());
+        expect_semi(input, cx, end);
         return Ok(KernelDecl {
             name,
             body: KernelBody::Library { path, bindings },
@@ -1048,15 +1041,15 @@ fn parse_kernel(input: ParseStream<'_>, errors: &mut Errors) -> syn::Result<Kern
             entry,
         });
     }
-    let (accesses, close) = parse_accesses(input, errors)?;
-    let (dispatch, entry, end) = parse_clauses(input, errors, close);
+    let (accesses, close) = parse_accesses(input, cx)?;
+    let (dispatch, entry, end) = parse_clauses(input, cx, close);
     let body = if input.peek(Ident::peek_any) && input.fork().call(Ident::parse_any)? == "file" {
         input.call(Ident::parse_any)?;
         let content;
         let group = parenthesized!(content in input);
         let path = content.parse()?;
-        expect_end(&content, errors)?;
-        expect_semi(input, errors, group.span.close());
+        expect_end(&content, cx)?;
+        expect_semi(input, cx, group.span.close());
         KernelBody::File { accesses, path }
     } else if input.peek(syn::token::Brace) {
         let content;
@@ -1066,7 +1059,7 @@ fn parse_kernel(input: ParseStream<'_>, errors: &mut Errors) -> syn::Result<Kern
             wgsl: content.parse()?,
         }
     } else {
-        errors.push(syn::Error::new(
+        cx.error(syn::Error::new(
             end,
             "expected the kernel's WGSL after this: a `{ .. }` body, or `file(\"path.wgsl\");` relative to the \
              crate",
@@ -1087,7 +1080,7 @@ fn parse_kernel(input: ParseStream<'_>, errors: &mut Errors) -> syn::Result<Kern
 
 /// `kernels::a::b`: the segments after `kernels`. A misspelt or missing `kernels` is one error, and the path
 /// is kept.
-fn parse_library_path(input: ParseStream<'_>, errors: &mut Errors) -> syn::Result<Vec<Ident>> {
+fn parse_library_path(input: ParseStream<'_>, cx: &Ctxt) -> syn::Result<Vec<Ident>> {
     let first: Ident = input.call(Ident::parse_any).map_err(|e| {
         syn::Error::new(
             e.span(),
@@ -1102,7 +1095,7 @@ fn parse_library_path(input: ParseStream<'_>, errors: &mut Errors) -> syn::Resul
             path.push(first.clone());
             format!("library kernels are named `kernels::PATH`: write `kernels::{first}`")
         };
-        errors.push(syn::Error::new(first.span(), message));
+        cx.error(syn::Error::new(first.span(), message));
     }
     while input.peek(Token![::]) {
         input.parse::<Token![::]>()?;
@@ -1117,7 +1110,7 @@ fn parse_library_path(input: ParseStream<'_>, errors: &mut Errors) -> syn::Resul
 /// The clauses after a kernel's access list, and the span of the last token read (for a missing `;`).
 fn parse_clauses(
     input: ParseStream<'_>,
-    errors: &mut Errors,
+    cx: &Ctxt,
     mut end: Span,
 ) -> (Option<Dispatch>, Option<Ident>, Span) {
     let (mut dispatch, mut entry) = (None, None);
@@ -1134,13 +1127,13 @@ fn parse_clauses(
         let clause = if CLAUSES.contains(&text.as_str()) {
             text
         } else if let Some(clause) = graph_core::names::did_you_mean(&text, CLAUSES) {
-            errors.push(syn::Error::new(
+            cx.error(syn::Error::new(
                 word.span(),
                 format!("unknown clause `{text}`; did you mean `{clause}`?"),
             ));
             clause.to_string()
         } else {
-            errors.push(syn::Error::new(
+            cx.error(syn::Error::new(
                 word.span(),
                 format!("unknown clause `{text}`; a kernel takes `threads(..)`, `workgroups(..)` and `entry(..)`"),
             ));
@@ -1155,7 +1148,7 @@ fn parse_clauses(
         if clause == "entry" {
             match syn::parse2::<Ident>(content) {
                 Ok(name) => entry = Some(name),
-                Err(e) => errors.push(e),
+                Err(e) => cx.error(e),
             }
             continue;
         }
@@ -1178,13 +1171,13 @@ fn parse_clauses(
         .ok();
         if let Some(buffer) = indirect {
             if clause != "workgroups" {
-                errors.push(syn::Error::new(
+                cx.error(syn::Error::new(
                     word.span(),
                     "an indirect dispatch is `workgroups(indirect: BUFFER)`: it reads workgroup counts",
                 ));
             }
             if dispatch.is_some() {
-                errors.push(syn::Error::new(
+                cx.error(syn::Error::new(
                     word.span(),
                     "a kernel has one `threads(..)` or `workgroups(..)`",
                 ));
@@ -1205,12 +1198,12 @@ fn parse_clauses(
         let dims = match dims {
             Ok(dims) => Some(dims.into_iter().collect()),
             Err(e) => {
-                errors.push(e);
+                cx.error(e);
                 None
             }
         };
         if dispatch.is_some() {
-            errors.push(syn::Error::new(
+            cx.error(syn::Error::new(
                 word.span(),
                 "a kernel has one `threads(..)` or `workgroups(..)`",
             ));

@@ -1,32 +1,41 @@
-//! parse -> lower -> check -> generate, with every error collected on the way.
+//! parse -> lower -> check -> generate, with every error collected on the way into one [`Ctxt`], which
+//! decides at the end what is shown and whether code is generated.
 
-use graph_core::{Diagnostic, Loc};
+use graph_core::Loc;
 use proc_macro2::{Span, TokenStream};
 use quote::{quote, quote_spanned};
 use syn::Ident;
 
-use crate::ast::GraphDef;
+use crate::ast::{self, GraphDef};
+use crate::ctxt::Ctxt;
 use crate::fallback;
 use crate::generate::{self, Names};
-use crate::lower::{self, Lowered};
-use crate::render::render;
+use crate::lower;
 
 pub fn expand(input: TokenStream) -> TokenStream {
-    let def: GraphDef = match syn::parse2(input) {
+    let cx = Ctxt::new();
+    let def = match cx.attempt(|| ast::parse(input, &cx)) {
         Ok(def) => def,
-        Err(e) => return e.to_compile_error(),
+        Err(e) => {
+            // A block that cannot be read at all is that one error: what the parser reported before it gave
+            // up went with the attempt.
+            cx.error(e);
+            return cx
+                .into_errors()
+                .iter()
+                .map(syn::Error::to_compile_error)
+                .collect();
+        }
     };
-    let lowered = lower::lower(&def);
+    let lowered = lower::lower(&def, &cx);
     let names = Names::new(&def.name);
-    let mut errors: Vec<syn::Error> = def.errors.clone();
-    errors.extend(lowered.errors.iter().cloned());
-    errors.extend(generate::subgraph_errors(&lowered, &def.name));
+    generate::subgraph_errors(&lowered, &def.name, &cx);
     let nodes: Vec<(String, Span)> = lowered
         .graph
         .nodes
         .iter()
-        .map(|n| n.name.clone())
-        .zip(lowered.spans.nodes.iter().copied())
+        .enumerate()
+        .map(|(i, n)| (n.name.clone(), lowered.spans.locate(&Loc::Node(i)).0))
         .collect();
     let variants = generate::variant_names(&nodes);
 
@@ -40,8 +49,8 @@ pub fn expand(input: TokenStream) -> TokenStream {
     };
     let checked = graph_core::check::check_with(lowered.graph.clone(), &kernels::LIBRARY, children);
     let mut outside = TokenStream::new();
-    let items = match checked {
-        Ok(checked) if errors.is_empty() => {
+    let items = match cx.check(checked, &lowered.spans) {
+        Ok(checked) => {
             let named: Vec<(Ident, String)> = variants
                 .iter()
                 .cloned()
@@ -53,17 +62,7 @@ pub fn expand(input: TokenStream) -> TokenStream {
             outside = aliases;
             quote!(#types #description #subgraph_checks)
         }
-        other => {
-            if let Err(diags) = other {
-                errors.extend(
-                    diags
-                        .iter()
-                        .filter(|d| shown(d, &lowered))
-                        .map(|d| render(d, &lowered.spans)),
-                );
-            }
-            fallback::stub(&def, &lowered, &names, &variants, &nodes, &errors)
-        }
+        Err(errors) => fallback::stub(&def, &lowered, &names, &variants, &nodes, &errors),
     };
     in_module(&def, items, outside)
 }
@@ -89,19 +88,6 @@ fn in_module(def: &GraphDef, items: TokenStream, outside: TokenStream) -> TokenS
         #vis use #module::*;
         #outside
     }
-}
-
-/// Whether a diagnostic of the checks is worth showing: not one that follows from a syntax error already
-/// reported (an unknown access word, a kernel whose WGSL is missing or unreadable).
-fn shown(diagnostic: &Diagnostic, lowered: &Lowered) -> bool {
-    let loc = &diagnostic.loc;
-    let about_wgsl_of = |n: &usize| lowered.unchecked_wgsl.contains(n);
-    let wgsl = match loc {
-        Loc::KernelSource(n) | Loc::KernelEntry(n) | Loc::Wgsl { node: n, .. } => about_wgsl_of(n),
-        Loc::AccessMode { node, .. } => about_wgsl_of(node),
-        _ => false,
-    };
-    !wgsl && !lowered.suppressed.contains(loc)
 }
 
 #[cfg(test)]
@@ -184,6 +170,22 @@ mod tests {
         // Undocumented items keep the generated doc alone.
         assert!(text.contains("# [doc = \"The node `by_two`.\"] ByTwo"));
         assert!(!text.contains("# [doc = \"\"] # [doc = \"The node `by_two`.\"]"));
+    }
+
+    /// A block that cannot be read at all is one error, its own: what the parser reported before giving up
+    /// (here the unknown attribute) went with the attempt; and the context is ended on this path too (were it
+    /// not, dropping it would panic).
+    #[test]
+    fn an_unreadable_block_is_one_error() {
+        let input: proc_macro2::TokenStream = "#[bogus] pub graph A { } pub graph B { }"
+            .parse()
+            .expect("tokens");
+        let text = super::expand(input).to_string();
+        assert_eq!(text.matches("compile_error").count(), 1, "{text}");
+        assert!(
+            text.contains("one `graph!` block declares one graph"),
+            "{text}"
+        );
     }
 
     /// This thread's CPU time (Linux's schedstat: nanoseconds on a CPU), which other work on the machine

@@ -3,6 +3,7 @@
 
 use std::collections::{HashMap, HashSet};
 
+use graph_core::Loc;
 use graph_core::check::CheckedGraph;
 use graph_core::ir::NodeKind;
 use graph_core::layout::ParamsLayout;
@@ -14,6 +15,7 @@ use syn::ext::IdentExt;
 
 use crate::ast::GraphDef;
 use crate::const_tokens::ConstTokens;
+use crate::ctxt::Ctxt;
 use crate::lower::Lowered;
 
 /// The names of the generated items.
@@ -143,7 +145,8 @@ pub fn types(
             inits.push(quote!(#pad_name: [0u8; #gap]));
         }
         let declared = lowered.graph.params.iter().position(|q| q.name == f.name);
-        let span = declared.map_or_else(Span::call_site, |i| lowered.spans.params[i]);
+        let span =
+            declared.map_or_else(Span::call_site, |i| lowered.spans.locate(&Loc::Param(i)).0);
         let field = rust_ident(&f.name, span);
         let ty = rust_type(f.ty);
         let user_docs = user_docs(declared.and_then(|i| lowered.docs.params.get(i)));
@@ -174,15 +177,12 @@ pub fn types(
     let buffer_list = &lowered.graph.buffers;
     let externals: Vec<TokenStream> = buffer_list
         .iter()
-        .zip(&lowered.spans.buffers)
         .enumerate()
-        .filter(|(i, (b, _))| {
-            b.role.is_external() && buffer_list[..*i].iter().all(|c| c.name != b.name)
-        })
-        .filter_map(|(i, (b, span))| {
+        .filter(|(i, b)| b.role.is_external() && buffer_list[..*i].iter().all(|c| c.name != b.name))
+        .filter_map(|(i, b)| {
             let elem = ValueType::parse(&b.elem).ok()?;
             let user_docs = user_docs(lowered.docs.buffers.get(i));
-            let field = rust_ident(&b.name, *span);
+            let field = rust_ident(&b.name, lowered.spans.locate(&Loc::Buffer(i)).0);
             let ty = rust_type(elem);
             let doc = format!(
                 "`{}`: {} of `{elem}`{}.",
@@ -294,13 +294,7 @@ fn transfer_handles(lowered: &Lowered, graph: &Ident) -> TokenStream {
         };
         let mut fields = Vec::new();
         let mut values = Vec::new();
-        for (index, (node, span)) in lowered
-            .graph
-            .nodes
-            .iter()
-            .zip(&lowered.spans.nodes)
-            .enumerate()
-        {
+        for (index, node) in lowered.graph.nodes.iter().enumerate() {
             let buffer = match (&node.kind, readback) {
                 (NodeKind::Upload { dst, .. }, false) => dst,
                 (NodeKind::Readback { src, .. }, true) => src,
@@ -314,7 +308,7 @@ fn transfer_handles(lowered: &Lowered, graph: &Ident) -> TokenStream {
                 .filter(|b| graph_core::types::element_type_problem(&b.elem).is_none())
                 .and_then(|b| ValueType::parse(&b.elem).ok());
             let Some(elem) = elem else { continue };
-            let field = rust_ident(&node.name, *span);
+            let field = rust_ident(&node.name, lowered.spans.locate(&Loc::Node(index)).0);
             let ty = rust_type(elem);
             let doc = format!("The node `{}`, of `{buffer}`: `[{elem}]`.", node.name);
             let index = index as u32;
@@ -376,9 +370,13 @@ fn host_contexts(lowered: &Lowered, graph: &Ident, nodes: &[(Ident, String)]) ->
                 continue;
             };
             let ty = rust_type(elem);
-            let span = lowered.spans.accesses[index]
-                .get(a)
-                .map_or_else(Span::call_site, |s| s.0.0);
+            let span = lowered
+                .spans
+                .get(&Loc::Access {
+                    node: index,
+                    index: a,
+                })
+                .map_or_else(Span::call_site, |s| s.0);
             let reader = rust_ident(&access.buffer, span);
             let writer = format_ident!("write_{}", access.buffer, span = span);
             if access.mode.reads() {
@@ -658,7 +656,12 @@ pub fn description(
         .iter()
         .enumerate()
         .filter(|(_, b)| b.role.is_external())
-        .map(|(i, b)| (u(i), rust_ident(&b.name, lowered.spans.buffers[i])))
+        .map(|(i, b)| {
+            (
+                u(i),
+                rust_ident(&b.name, lowered.spans.locate(&Loc::Buffer(i)).0),
+            )
+        })
         .collect();
     let (ext_index, ext_field): (Vec<u32>, Vec<Ident>) = externals.into_iter().unzip();
 
@@ -805,12 +808,12 @@ fn child_alias(graph: &Ident, node: &str, path: &syn::Path) -> Ident {
     Ident::new(&alias.to_string(), child_span(path))
 }
 
-/// The errors a graph's own tokens show about its subgraphs: a subgraph whose path names the graph itself
-/// (`Self`, or its name). One that contains it through others is found by const evaluation
+/// Reports the errors a graph's own tokens show about its subgraphs: a subgraph whose path names the graph
+/// itself (`Self`, or its name). One that contains it through others is found by const evaluation
 /// (`graph_runtime`'s `nesting.rs`), with the same words.
-pub fn subgraph_errors(lowered: &Lowered, graph: &Ident) -> Vec<syn::Error> {
+pub fn subgraph_errors(lowered: &Lowered, graph: &Ident, cx: &Ctxt) {
     let name = graph.unraw().to_string();
-    graph_children(lowered)
+    let errors = graph_children(lowered)
         .filter(|(_, path)| {
             let segments: Vec<String> = path.segments.iter().map(|s| s.ident.to_string()).collect();
             path.leading_colon.is_none()
@@ -828,8 +831,10 @@ pub fn subgraph_errors(lowered: &Lowered, graph: &Ident) -> Vec<syn::Error> {
             };
             let message = graph_core::subgraph::contains_itself(&name, &node.name, written, true);
             syn::Error::new(child_span(path), message.as_str())
-        })
-        .collect()
+        });
+    for error in errors {
+        cx.error(error);
+    }
 }
 
 /// What a graph gives its parents' checks (`graph_runtime`'s `nesting.rs`): its `Subgraph` impl and its
@@ -918,10 +923,18 @@ pub fn subgraph_checks(lowered: &Lowered, graph: &Ident) -> (TokenStream, TokenS
         let parent = quote!(#module::#graph);
         outside.extend(panic_on_err(
             quote!(#p::check_subgraph_node::<#parent, #alias>(#n)),
-            crate::lower::range_of(path),
+            crate::spans::range_of(path),
         ));
-        for (i, (binding, mode)) in lowered.spans.accesses[*node].iter().enumerate() {
-            let i = i as u32;
+        let bindings = match &lowered.graph.nodes[*node].kind {
+            NodeKind::Subgraph { accesses, .. } => accesses.len(),
+            _ => 0,
+        };
+        for index in 0..bindings {
+            let binding = lowered.spans.locate(&Loc::Access { node: *node, index });
+            let mode = lowered
+                .spans
+                .locate(&Loc::AccessMode { node: *node, index });
+            let i = index as u32;
             outside.extend(panic_on_err(
                 quote!(#p::check_subgraph_binding::<#parent, #alias>(#n, #i)),
                 (binding.0, mode.1),
@@ -935,7 +948,7 @@ pub fn subgraph_checks(lowered: &Lowered, graph: &Ident) -> (TokenStream, TokenS
 
 /// A constant that panics with the message of `check`'s `Err`, so the compile error reads it, shown from the
 /// first to the last span of `at`.
-fn panic_on_err(check: TokenStream, at: crate::lower::SpanRange) -> TokenStream {
+fn panic_on_err(check: TokenStream, at: crate::spans::SpanRange) -> TokenStream {
     let (first, last) = at;
     let mut args = proc_macro2::Group::new(
         proc_macro2::Delimiter::Parenthesis,

@@ -3,11 +3,13 @@
 
 mod ast;
 mod const_tokens;
+mod ctxt;
 mod expand;
 mod fallback;
 mod generate;
 mod lower;
 mod render;
+mod spans;
 #[cfg(test)]
 mod wgsl_token_properties;
 mod wgsl_tokens;

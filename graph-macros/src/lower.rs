@@ -1,5 +1,5 @@
-//! Lowering: the syntax tree becomes a `graph_core::ir::Graph`, and every span it came from goes into a
-//! [`SpanTable`] at the same indices, so diagnostics about the IR can be shown on the user's tokens.
+//! Lowering: the syntax tree becomes a `graph_core::ir::Graph`, and where each IR item was written goes into
+//! [`Spans`] at the item's location, so diagnostics about the IR can be shown on the user's tokens.
 
 use std::path::PathBuf;
 
@@ -17,58 +17,9 @@ use syn::{Attribute, Expr, Ident};
 use crate::ast::{
     AccessDecl, Dispatch, GraphDef, Item, KernelBody, KernelDecl, Marked, Marks, Slice, type_text,
 };
+use crate::ctxt::Ctxt;
+use crate::spans::{SpanRange, Spans, one, range_of};
 use crate::wgsl_tokens::WgslText;
-
-/// A first and last span: rustc shows the range between them.
-pub type SpanRange = (Span, Span);
-
-pub fn range_of(tokens: impl ToTokens) -> SpanRange {
-    let mut iter = tokens.into_token_stream().into_iter();
-    let first = iter.next().map_or_else(Span::call_site, |t| t.span());
-    let last = iter.last().map_or(first, |t| t.span());
-    (first, last)
-}
-
-/// Where a kernel's WGSL came from, for pointing at it.
-pub enum SourceSpans {
-    Inline {
-        text: WgslText,
-    },
-    File {
-        path: SpanRange,
-    },
-    Library {
-        path: SpanRange,
-    },
-    /// A `fill` or `copy`, which have no WGSL of their own.
-    Builtin {
-        name: Span,
-    },
-}
-
-/// The spans of every IR item, at the IR's indices.
-pub struct SpanTable {
-    pub graph: Span,
-    pub params_block: Span,
-    pub params: Vec<Span>,
-    pub param_types: Vec<SpanRange>,
-    pub buffers: Vec<Span>,
-    pub buffer_types: Vec<SpanRange>,
-    pub nodes: Vec<Span>,
-    /// Per node, per access: the buffer and the mode (the whole binding for library kernels).
-    pub accesses: Vec<Vec<(SpanRange, SpanRange)>>,
-    pub args: Vec<Vec<SpanRange>>,
-    pub sources: Vec<SourceSpans>,
-    pub entries: Vec<Option<Span>>,
-    pub dispatch: Vec<Option<SpanRange>>,
-    /// Per node, per dimension, per term (in preorder): the tokens of each part of a dispatch size.
-    pub sizes: Vec<Vec<Vec<SpanRange>>>,
-    pub edges: Vec<(Span, Span)>,
-    /// The name of each group of alternatives.
-    pub alternatives: Vec<Span>,
-    /// The name of each block under GPU control.
-    pub blocks: Vec<Span>,
-}
 
 /// The doc comments written on each parameter, buffer and node, at the IR's indices: the generated fields and
 /// variants carry them.
@@ -79,25 +30,21 @@ pub struct Docs {
     pub nodes: Vec<Vec<Attribute>>,
 }
 
-/// What codegen needs beyond the IR, and what the syntax errors already cover.
+/// What codegen needs beyond the IR.
 pub struct Lowered {
     pub graph: Graph,
-    pub spans: SpanTable,
+    pub spans: Spans,
     pub docs: Docs,
     /// Paths of `.wgsl` files read, so the generated code re-runs the macro when they change.
     pub files: Vec<String>,
-    /// Errors found while lowering (an unreadable file, a bad literal, an unknown access word).
-    pub errors: Vec<syn::Error>,
-    /// Kernels whose WGSL is missing or unreadable (already an error): they are checked as empty kernels, and
-    /// what the checks say of their WGSL is not shown.
-    pub unchecked_wgsl: Vec<usize>,
-    /// Places an error already covers: what the checks say there follows from it and is not shown.
-    pub suppressed: Vec<Loc>,
     /// The child type of each subgraph node, by node index.
     pub subgraph_paths: Vec<(usize, syn::Path)>,
 }
 
-pub fn lower(def: &GraphDef) -> Lowered {
+/// The IR of `def`. What cannot be lowered as written (an unreadable file, a bad literal, an unknown access
+/// word) is reported into `cx` and lowered as a stand-in; where what the checks would say of the stand-in
+/// follows from the mistake, `cx` is told that location is covered.
+pub fn lower(def: &GraphDef, cx: &Ctxt) -> Lowered {
     let mut out = Lowered {
         graph: Graph {
             name: name_of(&def.name),
@@ -118,33 +65,13 @@ pub fn lower(def: &GraphDef) -> Lowered {
             },
             ..Graph::default()
         },
-        spans: SpanTable {
-            graph: def.name.span(),
-            params_block: def.name.span(),
-            params: Vec::new(),
-            param_types: Vec::new(),
-            buffers: Vec::new(),
-            buffer_types: Vec::new(),
-            nodes: Vec::new(),
-            accesses: Vec::new(),
-            args: Vec::new(),
-            sources: Vec::new(),
-            entries: Vec::new(),
-            dispatch: Vec::new(),
-            sizes: Vec::new(),
-            edges: Vec::new(),
-            alternatives: Vec::new(),
-            blocks: Vec::new(),
-        },
+        spans: Spans::new(def.name.span()),
         docs: Docs::default(),
         files: Vec::new(),
-        errors: Vec::new(),
-        unchecked_wgsl: Vec::new(),
-        suppressed: Vec::new(),
         subgraph_paths: Vec::new(),
     };
     for item in &def.items {
-        lower_item(&mut out, item);
+        lower_item(&mut out, cx, item);
     }
     if def.no_fusion {
         out.graph.no_fusion = out.graph.nodes.iter().map(|n| n.name.clone()).collect();
@@ -152,10 +79,10 @@ pub fn lower(def: &GraphDef) -> Lowered {
     out
 }
 
-/// One item into the IR and the span table, its attributes onto the node it declares.
-fn lower_item(out: &mut Lowered, marked: &Marked<Item>) {
+/// One item into the IR and its spans, its attributes onto the node it declares.
+fn lower_item(out: &mut Lowered, cx: &Ctxt, marked: &Marked<Item>) {
     let first = out.graph.nodes.len();
-    lower_item_itself(out, &marked.item);
+    lower_item_itself(out, cx, &marked.item);
     // Alternatives and blocks hold nodes of their own, with their own attributes.
     if !matches!(marked.item, Item::Alternatives { .. } | Item::Block { .. }) {
         mark_node(out, first, &marked.marks);
@@ -173,18 +100,19 @@ fn mark_node(out: &mut Lowered, n: usize, marks: &Marks) {
     out.docs.nodes[n] = marks.docs.clone();
 }
 
-/// One item into the IR and the span table; a block's items first, then the block.
-fn lower_item_itself(out: &mut Lowered, item: &Item) {
+/// One item into the IR and its spans; a block's items first, then the block.
+fn lower_item_itself(out: &mut Lowered, cx: &Ctxt, item: &Item) {
     match item {
         Item::Params { keyword, fields } => {
-            out.spans.params_block = *keyword;
+            out.spans.set(Loc::ParamsBlock, one(*keyword));
             for f in fields {
+                let i = out.graph.params.len();
                 out.graph.params.push(Param {
                     name: name_of(&f.name),
                     ty: type_text(&f.ty),
                 });
-                out.spans.params.push(f.name.span());
-                out.spans.param_types.push(range_of(&f.ty));
+                out.spans.set(Loc::Param(i), one(f.name.span()));
+                out.spans.set(Loc::ParamType(i), range_of(&f.ty));
                 out.docs.params.push(f.docs.clone());
             }
         }
@@ -194,7 +122,7 @@ fn lower_item_itself(out: &mut Lowered, item: &Item) {
                     Some(lit) => match lit.base10_parse::<u64>() {
                         Ok(n) => Some(n),
                         Err(e) => {
-                            out.errors.push(e);
+                            cx.error(e);
                             None
                         }
                     },
@@ -206,7 +134,7 @@ fn lower_item_itself(out: &mut Lowered, item: &Item) {
                     Some("output") => Role::Output,
                     Some("inout") => Role::InOut,
                     Some(other) => {
-                        out.errors.push(syn::Error::new(
+                        cx.error(syn::Error::new(
                                 b.role.as_ref().map_or_else(Span::call_site, Ident::span),
                                 format!(
                                     "unknown buffer role `{other}`; write `= input`, `= output` or `= inout` for a \
@@ -217,21 +145,22 @@ fn lower_item_itself(out: &mut Lowered, item: &Item) {
                         Role::InOut
                     }
                 };
+                let i = out.graph.buffers.len();
                 out.graph.buffers.push(Buffer {
                     name: name_of(&b.name),
                     elem: type_text(&b.elem),
                     len,
                     role,
                 });
-                out.spans.buffers.push(b.name.span());
-                out.spans.buffer_types.push(range_of(&b.elem));
+                out.spans.set(Loc::Buffer(i), one(b.name.span()));
+                out.spans.set(Loc::BufferType(i), range_of(&b.elem));
                 out.docs.buffers.push(b.docs.clone());
             }
         }
-        Item::Kernel(k) => lower_kernel(out, k),
+        Item::Kernel(k) => lower_kernel(out, cx, k),
         Item::Copy { name, src, dst } => {
-            let (src_range, src_sizes) = lower_range(out, src);
-            let (dst_range, dst_sizes) = lower_range(out, dst);
+            let (src_range, src_sizes) = lower_range(cx, src);
+            let (dst_range, dst_sizes) = lower_range(cx, dst);
             let kind = NodeKind::Copy {
                 src: name_of(&src.buffer),
                 dst: name_of(&dst.buffer),
@@ -247,21 +176,22 @@ fn lower_item_itself(out: &mut Lowered, item: &Item) {
             );
         }
         Item::Fill { name, dst, value } => {
-            let (range, sizes) = lower_range(out, dst);
+            let (range, sizes) = lower_range(cx, dst);
             let kind = NodeKind::Fill {
                 dst: name_of(&dst.buffer),
                 value: WgslText::from_tokens(value.clone()).text,
                 range,
             };
-            push_builtin(out, name, kind, &[dst], sizes);
-            *out.spans.args.last_mut().expect("node just pushed") = vec![range_of(value)];
+            let n = push_builtin(out, name, kind, &[dst], sizes);
+            out.spans
+                .set(Loc::KernelArg { node: n, index: 0 }, range_of(value));
         }
         Item::Transfer {
             name,
             buffer,
             readback,
         } => {
-            let (range, sizes) = lower_range(out, buffer);
+            let (range, sizes) = lower_range(cx, buffer);
             let kind = match readback {
                 true => NodeKind::Readback {
                     src: name_of(&buffer.buffer),
@@ -275,24 +205,12 @@ fn lower_item_itself(out: &mut Lowered, item: &Item) {
             push_builtin(out, name, kind, &[buffer], sizes);
         }
         Item::Host { name, accesses } => {
-            let (list, spans) = lower_accesses(out, accesses);
-            push_node(
-                out,
-                name,
-                NodeKind::Host { accesses: list },
-                spans,
-                SourceSpans::Builtin { name: name.span() },
-            );
+            let list = lower_accesses(out, cx, accesses);
+            push_node(out, name, NodeKind::Host { accesses: list });
         }
         Item::Interop { name, accesses } => {
-            let (list, spans) = lower_accesses(out, accesses);
-            push_node(
-                out,
-                name,
-                NodeKind::Interop { accesses: list },
-                spans,
-                SourceSpans::Builtin { name: name.span() },
-            );
+            let list = lower_accesses(out, cx, accesses);
+            push_node(out, name, NodeKind::Interop { accesses: list });
         }
         Item::Empty { name, barrier } => {
             let kind = if *barrier {
@@ -300,20 +218,14 @@ fn lower_item_itself(out: &mut Lowered, item: &Item) {
             } else {
                 NodeKind::Empty {}
             };
-            push_node(
-                out,
-                name,
-                kind,
-                Vec::new(),
-                SourceSpans::Builtin { name: name.span() },
-            );
+            push_node(out, name, kind);
         }
         Item::Subgraph {
             name,
             path,
             accesses,
         } => {
-            let (list, spans) = lower_accesses(out, accesses);
+            let list = lower_accesses(out, cx, accesses);
             let text = path
                 .segments
                 .iter()
@@ -326,18 +238,16 @@ fn lower_item_itself(out: &mut Lowered, item: &Item) {
             };
             out.subgraph_paths
                 .push((out.graph.nodes.len(), path.clone()));
-            push_node(
+            let n = push_node(
                 out,
                 name,
                 NodeKind::Subgraph {
                     graph: text,
                     accesses: list,
                 },
-                spans,
-                SourceSpans::Library {
-                    path: range_of(path),
-                },
             );
+            // The child's path, for what is said of it as of a kernel's source.
+            out.spans.set(Loc::KernelSource(n), range_of(path));
         }
         Item::Alternatives {
             name,
@@ -346,28 +256,33 @@ fn lower_item_itself(out: &mut Lowered, item: &Item) {
         } => {
             let first = out.graph.nodes.len();
             for choice in choices {
-                lower_item(out, choice);
+                lower_item(out, cx, choice);
             }
             let choices = out.graph.nodes[first..]
                 .iter()
                 .map(|n| n.name.clone())
                 .collect();
             for item in misplaced {
-                lower_item(out, item);
+                lower_item(out, cx, item);
             }
+            let i = out.graph.alternatives.len();
             out.graph.alternatives.push(graph_core::ir::Alternatives {
                 name: name_of(name),
                 choices,
             });
-            out.spans.alternatives.push(name.span());
+            out.spans.set(Loc::Alternatives(i), one(name.span()));
         }
         Item::Edges(chain) => {
             for pair in chain.windows(2) {
+                let i = out.graph.edges.len();
                 out.graph.edges.push(ExplicitEdge {
                     from: name_of(&pair[0]),
                     to: name_of(&pair[1]),
                 });
-                out.spans.edges.push((pair[0].span(), pair[1].span()));
+                let (from, to) = (pair[0].span(), pair[1].span());
+                out.spans.set(Loc::Edge(i), (from, to));
+                out.spans.set(Loc::EdgeFrom(i), one(from));
+                out.spans.set(Loc::EdgeTo(i), one(to));
             }
         }
         Item::Block {
@@ -379,12 +294,12 @@ fn lower_item_itself(out: &mut Lowered, item: &Item) {
         } => {
             let first = out.graph.nodes.len();
             for inner in items {
-                lower_item(out, inner);
+                lower_item(out, cx, inner);
             }
             // An `if` whose flag is not a buffer's name (already an error): what the checks say of its flag
             // follows from it.
             if keyword == "if" && flag.is_none() {
-                out.suppressed.push(Loc::Block(out.graph.blocks.len()));
+                cx.cover(Loc::Block(out.graph.blocks.len()));
             }
             let nodes = out.graph.nodes[first..]
                 .iter()
@@ -398,7 +313,7 @@ fn lower_item_itself(out: &mut Lowered, item: &Item) {
                     count: match count.as_ref().map(|c| c.base10_parse::<u32>()) {
                         Some(Ok(c)) => c,
                         Some(Err(e)) => {
-                            out.errors.push(e);
+                            cx.error(e);
                             1
                         }
                         None => 1,
@@ -406,66 +321,61 @@ fn lower_item_itself(out: &mut Lowered, item: &Item) {
                     flag: flag.as_ref().map(name_of),
                 },
             };
+            let i = out.graph.blocks.len();
             out.graph.blocks.push(graph_core::ir::Block {
                 name: name_of(name),
                 kind,
                 nodes,
             });
-            out.spans.blocks.push(name.span());
+            out.spans.set(Loc::Block(i), one(name.span()));
         }
     }
 }
 
-fn push_node(
-    out: &mut Lowered,
-    name: &Ident,
-    kind: NodeKind,
-    accesses: Vec<(SpanRange, SpanRange)>,
-    source: SourceSpans,
-) {
+/// Pushes a node, with its name's span; returns its index.
+fn push_node(out: &mut Lowered, name: &Ident, kind: NodeKind) -> usize {
+    let n = out.graph.nodes.len();
     out.graph.nodes.push(Node {
         name: name_of(name),
         kind,
     });
-    out.spans.nodes.push(name.span());
-    out.spans.accesses.push(accesses);
-    out.spans.args.push(Vec::new());
-    out.spans.sources.push(source);
-    out.spans.entries.push(None);
-    out.spans.dispatch.push(None);
-    out.spans.sizes.push(Vec::new());
+    out.spans.set(Loc::Node(n), one(name.span()));
     out.docs.nodes.push(Vec::new());
+    n
 }
 
 /// A copy, fill, upload or readback: no WGSL of its own, its accesses the slices it names, and the terms of
-/// their ranges' bounds by size slot.
+/// their ranges' bounds by size slot. Returns its index.
 fn push_builtin(
     out: &mut Lowered,
     name: &Ident,
     kind: NodeKind,
     slices: &[&Slice],
     sizes: Vec<Vec<SpanRange>>,
-) {
-    let spans = slices
-        .iter()
-        .map(|s| (s.span_range(), s.span_range()))
-        .collect();
-    push_node(
-        out,
-        name,
-        kind,
-        spans,
-        SourceSpans::Builtin { name: name.span() },
-    );
-    *out.spans.sizes.last_mut().expect("node just pushed") = sizes;
+) -> usize {
+    let n = push_node(out, name, kind);
+    for (index, slice) in slices.iter().enumerate() {
+        let range = slice.span_range();
+        out.spans.set(Loc::Access { node: n, index }, range);
+        out.spans.set(Loc::AccessMode { node: n, index }, range);
+    }
+    set_size_terms(&mut out.spans, n, sizes);
+    n
+}
+
+/// The spans of node `node`'s size terms, per size slot (a dimension of its dispatch, or a bound of a range),
+/// each slot's terms in preorder.
+fn set_size_terms(spans: &mut Spans, node: usize, slots: Vec<Vec<SpanRange>>) {
+    for (dim, terms) in slots.into_iter().enumerate() {
+        for (term, range) in terms.into_iter().enumerate() {
+            spans.set(Loc::SizeTerm { node, dim, term }, range);
+        }
+    }
 }
 
 /// The accesses of the next node. An unknown access word is one error: the access is kept as `read_write`
-/// (valid for any use, ordered against everything), and what the checks say of its mode is not shown.
-fn lower_accesses(
-    out: &mut Lowered,
-    accesses: &[AccessDecl],
-) -> (Vec<Access>, Vec<(SpanRange, SpanRange)>) {
+/// (valid for any use, ordered against everything), and what the checks say of that access is not shown.
+fn lower_accesses(out: &mut Lowered, cx: &Ctxt, accesses: &[AccessDecl]) -> Vec<Access> {
     let node = out.graph.nodes.len();
     let mut list = Vec::with_capacity(accesses.len());
     for (index, a) in accesses.iter().enumerate() {
@@ -482,9 +392,8 @@ fn lower_accesses(
                         "unknown access `{word}`; write `read`, `write` (overwrite) or `read_write`"
                     ),
                 };
-                out.errors.push(syn::Error::new(a.mode.span(), message));
-                out.suppressed.push(Loc::Access { node, index });
-                out.suppressed.push(Loc::AccessMode { node, index });
+                cx.error(syn::Error::new(a.mode.span(), message));
+                cx.cover(Loc::AccessMode { node, index });
                 AccessMode::ReadWrite
             }
         };
@@ -493,60 +402,49 @@ fn lower_accesses(
             buffer: name_of(&a.buffer),
             mode,
         });
+        let buffer = (a.binding().span(), a.buffer.span());
+        out.spans.set(Loc::Access { node, index }, buffer);
+        out.spans
+            .set(Loc::AccessMode { node, index }, range_of(&a.mode));
     }
-    let spans = accesses
-        .iter()
-        .map(|a| ((a.binding().span(), a.buffer.span()), range_of(&a.mode)))
-        .collect();
-    (list, spans)
+    list
 }
 
-fn lower_kernel(out: &mut Lowered, k: &KernelDecl) {
-    let (dispatch, size_spans) = lower_dispatch(out, k.dispatch.as_ref());
-    let (accesses, access_spans, source, source_spans, args, arg_spans) = match &k.body {
+fn lower_kernel(out: &mut Lowered, cx: &Ctxt, k: &KernelDecl) {
+    // The node about to be pushed: its parts' spans are recorded under its index as they are lowered.
+    let n = out.graph.nodes.len();
+    let (dispatch, size_spans) = lower_dispatch(cx, k.dispatch.as_ref());
+    let (accesses, source, args) = match &k.body {
         KernelBody::Missing { accesses } => {
-            let (list, spans) = lower_accesses(out, accesses);
-            out.unchecked_wgsl.push(out.graph.nodes.len());
+            let list = lower_accesses(out, cx, accesses);
+            // Its WGSL is missing (the parser reported it): it is checked as an empty kernel.
+            cx.cover(Loc::KernelSource(n));
             let source = KernelSource::Wgsl {
                 text: String::new(),
                 file: None,
             };
-            let name = k.name.span();
-            (
-                list,
-                spans,
-                source,
-                SourceSpans::Builtin { name },
-                Vec::new(),
-                Vec::new(),
-            )
+            (list, source, Vec::new())
         }
         KernelBody::Inline { accesses, wgsl } => {
-            let (list, spans) = lower_accesses(out, accesses);
+            let list = lower_accesses(out, cx, accesses);
             let text = WgslText::from_tokens(wgsl.clone());
             let source = KernelSource::Wgsl {
                 text: text.text.clone(),
                 file: None,
             };
-            (
-                list,
-                spans,
-                source,
-                SourceSpans::Inline { text },
-                Vec::new(),
-                Vec::new(),
-            )
+            out.spans.set_inline(n, text);
+            (list, source, Vec::new())
         }
         KernelBody::File { accesses, path } => {
-            let (list, spans) = lower_accesses(out, accesses);
+            let list = lower_accesses(out, cx, accesses);
             let text = match read_wgsl_file(&path.value()) {
                 Ok((full, text)) => {
                     out.files.push(full);
                     text
                 }
                 Err(message) => {
-                    out.errors.push(syn::Error::new(path.span(), message));
-                    out.unchecked_wgsl.push(out.graph.nodes.len());
+                    cx.error(syn::Error::new(path.span(), message));
+                    cx.cover(Loc::KernelSource(n));
                     String::new()
                 }
             };
@@ -554,16 +452,8 @@ fn lower_kernel(out: &mut Lowered, k: &KernelDecl) {
                 text,
                 file: Some(path.value()),
             };
-            (
-                list,
-                spans,
-                source,
-                SourceSpans::File {
-                    path: range_of(path),
-                },
-                Vec::new(),
-                Vec::new(),
-            )
+            out.spans.set(Loc::KernelSource(n), range_of(path));
+            (list, source, Vec::new())
         }
         KernelBody::Library { path, bindings } => {
             let path_text = path
@@ -572,8 +462,7 @@ fn lower_kernel(out: &mut Lowered, k: &KernelDecl) {
                 .collect::<Vec<_>>()
                 .join("::");
             let lib = kernels::LIBRARY.get(&path_text);
-            let (mut accesses, mut access_spans, mut args, mut arg_spans) =
-                (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+            let (mut accesses, mut args) = (Vec::new(), Vec::new());
             for (name, value) in bindings {
                 let is_binding = lib.is_some_and(|l| l.bindings.iter().any(|b| *name == b.name));
                 let is_arg = lib.is_some_and(|l| l.args.iter().any(|a| *name == a.name));
@@ -583,28 +472,34 @@ fn lower_kernel(out: &mut Lowered, k: &KernelDecl) {
                 };
                 match buffer {
                     Some(buffer) if is_binding || lib.is_some() => {
+                        let index = accesses.len();
                         accesses.push(Access {
                             binding: name_of(name),
                             buffer: name_of(&buffer),
                             mode: AccessMode::Read,
                         });
-                        access_spans.push((range_of(&buffer), (name.span(), buffer.span())));
+                        // The mode is not written: what is said of it is shown on the whole binding.
+                        let spans = &mut out.spans;
+                        spans.set(Loc::Access { node: n, index }, range_of(&buffer));
+                        let binding = (name.span(), buffer.span());
+                        spans.set(Loc::AccessMode { node: n, index }, binding);
                     }
                     _ if lib.is_none() => {}
                     _ => {
+                        let index = args.len();
                         args.push(KernelArg {
                             name: name_of(name),
                             wgsl: WgslText::from_tokens(value.clone()).text,
                         });
-                        arg_spans.push((name.span(), range_of(value).1));
+                        let arg = (name.span(), range_of(value).1);
+                        out.spans.set(Loc::KernelArg { node: n, index }, arg);
                     }
                 }
             }
             let source = KernelSource::Library(path_text);
-            let spans = SourceSpans::Library {
-                path: range_of(path.iter().collect::<TokenStreamOf>().0),
-            };
-            (accesses, access_spans, source, spans, args, arg_spans)
+            let at = range_of(path.iter().collect::<TokenStreamOf>().0);
+            out.spans.set(Loc::KernelSource(n), at);
+            (accesses, source, args)
         }
     };
     let kernel = Kernel {
@@ -614,30 +509,22 @@ fn lower_kernel(out: &mut Lowered, k: &KernelDecl) {
         dispatch,
         args,
     };
-    push_node(
-        out,
-        &k.name,
-        NodeKind::Kernel(kernel),
-        access_spans,
-        source_spans,
-    );
-    let n = out.graph.nodes.len() - 1;
-    out.spans.args[n] = arg_spans;
-    out.spans.entries[n] = k.entry.as_ref().map(Ident::span);
+    push_node(out, &k.name, NodeKind::Kernel(kernel));
+    if let Some(entry) = &k.entry {
+        out.spans.set(Loc::KernelEntry(n), one(entry.span()));
+    }
     if let Some(d) = &k.dispatch {
         let last = d.dims.as_ref().and_then(|dims| dims.last());
-        out.spans.dispatch[n] = Some((
-            d.keyword.span(),
-            last.map_or(d.keyword.span(), |e| range_of(e).1),
-        ));
+        let end = last.map_or(d.keyword.span(), |e| range_of(e).1);
+        out.spans.set(Loc::Dispatch(n), (d.keyword.span(), end));
     }
-    out.spans.sizes[n] = size_spans;
+    set_size_terms(&mut out.spans, n, size_spans);
 }
 
 /// A slice's range, its two bounds as size expressions with the spans of their terms (size slots start and
 /// end; a bound left out has no terms). A bound not in the size language is one error, and the whole range
 /// is dropped so nothing is checked against a stand-in.
-fn lower_range(out: &mut Lowered, slice: &Slice) -> (Option<ElementRange>, Vec<Vec<SpanRange>>) {
+fn lower_range(cx: &Ctxt, slice: &Slice) -> (Option<ElementRange>, Vec<Vec<SpanRange>>) {
     let Some((range, _)) = &slice.range else {
         return (None, Vec::new());
     };
@@ -652,7 +539,7 @@ fn lower_range(out: &mut Lowered, slice: &Slice) -> (Option<ElementRange>, Vec<V
         match lowered {
             Ok(expr) => bounds.push(expr),
             Err(error) => {
-                out.errors.push(error);
+                cx.error(error);
                 return (None, Vec::new());
             }
         }
@@ -665,10 +552,7 @@ fn lower_range(out: &mut Lowered, slice: &Slice) -> (Option<ElementRange>, Vec<V
 
 /// The kernel's dispatch clause as size expressions, with the spans of each term. A size that is not in the
 /// language is one error, and stands as `1` for the checks.
-fn lower_dispatch(
-    out: &mut Lowered,
-    dispatch: Option<&Dispatch>,
-) -> (DispatchSpec, Vec<Vec<SpanRange>>) {
+fn lower_dispatch(cx: &Ctxt, dispatch: Option<&Dispatch>) -> (DispatchSpec, Vec<Vec<SpanRange>>) {
     let Some(d) = dispatch else {
         return (DispatchSpec::Auto, Vec::new());
     };
@@ -684,7 +568,7 @@ fn lower_dispatch(
                 match lower_size(e, &mut terms) {
                     Ok(size) => dims.push(size),
                     Err(error) => {
-                        out.errors.push(error);
+                        cx.error(error);
                         terms = vec![range_of(e)];
                         dims.push(SizeExpr::Literal(1));
                     }
@@ -851,5 +735,119 @@ fn read_wgsl_file(relative: &str) -> Result<(String, String), String> {
             "cannot read WGSL file `{relative}` ({e}); the path is relative to the crate's directory (where its \
              Cargo.toml is)"
         )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use graph_core::Loc;
+
+    use crate::ctxt::Ctxt;
+    use crate::spans::SpanRange;
+
+    /// The text a span range covers, as written.
+    fn written(range: Option<SpanRange>) -> Option<String> {
+        let (first, last) = range?;
+        first.join(last)?.source_text()
+    }
+
+    /// Lowering records each item's span at the location diagnostics use for it, size terms in preorder and
+    /// by size slot.
+    #[test]
+    fn spans_are_recorded_at_the_irs_locations() {
+        let input = "graph G {
+            params { n: u32 }
+            buffers { a: [f32; 64], b: [f32; 64] }
+            kernel k(a: write) threads(params.n.div_ceil(64) + 1) {
+                @compute @workgroup_size(64) fn main() {}
+            }
+            kernel s = kernels::scale(data: b, alpha: 2.0);
+            copy c(a[1..a.len() - 1] -> b[..62]);
+            k -> c;
+        }";
+        let cx = Ctxt::new();
+        let def = crate::ast::parse(input.parse().expect("tokens"), &cx).expect("a graph");
+        let lowered = super::lower(&def, &cx);
+        assert!(cx.into_errors().is_empty());
+        let spans = &lowered.spans;
+        let at = |loc: Loc| written(spans.get(&loc));
+        for (loc, text) in [
+            (Loc::Param(0), "n"),
+            (Loc::ParamType(0), "u32"),
+            (Loc::Buffer(1), "b"),
+            (Loc::BufferType(1), "f32"),
+            (Loc::Node(0), "k"),
+            (Loc::Access { node: 0, index: 0 }, "a"),
+            (Loc::AccessMode { node: 0, index: 0 }, "write"),
+            (Loc::Dispatch(0), "threads(params.n.div_ceil(64) + 1"),
+            (
+                Loc::SizeTerm {
+                    node: 0,
+                    dim: 0,
+                    term: 0,
+                },
+                "params.n.div_ceil(64) + 1",
+            ),
+            (
+                Loc::SizeTerm {
+                    node: 0,
+                    dim: 0,
+                    term: 2,
+                },
+                "params.n",
+            ),
+            (
+                Loc::SizeTerm {
+                    node: 0,
+                    dim: 0,
+                    term: 4,
+                },
+                "1",
+            ),
+            (Loc::KernelSource(1), "scale"),
+            (Loc::Access { node: 1, index: 0 }, "b"),
+            (Loc::AccessMode { node: 1, index: 0 }, "data: b"),
+            (Loc::KernelArg { node: 1, index: 0 }, "alpha: 2.0"),
+            (Loc::Access { node: 2, index: 0 }, "a[1..a.len() - 1]"),
+            (
+                Loc::SizeTerm {
+                    node: 2,
+                    dim: 1,
+                    term: 1,
+                },
+                "a.len()",
+            ),
+            // The destination's start is left out: its slot has no terms, and the end is slot 3.
+            (
+                Loc::SizeTerm {
+                    node: 2,
+                    dim: 3,
+                    term: 0,
+                },
+                "62",
+            ),
+            (Loc::Edge(0), "k -> c"),
+            (Loc::EdgeTo(0), "c"),
+        ] {
+            assert_eq!(at(loc.clone()).as_deref(), Some(text), "{loc:?}");
+        }
+        let size_slot_2 = Loc::SizeTerm {
+            node: 2,
+            dim: 2,
+            term: 0,
+        };
+        assert_eq!(at(size_slot_2), None);
+        // Inline WGSL: a byte range lands on its tokens.
+        let wgsl = match &lowered.graph.nodes[0].kind {
+            graph_core::ir::NodeKind::Kernel(k) => match &k.source {
+                graph_core::ir::KernelSource::Wgsl { text, .. } => text.clone(),
+                _ => String::new(),
+            },
+            _ => String::new(),
+        };
+        let main = wgsl.find("main").expect("main");
+        let range = main..main + 4;
+        let shown = spans.locate(&Loc::Wgsl { node: 0, range });
+        assert_eq!(written(Some(shown)).as_deref(), Some("main"));
     }
 }
