@@ -197,6 +197,66 @@ pub struct EdgeDesc {
     pub origin: EdgeOriginDesc,
 }
 
+impl EdgeDesc {
+    /// The edge as four numbers, `[from, to, origin, buffer]`: origin 0 for [`EdgeOriginDesc::Explicit`],
+    /// 1 for [`EdgeOriginDesc::Leaf`] (buffer 0), and 2, 3, 4 for an edge inferred on `buffer` from a read
+    /// after a write, a write after a read, a write after a write. Code that writes a description out as
+    /// Rust (the `graph!` macro) writes a graph's edges as these: one array of integers is far less for the
+    /// compiler to check than thousands of struct and enum expressions.
+    pub fn to_words(&self) -> [u32; 4] {
+        let (origin, buffer) = match self.origin {
+            EdgeOriginDesc::Explicit => (0, 0),
+            EdgeOriginDesc::Leaf => (1, 0),
+            EdgeOriginDesc::Inferred { buffer, hazard } => match hazard {
+                Hazard::ReadAfterWrite => (2, buffer),
+                Hazard::WriteAfterRead => (3, buffer),
+                Hazard::WriteAfterWrite => (4, buffer),
+            },
+        };
+        [self.from, self.to, origin, buffer]
+    }
+
+    /// The edge [`EdgeDesc::to_words`] wrote. An origin past 4 is no edge: it panics, which in a constant
+    /// is a compile error.
+    pub const fn from_words(words: [u32; 4]) -> EdgeDesc {
+        let [from, to, origin, buffer] = words;
+        let origin = match origin {
+            0 => EdgeOriginDesc::Explicit,
+            1 => EdgeOriginDesc::Leaf,
+            2 => EdgeOriginDesc::Inferred {
+                buffer,
+                hazard: Hazard::ReadAfterWrite,
+            },
+            3 => EdgeOriginDesc::Inferred {
+                buffer,
+                hazard: Hazard::WriteAfterRead,
+            },
+            4 => EdgeOriginDesc::Inferred {
+                buffer,
+                hazard: Hazard::WriteAfterWrite,
+            },
+            _ => panic!("an edge's origin is a number from 0 to 4"),
+        };
+        EdgeDesc { from, to, origin }
+    }
+}
+
+/// Each of `words` as the edge it stands for ([`EdgeDesc::from_words`]), evaluated where a constant needs
+/// it: `const EDGES: [EdgeDesc; 2] = edges_from_words(&[[0, 1, 2, 0], [1, 2, 0, 0]]);`.
+pub const fn edges_from_words<const N: usize>(words: &[[u32; 4]; N]) -> [EdgeDesc; N] {
+    let mut edges = [EdgeDesc {
+        from: 0,
+        to: 0,
+        origin: EdgeOriginDesc::Explicit,
+    }; N];
+    let mut i = 0;
+    while i < N {
+        edges[i] = EdgeDesc::from_words(words[i]);
+        i += 1;
+    }
+    edges
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum EdgeOriginDesc {
     /// Written by the user (`a -> b`, or a builder's edge).
@@ -724,4 +784,171 @@ fn once_each_in_groups<'a>(
         )));
     }
     Ok(found)
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Descriptions written as data. The `graph!` macro writes a description as a Rust constant; for a graph of
+// thousands of nodes, thousands of struct, enum and borrow expressions cost the compiler seconds to check,
+// where arrays of plain values and one call of these functions, evaluated where the constant is, cost little.
+
+/// `lists` consecutive slices of `flat`, the `i`-th `lens[i]` long: `[&[a], &[b, c]]` from `&[a, b, c]`
+/// and `&[1, 2]`. Panics (a compile error in a constant) when `flat` is shorter than the lengths add up to.
+pub const fn split_lists<T, const N: usize>(
+    flat: &'static [T],
+    lens: &[u32; N],
+) -> [&'static [T]; N] {
+    let mut lists: [&'static [T]; N] = [&[]; N];
+    let mut rest = flat;
+    let mut i = 0;
+    while i < N {
+        let (head, tail) = rest.split_at(lens[i] as usize);
+        lists[i] = head;
+        rest = tail;
+        i += 1;
+    }
+    lists
+}
+
+/// [`split_lists`], each list a borrowed [`List`], as a description holds its levels.
+pub const fn split_cow_lists<const N: usize>(
+    flat: &'static [u32],
+    lens: &[u32; N],
+) -> [List<u32>; N] {
+    const EMPTY: List<u32> = Cow::Borrowed(&[]);
+    let slices = split_lists(flat, lens);
+    let mut lists = [EMPTY; N];
+    let mut i = 0;
+    while i < N {
+        // Each place holds a borrowed empty list: nothing to drop, which a constant could not.
+        std::mem::forget(std::mem::replace(&mut lists[i], Cow::Borrowed(slices[i])));
+        i += 1;
+    }
+    lists
+}
+
+/// The nodes named `names[i]` doing `ops[i]`.
+pub const fn nodes_from<const N: usize>(
+    names: [&'static str; N],
+    ops: [OpDesc; N],
+) -> [NodeDesc; N] {
+    const EMPTY: NodeDesc = NodeDesc {
+        name: Cow::Borrowed(""),
+        op: OpDesc::Empty,
+    };
+    let mut ops = ops;
+    let mut nodes = [EMPTY; N];
+    let mut i = 0;
+    while i < N {
+        let op = std::mem::replace(&mut ops[i], OpDesc::Empty);
+        let node = NodeDesc {
+            name: Cow::Borrowed(names[i]),
+            op,
+        };
+        // What is replaced is `EMPTY`, which owns nothing.
+        std::mem::forget(std::mem::replace(&mut nodes[i], node));
+        i += 1;
+    }
+    // Every op was taken, leaving `OpDesc::Empty`s, which own nothing.
+    std::mem::forget(ops);
+    nodes
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every kind of edge comes back from its words as it was, inside a constant too.
+    #[test]
+    fn edges_survive_their_words() {
+        let edges = [
+            EdgeDesc {
+                from: 0,
+                to: 1,
+                origin: EdgeOriginDesc::Explicit,
+            },
+            EdgeDesc {
+                from: 1,
+                to: 7,
+                origin: EdgeOriginDesc::Leaf,
+            },
+            EdgeDesc {
+                from: 2,
+                to: 3,
+                origin: EdgeOriginDesc::Inferred {
+                    buffer: 5,
+                    hazard: Hazard::ReadAfterWrite,
+                },
+            },
+            EdgeDesc {
+                from: 3,
+                to: 4,
+                origin: EdgeOriginDesc::Inferred {
+                    buffer: 6,
+                    hazard: Hazard::WriteAfterRead,
+                },
+            },
+            EdgeDesc {
+                from: 4,
+                to: u32::MAX,
+                origin: EdgeOriginDesc::Inferred {
+                    buffer: u32::MAX,
+                    hazard: Hazard::WriteAfterWrite,
+                },
+            },
+        ];
+        let words: Vec<[u32; 4]> = edges.iter().map(EdgeDesc::to_words).collect();
+        let back: Vec<EdgeDesc> = words.iter().map(|w| EdgeDesc::from_words(*w)).collect();
+        assert_eq!(back, edges);
+        const IN_A_CONSTANT: [EdgeDesc; 2] = edges_from_words(&[[3, 4, 3, 6], [0, 1, 0, 0]]);
+        assert_eq!(IN_A_CONSTANT, [edges[3], edges[0]]);
+    }
+
+    /// Lists and nodes written as data come back as the values they stand for, in constants too.
+    #[test]
+    fn lists_and_nodes_are_rebuilt_from_their_data() {
+        const FLAT: [u32; 4] = [7, 8, 9, 10];
+        const LISTS: [&[u32]; 3] = split_lists(&FLAT, &[1, 0, 3]);
+        assert_eq!(LISTS, [&[7][..], &[][..], &[8, 9, 10][..]]);
+        const COWS: [List<u32>; 2] = split_cow_lists(&FLAT, &[3, 1]);
+        assert_eq!(
+            COWS,
+            [Cow::Borrowed(&[7, 8, 9][..]), Cow::Borrowed(&[10][..])]
+        );
+        const NODES: [NodeDesc; 2] = nodes_from(
+            ["a", "b"],
+            [
+                OpDesc::Host {
+                    accesses: Cow::Borrowed(&[AccessDesc {
+                        buffer: 3,
+                        mode: AccessMode::Read,
+                    }]),
+                },
+                OpDesc::Empty,
+            ],
+        );
+        assert_eq!(NODES[0].name, "a");
+        assert_eq!(
+            NODES[0].op,
+            OpDesc::Host {
+                accesses: Cow::Borrowed(&[AccessDesc {
+                    buffer: 3,
+                    mode: AccessMode::Read,
+                }]),
+            }
+        );
+        assert_eq!((&*NODES[1].name, &NODES[1].op), ("b", &OpDesc::Empty));
+    }
+
+    #[test]
+    #[should_panic]
+    fn lengths_past_the_flat_list_are_refused() {
+        let flat: &'static [u32] = &[1, 2];
+        let _ = split_lists(flat, &[1, 2]);
+    }
+
+    #[test]
+    #[should_panic(expected = "an edge's origin is a number from 0 to 4")]
+    fn an_origin_past_four_is_no_edge() {
+        let _ = EdgeDesc::from_words([0, 1, 5, 0]);
+    }
 }

@@ -2,16 +2,18 @@
 //! borrowed `Cow`s, so the compiler lays the description out once and const evaluation can read it. The
 //! macro never assembles a description by hand; it writes out the value `graph_core::describe` made.
 
-use graph_core::deps::Hazard;
+use std::collections::{HashMap, HashSet};
+use std::hash::{Hash, Hasher};
+
 use graph_core::desc::{
-    AccessDesc, AlternativeDesc, BlockDesc, BufferDesc, DispatchDesc, EdgeDesc, EdgeOriginDesc,
-    GraphDesc, KernelArgDesc, KernelDesc, OpDesc, ParamFieldDesc, ParamsDesc, PartitionDesc,
-    RangeDesc, SizeDesc, SubgraphBinding,
+    AccessDesc, AlternativeDesc, BlockDesc, BufferDesc, DispatchDesc, EdgeDesc, GraphDesc,
+    KernelArgDesc, KernelDesc, OpDesc, ParamFieldDesc, ParamsDesc, PartitionDesc, RangeDesc,
+    SizeDesc, SubgraphBinding,
 };
 use graph_core::ir::{AccessMode, ParamsStorage, Role};
 use graph_core::size::{SizeOp, SizeStep};
 use graph_core::types::{Scalar, ValueType};
-use proc_macro2::TokenStream;
+use proc_macro2::{Ident, Literal, TokenStream};
 use quote::quote;
 
 /// A value that can be written as a constant expression of itself.
@@ -92,7 +94,6 @@ unit_enums! {
     AccessMode in ir { Read, Write, ReadWrite }
     Role in ir { Input, Output, InOut, Owned }
     ParamsStorage in ir { Immediates, Uniform }
-    Hazard in deps { ReadAfterWrite, WriteAfterRead, WriteAfterWrite }
     SizeOp in size { Add, Sub, Mul, Div, DivCeil, Min, Max }
 }
 
@@ -117,7 +118,6 @@ structs! {
     SubgraphBinding in desc { name, buffer, mode }
     BlockDesc in desc { name, count, flag, nodes }
     AccessDesc in desc { buffer, mode }
-    EdgeDesc in desc { from, to, origin }
     KernelDesc in desc { declarations, args, source, entry, workgroup_size, bindings, dispatch, foldable, range, alternative, pointwise, no_fusion }
     AlternativeDesc in desc { group, choice }
     RangeDesc in desc { start, end }
@@ -128,23 +128,54 @@ structs! {
 /// Constants a description's expression names instead of repeating: each distinct value once, in items of
 /// their own. Checking the description then costs the compiler work per item, each small, rather than one
 /// expression of thousands of borrows (whose borrow check grows faster than its size), and a value that
-/// recurs (the same library kernel on the same buffers) is checked once.
+/// recurs (the same library kernel on the same buffers) is checked once. What there are thousands of (nodes,
+/// edges, levels) is written as arrays of plain values instead, which hold no borrows to check.
+///
+/// Each constant is named after a hash of its value, not a count: after an edit to one node, every other
+/// constant keeps its name and its value, and the compiler's incremental check reuses what it found of it.
 #[derive(Default)]
 struct Shared {
     items: Vec<TokenStream>,
-    names: std::collections::HashMap<String, proc_macro2::Ident>,
+    /// Each value's constant, by its type and value as text.
+    names: HashMap<String, Ident>,
+    /// The names given, so that two values whose hashes meet still get two constants.
+    taken: HashSet<Ident>,
 }
 
 impl Shared {
     /// The name of a constant of type `ty` holding `value`, declared on first use.
     fn name(&mut self, ty: TokenStream, value: TokenStream) -> TokenStream {
-        let next = self.names.len();
-        let items = &mut self.items;
-        let ident = self.names.entry(value.to_string()).or_insert_with(|| {
-            let ident = quote::format_ident!("__D{}", next);
-            items.push(quote!(const #ident: #ty = #value;));
-            ident
-        });
+        let key = value.to_string();
+        self.named(ty, key, || value)
+    }
+
+    /// The name of a constant of type `ty` holding the value `key` stands for (its text, or any text that
+    /// tells it from every other value of `ty`), declared with the tokens `value` makes on first use, so a
+    /// value that recurs is written out once.
+    fn named(
+        &mut self,
+        ty: TokenStream,
+        key: String,
+        value: impl FnOnce() -> TokenStream,
+    ) -> TokenStream {
+        let key = format!("{ty}: {key}");
+        if let Some(ident) = self.names.get(&key) {
+            return quote!(#ident);
+        }
+        let mut hasher = std::hash::DefaultHasher::new();
+        key.hash(&mut hasher);
+        let hash = hasher.finish();
+        let ident = (0u32..)
+            .map(|n| match n {
+                0 => quote::format_ident!("__D{:016x}", hash),
+                n => quote::format_ident!("__D{:016x}_{}", hash, n),
+            })
+            .find(|ident| !self.taken.contains(ident))
+            .unwrap_or_else(|| quote::format_ident!("__D"));
+        let value = value();
+        self.items.push(quote!(const #ident: #ty = #value;));
+        self.taken.insert(ident.clone());
+        self.names.insert(key, ident.clone());
         quote!(#ident)
     }
 }
@@ -168,64 +199,56 @@ impl ConstTokens for GraphDesc {
             partitions,
             blocks,
         } = self;
-        let nodes: Vec<TokenStream> = self
+        // The nodes as data: their names and their ops, given to `nodes_from` (see `graph_core::desc`).
+        let names = self.nodes.iter().map(|node| &*node.name);
+        let ops: Vec<TokenStream> = self
             .nodes
             .iter()
-            .map(|node| {
-                let op = match &node.op {
-                    // A library subgraph's child was described at expansion: written out whole.
-                    OpDesc::Subgraph {
-                        path,
-                        graph,
-                        bindings,
-                    } if path.starts_with(graph_core::library::SUBGRAPH_PREFIX) => {
-                        let (path, child, bindings) = (
-                            path.const_tokens(),
-                            GraphDesc::const_tokens(graph),
-                            bindings.const_tokens(),
-                        );
-                        quote!(#p::desc::OpDesc::Subgraph {
-                            path: #path,
-                            graph: #cow(&#child),
-                            bindings: #bindings,
-                        })
-                    }
-                    OpDesc::Subgraph { path, bindings, .. } => {
-                        let child = subgraph_description(&node.name);
-                        let (path, bindings) = (path.const_tokens(), bindings.const_tokens());
-                        quote!(#p::desc::OpDesc::Subgraph {
-                            path: #path,
-                            graph: #cow(#child),
-                            bindings: #bindings,
-                        })
-                    }
-                    op => op.const_tokens(),
-                };
-                let name = node.name.const_tokens();
-                // A `graph!` child's node stays in the list itself: each constant between a description and
+            .map(|node| match &node.op {
+                // A library subgraph's child was described at expansion: written out whole, as a constant
+                // reference of its own (an argument of `nodes_from` holds no borrow of a temporary).
+                OpDesc::Subgraph {
+                    path,
+                    graph,
+                    bindings,
+                } if path.starts_with(graph_core::library::SUBGRAPH_PREFIX) => {
+                    let (path, bindings) = (path.const_tokens(), bindings.const_tokens());
+                    let child = GraphDesc::const_tokens(graph);
+                    let child = shared.name(quote!(&'static #p::desc::GraphDesc), quote!(&#child));
+                    quote!(#p::desc::OpDesc::Subgraph {
+                        path: #path,
+                        graph: #cow(#child),
+                        bindings: #bindings,
+                    })
+                }
+                // A `graph!` child's op stays in the list itself: each constant between a description and
                 // its child's is one more step of the compiler's queries per level of nesting, and deep
                 // nests then overflow its depth limit before the nesting check can speak.
-                let graph_child = matches!(&node.op, OpDesc::Subgraph { path, .. }
-                    if !path.starts_with(graph_core::library::SUBGRAPH_PREFIX));
-                if graph_child {
-                    return quote!(#p::desc::NodeDesc { name: #name, op: #op });
+                OpDesc::Subgraph { path, bindings, .. } => {
+                    let child = subgraph_description(&node.name);
+                    let (path, bindings) = (path.const_tokens(), bindings.const_tokens());
+                    quote!(#p::desc::OpDesc::Subgraph {
+                        path: #path,
+                        graph: #cow(#child),
+                        bindings: #bindings,
+                    })
                 }
-                let op = shared.name(quote!(#p::desc::OpDesc), op);
-                shared.name(
-                    quote!(#p::desc::NodeDesc),
-                    quote!(#p::desc::NodeDesc { name: #name, op: #op }),
-                )
+                // Keyed by the value, so a kernel that recurs is written out once.
+                op => {
+                    let key = format!("{op:?}");
+                    shared.named(quote!(#p::desc::OpDesc), key, || op.const_tokens())
+                }
             })
             .collect();
-        let list_u32 = quote!(#p::desc::List<u32>);
         let levels_of = |levels: &[graph_core::desc::List<u32>], shared: &mut Shared| {
-            let levels: Vec<TokenStream> = levels
+            let flat = levels
                 .iter()
-                .map(|l| shared.name(list_u32.clone(), l.const_tokens()))
-                .collect();
+                .flat_map(|l| l.iter())
+                .map(|&n| Literal::u32_unsuffixed(n));
+            let lens = levels.iter().map(|l| Literal::usize_unsuffixed(l.len()));
             shared.name(
                 quote!(#p::desc::List<#p::desc::List<u32>>),
-                quote!(#cow(&[#(#levels),*])),
+                quote!(#cow(&#p::desc::split_cow_lists(&[#(#flat),*], &[#(#lens),*]))),
             )
         };
         let levels = levels_of(levels, &mut shared);
@@ -239,12 +262,15 @@ impl ConstTokens for GraphDesc {
                 host => host.const_tokens(),
             })
             .collect();
-        let [name, params, buffers, edges, topological_order, blocks] = [
+        let edges = edge_words(edges, &mut shared);
+        let topological_order = shared.name(
+            quote!(#p::desc::List<u32>),
+            topological_order.const_tokens(),
+        );
+        let [name, params, buffers, blocks] = [
             name.const_tokens(),
             params.const_tokens(),
             buffers.const_tokens(),
-            edges.const_tokens(),
-            topological_order.const_tokens(),
             blocks.const_tokens(),
         ];
         let items = shared.items;
@@ -254,7 +280,7 @@ impl ConstTokens for GraphDesc {
                 name: #name,
                 params: #params,
                 buffers: #buffers,
-                nodes: #cow(&[#(#nodes),*]),
+                nodes: #cow(&#p::desc::nodes_from([#(#names),*], [#(#ops),*])),
                 edges: #edges,
                 topological_order: #topological_order,
                 levels: #levels,
@@ -263,6 +289,24 @@ impl ConstTokens for GraphDesc {
             }
         })
     }
+}
+
+/// A graph's edges as a constant of their words ([`EdgeDesc::to_words`]) that `edges_from_words` turns
+/// into edges where the constant is evaluated: thousands of integers are far less for the compiler to check
+/// than as many struct and enum expressions.
+fn edge_words(edges: &[EdgeDesc], shared: &mut Shared) -> TokenStream {
+    let p = p();
+    let count = edges.len();
+    let words = edges.iter().map(|e| {
+        let words = e.to_words().map(Literal::u32_unsuffixed);
+        quote!([#(#words),*])
+    });
+    let array = shared.name(
+        quote!([#p::desc::EdgeDesc; #count]),
+        quote!(#p::desc::edges_from_words(&[#(#words),*])),
+    );
+    let cow = cow();
+    quote!(#cow(&#array))
 }
 
 /// The type alias, beside graph `graph` (outside its hidden module), for the child of its subgraph node
@@ -327,20 +371,6 @@ impl ConstTokens for OpDesc {
             OpDesc::Subgraph { .. } => quote!(::core::compile_error!(
                 "a subgraph node is written by its graph's description"
             )),
-        }
-    }
-}
-
-impl ConstTokens for EdgeOriginDesc {
-    fn const_tokens(&self) -> TokenStream {
-        let p = p();
-        match self {
-            EdgeOriginDesc::Explicit => quote!(#p::desc::EdgeOriginDesc::Explicit),
-            EdgeOriginDesc::Leaf => quote!(#p::desc::EdgeOriginDesc::Leaf),
-            EdgeOriginDesc::Inferred { buffer, hazard } => {
-                let hazard = hazard.const_tokens();
-                quote!(#p::desc::EdgeOriginDesc::Inferred { buffer: #buffer, hazard: #hazard })
-            }
         }
     }
 }

@@ -203,10 +203,19 @@ pub fn types(
 
     let node_variants: Vec<&Ident> = nodes.iter().map(|(v, _)| v).collect();
     let node_names: Vec<&str> = nodes.iter().map(|(_, n)| n.as_str()).collect();
+    let variant_names: Vec<String> = node_variants
+        .iter()
+        .map(|v| v.unraw().to_string())
+        .collect();
+    // Each name's first node: the stub beside errors lists a repeated name once.
+    let mut declared_at: HashMap<&str, usize> = HashMap::new();
+    for (i, m) in lowered.graph.nodes.iter().enumerate() {
+        declared_at.entry(m.name.as_str()).or_insert(i);
+    }
     let node_docs: Vec<TokenStream> = node_names
         .iter()
         .map(|n| {
-            let declared = lowered.graph.nodes.iter().position(|m| m.name == *n);
+            let declared = declared_at.get(n).copied();
             let user_docs = user_docs(declared.and_then(|i| lowered.docs.nodes.get(i)));
             let doc = format!("The node `{n}`.");
             quote!(#user_docs #[doc = #doc])
@@ -260,10 +269,19 @@ pub fn types(
         pub struct #buffers<'a> { #marker #(#externals,)* }
 
         #[doc = #node_doc]
-        #[derive(::core::fmt::Debug, ::core::clone::Clone, ::core::marker::Copy, ::core::cmp::PartialEq, ::core::cmp::Eq, ::core::hash::Hash)]
+        #[derive(::core::clone::Clone, ::core::marker::Copy, ::core::cmp::PartialEq, ::core::cmp::Eq, ::core::hash::Hash)]
         // Nodes whose camel-case names would clash keep their names as written.
         #[allow(non_camel_case_types)]
         pub enum #node { #(#node_docs #node_variants,)* }
+
+        // As `derive(Debug)` writes it (the variant's name), from a table: a derived match arm per node
+        // cost the borrow checker most of a second on a graph of 5000 nodes.
+        impl ::core::fmt::Debug for #node {
+            fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+                const VARIANTS: [&str; #count] = [#(#variant_names),*];
+                f.write_str(VARIANTS[self.index()])
+            }
+        }
 
         // A table and the variant's discriminant (its position) rather than a match arm per node: less for
         // the compiler to check on big graphs.
@@ -573,10 +591,17 @@ fn role_enums(lowered: &Lowered, names: &Names, nodes: &[(Ident, String)]) -> To
         );
         out.extend(quote! {
             #[doc = #doc]
-            #[derive(::core::fmt::Debug, ::core::clone::Clone, ::core::marker::Copy, ::core::cmp::PartialEq, ::core::cmp::Eq, ::core::hash::Hash)]
+            #[derive(::core::clone::Clone, ::core::marker::Copy, ::core::cmp::PartialEq, ::core::cmp::Eq, ::core::hash::Hash)]
             // Variants as in the node enum; those the program never names are no reason for a warning.
             #[allow(non_camel_case_types, dead_code)]
             pub enum #ident { #(#variants,)* }
+
+            // The variant's name, as the node enum's (see there).
+            impl ::core::fmt::Debug for #ident {
+                fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+                    ::core::fmt::Debug::fmt(&self.node(), f)
+                }
+            }
 
             impl #ident {
                 /// The node in the graph's node enum.
@@ -773,12 +798,15 @@ pub fn graph_items(
 /// A list of lists of nodes as a block: each inner list a constant of its own, then the list of them. One
 /// expression of thousands of borrows costs the borrow checker more than its size (a chain of 5000 nodes has
 /// 5000 levels); small constants cost it in proportion.
+/// Lists of nodes as data: every node in one array, and each list's length, split where the constant is
+/// evaluated (`graph_core::desc::split_lists`). A constant per list cost the compiler a check per list.
 fn lists(node: &Ident, lists: &[Vec<&Ident>]) -> TokenStream {
-    let names: Vec<Ident> = (0..lists.len()).map(|i| format_ident!("L{}", i)).collect();
-    quote!({
-        #(const #names: &[#node] = &[#(#node::#lists),*];)*
-        &[#(#names),*]
-    })
+    let p = private();
+    let flat = lists.iter().flatten();
+    let lens = lists
+        .iter()
+        .map(|l| proc_macro2::Literal::usize_unsuffixed(l.len()));
+    quote!(&#p::desc::split_lists(&[#(#node::#flat),*], &[#(#lens),*]))
 }
 
 /// The hidden module the generated items live in, named after the graph (see `expand::in_module`).

@@ -226,6 +226,20 @@ graph! {
     }
 }
 
+/// The node enums print as `derive(Debug)` prints: the variant's name.
+#[test]
+fn node_enums_print_their_variant_names() {
+    assert_eq!(format!("{:?}", DiamondNode::ToLeft), "ToLeft");
+    assert_eq!(
+        format!("{:?}", [DiamondKernel::Join, DiamondKernel::ToRight]),
+        "[Join, ToRight]"
+    );
+    assert_eq!(
+        format!("{:?}", Diamond::LEVELS),
+        "[[ToLeft, ToRight], [Join]]"
+    );
+}
+
 #[test]
 fn a_diamond_schedules_its_branches_in_one_level() -> Result<(), Error> {
     assert_eq!(
