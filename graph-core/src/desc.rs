@@ -809,6 +809,21 @@ pub const fn split_lists<T, const N: usize>(
     lists
 }
 
+/// The items of `from` at positions `at`, in that order. Panics (a compile error in a constant) at a
+/// position past `from`'s end, and on an empty `from`: an empty list is written as `[]`.
+pub const fn pick<T: Copy, const N: usize, const M: usize>(
+    from: &[T; N],
+    at: [usize; M],
+) -> [T; M] {
+    let mut picked = [from[0]; M];
+    let mut i = 0;
+    while i < M {
+        picked[i] = from[at[i]];
+        i += 1;
+    }
+    picked
+}
+
 /// [`split_lists`], each list a borrowed [`List`], as a description holds its levels.
 pub const fn split_cow_lists<const N: usize>(
     flat: &'static [u32],
@@ -909,6 +924,8 @@ mod tests {
         const FLAT: [u32; 4] = [7, 8, 9, 10];
         const LISTS: [&[u32]; 3] = split_lists(&FLAT, &[1, 0, 3]);
         assert_eq!(LISTS, [&[7][..], &[][..], &[8, 9, 10][..]]);
+        const PICKED: [u32; 3] = pick(&FLAT, [3, 0, 3]);
+        assert_eq!(PICKED, [10, 7, 10]);
         const COWS: [List<u32>; 2] = split_cow_lists(&FLAT, &[3, 1]);
         assert_eq!(
             COWS,

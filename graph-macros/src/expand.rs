@@ -234,4 +234,58 @@ mod tests {
             "expansion took {measured:?} (CPU time where known), over the 2 s budget"
         );
     }
+
+    /// A chain of `n` library kernels over four buffers of declared length, as the scale crates write it
+    /// (`tests/scale_crates.rs`): neighbours are fusion candidates.
+    fn library_chain(n: usize) -> proc_macro2::TokenStream {
+        let mut text = String::from(
+            "pub graph Chain { buffers { b0: [f32; 4096] = inout, b1: [f32; 4096] = inout, \
+             b2: [f32; 4096] = inout, b3: [f32; 4096] = inout }\n",
+        );
+        for i in 0..n {
+            let (x, y) = (i % 4, (i + 1) % 4);
+            let _ = writeln!(
+                text,
+                "kernel k{i} = kernels::axpy(x: b{x}, y: b{y}, a: 1.0);"
+            );
+        }
+        text.push('}');
+        text.parse().expect("tokens")
+    }
+
+    /// Tokens in `tokens`, those inside groups included, and how many of them are the keyword `const`.
+    fn count(tokens: proc_macro2::TokenStream) -> (usize, usize) {
+        tokens
+            .into_iter()
+            .fold((0, 0), |(all, consts), tree| match tree {
+                proc_macro2::TokenTree::Group(g) => {
+                    let (a, c) = count(g.stream());
+                    (all + 1 + a, consts + c)
+                }
+                proc_macro2::TokenTree::Ident(i) if i == "const" => (all + 1, consts + 1),
+                _ => (all + 1, consts),
+            })
+    }
+
+    /// What the compiler checks of a graph grows linearly and slowly with it: the number of items does not
+    /// grow with the nodes (each is a query of its own; a constant per node or per level cost seconds at
+    /// 5000 nodes), and the tokens per node stay few: 70 today, where each of a node's three edges once took
+    /// about 60 written as structs.
+    /// A proxy for `cargo check` time that a test can hold without timing anything; the figures are in
+    /// `docs/compile-time.md`.
+    #[test]
+    fn the_expansion_grows_by_few_tokens_and_no_items_per_node() {
+        let (small, small_consts) = count(super::expand(library_chain(400)));
+        let (large, large_consts) = count(super::expand(library_chain(800)));
+        assert_eq!(
+            small_consts, large_consts,
+            "constants: {small_consts} for 400 nodes, {large_consts} for 800"
+        );
+        let per_node = (large - small) as f64 / 400.0;
+        println!("{small} tokens for 400 nodes, {large} for 800: {per_node:.1} per node");
+        assert!(
+            per_node < 90.0,
+            "{per_node:.1} tokens per node ({small} for 400 nodes, {large} for 800)"
+        );
+    }
 }

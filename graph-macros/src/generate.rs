@@ -762,8 +762,11 @@ pub fn graph_items(
         ..
     } = names;
     let count = nodes.len();
-    let levels = lists(node, levels);
-    let fused = lists(node, fused);
+    // Every list but `NODES` by position in it: a number is less to check than a path.
+    let position: HashMap<&Ident, usize> = nodes.iter().enumerate().map(|(i, n)| (n, i)).collect();
+    let order = picked(graph, node, order.iter().copied(), &position);
+    let levels = lists(graph, node, levels, &position);
+    let fused = lists(graph, node, fused, &position);
     let bake_doc = format!(
         "Bakes [`{graph}`] onto `gpu`: pipelines, bind groups and graph-owned buffers, created once. Fails \
          with an error naming the buffer when a bound buffer has the wrong element type, length or usage."
@@ -775,7 +778,7 @@ pub fn graph_items(
             /// Every node, in declaration order.
             pub const NODES: [#node; #count] = [#(#node::#nodes),*];
             /// Every node once, each after all nodes it depends on (ties in declaration order).
-            pub const TOPOLOGICAL_ORDER: [#node; #count] = [#(#node::#order),*];
+            pub const TOPOLOGICAL_ORDER: [#node; #count] = #order;
             /// Topological levels: the nodes of one level have no path between them.
             pub const LEVELS: &'static [&'static [#node]] = #levels;
             /// The kernels the fusion pass merges at compile time, each group run as one kernel in this
@@ -798,15 +801,44 @@ pub fn graph_items(
 /// A list of lists of nodes as a block: each inner list a constant of its own, then the list of them. One
 /// expression of thousands of borrows costs the borrow checker more than its size (a chain of 5000 nodes has
 /// 5000 levels); small constants cost it in proportion.
-/// Lists of nodes as data: every node in one array, and each list's length, split where the constant is
-/// evaluated (`graph_core::desc::split_lists`). A constant per list cost the compiler a check per list.
-fn lists(node: &Ident, lists: &[Vec<&Ident>]) -> TokenStream {
+/// The nodes `list` as an array: picked from `graph::NODES` by position where the constant is evaluated
+/// (`graph_core::desc::pick`).
+fn picked<'a>(
+    graph: &Ident,
+    node: &Ident,
+    list: impl Iterator<Item = &'a Ident>,
+    position: &HashMap<&Ident, usize>,
+) -> TokenStream {
     let p = private();
-    let flat = lists.iter().flatten();
+    let at: Vec<proc_macro2::Literal> = list
+        .map(|n| proc_macro2::Literal::usize_unsuffixed(position.get(n).copied().unwrap_or(0)))
+        .collect();
+    match at.is_empty() {
+        // `pick` needs a node to start from, and an empty list needs none.
+        true => quote!([] as [#node; 0]),
+        false => quote!(#p::desc::pick(&#graph::NODES, [#(#at),*])),
+    }
+}
+
+/// Lists of nodes as data: every node in one array (see [`picked`]), and each list's length, split where the
+/// constant is evaluated (`graph_core::desc::split_lists`). A constant per list cost the compiler a check
+/// per list.
+fn lists(
+    graph: &Ident,
+    node: &Ident,
+    lists: &[Vec<&Ident>],
+    position: &HashMap<&Ident, usize>,
+) -> TokenStream {
+    let p = private();
+    let flat = picked(graph, node, lists.iter().flatten().copied(), position);
+    let count = lists.iter().map(Vec::len).sum::<usize>();
     let lens = lists
         .iter()
         .map(|l| proc_macro2::Literal::usize_unsuffixed(l.len()));
-    quote!(&#p::desc::split_lists(&[#(#node::#flat),*], &[#(#lens),*]))
+    quote!({
+        const FLAT: [#node; #count] = #flat;
+        &#p::desc::split_lists(&FLAT, &[#(#lens),*])
+    })
 }
 
 /// The hidden module the generated items live in, named after the graph (see `expand::in_module`).
