@@ -15,6 +15,8 @@ graph! {
 }
 
 fn main() {
+    // Bake keeps the promise of `FUSED` on this machine's adapter (`ui_tests::fused_as_promised`).
+    assert_eq!(ui_tests::fused_as_promised::<G>(G::FUSED), Ok(()));
     let graph_runtime::desc::OpDesc::Kernel(k) = &G::DESCRIPTION.nodes[0].op else {
         panic!("a kernel");
     };

@@ -69,5 +69,7 @@ graph! {
 }
 
 fn main() {
+    // Bake keeps the promise of `FUSED` on this machine's adapter (`ui_tests::fused_as_promised`).
+    assert_eq!(ui_tests::fused_as_promised::<Documented>(Documented::FUSED), Ok(()));
     assert_eq!(Documented::NODES.len(), 11);
 }

@@ -40,6 +40,8 @@ const _: () = assert!(Ordered::NODE_COUNT == 4);
 const _: () = assert!(Ordered::LEVELS.len() == 3);
 
 fn main() {
+    // Bake keeps the promise of `FUSED` on this machine's adapter (`ui_tests::fused_as_promised`).
+    assert_eq!(ui_tests::fused_as_promised::<Ordered>(Ordered::FUSED), Ok(()));
     use OrderedNode::{Double, Halve, Load, Shift};
     assert_eq!(Ordered::LEVELS, &[&[Load][..], &[Halve, Double], &[Shift]]);
 }

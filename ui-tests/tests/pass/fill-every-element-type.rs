@@ -20,5 +20,7 @@ graph! {
 }
 
 fn main() {
+    // Bake keeps the promise of `FUSED` on this machine's adapter (`ui_tests::fused_as_promised`).
+    assert_eq!(ui_tests::fused_as_promised::<G>(G::FUSED), Ok(()));
     assert_eq!(G::NODE_COUNT, 5);
 }

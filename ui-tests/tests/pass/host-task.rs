@@ -23,6 +23,8 @@ graph! {
 }
 
 fn main() {
+    // Bake keeps the promise of `FUSED` on this machine's adapter (`ui_tests::fused_as_promised`).
+    assert_eq!(ui_tests::fused_as_promised::<WithHost>(WithHost::FUSED), Ok(()));
     use WithHostNode::{Halve, Inspect, Square};
     assert_eq!(WithHost::TOPOLOGICAL_ORDER, [Square, Inspect, Halve]);
     // Three partitions: GPU, host, GPU.

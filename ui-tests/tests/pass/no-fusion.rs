@@ -63,6 +63,11 @@ fn marked<G: TaskGraph>(name: &str) -> bool {
 }
 
 fn main() {
+    // Bake keeps the promise of `FUSED` on this machine's adapter (`ui_tests::fused_as_promised`).
+    assert_eq!(ui_tests::fused_as_promised::<On>(On::FUSED), Ok(()));
+    assert_eq!(ui_tests::fused_as_promised::<Marked>(Marked::FUSED), Ok(()));
+    assert_eq!(ui_tests::fused_as_promised::<Off>(Off::FUSED), Ok(()));
+    assert_eq!(ui_tests::fused_as_promised::<Nested>(Nested::FUSED), Ok(()));
     assert!(marked::<Nested>("one") && marked::<Nested>("again"));
     assert!(!marked::<Nested>("other") && !marked::<Nested>("more"));
     assert_eq!(On::FUSED, &[&[OnNode::A, OnNode::B][..]]);

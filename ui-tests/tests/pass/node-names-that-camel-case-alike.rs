@@ -17,6 +17,8 @@ graph! {
 const _: () = assert!(matches!(G::NODES, [GNode::n11_0, GNode::n1_10, GNode::ZeroZ]));
 
 fn main() {
+    // Bake keeps the promise of `FUSED` on this machine's adapter (`ui_tests::fused_as_promised`).
+    assert_eq!(ui_tests::fused_as_promised::<G>(G::FUSED), Ok(()));
     assert_eq!(GNode::n1_10.name(), "n1_10");
     assert_eq!(GNode::ZeroZ.index(), 2);
 }

@@ -16,5 +16,7 @@ graph! {
 const _: () = assert!(matches!(G::NODES, [GNode::Loop]));
 
 fn main() {
+    // Bake keeps the promise of `FUSED` on this machine's adapter (`ui_tests::fused_as_promised`).
+    assert_eq!(ui_tests::fused_as_promised::<G>(G::FUSED), Ok(()));
     assert_eq!(GNode::Loop.name(), "loop");
 }

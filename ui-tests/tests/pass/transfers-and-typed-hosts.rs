@@ -44,5 +44,7 @@ pub fn run(gpu: &Gpu, x: &graph_runtime::Buffer<f32>, y: &graph_runtime::Buffer<
 }
 
 fn main() {
+    // Bake keeps the promise of `FUSED` on this machine's adapter (`ui_tests::fused_as_promised`).
+    assert_eq!(ui_tests::fused_as_promised::<Offsets>(Offsets::FUSED), Ok(()));
     let _ = run;
 }

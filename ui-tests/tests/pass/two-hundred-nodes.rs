@@ -1219,6 +1219,8 @@ const _: () = assert!(G::NODE_COUNT == 200);
 const _: () = assert!(G::LEVELS.len() == 100);
 
 fn main() {
+    // Bake keeps the promise of `FUSED` on this machine's adapter (`ui_tests::fused_as_promised`).
+    assert_eq!(ui_tests::fused_as_promised::<G>(G::FUSED), Ok(()));
     assert_eq!(G::LEVELS[1], &[GNode::Fan00B, GNode::Fan00C, GNode::Fan00D]);
     assert_eq!(G::TOPOLOGICAL_ORDER[199], GNode::Fan49D);
 }

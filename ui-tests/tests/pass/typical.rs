@@ -27,6 +27,8 @@ graph! {
 }
 
 fn main() {
+    // Bake keeps the promise of `FUSED` on this machine's adapter (`ui_tests::fused_as_promised`).
+    assert_eq!(ui_tests::fused_as_promised::<Typical>(Typical::FUSED), Ok(()));
     use TypicalNode::{Axpy, Clear, Publish, Twice};
     assert_eq!(Typical::NODE_COUNT, 4);
     // `axpy -> twice -> publish` inferred from `y`, `publish -> clear` explicit.

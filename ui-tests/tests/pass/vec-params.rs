@@ -32,6 +32,8 @@ const _: () = assert!(core::mem::offset_of!(GParams, mask) == 16);
 const _: () = assert!(core::mem::offset_of!(GParams, n) == 32);
 
 fn main() {
+    // Bake keeps the promise of `FUSED` on this machine's adapter (`ui_tests::fused_as_promised`).
+    assert_eq!(ui_tests::fused_as_promised::<G>(G::FUSED), Ok(()));
     // Vectors are arrays on the Rust side; the padding fields are filled by `Default`.
     let p = GParams {
         a: 2.0,
