@@ -709,7 +709,7 @@ impl BakedGraph {
         Ok(Submission {
             gpu: self.gpu.clone(),
             index: last,
-            readbacks: readback_set.map(|set| (self.readbacks.clone(), set)),
+            readbacks: (self.readbacks.clone(), readback_set),
             marker,
             graph: std::marker::PhantomData,
         })

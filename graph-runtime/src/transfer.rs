@@ -326,7 +326,7 @@ impl Readbacks {
     /// A finished replay's view of its set.
     pub(crate) fn finished<G>(&self, set: Option<ReadbackSet>) -> Finished<G> {
         Finished {
-            info: Some(self.info.clone()),
+            info: self.info.clone(),
             set,
             graph: PhantomData,
         }
@@ -339,8 +339,9 @@ impl Readbacks {
 /// checked at run time to be of this graph.
 #[derive(Debug)]
 pub struct Finished<G = AnyGraph> {
-    /// `None` for a graph without readbacks (waiting for its replays allocates nothing).
-    info: Option<Arc<ReadbackInfo>>,
+    /// The graph's name and nodes (shared by every replay of it).
+    info: Arc<ReadbackInfo>,
+    /// The replay's own readback buffers; `None` for a graph without readbacks.
     set: Option<ReadbackSet>,
     graph: PhantomData<fn() -> G>,
 }
@@ -377,15 +378,6 @@ impl Finished {
 }
 
 impl<G> Finished<G> {
-    /// The finished replay of a graph without readbacks.
-    pub(crate) fn empty() -> Self {
-        Finished {
-            info: None,
-            set: None,
-            graph: PhantomData,
-        }
-    }
-
     /// What the readback node named `node` copied out in this replay, as `T`s (its element type).
     pub fn read_named<T: Element>(&self, node: &str) -> Result<Vec<T>, Error> {
         self.read_at(self.named(node)?)
@@ -399,15 +391,13 @@ impl<G> Finished<G> {
         self.read_as(index, elem)
     }
 
-    /// The nodes of the graph, with their readback types; none for a graph without readbacks.
+    /// The nodes of the graph, with their readback types.
     fn nodes(&self) -> &[(String, Option<(ValueType, u64)>)] {
-        self.info.as_ref().map_or(&[], |i| &i.nodes)
+        &self.info.nodes
     }
 
     fn graph(&self) -> String {
-        self.info
-            .as_ref()
-            .map_or_else(String::new, |i| i.graph.clone())
+        self.info.graph.clone()
     }
 
     /// The index of the node named `node`.
@@ -465,11 +455,11 @@ impl<G> Finished<G> {
 impl<G> Drop for Finished<G> {
     /// Unmaps the set and gives it back for another replay.
     fn drop(&mut self) {
-        if let (Some(set), Some(info)) = (self.set.take(), &self.info) {
+        if let Some(set) = self.set.take() {
             for buffer in set.iter().flatten() {
                 buffer.unmap();
             }
-            lock(&info.pool).push(set);
+            lock(&self.info.pool).push(set);
         }
     }
 }

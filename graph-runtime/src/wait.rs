@@ -40,8 +40,9 @@ pub struct Submission<G = AnyGraph> {
     /// The replay's last submission, also when a host phase after it waited for it: its readbacks are
     /// mapped by the poll that waiting for it makes. `None` for a replay without GPU work.
     pub(crate) index: Option<wgpu::SubmissionIndex>,
-    /// The replay's readback buffers, mapped once it finishes; `None` for a graph without readbacks.
-    pub(crate) readbacks: Option<(Readbacks, ReadbackSet)>,
+    /// The graph's readbacks, and the replay's readback buffers, mapped once it finishes (`None` for a
+    /// graph without readbacks).
+    pub(crate) readbacks: (Readbacks, Option<ReadbackSet>),
     /// With the native recorder: the marker and the value the last submission writes to it once the
     /// replay's work finished. Seen tens of microseconds before wgpu's fence says so.
     pub(crate) marker: Option<(Arc<Marker>, u32)>,
@@ -76,7 +77,7 @@ impl<G> Submission<G> {
     /// word the GPU writes when the replay's work finished, in a loop of up to a millisecond (yielding the
     /// thread between looks on a CPU device), then blocks in wgpu.
     pub fn wait(self) -> Result<Finished<G>, Error> {
-        let early = || match (&self.marker, &self.readbacks) {
+        let early = || match (&self.marker, &self.readbacks.1) {
             (Some((marker, value)), None) => marker.wait(*value),
             _ => false,
         };
@@ -86,10 +87,8 @@ impl<G> Submission<G> {
             // The replay had no GPU work.
             None => self.gpu.check_lost()?,
         }
-        Ok(match self.readbacks {
-            Some((readbacks, set)) => readbacks.finished(Some(set)),
-            None => Finished::empty(),
-        })
+        let (readbacks, set) = self.readbacks;
+        Ok(readbacks.finished(set))
     }
 
     /// The wgpu submission of the replay's last GPU work, for waiting on it together with other work through

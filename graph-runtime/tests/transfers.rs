@@ -257,3 +257,35 @@ fn a_typed_host_task_reads_and_writes_its_declared_buffers() -> Result<(), Error
     assert!(short.to_string().contains("1024"), "{short}");
     Ok(())
 }
+
+graph! {
+    /// A graph without readback nodes.
+    graph NoReadbacks {
+        buffers { a: [f32; 4] = inout }
+        fill zero(a = 0.0);
+    }
+}
+
+/// A replay of a graph without readbacks still knows its graph: what is asked of it is refused in words
+/// naming the graph and the node.
+#[test]
+fn a_replay_without_readbacks_names_its_graph_when_refusing() -> Result<(), Error> {
+    let gpu = gpu();
+    let a = gpu.buffer_zeroed::<f32>(4)?;
+    let mut untyped =
+        graph_runtime::BakedGraph::bake(&gpu, NoReadbacks::DESCRIPTION, &[("a", a.as_any())])?;
+    let finished = untyped.replay_blocking()?;
+    let by_name = finished.read_named::<f32>("zero").expect_err("a fill");
+    assert!(
+        by_name.to_string().contains("`NoReadbacks`") && by_name.to_string().contains("`zero`"),
+        "{by_name}"
+    );
+    let handle = finished
+        .read(Other::READBACKS.result)
+        .expect_err("another graph's handle");
+    assert!(
+        handle.to_string().contains("`NoReadbacks`") && handle.to_string().contains("`Other`"),
+        "{handle}"
+    );
+    Ok(())
+}
