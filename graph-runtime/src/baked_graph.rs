@@ -144,7 +144,7 @@ impl BakedGraph {
         let built = (|| {
             let transport = ParamsTransport::new(gpu, &desc);
             let r = build_replay(gpu, &desc, buffers, &transport, &mut cache, None)?;
-            let gates = Gates::new(gpu, &desc, &r.bound.buffers);
+            let (gates, _) = Gates::new(gpu, &desc, &r.bound.buffers, None);
             let native = NativeReplay::new(
                 gpu,
                 &r.desc,

@@ -48,41 +48,32 @@ pub(crate) struct GateSpec<'a> {
 
 /// The gates of a baked graph's gated blocks, and the counts and arguments they share.
 pub(crate) struct Gates {
-    /// Three counts per gated member, written by the host at each replay.
-    counts: wgpu::Buffer,
-    /// What the gates write, and gated members dispatch from.
-    args: wgpu::Buffer,
+    shared: Shared,
     /// By block: `None` for a block without a flag (a plain `repeat`).
     blocks: Vec<Option<Gate>>,
     /// By node: its slot of three words, for a gated member.
     slots: Vec<Option<u32>>,
+    /// By block: its first slot and its number of gated members.
+    ranges: Vec<(u32, u32)>,
     /// The counts of this replay, staged.
     words: Vec<u32>,
 }
 
-impl Gates {
-    /// The gates of `desc`'s gated blocks over the bound buffers; `None` when it has none.
-    pub(crate) fn new(gpu: &Gpu, desc: &GraphDesc, buffers: &[wgpu::Buffer]) -> Option<Gates> {
-        let mut slots = vec![None; desc.nodes.len()];
-        let mut next = 0u32;
-        let mut ranges = Vec::new();
-        for block in desc.blocks.iter() {
-            let first = next;
-            if block.flag.is_some() {
-                for &n in block.nodes.iter() {
-                    if let Some(slot) = slots.get_mut(n as usize) {
-                        *slot = Some(next);
-                        next += 1;
-                    }
-                }
-            }
-            ranges.push((first, next - first));
-        }
-        if next == 0 {
-            return None;
-        }
-        let device = gpu.device();
-        let size = u64::from(next) * 12;
+/// What every gate of a graph uses, kept by an update that leaves the gated members' slots as they were.
+#[derive(Clone)]
+struct Shared {
+    /// Three counts per gated member, written by the host at each replay.
+    counts: wgpu::Buffer,
+    /// What the gates write, and gated members dispatch from.
+    args: wgpu::Buffer,
+    layout: wgpu::BindGroupLayout,
+    pipeline_layout: wgpu::PipelineLayout,
+    module: wgpu::ShaderModule,
+}
+
+impl Shared {
+    fn new(device: &wgpu::Device, slots: u32) -> Self {
+        let size = u64::from(slots) * 12;
         let counts = device.create_buffer(&wgpu::BufferDescriptor {
             label: Some("gate counts"),
             size,
@@ -118,44 +109,81 @@ impl Gates {
             label: Some("gate"),
             source: wgpu::ShaderSource::Wgsl(Cow::Borrowed(GATE_WGSL)),
         });
+        Shared {
+            counts,
+            args,
+            layout,
+            pipeline_layout,
+            module,
+        }
+    }
+}
+
+/// What [`Gates::new`] created: what an update reports beside its kernels'.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct GatesBuilt {
+    pub pipelines: usize,
+    pub bind_groups: usize,
+}
+
+impl Gates {
+    /// The gates of `desc`'s gated blocks over the bound buffers; `None` when it has none. With the gates
+    /// of the graph before an update (`previous`), what did not change is kept: where every gated member
+    /// keeps its slot, the counts, the arguments and each block's pipeline (the same constants), and a
+    /// block's bind group where its flag is the same buffer. The rest is built, and counted.
+    pub(crate) fn new(
+        gpu: &Gpu,
+        desc: &GraphDesc,
+        buffers: &[wgpu::Buffer],
+        previous: Option<&Gates>,
+    ) -> (Option<Gates>, GatesBuilt) {
+        let mut built = GatesBuilt::default();
+        let mut slots = vec![None; desc.nodes.len()];
+        let mut next = 0u32;
+        let mut ranges = Vec::new();
+        for block in desc.blocks.iter() {
+            let first = next;
+            if block.flag.is_some() {
+                for &n in block.nodes.iter() {
+                    if let Some(slot) = slots.get_mut(n as usize) {
+                        *slot = Some(next);
+                        next += 1;
+                    }
+                }
+            }
+            ranges.push((first, next - first));
+        }
+        if next == 0 {
+            return (None, built);
+        }
+        let device = gpu.device();
+        let kept = previous.filter(|p| p.slots == slots && p.ranges == ranges);
+        let shared = match kept {
+            Some(p) => p.shared.clone(),
+            None => Shared::new(device, next),
+        };
         let blocks = desc
             .blocks
             .iter()
-            .zip(ranges)
-            .map(|(block, (first, members))| {
+            .zip(&ranges)
+            .enumerate()
+            .map(|(b, (block, &(first, members)))| {
                 let flag = buffers.get(block.flag? as usize)?;
-                let pipeline = device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
-                    label: Some(&block.name),
-                    layout: Some(&pipeline_layout),
-                    module: &module,
-                    entry_point: Some("main"),
-                    compilation_options: wgpu::PipelineCompilationOptions {
-                        constants: &[
-                            ("first", f64::from(first * 3)),
-                            ("words", f64::from(members * 3)),
-                        ],
-                        ..Default::default()
-                    },
-                    cache: None,
-                });
-                let bind_group = device.create_bind_group(&wgpu::BindGroupDescriptor {
-                    label: Some(&block.name),
-                    layout: &layout,
-                    entries: &[
-                        wgpu::BindGroupEntry {
-                            binding: 0,
-                            resource: flag.as_entire_binding(),
-                        },
-                        wgpu::BindGroupEntry {
-                            binding: 1,
-                            resource: counts.as_entire_binding(),
-                        },
-                        wgpu::BindGroupEntry {
-                            binding: 2,
-                            resource: args.as_entire_binding(),
-                        },
-                    ],
-                });
+                let old = kept.and_then(|p| p.blocks.get(b)?.as_ref());
+                let pipeline = match old {
+                    Some(old) => old.pipeline.clone(),
+                    None => {
+                        built.pipelines += 1;
+                        gate_pipeline(device, &shared, &block.name, first, members)
+                    }
+                };
+                let bind_group = match old {
+                    Some(old) if old.flag == *flag => old.bind_group.clone(),
+                    _ => {
+                        built.bind_groups += 1;
+                        gate_bind_group(device, &shared, &block.name, flag)
+                    }
+                };
                 Some(Gate {
                     pipeline,
                     bind_group,
@@ -166,13 +194,14 @@ impl Gates {
                 })
             })
             .collect();
-        Some(Gates {
-            counts,
-            args,
+        let gates = Gates {
+            shared,
             blocks,
             slots,
+            ranges,
             words: vec![0; next as usize * 3],
-        })
+        };
+        (Some(gates), built)
     }
 
     /// Node `node`'s slot, if it is a gated member: it dispatches from the arguments at `slot * 12` bytes.
@@ -181,14 +210,14 @@ impl Gates {
     }
 
     pub(crate) fn args(&self) -> &wgpu::Buffer {
-        &self.args
+        &self.shared.args
     }
 
     /// Block `block`'s gate, if it has a flag.
     pub(crate) fn gate(&self, block: u32) -> Option<GateSpec<'_>> {
         let gate = self.blocks.get(block as usize)?.as_ref()?;
         Some(GateSpec {
-            buffers: [&gate.flag, &self.counts, &self.args],
+            buffers: [&gate.flag, &self.shared.counts, &self.shared.args],
             first: gate.first,
             words: gate.words,
             workgroups: gate.workgroups,
@@ -203,7 +232,7 @@ impl Gates {
                 self.words[at..at + 3].copy_from_slice(w);
             }
         }
-        queue.write_buffer(&self.counts, 0, bytemuck::cast_slice(&self.words));
+        queue.write_buffer(&self.shared.counts, 0, bytemuck::cast_slice(&self.words));
     }
 
     /// Records block `block`'s gate into `pass`; the caller sets its own pipeline and bind groups again after.
@@ -214,4 +243,55 @@ impl Gates {
             pass.dispatch_workgroups(gate.workgroups, 1, 1);
         }
     }
+}
+
+/// Block `name`'s gate pipeline over its words: slots `first..first + members`, three words each.
+fn gate_pipeline(
+    device: &wgpu::Device,
+    shared: &Shared,
+    name: &str,
+    first: u32,
+    members: u32,
+) -> wgpu::ComputePipeline {
+    device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+        label: Some(name),
+        layout: Some(&shared.pipeline_layout),
+        module: &shared.module,
+        entry_point: Some("main"),
+        compilation_options: wgpu::PipelineCompilationOptions {
+            constants: &[
+                ("first", f64::from(first * 3)),
+                ("words", f64::from(members * 3)),
+            ],
+            ..Default::default()
+        },
+        cache: None,
+    })
+}
+
+/// Block `name`'s gate bindings: its flag, and the graph's counts and arguments.
+fn gate_bind_group(
+    device: &wgpu::Device,
+    shared: &Shared,
+    name: &str,
+    flag: &wgpu::Buffer,
+) -> wgpu::BindGroup {
+    device.create_bind_group(&wgpu::BindGroupDescriptor {
+        label: Some(name),
+        layout: &shared.layout,
+        entries: &[
+            wgpu::BindGroupEntry {
+                binding: 0,
+                resource: flag.as_entire_binding(),
+            },
+            wgpu::BindGroupEntry {
+                binding: 1,
+                resource: shared.counts.as_entire_binding(),
+            },
+            wgpu::BindGroupEntry {
+                binding: 2,
+                resource: shared.args.as_entire_binding(),
+            },
+        ],
+    })
 }

@@ -32,9 +32,11 @@ use crate::transfer::{Readbacks, Uploads};
 /// descriptor sets are counted apart (zero when the graph replays through the portable recorder).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct UpdateReport {
-    /// wgpu compute pipelines compiled (kernels whose code, workgroup size or pipeline constants changed).
+    /// wgpu compute pipelines compiled (kernels whose code, workgroup size or pipeline constants changed,
+    /// and gates of blocks whose gated members moved).
     pub pipelines_built: usize,
-    /// wgpu bind groups created (kernels whose buffers changed).
+    /// wgpu bind groups created (kernels whose buffers changed, gates whose flag buffer changed or whose
+    /// gated members moved).
     pub bind_groups_built: usize,
     /// The native recorder's Vulkan compute pipelines compiled (kernels, gates and checks of indirect counts
     /// whose code or pipeline constants changed).
@@ -280,7 +282,8 @@ impl BakedGraph {
                 &mut cache,
                 Some((&self.bound, &self.kernels)),
             )?;
-            let gates = Gates::new(&gpu, &desc, &r.bound.buffers);
+            let (gates, gates_built) =
+                Gates::new(&gpu, &desc, &r.bound.buffers, self.gates.as_ref());
             let native = NativeReplay::new(
                 &gpu,
                 &r.desc,
@@ -294,11 +297,19 @@ impl BakedGraph {
                 self.native.as_ref(),
             )?;
             Ok::<_, Error>((
-                r.bound, r.plan, r.kernels, r.built, r.fused, r.desc, gates, native,
+                r.bound,
+                r.plan,
+                r.kernels,
+                r.built,
+                r.fused,
+                r.desc,
+                gates,
+                gates_built,
+                native,
             ))
         })();
-        let (bound, plan, kernels, built, fused, replayed, gates, native) =
-            scope.finish_with(built, |reason| Error::Update {
+        let (bound, plan, kernels, built, fused, replayed, gates, gates_built, native) = scope
+            .finish_with(built, |reason| Error::Update {
                 graph: desc.name.to_string(),
                 reason,
             })?;
@@ -321,8 +332,8 @@ impl BakedGraph {
         self.desc = desc;
         let native_built = self.native.as_ref().map(|n| n.built).unwrap_or_default();
         Ok(UpdateReport {
-            pipelines_built: built.pipelines,
-            bind_groups_built: built.bind_groups,
+            pipelines_built: built.pipelines + gates_built.pipelines,
+            bind_groups_built: built.bind_groups + gates_built.bind_groups,
             native_pipelines_built: native_built.pipelines,
             native_sets_built: native_built.sets,
         })

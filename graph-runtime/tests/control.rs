@@ -3,7 +3,7 @@
 mod common;
 
 use common::{gpu, native_expected, poison_f32, random_f32s, random_u32, read, rng};
-use graph_runtime::{BakedGraph, Error, GraphBuilder, KernelSpec, LIBRARY, graph};
+use graph_runtime::{BakedGraph, Error, GraphBuilder, KernelSpec, LIBRARY, UpdateReport, graph};
 
 graph! {
     /// The GPU decides how much of `x` to double: the first `x.len() / 2` elements (rounded up to whole
@@ -542,5 +542,83 @@ fn updates_of_graphs_under_gpu_control_reuse_their_native_pipelines_and_still_de
     assert_eq!(read(&steps), [count]);
     assert_eq!(read(&xb), [left]);
     assert_eq!(read(&xa), [left], "the replay before the rebind");
+    Ok(())
+}
+
+/// An update keeps what a gate did not change: rebinding a buffer the gate does not read builds nothing for
+/// it, and rebinding its flag builds the gate's bind group (and natively its descriptor set) alone, counted in
+/// the report. The gate then reads the new flag.
+#[test]
+fn an_update_rebuilds_a_gate_only_where_its_flag_changed() -> Result<(), Error> {
+    let gpu = gpu();
+    let mut rng = rng();
+    let native = native_expected(&gpu);
+    let len = 2 + random_u32(&mut rng, 500) as usize;
+    let vec4s = |rng: &mut _| -> Vec<[f32; 4]> {
+        random_f32s(rng, 4 * len)
+            .chunks(4)
+            .map(|c| [c[0], c[1], c[2], c[3]])
+            .collect()
+    };
+    let (xs1, xs2, ys) = (vec4s(&mut rng), vec4s(&mut rng), vec4s(&mut rng));
+    let (x1, x2) = (gpu.buffer_from_slice(&xs1)?, gpu.buffer_from_slice(&xs2)?);
+    let y = gpu.buffer_from_slice(&ys)?;
+    let (on, off) = (
+        gpu.buffer_from_slice(&[1u32])?,
+        gpu.buffer_from_slice(&[0u32])?,
+    );
+    let mut g = MaybeShift::bake(
+        &gpu,
+        MaybeShiftBuffers {
+            x: &x1,
+            y: &y,
+            flag: &on,
+        },
+    )?;
+    g.replay_blocking()?;
+    let report = g.rebind(MaybeShiftBuffers {
+        x: &x2,
+        y: &y,
+        flag: &on,
+    })?;
+    // The copy under the gate is a kernel (so that it can be skipped on the GPU): it binds `x`.
+    let native_set = usize::from(native);
+    assert_eq!(
+        report,
+        UpdateReport {
+            bind_groups_built: 1,
+            native_sets_built: native_set,
+            ..UpdateReport::default()
+        },
+        "`x` rebound"
+    );
+    let report = g.rebind(MaybeShiftBuffers {
+        x: &x2,
+        y: &y,
+        flag: &off,
+    })?;
+    assert_eq!(
+        report,
+        UpdateReport {
+            bind_groups_built: 1,
+            native_sets_built: native_set,
+            ..UpdateReport::default()
+        },
+        "`flag` rebound"
+    );
+    let before = y.read_blocking()?;
+    g.replay_blocking()?;
+    assert_eq!(y.read_blocking()?, before, "the new flag is 0: skipped");
+    gpu.queue()
+        .write_buffer(off.as_any().wgpu(), 0, bytemuck::bytes_of(&1u32));
+    g.replay_blocking()?;
+    let mut want = before;
+    want[..len - 1].copy_from_slice(&xs2[1..]);
+    want[0] = [7.0; 4];
+    assert_eq!(
+        y.read_blocking()?,
+        want,
+        "the new flag is 1: run on `x` rebound"
+    );
     Ok(())
 }
