@@ -2,6 +2,8 @@
 //! statistics. Nothing here touches the GPU: each program in `src/bin/` is meant to be read on its own, and
 //! this file only keeps the bookkeeping out of their way.
 
+#![forbid(unsafe_code)]
+
 pub mod edge_detect;
 pub mod edge_pipeline;
 pub mod trace_svg;

@@ -14,6 +14,8 @@
 //! - WGSL: each kernel composed with its declarations and validated by naga, its entry point chosen, its
 //!   declared accesses matched against what the entry point really does.
 
+#![forbid(unsafe_code)]
+
 pub mod builder;
 pub mod check;
 pub mod cycles;

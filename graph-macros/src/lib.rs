@@ -1,6 +1,8 @@
 //! The `graph!` procedural macro. Use it through `graph_runtime::graph!`, whose documentation describes the
 //! language; this crate only parses, checks (with `graph-core`) and generates.
 
+#![forbid(unsafe_code)]
+
 mod ast;
 mod const_tokens;
 mod ctxt;

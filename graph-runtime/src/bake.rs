@@ -1,6 +1,8 @@
 //! Bake (SYCL's `finalize`): everything a replay needs is created once here, the bound buffers are checked,
 //! and the graph becomes a plan of prebuilt steps.
 
+#![forbid(unsafe_code)]
+
 use std::borrow::Cow;
 use std::collections::HashMap;
 

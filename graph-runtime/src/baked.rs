@@ -3,6 +3,8 @@
 //! method takes is of graph `G` and of the role the method needs (a kernel for `set_dispatch`, a choice for
 //! `select`..), so a node of another graph or of another kind is a compile error, not an `Err`.
 
+#![forbid(unsafe_code)]
+
 use std::borrow::Cow;
 use std::ops::Range;
 

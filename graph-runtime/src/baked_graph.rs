@@ -1,6 +1,8 @@
 //! A graph baked onto a device, untyped: what every front door's graph becomes. Built graphs and graph files
 //! use it directly, by names; `graph!` graphs through the typed [`crate::Baked`], a thin layer over it.
 
+#![forbid(unsafe_code)]
+
 use std::borrow::Cow;
 use std::panic::AssertUnwindSafe;
 

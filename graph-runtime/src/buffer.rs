@@ -1,5 +1,7 @@
 //! Typed GPU buffers, and their untyped form that the bake checks.
 
+#![forbid(unsafe_code)]
+
 use std::marker::PhantomData;
 
 use graph_core::types::ValueType;

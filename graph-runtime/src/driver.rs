@@ -3,6 +3,8 @@
 //! that submission finished, so the read's callback runs and wakes it. One thread per `Gpu`, started by the
 //! first request and ended when the `Gpu` is dropped.
 
+#![forbid(unsafe_code)]
+
 use std::sync::Arc;
 use std::sync::mpsc;
 use std::time::Duration;

@@ -1,5 +1,7 @@
 //! The types a buffer can hold.
 
+#![forbid(unsafe_code)]
+
 use graph_core::types::{Scalar, ValueType};
 
 /// A type a buffer can hold: plain 32-bit data with a WGSL twin.

@@ -1,5 +1,7 @@
 //! The runtime's errors: values, never panics, each saying what to do.
 
+#![forbid(unsafe_code)]
+
 /// Everything that can go wrong at run time.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]

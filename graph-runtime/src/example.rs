@@ -14,6 +14,8 @@
 //! task's typed context, [`PipelineLookHost`]). [`Saxpy`], which has no choice, has a [`SaxpyChoice`]
 //! without variants: no `select` call can be written for it.
 
+#![forbid(unsafe_code)]
+
 crate::graph! {
     /// y = a*x + y over the first `n` elements, then y scaled by 2.
     pub graph Saxpy {

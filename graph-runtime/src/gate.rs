@@ -3,6 +3,8 @@
 //! indirect-dispatch arguments, or zeros when the block's flag is 0; the members then dispatch indirectly from
 //! those arguments. A skipped run is the gate and one empty indirect dispatch per member: no host round trip.
 
+#![forbid(unsafe_code)]
+
 use std::borrow::Cow;
 
 use graph_core::desc::GraphDesc;

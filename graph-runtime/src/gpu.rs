@@ -1,5 +1,7 @@
 //! The GPU: an adapter's device and queue, with the features the runtime uses and the errors it reports.
 
+#![forbid(unsafe_code)]
+
 use std::fmt;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};

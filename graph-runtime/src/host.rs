@@ -1,5 +1,7 @@
 //! Host tasks: Rust closures that run between GPU partitions and see the buffers they declared.
 
+#![forbid(unsafe_code)]
+
 use graph_core::desc::{AccessDesc, GraphDesc};
 
 use crate::buffer::Buffer;

@@ -2,6 +2,8 @@
 //! wgpu work into the graph's command encoder, in order with the graph through the accesses they declared.
 //! This is how a third-party wgpu library joins a graph.
 
+#![forbid(unsafe_code)]
+
 use graph_core::desc::{AccessDesc, GraphDesc};
 
 use crate::error::Error;

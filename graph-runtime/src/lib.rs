@@ -209,6 +209,10 @@
 //! layer fails loudly instead of validating nothing. Outside validation mode the layer is not loaded, even
 //! in debug builds (where wgpu would load it by default), since nothing would read its messages.
 
+// Every module but `native` forbids `unsafe` itself; `native` is where the Vulkan calls and their invariants
+// are gathered, and nothing else may add any.
+#![deny(unsafe_code)]
+
 // Generated code names `::graph_runtime`; this lets the crate's own example graph use the macro too.
 extern crate self as graph_runtime;
 
@@ -224,6 +228,7 @@ mod gate;
 mod gpu;
 mod host;
 mod interop;
+#[allow(unsafe_code)]
 mod native;
 mod native_recorder;
 mod nesting;

@@ -17,6 +17,8 @@
 //! `GRAPH_RUNTIME_RECORDER=portable` turns it off; `=native` makes a graph that cannot use it, or a failure
 //! to build it, a bake error instead of a quiet fall back to the portable recorder.
 
+#![forbid(unsafe_code)]
+
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 

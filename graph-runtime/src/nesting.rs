@@ -13,6 +13,7 @@
 //! Only the graph with the smallest [`Subgraph::IDENTITY`] on a cycle reports it, so two graphs that contain
 //! each other are one error; a graph that holds such a pair without being on the cycle reports nothing.
 
+#![forbid(unsafe_code)]
 // Const evaluation cannot allocate: the checks' messages are `graph_core::subgraph::Message`s, returned by value.
 #![allow(clippy::result_large_err)]
 

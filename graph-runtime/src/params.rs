@@ -2,6 +2,8 @@
 //! uniform buffer when the device has no immediates, the block is too large for them, or the graph asks),
 //! what the pipeline layouts declare for it, and how each replay gets it there.
 
+#![forbid(unsafe_code)]
+
 use graph_core::desc::GraphDesc;
 use graph_core::ir::ParamsStorage;
 

@@ -12,6 +12,8 @@
 //! 3.7 us a dispatch on the H100, so a level's dispatches no longer overlap). It says where the time goes,
 //! node by node; the benchmarks say how long a replay takes.
 
+#![forbid(unsafe_code)]
+
 use std::collections::HashMap;
 use std::fmt::Write;
 

@@ -7,6 +7,8 @@
 //!   blocks in `poll` until that copy finished; the map callback, run inside that poll, wakes the future. The
 //!   future is woken once, when its data is there: it never spins.
 
+#![forbid(unsafe_code)]
+
 use std::future::Future;
 use std::marker::PhantomData;
 use std::pin::Pin;

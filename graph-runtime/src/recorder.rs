@@ -3,6 +3,8 @@
 //! (explicit barriers from the plan, reusable command buffers) fits behind the same trait without touching
 //! the loop, the plan or the host-task handling.
 
+#![forbid(unsafe_code)]
+
 use graph_core::plan::{BufferHazard, Plan, PlanPartition, PlanStep, Transfer};
 
 use crate::error::Error;

@@ -1,6 +1,8 @@
 //! What a replay computes before it records: each kernel's workgroup counts for the current parameters and
 //! bound lengths, checked. Nothing here allocates or looks anything up by name.
 
+#![forbid(unsafe_code)]
+
 use graph_core::desc::{GraphDesc, SizeDesc};
 use graph_core::size::{SizeError, SizeStep, evaluate};
 

@@ -5,6 +5,8 @@
 //! its thread and closes them when it ends. Device loss is not scoped: it is the device's state, which every
 //! later operation reports.
 
+#![forbid(unsafe_code)]
+
 use crate::error::Error;
 use crate::gpu::Gpu;
 use crate::validation::MessageScope;

@@ -1,5 +1,7 @@
 //! What `graph!` implements for each graph: its types and its static description.
 
+#![forbid(unsafe_code)]
+
 use std::fmt::Debug;
 
 use crate::buffer::AnyBuffer;

@@ -12,6 +12,8 @@
 //! [`Finished`] holds that replay's data, whatever replays were submitted since. Sets are reused once the
 //! app is done with a finished replay (dropping [`Finished`] unmaps its set and returns it to the pool).
 
+#![forbid(unsafe_code)]
+
 use std::marker::PhantomData;
 use std::sync::{Arc, Mutex};
 

@@ -10,6 +10,8 @@
 //! replaced: an update that fails leaves the baked graph as it was. A replay already submitted keeps the
 //! objects it was recorded with (wgpu keeps them alive until it finishes).
 
+#![forbid(unsafe_code)]
+
 use std::borrow::Cow;
 use std::ops::Range;
 

@@ -11,6 +11,8 @@
 //! Validation mode proves itself when a `Gpu` is made: it plants a real validation error and fails unless the
 //! layer reports it, so a missing layer or a foreign logger fails loudly instead of validating nothing.
 
+#![forbid(unsafe_code)]
+
 use std::cell::RefCell;
 use std::marker::PhantomData;
 use std::sync::OnceLock;

@@ -1,5 +1,7 @@
 //! Waiting: for a replay's own work (`Submission`), or for a submission index of the device.
 
+#![forbid(unsafe_code)]
+
 use std::marker::PhantomData;
 use std::sync::Arc;
 

@@ -2,6 +2,8 @@
 //! places its own barriers, so the plan's hazards are not needed here. Consecutive dispatches share one
 //! compute pass; a pipeline is set only when it changes.
 
+#![forbid(unsafe_code)]
+
 use graph_core::plan::{BufferHazard, Transfer};
 
 use crate::error::Error;

@@ -44,6 +44,8 @@
 //! million elements with one workgroup hit (its test found it), so `histogram` runs one invocation per
 //! input element by default (`sized_by`).
 
+#![forbid(unsafe_code)]
+
 use graph_core::library::Library;
 
 pub mod cpu;

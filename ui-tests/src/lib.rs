@@ -2,6 +2,8 @@
 //! the promise of a graph's `FUSED` constant (issue 19, point 8), which each pass fixture's `main` runs on
 //! the machine's adapter (trybuild runs those programs).
 
+#![forbid(unsafe_code)]
+
 use graph_runtime::wgpu::{BufferDescriptor, BufferUsages};
 use graph_runtime::{AnyBuffer, BakedGraph, Error, Gpu, TaskGraph};
 

@@ -4,6 +4,8 @@
 //! machines without a GPU), installing it with apt-get when running as root, then run cargo and exit
 //! with its exit code.
 
+#![forbid(unsafe_code)]
+
 /// Prints an `xtask:` line; a closed stdout (`cargo xtask doctor | head -1`) is no reason to panic.
 macro_rules! say {
     ($($arg:tt)*) => {{

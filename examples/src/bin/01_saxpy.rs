@@ -11,6 +11,8 @@
 //!
 //! Run it with `cargo run --release -p examples --bin 01_saxpy`.
 
+#![forbid(unsafe_code)]
+
 use examples::Result;
 use graph_runtime::{Gpu, graph};
 

@@ -20,6 +20,8 @@
 //!
 //! Run it with `cargo run --release -p examples --bin 03_heat`.
 
+#![forbid(unsafe_code)]
+
 use std::f32::consts::TAU;
 use std::time::Instant;
 

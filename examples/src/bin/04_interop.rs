@@ -12,6 +12,8 @@
 //!
 //! Run it with `cargo run --release -p examples --bin 04_interop`.
 
+#![forbid(unsafe_code)]
+
 use examples::Result;
 use graph_runtime::{Gpu, graph, wgpu};
 

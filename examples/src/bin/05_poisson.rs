@@ -12,6 +12,8 @@
 //! cargo run --release -p examples --bin 05_poisson
 //! ```
 
+#![forbid(unsafe_code)]
+
 use std::time::{Duration, Instant};
 
 use examples::{Result, inferno, median, out_dir, save_rgb_png};

@@ -29,6 +29,8 @@
 //! Without `INPUT.png` it uses `examples/assets/shapes.png`, built into the program (any PNG works; colour
 //! images are converted to grayscale).
 
+#![forbid(unsafe_code)]
+
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Instant;
 

@@ -19,6 +19,8 @@
 //! tasks to one that records nothing. After the
 //! replays it prints the sum of every external buffer the graph writes, so two runs can be compared.
 
+#![forbid(unsafe_code)]
+
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::{Arc, Mutex};

@@ -8,6 +8,8 @@
 //! averages 4x4 sub-samples, so edges are anti-aliased. No randomness: the output is the same on every run.
 //! This runs on the CPU only.
 
+#![forbid(unsafe_code)]
+
 use std::f32::consts::{PI, TAU};
 use std::path::Path;
 

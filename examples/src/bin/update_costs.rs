@@ -6,6 +6,8 @@
 //! cargo run --release -p examples --bin update_costs [-- --runs N]
 //! ```
 
+#![forbid(unsafe_code)]
+
 use std::time::{Duration, Instant};
 
 use examples::edge_pipeline::{EdgePipeline, otsu, top};
