@@ -1,6 +1,8 @@
 //! The `graph` binary on every shipped file, and on files it must refuse: exit 0 for a good graph, 1 for a
 //! graph with mistakes (each printed with its location), 2 for a file that is not a graph.
 
+#![forbid(unsafe_code)]
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 

@@ -6,6 +6,8 @@
 //! file is read as shipped. To rewrite the shipped files from the builder's graphs after changing a graph:
 //! `cargo test -p examples --test front_doors -- --ignored write_the_shipped_files`.
 
+#![forbid(unsafe_code)]
+
 use std::path::{Path, PathBuf};
 
 use examples::edge_detect::{EdgeDetect, EdgeDetectBuffers, EdgeDetectParams, cpu_pipeline};

@@ -1,6 +1,8 @@
 //! Every graph of the examples keeps the promise of its `FUSED` constant: each group the macro lists runs as
 //! one kernel at bake (alone or inside a larger one), or bake says why not (`fusion_declined`).
 
+#![forbid(unsafe_code)]
+
 use examples::edge_detect::{EdgeDetect, EdgeDetectBuffers};
 use examples::edge_pipeline::{Blur, BlurBuffers, EdgePipeline, EdgePipelineBuffers};
 use graph_runtime::example::{Saxpy, SaxpyBuffers};

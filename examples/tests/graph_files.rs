@@ -1,6 +1,8 @@
 //! The shipped graph files: each loads, checks, draws and runs; the one with a host task computes what the
 //! CPU computes; and a file that is not a graph is an error that says why, never a panic.
 
+#![forbid(unsafe_code)]
+
 use std::path::{Path, PathBuf};
 
 use graph_runtime::file::{self, LoadError};

@@ -4,6 +4,8 @@
 //! Under `cargo xtask test --validation` the programs inherit the validation environment, so their graphs
 //! also run under the Khronos validation layer with synchronization validation, and any finding fails them.
 
+#![forbid(unsafe_code)]
+
 use std::process::Command;
 
 /// Runs `exe` with `args`; fails the test with its output unless it exits successfully and prints `expect`.

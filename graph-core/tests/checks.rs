@@ -1,6 +1,8 @@
 //! One test per check of `graph_core::check`: each builds a small `ir::Graph` by hand and asserts on the
 //! diagnostic's exact location and the key words of its message and help.
 
+#![forbid(unsafe_code)]
+
 use graph_core::check::{CheckedDispatch, CheckedNode, SizeProgram};
 use graph_core::deps::{Edge, EdgeOrigin, Hazard};
 use graph_core::ir::{

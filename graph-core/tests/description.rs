@@ -1,6 +1,8 @@
 //! A description that did not come from the checks is validated before the runtime trusts it: every index and
 //! every ordering invariant, each broken once here and reported as an error, never a panic.
 
+#![forbid(unsafe_code)]
+
 use graph_core::deps::Hazard;
 use graph_core::desc::{
     AccessDesc, BufferDesc, DispatchDesc, EdgeDesc, EdgeOriginDesc, GraphDesc, KernelDesc, List,

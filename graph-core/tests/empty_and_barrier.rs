@@ -1,6 +1,8 @@
 //! Empty nodes and barriers: no work, only ordering. A barrier comes after every node declared before it that
 //! nothing declared before it depends on (SYCL's `depends_on_all_leaves`).
 
+#![forbid(unsafe_code)]
+
 use graph_core::builder::{GraphBuilder, KernelSpec};
 use graph_core::desc::{EdgeOriginDesc, GraphDesc, OpDesc};
 use graph_core::file;

@@ -2,6 +2,8 @@
 //! whose fused kernels validate. (The GPU tests in `graph-runtime/tests/fusion.rs` run fused against unfused
 //! and against the CPU.)
 
+#![forbid(unsafe_code)]
+
 use graph_core::builder::{GraphBuilder, KernelSpec};
 use graph_core::desc::{GraphDesc, OpDesc};
 use graph_core::fusion::{Fusion, MAX_FUSED_BINDINGS, declared_lengths};

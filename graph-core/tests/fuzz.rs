@@ -9,6 +9,8 @@
 //! Each test runs `GRAPH_FUZZ_CASES` cases when that variable is set (to crank it up or down), else its own
 //! default; the four defaults add up to 105,000. Seeds are random: `PROPTEST_RNG_SEED=N` fixes one.
 
+#![forbid(unsafe_code)]
+
 use std::sync::LazyLock;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;

@@ -2,6 +2,8 @@
 //! a fill's value and a library argument must be exactly one expression, checked alone, and every name an
 //! identifier. Each mistake is one diagnostic at its place, in the same words from every front door.
 
+#![forbid(unsafe_code)]
+
 use graph_core::builder::{GraphBuilder, KernelSpec};
 use graph_core::desc::{GraphDesc, KernelArgDesc, OpDesc};
 use graph_core::ir::{AccessMode, KernelArg, NodeKind};

@@ -1,6 +1,8 @@
 //! The planner without a GPU: for the shapes the benchmark measures, how many level boundaries need a
 //! barrier and which hazards each carries.
 
+#![forbid(unsafe_code)]
+
 use graph_core::builder::{GraphBuilder, KernelSpec};
 use graph_core::desc::GraphDesc;
 use graph_core::library::Library;

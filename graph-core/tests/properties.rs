@@ -1,6 +1,8 @@
 //! Property tests of the graph algorithms on random graphs: schedule, cycles, edge inference, reachability,
 //! and the race and owned-buffer checks that rest on them.
 
+#![forbid(unsafe_code)]
+
 use std::collections::BTreeSet;
 
 use graph_core::check;

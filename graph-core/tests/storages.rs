@@ -1,5 +1,7 @@
 //! Kernels are validated with their parameters in both places the runtime may put them.
 
+#![forbid(unsafe_code)]
+
 use graph_core::builder::{GraphBuilder, KernelSpec};
 use graph_core::library::Library;
 

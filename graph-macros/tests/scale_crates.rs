@@ -10,6 +10,8 @@
 //! are fusion candidates. `chain2000`: the same with 2000. Each crate depends on this workspace's
 //! `graph-runtime` by path, with this workspace's lock file and its profile settings for the macro.
 
+#![forbid(unsafe_code)]
+
 use std::fmt::Write;
 use std::path::{Path, PathBuf};
 

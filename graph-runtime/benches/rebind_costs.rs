@@ -15,6 +15,8 @@
 //! GRAPH_RUNTIME_RECORDER=portable cargo bench -p graph-runtime --bench rebind_costs [-- --runs N]
 //! ```
 
+#![forbid(unsafe_code)]
+
 use std::time::{Duration, Instant};
 
 use graph_runtime::desc::OpDesc;

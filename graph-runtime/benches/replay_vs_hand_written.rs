@@ -44,6 +44,8 @@
 //! Run: `cargo bench -p graph-runtime --bench replay_vs_hand_written [-- --runs N] [--profile DIR]` (default
 //! 100 runs).
 
+#![forbid(unsafe_code)]
+
 use std::time::{Duration, Instant};
 
 use graph_runtime::{

@@ -1,6 +1,8 @@
 //! Alternatives (SYCL's dynamic command group): kernels of one signature, one active per replay, switched
 //! after bake without re-baking; replays already submitted keep their choice.
 
+#![forbid(unsafe_code)]
+
 mod common;
 
 use common::{assert_within, gpu, poison_f32, random_f32s, random_u32, read, rng};

@@ -1,5 +1,7 @@
 //! A bound buffer of the wrong element type, length or usage is an `Err` naming it, never a panic.
 
+#![forbid(unsafe_code)]
+
 mod common;
 
 use common::gpu;

@@ -1,5 +1,7 @@
 //! Control that stays on the GPU: a kernel whose workgroup counts an earlier node wrote (an indirect dispatch).
 
+#![forbid(unsafe_code)]
+
 mod common;
 
 use common::{gpu, native_expected, poison_f32, random_f32s, random_u32, read, rng};

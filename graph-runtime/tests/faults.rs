@@ -2,6 +2,8 @@
 //! sizes that overflow, device errors of one graph seen by another, waits that wait for other graphs, a lost
 //! device, async reads that spin, and descriptions that did not come from the checks.
 
+#![forbid(unsafe_code)]
+
 mod common;
 
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};

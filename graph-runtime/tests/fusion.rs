@@ -1,6 +1,8 @@
 //! The fusion pass on the GPU: a graph replayed fused gives what the same graph gives unfused
 //! (`#[no_fusion]`), and both what the CPU gives, on fresh random inputs with outputs poisoned first.
 
+#![forbid(unsafe_code)]
+
 mod common;
 
 use common::{assert_within, gpu, poison_f32, random_f32s, random_u32, read, rng};

@@ -2,6 +2,8 @@
 //! compared as tightly as the arithmetic allows: exactly where both sides round the same operations in the
 //! same order, else within the rounding those operations can add.
 
+#![forbid(unsafe_code)]
+
 mod common;
 
 use common::{

@@ -2,6 +2,8 @@
 //! length that is no multiple of the workgroup size, and one past 65535 workgroups), and each kernel's
 //! `pointwise` mark checked by what it means.
 
+#![forbid(unsafe_code)]
+
 mod common;
 
 use common::{gpu, random_f32s, random_u32, rng};

@@ -5,6 +5,8 @@
 //! `GRAPH_RUNTIME_RECORDER` picks it. On a device that is not Vulkan, or with
 //! `GRAPH_RUNTIME_RECORDER=portable`, the same tests run through the portable recorder and say so.
 
+#![forbid(unsafe_code)]
+
 mod common;
 
 use common::{

@@ -3,6 +3,8 @@
 //! three replays in flight. Each waited replay holds its own data, on each recorder (the one the environment
 //! picks, then the portable one).
 
+#![forbid(unsafe_code)]
+
 mod common;
 
 use common::{assert_exact, gpu, native_expected, poison_f32, random_f32s, random_u32, read, rng};

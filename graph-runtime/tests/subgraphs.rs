@@ -1,6 +1,8 @@
 //! Subgraph nodes: a child graph bound into a parent, flattened at bake and replayed as part of it, from the
 //! macro and from the builder alike, against a CPU reference.
 
+#![forbid(unsafe_code)]
+
 mod common;
 
 use common::{assert_exact, gpu, poison_f32, random_f32s, random_u32, read, rng};

@@ -1,6 +1,8 @@
 //! Upload and readback nodes: host data into a replay and results out of it, in the replay's own submission,
 //! each replay with its own data, several in flight.
 
+#![forbid(unsafe_code)]
+
 mod common;
 
 use common::{assert_exact, gpu, poison_f32, random_f32s, random_u32, read, rng};

@@ -2,6 +2,8 @@
 //! rebuilt, that a refused one leaves the graph as it was, and that replays in flight keep what they were
 //! submitted with.
 
+#![forbid(unsafe_code)]
+
 mod common;
 
 use common::{assert_exact, gpu, native_expected, poison_f32, random_f32s, random_u32, read, rng};

@@ -3,6 +3,8 @@
 //! itself, so it runs under `cargo xtask test` as well as `--validation`; it needs the Khronos layer
 //! installed (`vulkan-validationlayers`, which both install).
 
+#![forbid(unsafe_code)]
+
 mod common;
 
 use graph_runtime::{Error, Gpu, graph, validation, wgpu};

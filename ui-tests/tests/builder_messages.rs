@@ -8,6 +8,8 @@
 //! `error: ..` block of the `.stderr`: rustc prints the message after `error: ` and indents its further lines
 //! by seven spaces.
 
+#![forbid(unsafe_code)]
+
 use std::collections::BTreeSet;
 use std::fs;
 use std::path::{Path, PathBuf};

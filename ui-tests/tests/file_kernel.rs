@@ -1,6 +1,8 @@
 //! A `file("..")` kernel, compiled as an ordinary test of this crate: under trybuild `CARGO_MANIFEST_DIR` is
 //! trybuild's generated project (`target/tests/trybuild/ui-tests`), where no relative `.wgsl` path resolves.
 
+#![forbid(unsafe_code)]
+
 use graph_runtime::desc::OpDesc;
 use graph_runtime::graph;
 

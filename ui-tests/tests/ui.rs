@@ -2,6 +2,8 @@
 //!
 //! Regenerate the expected `.stderr` files with `TRYBUILD=overwrite cargo test -p ui-tests`, then read them.
 
+#![forbid(unsafe_code)]
+
 #[test]
 fn ui() {
     let t = trybuild::TestCases::new();
