@@ -165,13 +165,13 @@ impl Shared {
         let mut hasher = std::hash::DefaultHasher::new();
         key.hash(&mut hasher);
         let hash = hasher.finish();
-        let ident = (0u32..)
-            .map(|n| match n {
-                0 => quote::format_ident!("__D{:016x}", hash),
-                n => quote::format_ident!("__D{:016x}_{}", hash, n),
-            })
-            .find(|ident| !self.taken.contains(ident))
-            .unwrap_or_else(|| quote::format_ident!("__D"));
+        let mut ident = quote::format_ident!("__D{:016x}", hash);
+        for n in 1u32.. {
+            if !self.taken.contains(&ident) {
+                break;
+            }
+            ident = quote::format_ident!("__D{:016x}_{}", hash, n);
+        }
         let value = value();
         self.items.push(quote!(const #ident: #ty = #value;));
         self.taken.insert(ident.clone());

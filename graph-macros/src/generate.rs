@@ -810,8 +810,11 @@ fn picked<'a>(
     position: &HashMap<&Ident, usize>,
 ) -> TokenStream {
     let p = private();
+    // Every node of a list is one of `NODES`; were one not, the array would come out short and fail to
+    // compile rather than name another node.
     let at: Vec<proc_macro2::Literal> = list
-        .map(|n| proc_macro2::Literal::usize_unsuffixed(position.get(n).copied().unwrap_or(0)))
+        .filter_map(|n| position.get(n).copied())
+        .map(proc_macro2::Literal::usize_unsuffixed)
         .collect();
     match at.is_empty() {
         // `pick` needs a node to start from, and an empty list needs none.
