@@ -460,7 +460,7 @@ impl Run {
     fn wait(self, gpu: &Gpu) -> Result<(), Error> {
         match self {
             Run::Replay(submission) => submission.wait().map(drop),
-            Run::Submitted(index) => gpu.wait_for(Some(index)),
+            Run::Submitted(index) => gpu.wait_for(Some(index.into())),
         }
     }
 }

@@ -66,6 +66,9 @@ fn main() -> Result<(), Error> {
         .position(|a| a == "--runs")
         .and_then(|i| args.get(i + 1)?.parse().ok())
         .unwrap_or(2000);
+    // wgpu's own queue, beneath the runtime: the runtime does not submit replays itself here.
+    // SAFETY: set before any other thread exists.
+    unsafe { std::env::set_var(graph_runtime::SUBMIT_ENV, "wgpu") };
     let gpu = Gpu::new_blocking()?;
     println!("adapter: {}", gpu.summary());
     println!(
@@ -75,7 +78,11 @@ fn main() -> Result<(), Error> {
     println!();
     println!("| side | wall | p10 | p90 | submit CPU | word seen |");
     println!("|---|---:|---:|---:|---:|---:|");
-    let (device, queue) = (gpu.device(), gpu.queue());
+    let device = gpu.device();
+    let queue = gpu
+        .queue()
+        .wgpu()
+        .expect("wgpu's queue: the runtime was asked not to submit itself");
     let target = device.create_buffer(&wgpu::BufferDescriptor {
         label: Some("submission floor fill"),
         size: FILL_BYTES,
@@ -148,7 +155,11 @@ impl<'a> Vulkan<'a> {
                 .shared_instance()
                 .raw_instance()
                 .get_physical_device_memory_properties(device.raw_physical_device());
-            let queue = gpu.queue().as_hal::<wgpu::hal::api::Vulkan>()?.as_raw();
+            let queue = gpu
+                .queue()
+                .wgpu()?
+                .as_hal::<wgpu::hal::api::Vulkan>()?
+                .as_raw();
             let fill = fill.as_hal::<wgpu::hal::api::Vulkan>()?.raw_handle();
             (
                 device.raw_device().clone(),

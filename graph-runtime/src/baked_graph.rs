@@ -28,7 +28,7 @@ use crate::recorder::{Recorder, record_replay};
 use crate::replay::{Kernels, resolve_dispatches};
 use crate::scope::OpScope;
 use crate::transfer::{Finished, Readbacks, TransferBuffers, Uploads};
-use crate::wait::Submission;
+use crate::wait::{Submission, Work};
 use crate::wgpu_recorder::WgpuRecorder;
 
 /// A graph baked onto a device: set parameters by name, give host tasks their closures, replay.
@@ -660,8 +660,7 @@ impl BakedGraph {
             readbacks: readback_set.as_deref().unwrap_or(&[]),
         };
         let (mut native_recorder, mut portable_recorder) = (None, None);
-        let recorder: &mut dyn Recorder<Submitted = wgpu::SubmissionIndex> = match (native, timing)
-        {
+        let recorder: &mut dyn Recorder<Submitted = Work> = match (native, timing) {
             (Some(native), timing) => {
                 match timing {
                     Timing::Native(timed) => {

@@ -10,6 +10,7 @@ use std::borrow::Cow;
 use graph_core::desc::GraphDesc;
 
 use crate::gpu::Gpu;
+use crate::queue::GpuQueue;
 
 /// The gate: `args[first + i] = flag[0] != 0 ? counts[first + i] : 0` over one block's words.
 pub(crate) const GATE_WGSL: &str = "
@@ -227,7 +228,7 @@ impl Gates {
     }
 
     /// Writes this replay's counts of every gated member (queued ahead of the replay's submissions).
-    pub(crate) fn before_replay(&mut self, queue: &wgpu::Queue, workgroups: &[[u32; 3]]) {
+    pub(crate) fn before_replay(&mut self, queue: &GpuQueue, workgroups: &[[u32; 3]]) {
         for (node, slot) in self.slots.iter().enumerate() {
             if let (Some(slot), Some(w)) = (slot, workgroups.get(node)) {
                 let at = *slot as usize * 3;

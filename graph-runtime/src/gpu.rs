@@ -8,6 +8,8 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 use crate::driver::Driver;
 use crate::error::Error;
+use crate::native::{self, DirectOn, DirectQueue};
+use crate::queue::GpuQueue;
 use crate::validation;
 
 /// A wgpu device and queue. Cheap to clone: clones share the device and count as the same `Gpu`.
@@ -22,7 +24,7 @@ pub struct Gpu {
 struct GpuInner {
     id: u64,
     device: wgpu::Device,
-    queue: wgpu::Queue,
+    queue: GpuQueue,
     info: Option<wgpu::AdapterInfo>,
     /// Size of the push-constant (immediate) block the device accepts; 0 without `IMMEDIATES`.
     max_immediate_size: u32,
@@ -48,6 +50,27 @@ impl fmt::Debug for Gpu {
 
 /// The environment variable that picks an adapter by (part of) its name, or by its index in the list.
 pub const ADAPTER_ENV: &str = "GRAPH_RUNTIME_ADAPTER";
+
+/// The environment variable that picks how [`Gpu::new`] submits replays on Vulkan: `wgpu` (through wgpu's
+/// queue, as on other backends), `wgpu-queue` (the runtime's own submissions, to wgpu's queue under the
+/// runtime's lock), `second-queue` (to a second queue of the family, where it has two; else as
+/// `wgpu-queue`), or unset (the default, `second-queue`).
+pub const SUBMIT_ENV: &str = "GRAPH_RUNTIME_SUBMIT";
+
+/// How [`Gpu::new`] submits replays on Vulkan ([`SUBMIT_ENV`]): directly, on which queue, or through wgpu.
+fn direct_submission() -> Result<Option<DirectOn>, Error> {
+    match std::env::var(SUBMIT_ENV).as_deref() {
+        Ok("wgpu") => Ok(None),
+        Ok("wgpu-queue") => Ok(Some(DirectOn::WgpuQueue)),
+        Ok("second-queue") | Ok("") | Err(_) => Ok(Some(DirectOn::SecondQueue)),
+        Ok(other) => Err(Error::RequestDevice {
+            adapter: String::new(),
+            reason: format!(
+                "{SUBMIT_ENV}={other:?} is not one of `wgpu`, `wgpu-queue`, `second-queue`"
+            ),
+        }),
+    }
+}
 
 impl Gpu {
     /// The best adapter: high-performance first, or the one `GRAPH_RUNTIME_ADAPTER` names. Asks for
@@ -94,19 +117,43 @@ impl Gpu {
         if !features.contains(wgpu::Features::IMMEDIATES) {
             limits.max_immediate_size = 0;
         }
-        let (device, queue) = adapter
-            .request_device(&wgpu::DeviceDescriptor {
-                label: Some("graph-runtime"),
-                required_features: features,
-                required_limits: limits,
-                ..Default::default()
-            })
-            .await
-            .map_err(|e| Error::RequestDevice {
-                adapter: info.name.clone(),
-                reason: e.to_string(),
-            })?;
-        Gpu::wrap(device, queue, Some(info))
+        let desc = wgpu::DeviceDescriptor {
+            label: Some("graph-runtime"),
+            required_features: features,
+            required_limits: limits,
+            ..Default::default()
+        };
+        let failed = |reason: String| Error::RequestDevice {
+            adapter: info.name.clone(),
+            reason,
+        };
+        // On Vulkan the runtime opens the device itself (with a second queue where it submits replays to
+        // one) and submits replays directly; elsewhere wgpu opens it.
+        let want = direct_submission()?;
+        let opened = match want {
+            Some(on) => native::open_device(&adapter, &desc, on == DirectOn::SecondQueue),
+            None => None,
+        };
+        let (device, queue, direct) = match opened {
+            Some(opened) => {
+                let (device, queue, second) = opened.map_err(failed)?;
+                let on = if second {
+                    DirectOn::SecondQueue
+                } else {
+                    DirectOn::WgpuQueue
+                };
+                let direct = DirectQueue::new(&device, on).transpose().map_err(failed)?;
+                (device, queue, direct)
+            }
+            None => {
+                let (device, queue) = adapter
+                    .request_device(&desc)
+                    .await
+                    .map_err(|e| failed(e.to_string()))?;
+                (device, queue, None)
+            }
+        };
+        Gpu::wrap(device, GpuQueue::new(queue, direct), Some(info))
     }
 
     /// [`Gpu::new`], waiting for it.
@@ -122,12 +169,12 @@ impl Gpu {
     /// once. In validation mode the device's instance must have been made with `InstanceFlags::VALIDATION`
     /// on Vulkan, or this fails.
     pub fn from_wgpu(device: wgpu::Device, queue: wgpu::Queue) -> Result<Gpu, Error> {
-        Gpu::wrap(device, queue, None)
+        Gpu::wrap(device, GpuQueue::new(queue, None), None)
     }
 
     fn wrap(
         device: wgpu::Device,
-        queue: wgpu::Queue,
+        queue: GpuQueue,
         info: Option<wgpu::AdapterInfo>,
     ) -> Result<Gpu, Error> {
         static NEXT_ID: AtomicU64 = AtomicU64::new(1);
@@ -169,7 +216,8 @@ impl Gpu {
         &self.inner.device
     }
 
-    pub fn queue(&self) -> &wgpu::Queue {
+    /// The queue: every submission and write to the device goes through it (see [`GpuQueue`]).
+    pub fn queue(&self) -> &GpuQueue {
         &self.inner.queue
     }
 
@@ -189,9 +237,10 @@ impl Gpu {
             0 => "no push constants (uniform-buffer parameters)".to_string(),
             n => format!("push constants: {n} bytes"),
         };
+        let submission = self.inner.queue.submission_path();
         match &self.inner.info {
             Some(i) => format!(
-                "{} ({:?}, {:?}, driver {}), {immediates}",
+                "{} ({:?}, {:?}, driver {}), {immediates}, replays submitted through {submission}",
                 i.name, i.backend, i.device_type, i.driver_info
             ),
             None => format!("application-provided device, {immediates}"),

@@ -7,6 +7,7 @@
 use graph_core::desc::{AccessDesc, GraphDesc};
 
 use crate::error::Error;
+use crate::queue::GpuQueue;
 
 /// An interop task's closure, given to [`crate::Baked::on_interop`] or [`crate::BakedGraph::on_interop`]. An
 /// error it returns fails the replay, as [`Error::InteropTask`] (naming the graph and the task) unless it
@@ -19,7 +20,7 @@ pub type InteropTask = Box<dyn FnMut(&mut InteropContext<'_>) -> Result<(), Erro
 /// declared them.
 pub struct InteropContext<'a> {
     pub(crate) device: &'a wgpu::Device,
-    pub(crate) queue: &'a wgpu::Queue,
+    pub(crate) queue: &'a GpuQueue,
     pub(crate) encoder: &'a mut wgpu::CommandEncoder,
     pub(crate) buffers: &'a [wgpu::Buffer],
     pub(crate) desc: &'a GraphDesc,
@@ -41,7 +42,7 @@ impl InteropContext<'_> {
         self.device
     }
 
-    pub fn queue(&self) -> &wgpu::Queue {
+    pub fn queue(&self) -> &GpuQueue {
         self.queue
     }
 

@@ -234,6 +234,7 @@ mod native_recorder;
 mod nesting;
 mod params;
 mod profile;
+mod queue;
 mod readback;
 mod recorder;
 mod replay;
@@ -250,7 +251,7 @@ pub use baked_graph::BakedGraph;
 pub use buffer::{AnyBuffer, Buffer};
 pub use element::{Element, ParamValue};
 pub use error::Error;
-pub use gpu::{ADAPTER_ENV, Gpu};
+pub use gpu::{ADAPTER_ENV, Gpu, SUBMIT_ENV};
 pub use graph_core::builder::{GraphBuilder, KernelSpec};
 pub use graph_core::desc::{self, GraphDesc};
 pub use graph_core::dot::Detail;
@@ -269,11 +270,12 @@ pub use host::{HostContext, HostNode, HostTask};
 pub use interop::{InteropContext, InteropTask};
 pub use native_recorder::{NativeParamsIn, RECORDER_ENV};
 pub use profile::{DispatchTime, Profile};
+pub use queue::GpuQueue;
 pub use readback::ReadFuture;
 pub use task_graph::{AnyGraph, GraphNode, TaskGraph};
 pub use transfer::{Finished, Readback, Upload};
 pub use update::{Dispatch, UpdateReport};
-pub use wait::Submission;
+pub use wait::{Submission, Work};
 pub use wgpu;
 
 /// The kernel library `graph!` reads as `kernels::..`, with CPU references.
@@ -286,6 +288,7 @@ pub use kernels::LIBRARY;
 #[doc(hidden)]
 pub mod __private {
     pub use crate::host::ContextKey;
+    pub use crate::native::OrderingFault;
     pub use crate::nesting::{
         AtBottom, Below, Bottom, Child, Contains, Found, Inner, MaxDepth, Outer, STUB_DESCRIPTION,
         Subgraph, any_too_deep, at_bottom, below, check_subgraph_binding, check_subgraph_node,

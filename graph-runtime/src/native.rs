@@ -567,8 +567,9 @@ struct SharedSet {
 ///   `buffers`, for as long as the command buffers that record them;
 /// - the query pool is replaced, and its results read, only when no submission that writes it is pending
 ///   (`last` is waited for first);
-/// - a command buffer is reset and recorded only when no submission that executes it is pending (`last` is
-///   waited for first), and is recorded with `SIMULTANEOUS_USE`, so replays in flight may share it;
+/// - a command buffer is reset and recorded only when no submission that executes it is pending (`last` and
+///   `last_direct` are waited for first), and is recorded with `SIMULTANEOUS_USE`, so replays in flight may
+///   share it; a primary one executes only its segment's secondary one, recorded just before it;
 /// - each recording begins with a barrier after all earlier commands' memory writes and ends with one before
 ///   all later commands, so what wgpu records before and after it (uploads, copies, maps) sees every write.
 pub(crate) struct NativeGraph {
@@ -591,6 +592,10 @@ pub(crate) struct NativeGraph {
     command_pool: vk::CommandPool,
     /// One secondary command buffer per segment.
     segments: Vec<vk::CommandBuffer>,
+    /// With direct submission: one primary command buffer per segment, which executes the segment's.
+    primaries: Vec<vk::CommandBuffer>,
+    /// The queue of direct submissions, if the device has one.
+    direct: Option<Arc<DirectQueue>>,
     /// The indirect arguments' buffers.
     buffers: Vec<wgpu::Buffer>,
     /// The size of the push-constant range (0: parameters in a buffer, or none).
@@ -600,8 +605,10 @@ pub(crate) struct NativeGraph {
     query_capacity: u32,
     /// How many descriptor sets it made (the rest it took from the graph before it).
     pub(crate) sets_built: usize,
-    /// The submission that last executed the command buffers.
+    /// The wgpu submission that last executed the command buffers.
     pub(crate) last: Option<wgpu::SubmissionIndex>,
+    /// The timeline value of the last direct submission of them.
+    last_direct: Option<u64>,
 }
 
 impl std::fmt::Debug for NativeGraph {
@@ -625,6 +632,7 @@ impl NativeGraph {
         params: NativeParams,
         segments: usize,
         previous: Option<&NativeGraph>,
+        direct: Option<Arc<DirectQueue>>,
     ) -> Result<Self, String> {
         if !shared.fits(&params) {
             return Err("the native pipelines were made for other parameters".into());
@@ -641,12 +649,15 @@ impl NativeGraph {
             params_set: None,
             command_pool: vk::CommandPool::null(),
             segments: Vec::new(),
+            primaries: Vec::new(),
+            direct,
             buffers: Vec::new(),
             push_size: shared.push_size,
             queries: vk::QueryPool::null(),
             query_capacity: 0,
             sets_built: 0,
             last: None,
+            last_direct: None,
         };
         // Sets only fit the layouts they were made with: a graph of other layouts gives none.
         let previous = previous.filter(|p| Arc::ptr_eq(&p.shared, shared));
@@ -785,6 +796,17 @@ impl NativeGraph {
                             .command_buffer_count(segments as u32),
                     )
                     .map_err(vk_err("command buffers"))?;
+                if self.direct.is_some() {
+                    self.primaries = self
+                        .raw
+                        .allocate_command_buffers(
+                            &vk::CommandBufferAllocateInfo::default()
+                                .command_pool(self.command_pool)
+                                .level(vk::CommandBufferLevel::PRIMARY)
+                                .command_buffer_count(segments as u32),
+                        )
+                        .map_err(vk_err("command buffers"))?;
+                }
             }
         }
         Ok(())
@@ -1014,7 +1036,55 @@ impl NativeGraph {
         );
         // SAFETY: `cb` is recording.
         unsafe { self.raw.end_command_buffer(cb) }.map_err(vk_err("end"))?;
+        if let Some(&primary) = self.primaries.get(segment) {
+            // SAFETY: as for `cb` above: no pending submission executes `primary` (the caller waited for the
+            // last direct one); it executes `cb`, recorded just now, which lives as long.
+            unsafe {
+                self.raw
+                    .reset_command_buffer(primary, vk::CommandBufferResetFlags::empty())
+                    .map_err(vk_err("reset"))?;
+                self.raw
+                    .begin_command_buffer(
+                        primary,
+                        &vk::CommandBufferBeginInfo::default()
+                            .flags(vk::CommandBufferUsageFlags::SIMULTANEOUS_USE),
+                    )
+                    .map_err(vk_err("begin"))?;
+                self.raw.cmd_execute_commands(primary, &[cb]);
+                self.raw
+                    .end_command_buffer(primary)
+                    .map_err(vk_err("end"))?;
+            }
+        }
         Ok(timed)
+    }
+
+    /// Submits segments `segments` through the runtime's own queue (held locked by `guard`), one primary
+    /// command buffer each; returns the timeline value that says they finished.
+    pub(crate) fn submit_direct(
+        &mut self,
+        guard: &mut DirectGuard<'_>,
+        segments: &[usize],
+    ) -> Result<u64, String> {
+        let buffers: Option<Vec<vk::CommandBuffer>> = segments
+            .iter()
+            .map(|&s| self.primaries.get(s).copied())
+            .collect();
+        let buffers = buffers.ok_or("the graph has no command buffers of its own to submit")?;
+        // The command buffers are recorded (the caller recorded them before the replay) and live until
+        // `Drop`, which waits for the value returned here.
+        let value = guard.submit_raw(&buffers)?;
+        self.last_direct = Some(value);
+        Ok(value)
+    }
+
+    /// Blocks until the last direct submission of the command buffers finished (before they are recorded
+    /// again, or destroyed).
+    pub(crate) fn wait_direct(&mut self) -> Result<(), String> {
+        match (self.last_direct.take(), &self.direct) {
+            (Some(value), Some(direct)) => direct.wait(value),
+            _ => Ok(()),
+        }
     }
 
     /// Records `run` into `cb`: its pipeline (unless `bound` already is), its descriptor sets, the push
@@ -1090,6 +1160,8 @@ impl NativeGraph {
 
 impl Drop for NativeGraph {
     fn drop(&mut self) {
+        // The same for the runtime's own submissions of them (a lost device has none left to wait for).
+        let _ = self.wait_direct();
         // The device may still run the command buffers: wait for the last submission that executes them
         // (none: they never ran, and nothing waits for other graphs' work).
         if let Some(last) = self.last.take() {
@@ -1319,6 +1391,334 @@ impl Drop for Marker {
             self.raw.destroy_buffer(self.buffer, None);
             self.raw.free_memory(self.memory, None);
         }
+    }
+}
+
+/// An ordering rule of direct submission turned off, for a test to see that it catches the fault.
+#[doc(hidden)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(u8)]
+pub enum OrderingFault {
+    /// A replay does not first submit the writes queued through the `GpuQueue`.
+    ReplayBeforeQueuedWrites = 1,
+    /// A replay does not wait for the submissions made before it.
+    ReplayBeforeEarlierWork = 2,
+    /// A wgpu submission does not wait for the replays submitted before it.
+    WorkBeforeEarlierReplays = 4,
+}
+
+/// Which Vulkan queue the runtime submits replays to itself (direct submission).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum DirectOn {
+    /// wgpu's own queue: the device has one queue, or a second was not asked for.
+    WgpuQueue,
+    /// A second queue of wgpu's queue family, which only the runtime submits to.
+    SecondQueue,
+}
+
+/// The priorities of the queues [`open_device`] asks for: wgpu's, and the runtime's second one.
+static TWO_QUEUES: [f32; 2] = [1.0, 1.0];
+
+/// Opens `adapter`'s Vulkan device as `request_device` would, but with two queues of wgpu's queue family when
+/// `second_queue` is asked for and the family has two (wgpu uses the first, the runtime the second); `None`
+/// when the adapter is not a Vulkan adapter. Returns the device, and whether it has the second queue.
+pub(crate) fn open_device(
+    adapter: &wgpu::Adapter,
+    desc: &wgpu::DeviceDescriptor<'_>,
+    second_queue: bool,
+) -> Option<Result<(wgpu::Device, wgpu::Queue, bool), String>> {
+    // SAFETY: the hal adapter is only read (its queue families) and asked to open a device, as
+    // `request_device` asks it; the device it opens is handed to wgpu at once, which owns it from then on.
+    let hal = unsafe { adapter.as_hal::<wgpu::hal::api::Vulkan>() }?;
+    // SAFETY: a query of the adapter's physical device, alive with `hal`.
+    let families = unsafe {
+        hal.shared_instance()
+            .raw_instance()
+            .get_physical_device_queue_family_properties(hal.raw_physical_device())
+    };
+    // wgpu-hal opens family 0 (`open_with_callback`); a second queue only where that family has two.
+    let two = second_queue && families.first().is_some_and(|f| f.queue_count >= 2);
+    let callback = move |args: wgpu::hal::vulkan::CreateDeviceCallbackArgs<'_, '_, '_>| {
+        if let Some(info) = args.queue_create_infos.first_mut()
+            && two
+        {
+            *info = info.queue_priorities(&TWO_QUEUES);
+        }
+    };
+    // SAFETY: the features and limits are the adapter's own (what `request_device` would check them against);
+    // the callback only raises the queue count of the family wgpu opens, within what the family offers.
+    let open = unsafe {
+        hal.open_with_callback(
+            desc.required_features,
+            &desc.required_limits,
+            &desc.memory_hints,
+            Some(Box::new(callback)),
+        )
+    };
+    let open = match open {
+        Ok(open) => open,
+        Err(e) => return Some(Err(format!("opening the Vulkan device: {e}"))),
+    };
+    drop(hal);
+    // SAFETY: `open` was just opened from this adapter's hal adapter, with the descriptor's features and
+    // limits, and nothing else holds it.
+    let made = unsafe { adapter.create_device_from_hal(open, desc) };
+    Some(
+        made.map(|(device, queue)| (device, queue, two))
+            .map_err(|e| e.to_string()),
+    )
+}
+
+/// The runtime's own submissions to a Vulkan queue, ordered against wgpu's by a timeline semaphore.
+///
+/// Every submission to the device goes through [`DirectQueue::lock`]: wgpu's (through
+/// [`DirectGuard::submit_wgpu`]) and the runtime's command buffers (through [`DirectGuard::submit_raw`]).
+/// Each waits for the timeline's value of the submission before it and signals the next value, so all of
+/// them run in one order, as on one queue, whichever queue they go to; and on wgpu's queue the lock is the
+/// external synchronisation Vulkan requires of submissions to one queue, which wgpu gives only its own.
+///
+/// Invariants the `unsafe` blocks rely on:
+/// - `raw`, `queue` and `timeline` belong to the `VkDevice` behind `device`, which this struct keeps alive;
+/// - `queue` is submitted to only while `order` is locked (wgpu's submissions too, when it is wgpu's queue);
+/// - every value waited for was signalled by a submission made before, under the lock: no wait comes
+///   before its signal;
+/// - `Drop` waits for the last value signalled before it destroys the semaphore, and no pending wgpu
+///   submission still names it (a wgpu submission that did not reach Vulkan has its semaphores taken back).
+pub(crate) struct DirectQueue {
+    /// Keeps the `VkDevice` alive.
+    _device: wgpu::Device,
+    raw: ash::Device,
+    queue: vk::Queue,
+    on: DirectOn,
+    timeline: vk::Semaphore,
+    /// The lock of every submission, and the timeline's last value a submission signals.
+    order: Mutex<u64>,
+    /// The ordering rules a test turned off, to see it catch the fault ([`OrderingFault`] bits).
+    faults: std::sync::atomic::AtomicU8,
+    /// Whether waiting yields the thread between looks (on a CPU device).
+    yields: bool,
+}
+
+impl std::fmt::Debug for DirectQueue {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DirectQueue")
+            .field("on", &self.on)
+            .finish_non_exhaustive()
+    }
+}
+
+impl DirectQueue {
+    /// Direct submission on `device`'s queue `on` says; `None` when `device` is not a Vulkan device or has no
+    /// timeline semaphores (Vulkan 1.2).
+    pub(crate) fn new(device: &wgpu::Device, on: DirectOn) -> Option<Result<Self, String>> {
+        // SAFETY: the hal device is read for its handles while `device` is alive; the cloned `ash::Device`
+        // is kept alive by the `wgpu::Device` clone the struct holds.
+        let (raw, queue, timelines) = unsafe {
+            let hal = device.as_hal::<wgpu::hal::api::Vulkan>()?;
+            let instance = hal.shared_instance().raw_instance();
+            let physical = hal.raw_physical_device();
+            let version = instance
+                .get_physical_device_properties(physical)
+                .api_version;
+            let mut v12 = vk::PhysicalDeviceVulkan12Features::default();
+            let mut features = vk::PhysicalDeviceFeatures2::default().push_next(&mut v12);
+            instance.get_physical_device_features2(physical, &mut features);
+            let timelines = version >= vk::API_VERSION_1_2 && v12.timeline_semaphore == vk::TRUE;
+            let raw = hal.raw_device().clone();
+            let queue = match on {
+                DirectOn::WgpuQueue => hal.raw_queue(),
+                DirectOn::SecondQueue => raw.get_device_queue(hal.queue_family_index(), 1),
+            };
+            (raw, queue, timelines)
+        };
+        // wgpu-hal enables timeline semaphores wherever the device has them.
+        if !timelines {
+            return None;
+        }
+        let mut kind = vk::SemaphoreTypeCreateInfo::default()
+            .semaphore_type(vk::SemaphoreType::TIMELINE)
+            .initial_value(0);
+        let info = vk::SemaphoreCreateInfo::default().push_next(&mut kind);
+        // SAFETY: a live device with timeline semaphores enabled (wgpu-hal enables the feature where the
+        // device has it, checked above); the semaphore is stored at once for `Drop`.
+        let timeline = match unsafe { raw.create_semaphore(&info, None) } {
+            Ok(timeline) => timeline,
+            Err(e) => return Some(Err(vk_err("timeline semaphore")(e))),
+        };
+        Some(Ok(DirectQueue {
+            _device: device.clone(),
+            raw,
+            queue,
+            on,
+            timeline,
+            order: Mutex::new(0),
+            faults: std::sync::atomic::AtomicU8::new(0),
+            yields: device.adapter_info().device_type == wgpu::DeviceType::Cpu,
+        }))
+    }
+
+    /// Which queue the runtime submits to.
+    pub(crate) fn on(&self) -> DirectOn {
+        self.on
+    }
+
+    /// Turns an ordering rule off, for a test to see that it catches the fault.
+    pub(crate) fn plant(&self, fault: OrderingFault) {
+        self.faults
+            .fetch_or(fault as u8, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// Whether a test turned this rule off.
+    pub(crate) fn planted(&self, fault: OrderingFault) -> bool {
+        self.faults.load(std::sync::atomic::Ordering::Relaxed) & fault as u8 != 0
+    }
+
+    /// The lock every submission to the device goes through, held until the guard is dropped.
+    pub(crate) fn lock(&self) -> DirectGuard<'_> {
+        DirectGuard {
+            direct: self,
+            last: self
+                .order
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner),
+        }
+    }
+
+    /// The timeline's last value a submission signals: once it is reached, everything submitted so far has
+    /// finished.
+    pub(crate) fn last(&self) -> u64 {
+        *self.lock().last
+    }
+
+    /// The timeline's value now.
+    fn value(&self) -> Result<u64, String> {
+        // SAFETY: a live timeline semaphore of `raw` (struct invariants).
+        unsafe { self.raw.get_semaphore_counter_value(self.timeline) }
+            .map_err(vk_err("reading the timeline"))
+    }
+
+    /// Blocks until the submission that signals `value` finished: reads the timeline in a loop for at most
+    /// [`SPIN_LIMIT`] (yielding between looks on a CPU device), then blocks in Vulkan.
+    pub(crate) fn wait(&self, value: u64) -> Result<(), String> {
+        let start = std::time::Instant::now();
+        while start.elapsed() <= SPIN_LIMIT {
+            if self.value()? >= value {
+                return Ok(());
+            }
+            if self.yields {
+                std::thread::yield_now();
+            } else {
+                std::hint::spin_loop();
+            }
+        }
+        let semaphores = [self.timeline];
+        let values = [value];
+        let info = vk::SemaphoreWaitInfo::default()
+            .semaphores(&semaphores)
+            .values(&values);
+        // SAFETY: the semaphore is live, and `value` was signalled by a submission made before (the
+        // values this struct hands out are those of submissions made).
+        unsafe { self.raw.wait_semaphores(&info, u64::MAX) }.map_err(vk_err("waiting"))
+    }
+}
+
+/// The lock of a [`DirectQueue`]: submissions go through it.
+pub(crate) struct DirectGuard<'a> {
+    direct: &'a DirectQueue,
+    last: std::sync::MutexGuard<'a, u64>,
+}
+
+impl DirectGuard<'_> {
+    /// Whether every submission made so far has finished (`false` if the timeline cannot be read).
+    pub(crate) fn finished(&self) -> bool {
+        self.direct.value().is_ok_and(|v| v >= *self.last)
+    }
+
+    /// Submits `buffers` through wgpu's queue, after every earlier submission and before every later one.
+    pub(crate) fn submit_wgpu(
+        &mut self,
+        queue: &wgpu::Queue,
+        buffers: impl IntoIterator<Item = wgpu::CommandBuffer>,
+    ) -> wgpu::SubmissionIndex {
+        let (mut last, next) = (*self.last, *self.last + 1);
+        if self.direct.planted(OrderingFault::WorkBeforeEarlierReplays) {
+            last = 0;
+        }
+        let timeline = self.direct.timeline;
+        // SAFETY: the hal queue is used only to stage semaphores for wgpu's next submission, the one below,
+        // made under the lock (struct invariants); `last` was signalled by a submission made before.
+        let hal = unsafe { queue.as_hal::<wgpu::hal::api::Vulkan>() };
+        if let Some(hal) = &hal {
+            if last > 0 {
+                hal.add_wait_semaphore(timeline, Some(last), vk::PipelineStageFlags::ALL_COMMANDS);
+            }
+            hal.add_signal_semaphore(timeline, Some(next));
+        }
+        let index = queue.submit(buffers);
+        if let Some(hal) = &hal {
+            // A submission that wgpu refused never reached Vulkan: its semaphores are still staged. Take them
+            // back, so that no later submission waits for a value nothing will signal.
+            let unsent = hal.remove_signal_semaphore(timeline);
+            hal.remove_wait_semaphore(timeline);
+            if !unsent {
+                *self.last = next;
+            }
+        }
+        index
+    }
+
+    /// Submits primary command buffers of the runtime's own, recorded for the queue's family, to the runtime's
+    /// queue, after every earlier submission and before every later one; returns the timeline value that
+    /// says they finished.
+    ///
+    /// The command buffers must be fully recorded, alive until that value is reached, and name only objects
+    /// alive as long ([`NativeGraph`]'s invariants).
+    pub(crate) fn submit_raw(&mut self, buffers: &[vk::CommandBuffer]) -> Result<u64, String> {
+        let (mut last, next) = (*self.last, *self.last + 1);
+        let direct = self.direct;
+        if direct.planted(OrderingFault::ReplayBeforeEarlierWork) {
+            last = 0;
+        }
+        let waits = [direct.timeline];
+        let wait_values = [last];
+        let stages = [vk::PipelineStageFlags::ALL_COMMANDS];
+        let signals = [direct.timeline];
+        let signal_values = [next];
+        let waiting = usize::from(last > 0);
+        let mut values = vk::TimelineSemaphoreSubmitInfo::default()
+            .wait_semaphore_values(&wait_values[..waiting])
+            .signal_semaphore_values(&signal_values);
+        let info = vk::SubmitInfo::default()
+            .wait_semaphores(&waits[..waiting])
+            .wait_dst_stage_mask(&stages[..waiting])
+            .command_buffers(buffers)
+            .signal_semaphores(&signals)
+            .push_next(&mut values);
+        // SAFETY: the queue is submitted to under the lock (struct invariants); the command buffers are the
+        // caller's, recorded and alive as this function requires; `last` was signalled by a submission made
+        // before, and `next` is past every value signalled so far.
+        unsafe {
+            direct
+                .raw
+                .queue_submit(direct.queue, &[info], vk::Fence::null())
+        }
+        .map_err(vk_err("submitting"))?;
+        *self.last = next;
+        Ok(next)
+    }
+}
+
+impl Drop for DirectQueue {
+    fn drop(&mut self) {
+        let last = *self
+            .order
+            .get_mut()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        // No submission may be pending that signals the semaphore (a lost device has none left to wait for).
+        let _ = self.wait(last);
+        // SAFETY: every submission that names the semaphore finished (waited above) or never reached Vulkan
+        // (taken back: struct invariants); made on `self.raw`, destroyed once.
+        unsafe { self.raw.destroy_semaphore(self.timeline, None) };
     }
 }
 

@@ -35,9 +35,11 @@ use crate::native::{
     KernelOf, Marker, NativeGraph, NativeKernel, NativeParams, NativePipeline, NativeShared,
     Recorded, RecordedLevel, queries_of,
 };
+use crate::queue::GpuQueue;
 use crate::recorder::Recorder;
 use crate::replay::Kernels;
 use crate::transfer::TransferBuffers;
+use crate::wait::{Work, WorkOf};
 
 /// The environment variable that picks the recorder: `portable`, `native`, or unset (native where it can).
 pub const RECORDER_ENV: &str = "GRAPH_RUNTIME_RECORDER";
@@ -195,7 +197,7 @@ impl ParamsBuffer {
     /// Queues a write of `params` when they differ from the last: wgpu submits it ahead of the replay's
     /// command buffers, whose first barrier waits for it; the last barrier of the replay before orders its
     /// reads ahead of it.
-    fn write(&mut self, queue: &wgpu::Queue, params: &[u8]) {
+    fn write(&mut self, queue: &GpuQueue, params: &[u8]) {
         if self.written.as_deref() != Some(params) {
             queue.write_buffer(&self.buffer, 0, params);
             self.written = Some(params.to_vec());
@@ -419,6 +421,7 @@ impl NativeReplay {
             native_params,
             segments,
             previous.map(|p| &p.graph),
+            gpu.queue().direct().cloned(),
         ) {
             Ok(graph) => graph,
             Err(e) => return refuse(e),
@@ -525,8 +528,9 @@ impl NativeReplay {
     ) -> Result<Vec<TimedDispatch>, Error> {
         // Only this graph's own last replay (`wait_for(None)` would wait for every graph's work).
         if let Some(last) = self.graph.last.take() {
-            gpu.wait_for(Some(last))?;
+            gpu.wait_for(Some(last.into()))?;
         }
+        self.graph.wait_direct().map_err(Error::Wait)?;
         self.recorded = None;
         let segments = recorded_segments(plan, workgroups);
         let mut next_query = None;
@@ -562,11 +566,17 @@ impl NativeReplay {
         gpu: &'a Gpu,
         transfers: TransferBuffers<'a>,
     ) -> NativeRecorder<'a> {
+        // Direct submission where the device has it, but for a replay with readbacks (which wgpu maps after
+        // its own submission) or an init pass to go first.
+        let direct =
+            gpu.queue().direct().is_some() && transfers.readbacks.is_empty() && self.init.is_none();
         NativeRecorder {
             gpu,
             native: self,
             transfers,
             segment: 0,
+            direct,
+            unplaced: Vec::new(),
             recorded: Vec::new(),
             tail: None,
             steps: None,
@@ -857,13 +867,20 @@ impl InitPass {
 /// One replay through the native command buffers: each GPU partition one submission of wgpu command
 /// buffers, one per segment that executes the segment's recorded command buffer, and between them one per run
 /// of copies, uploads, readbacks and interop tasks, recorded by wgpu. The last command buffer of each
-/// submission ends with the marker's write, which waiting for the submission reads.
+/// submission ends with the marker's write, which waiting for the submission reads. With direct submission,
+/// a partition of segments alone (nothing for wgpu to record) is submitted to Vulkan by the runtime, its
+/// segments' primary command buffers in one submission.
 pub(crate) struct NativeRecorder<'a> {
     gpu: &'a Gpu,
     native: &'a mut NativeReplay,
     transfers: TransferBuffers<'a>,
     /// The next segment, counted over the whole replay.
     segment: usize,
+    /// Whether a partition of segments alone is submitted directly.
+    direct: bool,
+    /// The partition's segments so far that no wgpu encoder executes yet (with `direct`, until wgpu records
+    /// something, or the partition ends with segments alone).
+    unplaced: Vec<usize>,
     /// This partition's finished command buffers so far, in order.
     recorded: Vec<wgpu::CommandBuffer>,
     /// The encoder that executed the last segment, open until something follows it: the marker's write
@@ -892,13 +909,29 @@ impl NativeRecorder<'_> {
         {
             return;
         }
+        self.unplaced.push(segment);
+        // Without direct submission, or once wgpu recorded something in this partition, at once.
+        if !self.direct || !self.recorded.is_empty() || self.tail.is_some() || self.steps.is_some()
+        {
+            self.place();
+        }
+    }
+
+    /// Executes the unplaced segments' command buffers from an encoder of their own (wgpu keeps an encoder
+    /// used through its raw API to that API), after what was recorded before.
+    fn place(&mut self) {
+        if self.unplaced.is_empty() {
+            return;
+        }
         self.finish_open();
         let mut encoder = self
             .gpu
             .device()
             .create_command_encoder(&Default::default());
-        if !self.native.graph.execute(&mut encoder, segment) {
-            self.lost = true;
+        for segment in std::mem::take(&mut self.unplaced) {
+            if !self.native.graph.execute(&mut encoder, segment) {
+                self.lost = true;
+            }
         }
         self.tail = Some(encoder);
     }
@@ -913,6 +946,7 @@ impl NativeRecorder<'_> {
     /// The encoder of the copies, uploads, readbacks and interop tasks after the current segment.
     fn steps(&mut self) -> &mut wgpu::CommandEncoder {
         self.end_segment();
+        self.place();
         if let Some(tail) = self.tail.take() {
             self.recorded.push(tail.finish());
         }
@@ -929,10 +963,11 @@ impl NativeRecorder<'_> {
 }
 
 impl Recorder for NativeRecorder<'_> {
-    type Submitted = wgpu::SubmissionIndex;
+    type Submitted = Work;
 
     fn begin(&mut self) {
         self.recorded.clear();
+        self.unplaced.clear();
         self.tail = None;
         self.steps = None;
     }
@@ -957,8 +992,29 @@ impl Recorder for NativeRecorder<'_> {
         transfers.readback(self.steps(), t);
     }
 
-    fn submit(&mut self) -> Result<wgpu::SubmissionIndex, Error> {
+    fn submit(&mut self) -> Result<Work, Error> {
         self.end_segment();
+        let alone = self.recorded.is_empty() && self.tail.is_none() && self.steps.is_none();
+        if let (Some(direct), false, true) =
+            (self.gpu.queue().direct(), self.unplaced.is_empty(), alone)
+        {
+            let segments = std::mem::take(&mut self.unplaced);
+            self.marked = None;
+            let graph = &mut self.native.graph;
+            let value = self
+                .gpu
+                .queue()
+                .submit_direct(direct, |guard| graph.submit_direct(guard, &segments));
+            return match value {
+                Ok(value) => Ok(Work(WorkOf::Direct(value))),
+                Err(e) => {
+                    // Vulkan refuses a submission when the device is lost: report the loss if it is one.
+                    self.gpu.poll_lost()?;
+                    Err(Error::Gpu(e))
+                }
+            };
+        }
+        self.place();
         // The marker's write ends the segment's encoder, or one of its own after wgpu's steps (wgpu keeps an
         // encoder to one API, raw or its own).
         let mut last = match (self.tail.take(), self.steps.take()) {
@@ -999,13 +1055,16 @@ impl Recorder for NativeRecorder<'_> {
             .submit(init.into_iter().chain(self.recorded.drain(..)));
         self.native.marker.submitted(index.clone());
         self.native.graph.last = Some(index.clone());
-        Ok(index)
+        Ok(index.into())
     }
 
-    fn wait(&mut self, submitted: wgpu::SubmissionIndex) -> Result<(), Error> {
-        // The loop waits for the partition it submitted last, whose marker value this is.
-        match self.marked.take() {
-            Some(value) if self.native.marker.wait(value) => self.gpu.check_lost(),
+    fn wait(&mut self, submitted: Work) -> Result<(), Error> {
+        // The loop waits for the partition it submitted last, whose marker value this is (if it went through
+        // wgpu).
+        match (self.marked.take(), &submitted.0) {
+            (Some(value), WorkOf::Wgpu(_)) if self.native.marker.wait(value) => {
+                self.gpu.check_lost()
+            }
             _ => self.gpu.wait_for(Some(submitted)),
         }
     }

@@ -8,6 +8,7 @@ use graph_core::desc::GraphDesc;
 use graph_core::ir::ParamsStorage;
 
 use crate::gpu::Gpu;
+use crate::queue::GpuQueue;
 
 /// How a baked graph's parameters reach its kernels.
 #[derive(Debug)]
@@ -65,7 +66,7 @@ impl ParamsTransport {
 
     /// Before a replay records: the uniform buffer gets `params` when they changed (a queued write, ordered
     /// before the replay's submission).
-    pub(crate) fn before_replay(&mut self, queue: &wgpu::Queue, params: &[u8]) {
+    pub(crate) fn before_replay(&mut self, queue: &GpuQueue, params: &[u8]) {
         if let Some(u) = &mut self.uniform
             && u.written.as_slice() != params
         {

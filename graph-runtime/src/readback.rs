@@ -116,7 +116,7 @@ impl<T: Element> ReadFuture<T> {
             return Err(e);
         }
         if let Some(submission) = self.submission.take() {
-            self.gpu.wait_for(Some(submission))?;
+            self.gpu.wait_for(Some(submission.into()))?;
         }
         let result = lock(&self.state).result.take();
         match result {

@@ -24,6 +24,7 @@ use graph_core::types::ValueType;
 use crate::element::Element;
 use crate::error::Error;
 use crate::gpu::{Gpu, lock};
+use crate::queue::GpuQueue;
 use crate::task_graph::{AnyGraph, TaskGraph};
 
 /// A typed handle on an upload node of `graph!` graph `G` (`G::UPLOADS.name`): its data is `[T]`. Only a
@@ -179,7 +180,7 @@ impl Uploads {
 
     /// Writes every upload's data into its staging buffer, taking it: the queue runs these writes before the
     /// replay's first submission.
-    pub(crate) fn before_replay(&mut self, queue: &wgpu::Queue) {
+    pub(crate) fn before_replay(&mut self, queue: &GpuQueue) {
         for slot in &mut self.slots {
             if slot.ready && !slot.pending.is_empty() {
                 queue.write_buffer(&slot.staging, 0, &slot.pending);

@@ -12,14 +12,65 @@ use crate::scope::OpScope;
 use crate::task_graph::AnyGraph;
 use crate::transfer::{Finished, ReadbackSet, Readbacks};
 
+/// Work submitted to a [`Gpu`], to wait for with [`Gpu::wait_for`]: a wgpu submission (`From` its
+/// index), or a replay the runtime submitted to Vulkan itself.
+#[derive(Debug, Clone)]
+pub struct Work(pub(crate) WorkOf);
+
+#[derive(Debug, Clone)]
+pub(crate) enum WorkOf {
+    Wgpu(wgpu::SubmissionIndex),
+    /// The value the `Gpu`'s timeline reaches when the submission finished.
+    Direct(u64),
+}
+
+impl Work {
+    /// Whether the runtime submitted it to Vulkan itself (a replay's partition with direct submission).
+    pub fn is_direct(&self) -> bool {
+        matches!(self.0, WorkOf::Direct(_))
+    }
+}
+
+impl From<wgpu::SubmissionIndex> for Work {
+    fn from(index: wgpu::SubmissionIndex) -> Self {
+        Work(WorkOf::Wgpu(index))
+    }
+}
+
 impl Gpu {
-    /// Blocks until `submission` (or, with `None`, all work on the device, other graphs' included) finished;
+    /// Blocks until `work` (or, with `None`, all work on the device, other graphs' included) finished;
     /// reports what the device reported meanwhile.
-    pub fn wait_for(&self, submission: Option<wgpu::SubmissionIndex>) -> Result<(), Error> {
+    pub fn wait_for(&self, work: Option<Work>) -> Result<(), Error> {
         self.check_lost()?;
         let scope = OpScope::enter(self);
+        let direct = self.queue().direct();
+        let index = match work {
+            Some(Work(WorkOf::Wgpu(index))) => Some(index),
+            Some(Work(WorkOf::Direct(value))) => {
+                let Some(direct) = direct else {
+                    return scope.finish(Err(Error::Wait(
+                        "a direct submission of another Gpu".into(),
+                    )));
+                };
+                let waited = direct.wait(value).map_err(Error::Wait);
+                if waited.is_err() {
+                    let _ = self.device().poll(wgpu::PollType::Poll);
+                }
+                return scope.finish(waited);
+            }
+            None => {
+                // Everything: the runtime's own submissions too (wgpu's fence does not see them).
+                if let Some(direct) = direct
+                    && let Err(e) = direct.wait(direct.last())
+                {
+                    let _ = self.device().poll(wgpu::PollType::Poll);
+                    return scope.finish(Err(Error::Wait(e)));
+                }
+                None
+            }
+        };
         let polled = self.device().poll(wgpu::PollType::Wait {
-            submission_index: submission,
+            submission_index: index,
             timeout: None,
         });
         if polled.is_err() {
@@ -41,7 +92,7 @@ pub struct Submission<G = AnyGraph> {
     pub(crate) gpu: Gpu,
     /// The replay's last submission, also when a host phase after it waited for it: its readbacks are
     /// mapped by the poll that waiting for it makes. `None` for a replay without GPU work.
-    pub(crate) index: Option<wgpu::SubmissionIndex>,
+    pub(crate) index: Option<Work>,
     /// The graph's readbacks, and the replay's readback buffers, mapped once it finishes (`None` for a
     /// graph without readbacks).
     pub(crate) readbacks: (Readbacks, Option<ReadbackSet>),
@@ -76,16 +127,17 @@ impl<G> Submission<G> {
     /// reported meanwhile. What the replay's readback nodes copied out is in the result.
     ///
     /// With the native recorder, and no readbacks (which wgpu maps once its fence signals), it first reads a
-    /// word the GPU writes when the replay's work finished, in a loop of up to a millisecond (yielding the
-    /// thread between looks on a CPU device), then blocks in wgpu.
+    /// word the GPU writes when the replay's work finished (or, for a replay the runtime submitted to Vulkan
+    /// itself, the timeline semaphore's value), in a loop of up to a millisecond (yielding the thread between
+    /// looks on a CPU device), then blocks.
     pub fn wait(self) -> Result<Finished<G>, Error> {
         let early = || match (&self.marker, &self.readbacks.1) {
             (Some((marker, value)), None) => marker.wait(*value),
             _ => false,
         };
         match &self.index {
-            Some(_) if early() => self.gpu.check_lost()?,
-            Some(index) => self.gpu.wait_for(Some(index.clone()))?,
+            Some(Work(WorkOf::Wgpu(_))) if early() => self.gpu.check_lost()?,
+            Some(work) => self.gpu.wait_for(Some(work.clone()))?,
             // The replay had no GPU work.
             None => self.gpu.check_lost()?,
         }
@@ -93,10 +145,9 @@ impl<G> Submission<G> {
         Ok(readbacks.finished(set))
     }
 
-    /// The wgpu submission of the replay's last GPU work, for waiting on it together with other work through
-    /// [`Gpu::wait_for`] (finished already when host tasks end the replay). `None` when the replay had no GPU
-    /// work.
-    pub fn into_index(self) -> Option<wgpu::SubmissionIndex> {
+    /// The replay's last GPU work, for waiting on it together with other work through [`Gpu::wait_for`]
+    /// (finished already when host tasks end the replay). `None` when the replay had no GPU work.
+    pub fn into_work(self) -> Option<Work> {
         self.index
     }
 }

@@ -14,6 +14,7 @@ use crate::profile::Timestamps;
 use crate::recorder::Recorder;
 use crate::replay::{DispatchSize, Kernels};
 use crate::transfer::TransferBuffers;
+use crate::wait::Work;
 
 pub(crate) struct WgpuRecorder<'a> {
     gpu: &'a Gpu,
@@ -90,7 +91,7 @@ impl<'a> WgpuRecorder<'a> {
 }
 
 impl Recorder for WgpuRecorder<'_> {
-    type Submitted = wgpu::SubmissionIndex;
+    type Submitted = Work;
 
     fn begin(&mut self) {
         self.end_pass();
@@ -192,17 +193,17 @@ impl Recorder for WgpuRecorder<'_> {
         }
     }
 
-    fn submit(&mut self) -> Result<wgpu::SubmissionIndex, Error> {
+    fn submit(&mut self) -> Result<Work, Error> {
         self.end_pass();
         let encoder = self.encoder.take().unwrap_or_else(|| {
             self.gpu
                 .device()
                 .create_command_encoder(&Default::default())
         });
-        Ok(self.gpu.queue().submit([encoder.finish()]))
+        Ok(self.gpu.queue().submit([encoder.finish()]).into())
     }
 
-    fn wait(&mut self, submitted: wgpu::SubmissionIndex) -> Result<(), Error> {
+    fn wait(&mut self, submitted: Work) -> Result<(), Error> {
         self.gpu.wait_for(Some(submitted))
     }
 

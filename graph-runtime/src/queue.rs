@@ -1,0 +1,131 @@
+//! The `Gpu`'s queue: every submission to the device goes through it, so that the runtime's own submissions
+//! of replays (direct submission on Vulkan) run in one order with wgpu's.
+
+#![forbid(unsafe_code)]
+
+use std::fmt;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use crate::native::{DirectOn, DirectQueue, OrderingFault};
+
+/// The queue of a [`Gpu`](crate::Gpu): submit command buffers and write buffers through it.
+///
+/// On a Vulkan device made by [`Gpu::new`](crate::Gpu::new), the runtime submits replays to Vulkan itself
+/// (no wgpu submission per replay), on a queue of its own where the device has two, else on wgpu's. Work
+/// submitted and written through this queue is ordered against those replays both ways: a replay sees
+/// every write and submission made before it, and a submission made after it sees what the replay wrote.
+/// On wgpu's queue this queue's lock is also what keeps two threads from submitting to it at once, which
+/// Vulkan forbids: so submit through [`GpuQueue::submit`], never through a `wgpu::Queue` of the device
+/// ([`GpuQueue::wgpu`] hands one out only where the runtime does not submit itself).
+pub struct GpuQueue {
+    queue: wgpu::Queue,
+    direct: Option<Arc<DirectQueue>>,
+    /// Whether a write was queued since the last submission: wgpu submits queued writes ahead of its next
+    /// submission, so a direct replay first submits them through wgpu.
+    written: AtomicBool,
+}
+
+impl fmt::Debug for GpuQueue {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("GpuQueue")
+            .field("direct", &self.direct.as_ref().map(|d| d.on()))
+            .finish_non_exhaustive()
+    }
+}
+
+impl GpuQueue {
+    pub(crate) fn new(queue: wgpu::Queue, direct: Option<DirectQueue>) -> Self {
+        GpuQueue {
+            queue,
+            direct: direct.map(Arc::new),
+            written: AtomicBool::new(false),
+        }
+    }
+
+    /// Submits command buffers, in order after every replay submitted before.
+    pub fn submit<I: IntoIterator<Item = wgpu::CommandBuffer>>(
+        &self,
+        buffers: I,
+    ) -> wgpu::SubmissionIndex {
+        match &self.direct {
+            Some(direct) => {
+                let mut guard = direct.lock();
+                self.written.store(false, Ordering::Relaxed);
+                guard.submit_wgpu(&self.queue, buffers)
+            }
+            None => self.queue.submit(buffers),
+        }
+    }
+
+    /// Queues a write of `data` into `buffer` at byte `offset`, as [`wgpu::Queue::write_buffer`]: it reaches
+    /// the GPU ahead of the next submission or replay.
+    pub fn write_buffer(&self, buffer: &wgpu::Buffer, offset: wgpu::BufferAddress, data: &[u8]) {
+        self.queue.write_buffer(buffer, offset, data);
+        // After the write is queued: a replay on this thread that sees the flag submits it first.
+        self.written.store(true, Ordering::Release);
+    }
+
+    /// Calls `callback` once everything submitted so far, replays included, has finished (from a poll of the
+    /// device, as [`wgpu::Queue::on_submitted_work_done`]).
+    pub fn on_submitted_work_done(&self, callback: impl FnOnce() + Send + 'static) {
+        if let Some(direct) = &self.direct {
+            // wgpu's callback sees wgpu's submissions only: unless every replay has finished, one more, which
+            // waits for every replay before it.
+            let mut guard = direct.lock();
+            if !guard.finished() {
+                guard.submit_wgpu(&self.queue, []);
+            }
+        }
+        self.queue.on_submitted_work_done(callback);
+    }
+
+    /// Nanoseconds per timestamp tick.
+    pub fn get_timestamp_period(&self) -> f32 {
+        self.queue.get_timestamp_period()
+    }
+
+    /// The wgpu queue, where the runtime does not submit replays itself (a device the application made, a
+    /// backend other than Vulkan, or `GRAPH_RUNTIME_SUBMIT=wgpu`); `None` where it does, since submissions
+    /// made past this queue would not be ordered against replays.
+    pub fn wgpu(&self) -> Option<&wgpu::Queue> {
+        self.direct.is_none().then_some(&self.queue)
+    }
+
+    /// Where the runtime submits replays itself: `"second queue"`, `"wgpu's queue"` or `"wgpu"` (no direct
+    /// submission).
+    pub fn submission_path(&self) -> &'static str {
+        match self.direct.as_ref().map(|d| d.on()) {
+            Some(DirectOn::SecondQueue) => "second queue",
+            Some(DirectOn::WgpuQueue) => "wgpu's queue",
+            None => "wgpu",
+        }
+    }
+
+    /// Turns an ordering rule of direct submission off: for the tests that show each rule is needed, by
+    /// catching what goes wrong without it. `false` where replays are not submitted directly.
+    #[doc(hidden)]
+    pub fn plant_ordering_fault(&self, fault: OrderingFault) -> bool {
+        self.direct.as_ref().map(|d| d.plant(fault)).is_some()
+    }
+
+    /// The direct queue, if replays are submitted directly.
+    pub(crate) fn direct(&self) -> Option<&Arc<DirectQueue>> {
+        self.direct.as_ref()
+    }
+
+    /// Runs `submit` under the submission lock, after submitting through wgpu the writes queued since the
+    /// last submission.
+    pub(crate) fn submit_direct<R>(
+        &self,
+        direct: &DirectQueue,
+        submit: impl FnOnce(&mut crate::native::DirectGuard<'_>) -> R,
+    ) -> R {
+        let mut guard = direct.lock();
+        let skip = direct.planted(OrderingFault::ReplayBeforeQueuedWrites);
+        if !skip && self.written.swap(false, Ordering::Acquire) {
+            guard.submit_wgpu(&self.queue, []);
+        }
+        submit(&mut guard)
+    }
+}
