@@ -7,7 +7,10 @@
 //!   (empty, or the same fill), `vkQueueSubmit` with a fence, then `vkWaitForFences`;
 //! - **word**: the same command buffer followed by a barrier and a 4-byte fill of host-visible memory, the
 //!   host reading that word in a loop: when the host can see the work finish, as the native recorder's wait
-//!   does, against when the fence says so (printed beside it).
+//!   does, against when the fence says so (printed beside it);
+//! - **timeline**: the command buffer recorded once, submitted signalling a timeline semaphore, the host
+//!   reading the semaphore's value in a loop (`vkGetSemaphoreCounterValue`): what a direct replay's wait
+//!   reads, against the word.
 //!
 //! Printed: medians (and the 10th and 90th percentiles) of submit-to-finished wall time, the median CPU time
 //! of the submit call, and for the word rows the median time from the submit until the word was seen. Run: `cargo bench -p graph-runtime --bench submission_floor [-- --runs N]` (default
@@ -136,6 +139,7 @@ struct Vulkan<'a> {
     recorded: [vk::CommandBuffer; 2],
     with_word: [vk::CommandBuffer; 2],
     fence: vk::Fence,
+    timeline: vk::Semaphore,
     word_buffer: vk::Buffer,
     memory: vk::DeviceMemory,
     word: *const u32,
@@ -178,6 +182,7 @@ impl<'a> Vulkan<'a> {
             recorded: [vk::CommandBuffer::null(); 2],
             with_word: [vk::CommandBuffer::null(); 2],
             fence: vk::Fence::null(),
+            timeline: vk::Semaphore::null(),
             word_buffer: vk::Buffer::null(),
             memory: vk::DeviceMemory::null(),
             word: std::ptr::null(),
@@ -229,6 +234,15 @@ impl<'a> Vulkan<'a> {
             self.fence = raw
                 .create_fence(&vk::FenceCreateInfo::default(), None)
                 .map_err(vk_err("fence"))?;
+            let mut kind = vk::SemaphoreTypeCreateInfo::default()
+                .semaphore_type(vk::SemaphoreType::TIMELINE)
+                .initial_value(0);
+            self.timeline = raw
+                .create_semaphore(
+                    &vk::SemaphoreCreateInfo::default().push_next(&mut kind),
+                    None,
+                )
+                .map_err(vk_err("timeline semaphore"))?;
             self.word_buffer = raw
                 .create_buffer(
                     &vk::BufferCreateInfo::default()
@@ -360,6 +374,50 @@ impl<'a> Vulkan<'a> {
                 (start.elapsed(), cpu, seen)
             });
         }
+        let mut signalled = 0u64;
+        for (name, cb) in [
+            ("Vulkan: empty, timeline", self.recorded[0]),
+            ("Vulkan: a 256 KiB fill, timeline", self.recorded[1]),
+        ] {
+            row(name, runs, || {
+                signalled += 1;
+                let buffers = [cb];
+                let signals = [self.timeline];
+                let values = [signalled];
+                let mut timeline =
+                    vk::TimelineSemaphoreSubmitInfo::default().signal_semaphore_values(&values);
+                let info = vk::SubmitInfo::default()
+                    .command_buffers(&buffers)
+                    .signal_semaphores(&signals)
+                    .push_next(&mut timeline);
+                let start = Instant::now();
+                // SAFETY: `cb` is recorded and not pending (each run waits for its value before the next
+                // submits); the queue is wgpu's, which nothing else submits to meanwhile.
+                let submitted = unsafe { raw.queue_submit(self.queue, &[info], vk::Fence::null()) };
+                let cpu = start.elapsed();
+                let mut seen = None;
+                while submitted.is_ok() && start.elapsed() < Duration::from_secs(1) {
+                    // SAFETY: a live timeline semaphore of ours.
+                    match unsafe { raw.get_semaphore_counter_value(self.timeline) } {
+                        Ok(v) if v >= signalled => {
+                            seen = Some(start.elapsed());
+                            break;
+                        }
+                        Ok(_) => std::hint::spin_loop(),
+                        Err(e) => {
+                            failed.get_or_insert(e);
+                            break;
+                        }
+                    }
+                }
+                if let Err(e) = submitted {
+                    failed.get_or_insert(e);
+                } else if seen.is_none() {
+                    failed.get_or_insert(vk::Result::TIMEOUT);
+                }
+                (start.elapsed(), cpu, seen)
+            });
+        }
         match failed {
             Some(e) => Err(Error::Gpu(format!("Vulkan: {e}"))),
             None => Ok(()),
@@ -399,6 +457,7 @@ impl<'a> Vulkan<'a> {
         // above); every handle was made on `raw` and is destroyed once.
         unsafe {
             self.raw.destroy_fence(self.fence, None);
+            self.raw.destroy_semaphore(self.timeline, None);
             self.raw.destroy_command_pool(self.pool, None);
             self.raw.destroy_buffer(self.word_buffer, None);
             self.raw.free_memory(self.memory, None);

@@ -1401,9 +1401,9 @@ impl Drop for Marker {
 pub enum OrderingFault {
     /// A replay does not first submit the writes queued through the `GpuQueue`.
     ReplayBeforeQueuedWrites = 1,
-    /// A replay does not wait for the submissions made before it.
+    /// A replay does not wait for the wgpu submissions made before it (which then signal nothing).
     ReplayBeforeEarlierWork = 2,
-    /// A wgpu submission does not wait for the replays submitted before it.
+    /// A wgpu submission does not wait for the replays submitted before it (and signals nothing).
     WorkBeforeEarlierReplays = 4,
 }
 
@@ -1641,7 +1641,14 @@ impl DirectGuard<'_> {
         buffers: impl IntoIterator<Item = wgpu::CommandBuffer>,
     ) -> wgpu::SubmissionIndex {
         let (mut last, next) = (*self.last, *self.last + 1);
-        if self.direct.planted(OrderingFault::WorkBeforeEarlierReplays) {
+        // A planted fault leaves wgpu's submission out of the timeline's order, on one side: it must then
+        // signal nothing either, as a value signalled out of order is undefined behaviour.
+        let (no_wait, no_signal) = (
+            self.direct.planted(OrderingFault::WorkBeforeEarlierReplays),
+            self.direct.planted(OrderingFault::WorkBeforeEarlierReplays)
+                || self.direct.planted(OrderingFault::ReplayBeforeEarlierWork),
+        );
+        if no_wait {
             last = 0;
         }
         let timeline = self.direct.timeline;
@@ -1652,7 +1659,9 @@ impl DirectGuard<'_> {
             if last > 0 {
                 hal.add_wait_semaphore(timeline, Some(last), vk::PipelineStageFlags::ALL_COMMANDS);
             }
-            hal.add_signal_semaphore(timeline, Some(next));
+            if !no_signal {
+                hal.add_signal_semaphore(timeline, Some(next));
+            }
         }
         let index = queue.submit(buffers);
         if let Some(hal) = &hal {
@@ -1660,7 +1669,7 @@ impl DirectGuard<'_> {
             // back, so that no later submission waits for a value nothing will signal.
             let unsent = hal.remove_signal_semaphore(timeline);
             hal.remove_wait_semaphore(timeline);
-            if !unsent {
+            if !unsent && !no_signal {
                 *self.last = next;
             }
         }

@@ -160,15 +160,25 @@ fn plain(gpu: &Gpu, len: usize, usage: wgpu::BufferUsages) -> wgpu::Buffer {
     })
 }
 
-/// Copies all of `src` into `dst` in a submission of the test's own, through the `Gpu`'s queue.
+/// Copies all of `src` into `dst` in a submission of the test's own, through the `Gpu`'s queue, at once.
 fn copy(gpu: &Gpu, src: &wgpu::Buffer, dst: &wgpu::Buffer) -> wgpu::SubmissionIndex {
     let mut encoder = gpu.device().create_command_encoder(&Default::default());
     encoder.copy_buffer_to_buffer(src, 0, dst, 0, src.size());
     gpu.queue().submit([encoder.finish()])
 }
 
-/// Rounds of: fresh data copied into `x` by a submission of the test's own, a replay at once, `y` read.
-/// Returns the rounds whose `y` was not `x + 1`.
+/// How much busy work makes a submission long enough for unordered work beside it to overlap it: on a GPU,
+/// hundreds of microseconds; on a CPU device, where one queue orders everything, little.
+fn long(gpu: &Gpu, on_gpu: u32) -> u32 {
+    if gpu.summary().contains("Cpu") {
+        1 << 4
+    } else {
+        on_gpu
+    }
+}
+
+/// Rounds of: a long copy, then fresh data copied into `x`, in one submission of the test's own, and a
+/// replay at once, `y` read. Returns the rounds whose `y` was not `x + 1`.
 fn submissions_then_replays(gpu: &Gpu) -> Result<usize, Error> {
     let (mut g, x, y) = baked(gpu, LEN, 0)?;
     let source = plain(
@@ -176,6 +186,12 @@ fn submissions_then_replays(gpu: &Gpu) -> Result<usize, Error> {
         LEN,
         wgpu::BufferUsages::COPY_SRC | wgpu::BufferUsages::COPY_DST,
     );
+    // Copied ahead of `x` in the same submission: a copy of 2 x 256 MiB on a GPU.
+    let words = long(gpu, 1 << 26) as usize;
+    let busy = [
+        plain(gpu, words, wgpu::BufferUsages::COPY_SRC),
+        plain(gpu, words, wgpu::BufferUsages::COPY_DST),
+    ];
     let mut wrong = 0;
     for _ in 0..ROUNDS {
         let data = fresh(LEN);
@@ -183,7 +199,10 @@ fn submissions_then_replays(gpu: &Gpu) -> Result<usize, Error> {
             .write_buffer(&source, 0, bytemuck::cast_slice(&data));
         gpu.queue().submit([]);
         gpu.wait_for(None)?;
-        copy(gpu, &source, x.wgpu());
+        let mut encoder = gpu.device().create_command_encoder(&Default::default());
+        encoder.copy_buffer_to_buffer(&busy[0], 0, &busy[1], 0, busy[0].size());
+        encoder.copy_buffer_to_buffer(&source, 0, x.wgpu(), 0, source.size());
+        gpu.queue().submit([encoder.finish()]);
         replay(gpu, &mut g)?;
         wrong += usize::from(y.read_blocking()? != plus_one(&data));
     }
@@ -203,7 +222,7 @@ fn a_replay_reads_what_a_submission_before_it_wrote() -> Result<(), Error> {
 /// own, mapped and read. Returns the rounds whose copy was not `x + 1`.
 fn replays_then_submissions(gpu: &Gpu) -> Result<usize, Error> {
     let len = 1 << 16;
-    let (mut g, x, y) = baked(gpu, len, 1 << 14)?;
+    let (mut g, x, y) = baked(gpu, len, long(gpu, 1 << 18))?;
     let out = plain(
         gpu,
         len,
@@ -265,7 +284,7 @@ fn fault_caught(
 #[test]
 fn waiting_for_all_work_waits_for_direct_replays_too() -> Result<(), Error> {
     let gpu = gpu();
-    let (mut g, x, y) = baked(&gpu, 1 << 16, 1 << 14)?;
+    let (mut g, x, y) = baked(&gpu, 1 << 16, long(&gpu, 1 << 18))?;
     let data = fresh(1 << 16);
     x.write(&data)?;
     let work: Option<Work> = g.replay()?.into_work();
