@@ -215,7 +215,7 @@ fn buffer_sizes_are_checked_never_wrapped_or_cut() -> Result<(), Error> {
     let wrapped = graph_runtime::AnyBuffer::from_wgpu(
         &gpu,
         gpu.buffer_zeroed::<f32>(4)?.wgpu().clone(),
-        graph_runtime::ValueType::F32,
+        graph_runtime::ir::ValueType::F32,
     )?;
     assert_eq!(wrapped.len(), 4);
     Ok(())

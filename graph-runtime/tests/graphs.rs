@@ -10,7 +10,8 @@ use common::{
     U, assert_exact, assert_within, both_parameter_storages, gpu, native_expected, poison_f32,
     poison_u32, random_f32s, random_small_ints, random_u32, read, rng,
 };
-use graph_runtime::{Baked, Error, Gpu, ParamsStorage, graph, kernels::cpu};
+use graph_runtime::ir::ParamsStorage;
+use graph_runtime::{Baked, Error, Gpu, graph, kernels::cpu};
 
 graph! {
     /// y = a*x + y (inline), then y *= 2 (library), then out = y (copy): a chain.

@@ -8,9 +8,8 @@
 mod common;
 
 use common::{assert_exact, gpu, native_expected, poison_f32, random_f32s, random_u32, read, rng};
-use graph_runtime::{
-    AccessMode, AnyBuffer, BakedGraph, Error, GraphBuilder, KernelSpec, LIBRARY, graph,
-};
+use graph_runtime::ir::AccessMode;
+use graph_runtime::{AnyBuffer, BakedGraph, Error, GraphBuilder, KernelSpec, LIBRARY, graph};
 
 graph! {
     /// `y = x * k`, read back, then a host task that adds one to `y`: the last two nodes are a readback and a

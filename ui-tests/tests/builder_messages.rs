@@ -14,9 +14,8 @@ use std::collections::BTreeSet;
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use graph_runtime::{
-    AccessMode, DispatchSpec, GraphBuilder, KernelSpec, LIBRARY, Role, SizeExpr, SizeOp,
-};
+use graph_runtime::ir::{AccessMode, DispatchSpec, Role, SizeExpr, SizeOp};
+use graph_runtime::{GraphBuilder, KernelSpec, LIBRARY};
 
 /// One fixture rebuilt with the builder.
 struct Case {

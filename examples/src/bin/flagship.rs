@@ -40,7 +40,8 @@ use examples::edge_pipeline::{
 };
 use examples::trace_svg::trace_svg;
 use examples::{Result, max_abs_diff, median, ms, out_dir, save_gray_png};
-use graph_runtime::{Baked, Buffer, Detail, Gpu, wgpu};
+use graph_runtime::pipeline::Detail;
+use graph_runtime::{Baked, Buffer, Gpu, wgpu};
 
 /// The picture used without an argument, built into the program.
 const DEFAULT_INPUT: &[u8] = include_bytes!("../../assets/shapes.png");
