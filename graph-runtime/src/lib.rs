@@ -95,14 +95,15 @@
 //!   returns: `g.replay()?.wait()?.read(G::READBACKS.name)?`, one replay's data even with several in flight.
 //!   A readback of a buffer that no earlier node writes is a compile error.
 //! - `host name(buf: read | write | read_write, ..);`: a closure run between GPU partitions, once the GPU work
-//!   before it has finished, that reads and writes the buffers it declared. Given with
-//!   [`Baked::on_host_typed`] and `Graph::HOSTS.name`, it receives the node's generated typed context: a
-//!   method per declared buffer, of its element type (`h.grid()?` reads `grid` if declared `read` or
-//!   `read_write`, `h.write_grid(&data)?` replaces it if declared `write` or `read_write`), so reading a
-//!   buffer the task did not declare is a compile error. [`Baked::on_host`] (with the same handle) gives the
-//!   untyped [`HostContext`] (by name, checked at run time), as builder and file graphs have. A panic in a
-//!   task is the replay's [`Error::HostTaskPanicked`]; an error it returns, [`Error::HostTask`] with the
-//!   graph's and the task's names (its own errors go in with [`Error::task`]: `.map_err(Error::task)?`).
+//!   before it has finished, that reads and writes the buffers it declared. Given with [`Baked::on_host`]
+//!   and `Graph::HOSTS.name`, it receives the node's generated typed context: a method per declared buffer,
+//!   of its element type (`h.grid()?` reads `grid` if declared `read` or `read_write`,
+//!   `h.write_grid(&data)?` replaces it if declared `write` or `read_write`), so reading a buffer the task
+//!   did not declare is a compile error. Given with the task's name instead (`g.on_host("name", ..)`), it
+//!   receives the untyped [`HostContext`] (buffers by name, checked at run time), as builder and file graphs
+//!   have. A panic in a task is the replay's [`Error::HostTaskPanicked`]; an error it returns,
+//!   [`Error::HostTask`] with the graph's and the task's names (its own errors go in with [`Error::task`]:
+//!   `.map_err(Error::task)?`).
 //! - `interop name(buf: read | write | read_write, ..);`: a closure given with [`Baked::on_interop`]
 //!   (`g.on_interop(GraphInterop::Name, ..)`), which receives the device, the queue, the command encoder of
 //!   its GPU partition and the buffers it declared ([`InteropContext`]), and records its own wgpu work in
@@ -119,7 +120,7 @@
 //!   compile error at the binding. `kernels::reduce::sum(..)` and the other library subgraphs are children
 //!   too. At bake the child is flattened into the graph ([`pipeline::flatten`]): its nodes named
 //!   `name.node`, its roots after this node's predecessors, this node's successors after its leaves. Host
-//!   tasks inside a child are given closures by that name ([`Baked::on_host_named`]).
+//!   tasks inside a child are given closures by that name (`g.on_host("name.task", ..)`, [`Baked::on_host`]).
 //! - `alternatives name { kernel a ..; kernel b ..; }`: kernels of one signature (the same buffers with the same
 //!   access; otherwise a compile error) of which one runs per replay, the first after bake; they order as one
 //!   node. [`Baked::select`] switches to another after bake (`g.select(GraphChoice::Scharr)?`), without
@@ -261,7 +262,7 @@ mod wait;
 mod wgpu_recorder;
 
 // The root holds what an application uses; the other layers are in the modules below.
-pub use baked::Baked;
+pub use baked::{Baked, HostTarget};
 pub use baked_graph::BakedGraph;
 pub use buffer::{AnyBuffer, Buffer};
 pub use element::{Element, ParamValue};

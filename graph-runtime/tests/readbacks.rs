@@ -43,7 +43,7 @@ fn a_readback_before_a_trailing_host_task_is_read_with_replays_in_flight() -> Re
     let x = gpu.buffer_from_slice(&xs)?;
     let y = gpu.buffer_zeroed::<f32>(len)?;
     let mut g = Tail::bake(&gpu, TailBuffers { x: &x, y: &y })?;
-    g.on_host_typed(Tail::HOSTS.bump, |h| {
+    g.on_host(Tail::HOSTS.bump, |h| {
         let y: Vec<f32> = h.y()?;
         h.write_y(&y.iter().map(|v| v + 1.0).collect::<Vec<_>>())
     })?;

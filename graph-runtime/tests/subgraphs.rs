@@ -291,8 +291,9 @@ fn subgraphs_nest_and_their_host_tasks_run_between_partitions() -> Result<(), Er
     *g.params_mut() = OuterParams::new(len as u32, 1.5, [-1.0, 0.0, 0.0, 0.0]);
     let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
     let into = seen.clone();
-    g.on_host_named("seen.look", move |ctx| {
-        *into.lock().expect("not poisoned") = ctx.read_access::<f32>(0)?;
+    // By its name in the flattened graph; the child's `v` is this graph's `b`, bound to it.
+    g.on_host("seen.look", move |ctx| {
+        *into.lock().expect("not poisoned") = ctx.read::<f32>("b")?;
         Ok(())
     })?;
     g.replay()?.wait()?;

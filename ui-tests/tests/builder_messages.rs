@@ -50,6 +50,11 @@ const INEXPRESSIBLE: &[(&str, &str)] = &[
          another kind is `Err(NotANode)` (graph-runtime/tests/graphs.rs)",
     ),
     (
+        "handles/on-host-with-a-node-of-the-enum",
+        "the typed API takes a host task's handle or its name; a built graph's `on_host` takes a name, and a \
+         node that is no host task is `Err(NotANode)` (graph-runtime/tests/faults.rs)",
+    ),
+    (
         "handles/readback-of-another-graph",
         "a typed handle's graph is a Rust type; a built graph's replay is an untyped `Finished`, which reads \
          by name, or checks a typed handle at run time: `Err(TransferData)` naming both graphs \
@@ -90,6 +95,11 @@ const INEXPRESSIBLE: &[(&str, &str)] = &[
         "a host task's typed context has a method per declared buffer, so reading another is rustc's \
          \"no method\" error; the builder's host tasks read by name, and an undeclared one is the replay's \
          `Err(HostAccess)` (graph-runtime/tests/faults.rs)",
+    ),
+    (
+        "host/untyped-closure-for-a-handle",
+        "a typed handle's closure receives the generated context, a Rust type; a built graph's host tasks \
+         all receive the untyped `HostContext`",
     ),
     (
         "names/two-graphs-of-one-name",

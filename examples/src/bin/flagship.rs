@@ -135,7 +135,7 @@ fn main() -> Result<()> {
         level: 0.0,
     }));
     let task = shared.clone();
-    graph.on_host_typed(EdgePipeline::HOSTS.otsu, move |h| {
+    graph.on_host(EdgePipeline::HOSTS.otsu, move |h| {
         let bins = h.bins()?;
         let mut otsu_state = task.lock().unwrap_or_else(PoisonError::into_inner);
         otsu_state.level = otsu(&bins, 0.0, otsu_state.top);
