@@ -13,8 +13,9 @@ use std::path::{Path, PathBuf};
 use examples::edge_detect::{EdgeDetect, EdgeDetectBuffers, EdgeDetectParams, cpu_pipeline};
 use graph_runtime::desc::OpDesc;
 use graph_runtime::example::{Saxpy, SaxpyBuffers, SaxpyParams};
+use graph_runtime::pipeline::describe_graph;
 use graph_runtime::{
-    BakedGraph, Buffer, Error, GraphBuilder, GraphDesc, KernelSpec, LIBRARY, describe_graph, file,
+    BakedGraph, Buffer, Error, GraphBuilder, GraphDesc, KernelSpec, LIBRARY, file,
 };
 
 fn graphs_dir() -> PathBuf {

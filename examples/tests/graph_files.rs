@@ -6,9 +6,9 @@
 use std::path::{Path, PathBuf};
 
 use graph_runtime::file::{self, LoadError};
-use graph_runtime::{
-    AccessMode, BakedGraph, Detail, Error, Gpu, LIBRARY, describe_graph, describe_graph_with,
-};
+use graph_runtime::ir::AccessMode;
+use graph_runtime::pipeline::{Detail, describe_graph, describe_graph_with};
+use graph_runtime::{BakedGraph, Error, Gpu, LIBRARY};
 
 fn graphs_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("graphs")
@@ -56,7 +56,7 @@ fn a_subgraph_file_nests_another_file_and_runs_it_first() -> Result<(), Error> {
     let (graph, children) = file::load_with_children(&path, &LIBRARY)?;
     assert_eq!(children.keys().collect::<Vec<_>>(), ["blur.json"]);
     let desc = describe_graph_with(graph, &LIBRARY, &children)?;
-    let flat = graph_runtime::flatten(&desc).map_err(|e| Error::InvalidDescription {
+    let flat = graph_runtime::pipeline::flatten(&desc).map_err(|e| Error::InvalidDescription {
         graph: desc.name.to_string(),
         reason: e.0,
     })?;
@@ -272,7 +272,7 @@ fn a_builder_kernel_from_a_wgsl_file_matches_the_graph_file()
     let loaded = describe_graph(file::load(&graphs_dir().join("normalize.json"))?, &LIBRARY)?;
     let mut b = graph_runtime::GraphBuilder::new("Normalize");
     b.input("x", "f32").output("squares", "f32");
-    b.buffer("norm", "f32", graph_runtime::Role::Output, Some(1));
+    b.buffer("norm", "f32", graph_runtime::ir::Role::Output, Some(1));
     b.output("y", "f32").output("y_copy", "f32");
     let square = KernelSpec::wgsl_file(graphs_dir().join("normalize_square.wgsl"))?;
     b.kernel("square", square.read("x").write("squares"));

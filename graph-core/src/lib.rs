@@ -1,5 +1,16 @@
 //! The graph model shared by the `graph!` macro and the runtime.
 //!
+//! ### Note: semver-exempt API
+//!
+//! graph-core is the shared model of the `graph!` macro (graph-macros) and the runtime (graph-runtime), and
+//! what the kernel library's build script checks its kernels with. Its API is theirs: it is not stable and
+//! follows no semver guarantee, so any release may change it. Applications use `graph_runtime`, which
+//! re-exports what they need; its paths are the stable entry points to what lives here: the builder
+//! (`graph_runtime::GraphBuilder`, [`builder`]), the description (`graph_runtime::GraphDesc` and
+//! `graph_runtime::desc`, [`desc`]), the IR and its words (`graph_runtime::ir`, [`ir`]), saved graphs
+//! (`graph_runtime::file`, [`mod@file`]), and describing a declared graph
+//! (`graph_runtime::pipeline::describe_graph`, [`describe_graph`]).
+//!
 //! A graph is declared as an [`ir::Graph`] (the macro lowers its syntax to one; a run-time builder can build
 //! one directly), checked by [`check::check`] into a [`check::CheckedGraph`], and described for the runtime
 //! by a [`desc::GraphDesc`]. Problems are [`Diagnostic`]s that point at abstract [`Loc`]ations, which the

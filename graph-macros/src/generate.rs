@@ -427,7 +427,7 @@ fn host_contexts(lowered: &Lowered, graph: &Ident, nodes: &[(Ident, String)]) ->
             node.name
         );
         let task_doc = format!(
-            "The host task `{}` of [`{graph}`], for `Baked::on_host_typed`.",
+            "The host task `{}` of [`{graph}`], for `Baked::on_host`.",
             node.name
         );
         items.extend(quote! {
@@ -464,8 +464,7 @@ fn host_contexts(lowered: &Lowered, graph: &Ident, nodes: &[(Ident, String)]) ->
     }
     let hosts = format_ident!("{}Hosts", graph);
     let doc = format!(
-        "The host tasks of [`{graph}`], each with its typed context: give each its closure with `Baked::on_host_typed` \
-         (or `Baked::on_host`, for the untyped context)."
+        "The host tasks of [`{graph}`], each with its typed context: give each its closure with `Baked::on_host`."
     );
     quote! {
         #items

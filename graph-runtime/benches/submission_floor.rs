@@ -71,7 +71,7 @@ fn main() -> Result<(), Error> {
         .unwrap_or(2000);
     // wgpu's own queue, beneath the runtime: the runtime does not submit replays itself here.
     // SAFETY: set before any other thread exists.
-    unsafe { std::env::set_var(graph_runtime::SUBMIT_ENV, "wgpu") };
+    unsafe { std::env::set_var(graph_runtime::env::SUBMIT_ENV, "wgpu") };
     let gpu = Gpu::new_blocking()?;
     println!("adapter: {}", gpu.summary());
     println!(

@@ -15,7 +15,7 @@ use crate::buffer::AnyBuffer;
 use crate::element::Element;
 use crate::error::Error;
 use crate::gpu::Gpu;
-use crate::host::{ContextKey, HostContext, HostNode};
+use crate::host::{ContextKey, HostContext, HostNode, HostTask};
 use crate::interop::InteropContext;
 use crate::native_recorder::NativeParamsIn;
 use crate::profile::Profile;
@@ -95,17 +95,6 @@ impl<G: TaskGraph> Baked<G> {
         self.graph.use_native_recorder(params_in)
     }
 
-    /// Gives host task `node` (`Graph::HOSTS.name`) its closure, which receives the untyped
-    /// [`HostContext`] (buffers by name, checked at run time); [`Baked::on_host_typed`] gives the typed one.
-    pub fn on_host<N: HostNode<Graph = G>>(
-        &mut self,
-        node: N,
-        task: impl FnMut(&HostContext<'_>) -> Result<(), Error> + Send + 'static,
-    ) -> Result<&mut Self, Error> {
-        self.graph.on_host_at(node.index(), Box::new(task))?;
-        Ok(self)
-    }
-
     /// Binds the external buffers to `buffers` from the next replay on, checked as bake checks them; only the
     /// bind groups over a buffer that changed are created again, and a replay already submitted keeps the
     /// buffers it was submitted with. The buffers' types come from the graph, so a rebind cannot change its
@@ -157,30 +146,66 @@ impl<G: TaskGraph> Baked<G> {
         self.graph.active_choice(group)
     }
 
-    /// Gives a host task of a subgraph its closure, by its name in the flattened graph (`subgraph.task`; the
-    /// child's buffers are the ones bound to them here, and the typed context's access order is the child's).
-    pub fn on_host_named(
+    /// Gives a host task its closure, run at the task's place in each replay once the GPU work before it has
+    /// finished. `node` says which task, and so what the closure receives (see [`HostTarget`]):
+    ///
+    /// - `G::HOSTS.name`, the generated handle: the task's typed context, a method per buffer it declared
+    ///   (`h.grid()?` reads `grid` as its element type if declared `read` or `read_write`,
+    ///   `h.write_grid(&data)?` replaces it if declared `write` or `read_write`);
+    /// - a name, `"name"`, or `"subgraph.name"` for a host task of a subgraph: the untyped [`HostContext`],
+    ///   buffers by name, checked at run time. Names are the flattened graph's: a subgraph's external buffers
+    ///   are this graph's buffers bound to them, its own are `subgraph.buffer`.
+    ///
+    /// A task given a closure again keeps the last one. An error the closure returns fails the replay
+    /// ([`Error::HostTask`], naming the graph and the task; the closure's own errors go in with
+    /// [`Error::task`]), and so does a panic in it ([`Error::HostTaskPanicked`]).
+    ///
+    /// ```
+    /// use graph_runtime::{graph, Error, Gpu};
+    ///
+    /// graph! {
+    ///     /// Looks at `v`.
+    ///     graph Look {
+    ///         buffers { v: [f32] = input }
+    ///         host look(v: read);
+    ///     }
+    /// }
+    ///
+    /// graph! {
+    ///     /// Doubles `x`, lets a host task add one to it, then looks at it through a subgraph.
+    ///     graph Steps {
+    ///         buffers { x: [f32] = inout }
+    ///         kernel twice = kernels::scale(data: x, alpha: 2.0);
+    ///         host bump(x: read_write);
+    ///         subgraph seen = Look(v: x: read);
+    ///     }
+    /// }
+    ///
+    /// # fn main() -> Result<(), Error> {
+    /// let gpu = Gpu::new_blocking()?;
+    /// let x = gpu.buffer_from_slice(&[1.0f32; 64])?;
+    /// let mut g = Steps::bake(&gpu, StepsBuffers { x: &x })?;
+    /// // By handle: the typed context, a reader and a writer of `x` as `[f32]`.
+    /// g.on_host(Steps::HOSTS.bump, |h| {
+    ///     let x: Vec<f32> = h.x()?.iter().map(|v| v + 1.0).collect();
+    ///     h.write_x(&x)
+    /// })?;
+    /// // By name, the subgraph's task: the untyped context. Its `v` is this graph's `x`, bound to it.
+    /// g.on_host("seen.look", |ctx| {
+    ///     assert_eq!(ctx.read::<f32>("x")?, [3.0; 64]);
+    ///     Ok(())
+    /// })?;
+    /// g.replay()?.wait()?;
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn on_host<T: HostTarget<G>>(
         &mut self,
-        node: &str,
-        task: impl FnMut(&HostContext<'_>) -> Result<(), Error> + Send + 'static,
+        node: T,
+        mut task: impl for<'a> FnMut(T::Context<'a>) -> Result<(), Error> + Send + 'static,
     ) -> Result<&mut Self, Error> {
-        self.graph.on_host(node, task)?;
-        Ok(self)
-    }
-
-    /// Gives a host task (`Graph::HOSTS.name`) its closure, which receives the node's typed context: a
-    /// method per declared buffer (`ctx.grid()` reads it as its element type, `ctx.write_grid(&data)`
-    /// replaces it), readable or writable as declared.
-    pub fn on_host_typed<N: HostNode<Graph = G>>(
-        &mut self,
-        node: N,
-        mut task: impl for<'a> FnMut(N::Context<'a>) -> Result<(), Error> + Send + 'static,
-    ) -> Result<&mut Self, Error> {
-        let index = node.index();
-        self.graph.on_host_at(
-            index,
-            Box::new(move |ctx: &HostContext<'_>| task(N::context(ctx, ContextKey(())))),
-        )?;
+        let task = move |ctx: &HostContext<'_>| task(T::context(ctx, ContextKey(())));
+        node.place(&mut self.graph, Box::new(task))?;
         Ok(self)
     }
 
@@ -220,5 +245,68 @@ impl<G: TaskGraph> Baked<G> {
     /// length. The replay takes it; each replay needs its own.
     pub fn upload<T: Element>(&mut self, node: Upload<G, T>, data: &[T]) -> Result<(), Error> {
         self.graph.upload_at(node.node() as usize, data)
+    }
+}
+
+/// Which host task of graph `G` [`Baked::on_host`] gives a closure to, and so what the closure
+/// receives (`T::Context<'a>` in `on_host`'s signature):
+///
+/// - a handle, `G::HOSTS.name` (a [`HostNode`] of `G`): the task's generated typed context, a method per
+///   buffer it declared, so that a buffer it did not declare, or a host task of another graph, does not
+///   compile;
+/// - a name, `&str`: the task of that name in the flattened graph (`"look"`, or `"child.look"` for host
+///   task `look` of subgraph node `child`), which receives the untyped [`HostContext`] (buffers by their
+///   names in the flattened graph, checked at run time); an unknown name, or one of a node that is no host
+///   task, is an `Err`.
+///
+/// Implemented for those two alone.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a host task of graph `{G}`",
+    label = "not a host task of `{G}`",
+    note = "give `on_host` a host task of this graph (`{G}::HOSTS.name`) or a task's name (`\"name\"`, `\"subgraph.name\"`)"
+)]
+pub trait HostTarget<G: TaskGraph>: sealed::Target {}
+
+/// A generated handle: of its own graph alone.
+impl<N: HostNode> HostTarget<N::Graph> for N {}
+
+/// A name: of any graph, checked at run time.
+impl<G: TaskGraph> HostTarget<G> for &str {}
+
+/// What a [`HostTarget`] does, apart from its graph (so that the closure's type is known even for a handle
+/// of another graph, whose one error is then the graph's). Nothing outside the crate can name it, so the two
+/// targets above are the only ones.
+mod sealed {
+    use super::{BakedGraph, ContextKey, Error, HostContext, HostNode, HostTask};
+
+    pub trait Target {
+        /// What the task's closure receives.
+        type Context<'a>;
+        /// Gives the task its closure (made by `Baked::on_host`).
+        fn place(self, graph: &mut BakedGraph, task: HostTask) -> Result<(), Error>;
+        /// The closure's view of the task's context.
+        fn context<'a>(ctx: &'a HostContext<'a>, key: ContextKey) -> Self::Context<'a>;
+    }
+
+    /// A generated handle: the typed context, the task found by its declaration index.
+    impl<N: HostNode> Target for N {
+        type Context<'a> = N::Context<'a>;
+        fn place(self, graph: &mut BakedGraph, task: HostTask) -> Result<(), Error> {
+            graph.on_host_at(self.index(), task).map(drop)
+        }
+        fn context<'a>(ctx: &'a HostContext<'a>, key: ContextKey) -> N::Context<'a> {
+            N::context(ctx, key)
+        }
+    }
+
+    /// A name: the untyped context, the task found by its name in the flattened graph.
+    impl Target for &str {
+        type Context<'a> = &'a HostContext<'a>;
+        fn place(self, graph: &mut BakedGraph, task: HostTask) -> Result<(), Error> {
+            graph.on_host(self, task).map(drop)
+        }
+        fn context<'a>(ctx: &'a HostContext<'a>, _: ContextKey) -> &'a HostContext<'a> {
+            ctx
+        }
     }
 }

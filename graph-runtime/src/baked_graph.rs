@@ -227,7 +227,7 @@ impl BakedGraph {
         &self.fused.declined
     }
 
-    /// Replays through the portable recorder from now on, whatever [`crate::RECORDER_ENV`] says (to compare
+    /// Replays through the portable recorder from now on, whatever [`crate::env::RECORDER_ENV`] says (to compare
     /// the two, say). An update made later chooses again.
     pub fn use_portable_recorder(&mut self) {
         self.native = None;
@@ -235,7 +235,7 @@ impl BakedGraph {
 
     /// Replays through the native recorder from now on, its kernels reading the parameters as `params_in`
     /// says (to compare the two ways, say): an error when the graph or the device cannot (see
-    /// [`crate::RECORDER_ENV`]), and the graph replays as it did. An update made later chooses again.
+    /// [`crate::env::RECORDER_ENV`]), and the graph replays as it did. An update made later chooses again.
     pub fn use_native_recorder(&mut self, params_in: NativeParamsIn) -> Result<(), Error> {
         let gpu = self.gpu.clone();
         let scope = OpScope::enter(&gpu);
@@ -261,7 +261,7 @@ impl BakedGraph {
     }
 
     /// Which recorder replays this graph: `"native"` (Vulkan command buffers recorded once, see
-    /// [`crate::RECORDER_ENV`]) or `"portable"` (wgpu's compute passes, encoded at each replay).
+    /// [`crate::env::RECORDER_ENV`]) or `"portable"` (wgpu's compute passes, encoded at each replay).
     pub fn recorder(&self) -> &'static str {
         match self.native {
             Some(_) => "native",

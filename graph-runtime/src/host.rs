@@ -10,9 +10,10 @@ use crate::error::{Error, TaskKind};
 use crate::gpu::Gpu;
 use crate::task_graph::TaskGraph;
 
-/// A host task's closure, given to [`crate::Baked::on_host`] or [`crate::BakedGraph::on_host`]. An error it
-/// returns fails the replay, as [`Error::HostTask`] (naming the graph and the task) unless it names them
-/// already; its own errors go in with [`Error::task`].
+/// A host task's closure as the runtime keeps it: what [`crate::Baked::on_host`] and
+/// [`crate::BakedGraph::on_host`] make of the closure they are given. An error it returns fails the replay, as
+/// [`Error::HostTask`] (naming the graph and the task) unless it names them already; its own errors go in with
+/// [`Error::task`].
 pub type HostTask = Box<dyn FnMut(&HostContext<'_>) -> Result<(), Error> + Send>;
 
 /// What a host task sees: the buffers its node declared, by name, readable or writable as declared. The GPU
@@ -30,8 +31,8 @@ pub struct HostContext<'a> {
 
 /// A host node of a `graph!` graph, with the typed context the macro generates for it
 /// (`Graph::HOSTS.name`): a method per declared buffer, readable or writable as declared, of its element
-/// type. Give it its closure with [`crate::Baked::on_host_typed`] (typed context) or [`crate::Baked::on_host`]
-/// (the [`HostContext`]); either takes only the host nodes of its own graph.
+/// type. Give it its closure with [`crate::Baked::on_host`], which takes only the host nodes of its own
+/// graph.
 pub trait HostNode: Copy + Send + 'static {
     type Graph: TaskGraph;
     /// What the closure receives.

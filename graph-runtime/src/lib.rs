@@ -43,6 +43,21 @@
 //! # }
 //! ```
 //!
+//! # Where things are
+//!
+//! The crate's root holds what an application uses: [`Gpu`] and its [`Buffer`]s, [`graph!`] and the
+//! [`GraphBuilder`], the baked graph ([`Baked`], [`BakedGraph`]) and its replays ([`Submission`],
+//! [`Finished`]), host and interop tasks ([`HostContext`], [`InteropContext`]), updates, profiles and
+//! [`Error`]. The layers beneath are modules:
+//!
+//! - [`ir`]: the graph as declared, and its words (access modes, buffer roles, dispatch sizes, value types);
+//! - [`desc`]: the parts of a [`GraphDesc`], the checked graph;
+//! - [`mod@file`]: saved graphs;
+//! - [`pipeline`]: the steps from a declared graph to a baked one (describe, flatten, fuse), for tools;
+//! - [`mod@env`]: the environment variables the runtime reads; [`validation`]: validation mode;
+//! - [`example`]: what `graph!` generates, documented; [`kernels`]: the kernel library; [`wgpu`]: the wgpu
+//!   this crate is built on, for an application's own wgpu work.
+//!
 //! # The language
 //!
 //! - `params { name: type, .. }`: 32-bit scalars or vectors (`f32`, `u32`, `vec2<f32>`..), laid out as the
@@ -80,14 +95,15 @@
 //!   returns: `g.replay()?.wait()?.read(G::READBACKS.name)?`, one replay's data even with several in flight.
 //!   A readback of a buffer that no earlier node writes is a compile error.
 //! - `host name(buf: read | write | read_write, ..);`: a closure run between GPU partitions, once the GPU work
-//!   before it has finished, that reads and writes the buffers it declared. Given with
-//!   [`Baked::on_host_typed`] and `Graph::HOSTS.name`, it receives the node's generated typed context: a
-//!   method per declared buffer, of its element type (`h.grid()?` reads `grid` if declared `read` or
-//!   `read_write`, `h.write_grid(&data)?` replaces it if declared `write` or `read_write`), so reading a
-//!   buffer the task did not declare is a compile error. [`Baked::on_host`] (with the same handle) gives the
-//!   untyped [`HostContext`] (by name, checked at run time), as builder and file graphs have. A panic in a
-//!   task is the replay's [`Error::HostTaskPanicked`]; an error it returns, [`Error::HostTask`] with the
-//!   graph's and the task's names (its own errors go in with [`Error::task`]: `.map_err(Error::task)?`).
+//!   before it has finished, that reads and writes the buffers it declared. Given with [`Baked::on_host`]
+//!   and `Graph::HOSTS.name`, it receives the node's generated typed context: a method per declared buffer,
+//!   of its element type (`h.grid()?` reads `grid` if declared `read` or `read_write`,
+//!   `h.write_grid(&data)?` replaces it if declared `write` or `read_write`), so reading a buffer the task
+//!   did not declare is a compile error. Given with the task's name instead (`g.on_host("name", ..)`), it
+//!   receives the untyped [`HostContext`] (buffers by name, checked at run time), as builder and file graphs
+//!   have. A panic in a task is the replay's [`Error::HostTaskPanicked`]; an error it returns,
+//!   [`Error::HostTask`] with the graph's and the task's names (its own errors go in with [`Error::task`]:
+//!   `.map_err(Error::task)?`).
 //! - `interop name(buf: read | write | read_write, ..);`: a closure given with [`Baked::on_interop`]
 //!   (`g.on_interop(GraphInterop::Name, ..)`), which receives the device, the queue, the command encoder of
 //!   its GPU partition and the buffers it declared ([`InteropContext`]), and records its own wgpu work in
@@ -102,9 +118,9 @@
 //!   bindings are checked against `Child::DESCRIPTION` by const evaluation, so a missing or unknown buffer,
 //!   another element type or length, an access the child does not allow, or a parameter this graph lacks is a
 //!   compile error at the binding. `kernels::reduce::sum(..)` and the other library subgraphs are children
-//!   too. At bake the child is flattened into the graph ([`flatten`]): its nodes named `name.node`, its roots
-//!   after this node's predecessors, this node's successors after its leaves. Host tasks inside a child are
-//!   given closures by that name ([`Baked::on_host_named`]).
+//!   too. At bake the child is flattened into the graph ([`pipeline::flatten`]): its nodes named
+//!   `name.node`, its roots after this node's predecessors, this node's successors after its leaves. Host
+//!   tasks inside a child are given closures by that name (`g.on_host("name.task", ..)`, [`Baked::on_host`]).
 //! - `alternatives name { kernel a ..; kernel b ..; }`: kernels of one signature (the same buffers with the same
 //!   access; otherwise a compile error) of which one runs per replay, the first after bake; they order as one
 //!   node. [`Baked::select`] switches to another after bake (`g.select(GraphChoice::Scharr)?`), without
@@ -144,10 +160,10 @@
 //! # Graphs known at run time, and saved graphs
 //!
 //! Every graph becomes one value, a [`GraphDesc`]: `graph!` makes it at compile time, the [`GraphBuilder`]
-//! at run time, and a saved graph file when it is loaded ([`file::load`], then [`describe_graph`]). The same
-//! checks run for all three and report the same messages ([`GraphErrors`] renders each with its location
-//! in words); [`BakedGraph`] bakes any of them, with buffers and parameters by name, and `Baked<G>` is its
-//! typed layer for `graph!` graphs.
+//! at run time, and a saved graph file when it is loaded ([`file::load`], then
+//! [`pipeline::describe_graph`]). The same checks run for all three and report the same messages
+//! ([`GraphErrors`] renders each with its location in words); [`BakedGraph`] bakes any of them, with buffers
+//! and parameters by name, and `Baked<G>` is its typed layer for `graph!` graphs.
 //!
 //! ```
 //! use graph_runtime::{BakedGraph, Gpu, GraphBuilder, KernelSpec, LIBRARY};
@@ -246,29 +262,20 @@ pub mod validation;
 mod wait;
 mod wgpu_recorder;
 
-pub use baked::Baked;
+// The root holds what an application uses; the other layers are in the modules below.
+pub use baked::{Baked, HostTarget};
 pub use baked_graph::BakedGraph;
 pub use buffer::{AnyBuffer, Buffer};
 pub use element::{Element, ParamValue};
 pub use error::Error;
-pub use gpu::{ADAPTER_ENV, Gpu, SUBMIT_ENV};
+pub use gpu::Gpu;
+pub use graph_core::GraphErrors;
 pub use graph_core::builder::{GraphBuilder, KernelSpec};
-pub use graph_core::desc::{self, GraphDesc};
-pub use graph_core::dot::Detail;
-pub use graph_core::file;
-pub use graph_core::flatten::flatten;
-pub use graph_core::fusion::{self, Declined, FusedGroup};
-pub use graph_core::ir::ParamsStorage;
-pub use graph_core::ir::{AccessMode, DispatchSpec, Role, SizeExpr, SizeOp};
-pub use graph_core::pipeline::describe_graph_with;
-pub use graph_core::plan::evaluate_range;
-pub use graph_core::subgraph::Subgraphs;
-pub use graph_core::types::{Scalar, ValueType};
-pub use graph_core::{GraphErrors, describe_graph};
+pub use graph_core::desc::GraphDesc;
 pub use graph_macros::graph;
 pub use host::{HostContext, HostNode, HostTask};
 pub use interop::{InteropContext, InteropTask};
-pub use native_recorder::{NativeParamsIn, RECORDER_ENV};
+pub use native_recorder::NativeParamsIn;
 pub use profile::{DispatchTime, Profile};
 pub use queue::GpuQueue;
 pub use readback::ReadFuture;
@@ -281,23 +288,58 @@ pub use wgpu;
 /// The kernel library `graph!` reads as `kernels::..`, with CPU references.
 pub use kernels;
 /// The library the macro checks `kernels::..` against: give it to [`GraphBuilder::build`] and
-/// [`describe_graph`] so that built and loaded graphs mean the same by the same words.
+/// [`pipeline::describe_graph`] so that built and loaded graphs mean the same by the same words.
 pub use kernels::LIBRARY;
+
+/// The graph as declared, before any check: what the builder builds and a graph file holds, and its words
+/// (access modes, buffer roles, dispatch sizes, value types, where parameters go).
+pub mod ir {
+    pub use graph_core::ir::*;
+    pub use graph_core::types::{Scalar, ValueType};
+}
+
+/// The parts of a [`GraphDesc`], the checked graph as one owned value.
+pub use graph_core::desc;
+
+/// Saved graphs: the graph as declared, in JSON with a format version, and the `.wgsl` files beside it.
+pub use graph_core::file;
+
+/// The steps between a declared graph and a baked one, for tools that look inside: describing, flattening
+/// subgraphs, fusing, ranges, drawing.
+pub mod pipeline {
+    pub use graph_core::dot::Detail;
+    pub use graph_core::flatten::flatten;
+    pub use graph_core::fusion::{self, Declined, FusedGroup};
+    pub use graph_core::pipeline::{describe_graph, describe_graph_with};
+    pub use graph_core::plan::evaluate_range;
+    pub use graph_core::subgraph::Subgraphs;
+}
+
+/// The environment variables the runtime reads.
+pub mod env {
+    pub use crate::gpu::{ADAPTER_ENV, SUBMIT_ENV};
+    pub use crate::native_recorder::RECORDER_ENV;
+    #[doc(inline)]
+    pub use crate::validation::VALIDATION_ENV;
+}
 
 /// What generated code reaches; not a public API.
 #[doc(hidden)]
 pub mod __private {
+    pub use crate::baked::Baked;
+    pub use crate::buffer::{AnyBuffer, Buffer};
+    pub use crate::error::Error;
+    pub use crate::gpu::Gpu;
     pub use crate::host::ContextKey;
+    pub use crate::host::{HostContext, HostNode};
     pub use crate::native::OrderingFault;
     pub use crate::nesting::{
         AtBottom, Below, Bottom, Child, Contains, Found, Inner, MaxDepth, Outer, STUB_DESCRIPTION,
         Subgraph, any_too_deep, at_bottom, below, check_subgraph_binding, check_subgraph_node,
         child_description, step,
     };
-    pub use crate::{
-        AnyBuffer, Baked, Buffer, Error, Gpu, GraphNode, HostContext, HostNode, Readback,
-        TaskGraph, Upload,
-    };
+    pub use crate::task_graph::{GraphNode, TaskGraph};
+    pub use crate::transfer::{Readback, Upload};
     pub use bytemuck;
     pub use graph_core::{deps, desc, ir, size, subgraph, types};
 }

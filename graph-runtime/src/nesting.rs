@@ -65,7 +65,7 @@ pub struct Below<D>(PhantomData<D>);
 pub struct Bottom;
 /// Four levels more.
 type Four<D> = Below<Below<Below<Below<D>>>>;
-/// How deep below a child the walk goes: as deep as [`MAX_DEPTH`].
+/// How deep below a child the walk goes: as deep as `MAX_DEPTH`.
 pub type MaxDepth = Four<Four<Four<Four<Bottom>>>>;
 /// The levels of [`MaxDepth`].
 pub const MAX_DEPTH: u32 = 16;

@@ -128,7 +128,10 @@ fn built_alternatives_switch_by_name() -> Result<(), Box<dyn std::error::Error>>
     let text = graph_runtime::file::to_json(b.graph());
     assert!(text.contains("\"alternatives\""), "{text}");
     let loaded = graph_runtime::file::from_json(&text)?;
-    assert_eq!(graph_runtime::describe_graph(loaded, &LIBRARY)?, desc);
+    assert_eq!(
+        graph_runtime::pipeline::describe_graph(loaded, &LIBRARY)?,
+        desc
+    );
     let gpu = gpu();
     let mut rng = rng();
     let (w, h) = (17, 9);

@@ -5,7 +5,8 @@
 mod common;
 
 use common::gpu;
-use graph_runtime::{AnyBuffer, Baked, BakedGraph, Error, ValueType, graph};
+use graph_runtime::ir::ValueType;
+use graph_runtime::{AnyBuffer, Baked, BakedGraph, Error, graph};
 
 graph! {
     graph Check {

@@ -435,7 +435,7 @@ fn a_graph_file_holds_blocks_and_indirect_dispatches() -> Result<(), Box<dyn std
     let loaded = graph_runtime::file::from_json(&text)?;
     assert_eq!(&loaded, b.graph());
     assert_eq!(
-        graph_runtime::describe_graph(loaded, &LIBRARY)?,
+        graph_runtime::pipeline::describe_graph(loaded, &LIBRARY)?,
         b.build(&LIBRARY)?
     );
     Ok(())

@@ -63,7 +63,7 @@ fn baked(gpu: &Gpu, len: usize, spins: u32) -> Result<IncOver, Error> {
 /// Whether replays on `gpu` are expected to be direct: Vulkan, the native recorder, and not
 /// `GRAPH_RUNTIME_SUBMIT=wgpu`.
 fn direct_expected(gpu: &Gpu) -> bool {
-    native_expected(gpu) && std::env::var(graph_runtime::SUBMIT_ENV).as_deref() != Ok("wgpu")
+    native_expected(gpu) && std::env::var(graph_runtime::env::SUBMIT_ENV).as_deref() != Ok("wgpu")
 }
 
 /// Replays `g` and waits; checks that it went the way `gpu` is expected to submit it.

@@ -215,7 +215,7 @@ fn buffer_sizes_are_checked_never_wrapped_or_cut() -> Result<(), Error> {
     let wrapped = graph_runtime::AnyBuffer::from_wgpu(
         &gpu,
         gpu.buffer_zeroed::<f32>(4)?.wgpu().clone(),
-        graph_runtime::ValueType::F32,
+        graph_runtime::ir::ValueType::F32,
     )?;
     assert_eq!(wrapped.len(), 4);
     Ok(())
@@ -311,9 +311,9 @@ fn a_replay_that_starts_on_the_host_does_not_wait_for_other_graphs_first() -> Re
     let mut first = HostFirst::bake(&gpu, HostFirstBuffers { x: &x })?;
     let seen_busy_done = Arc::new(AtomicBool::new(true));
     let seen = seen_busy_done.clone();
-    first.on_host(HostFirst::HOSTS.prepare, move |ctx| {
+    first.on_host(HostFirst::HOSTS.prepare, move |h| {
         seen.store(busy_done.load(Ordering::SeqCst), Ordering::SeqCst);
-        ctx.write("x", &[1.0f32; 64])
+        h.write_x(&[1.0f32; 64])
     })?;
     let first_replay = first.replay()?;
     assert!(
@@ -333,7 +333,7 @@ fn waiting_for_a_host_only_replay_does_not_wait_for_other_graphs() -> Result<(),
     let y = gpu.buffer_zeroed::<f32>(64)?;
     let mut only = HostOnly::bake(&gpu, HostOnlyBuffers { x: &y })?;
     // (A task that reads a buffer waits for the queue's earlier work: its copy runs after it.)
-    only.on_host(HostOnly::HOSTS.touch, |ctx| ctx.write("x", &[2.0f32; 64]))?;
+    only.on_host(HostOnly::HOSTS.touch, |h| h.write_x(&[2.0f32; 64]))?;
     let busy_replay = busy.replay()?;
     let busy_done = done_flag(&gpu);
     let only_replay = only.replay()?;
@@ -543,14 +543,15 @@ fn a_task_error_names_its_graph_and_task_and_keeps_its_cause() -> Result<(), Err
     let source = std::error::Error::source(&error).map(ToString::to_string);
     assert_eq!(source.as_deref(), Some("the sensor is unplugged"));
 
-    // The context's errors name the graph and the task themselves, and are returned as they are.
-    g.on_host(Tasks::HOSTS.prepare, |ctx| ctx.write("x", &[1.0f32; 7]))?;
+    // The context's errors name the graph and the task themselves, and are returned as they are. By name, a
+    // task gets the untyped context, whose mistakes are found at run time.
+    g.on_host("prepare", |ctx| ctx.write("x", &[1.0f32; 7]))?;
     let error = task_error(&mut g, "prepare");
     assert!(
         matches!(&error, Error::TransferData { reason, .. } if reason.contains("64") && reason.contains('7')),
         "{error:?}"
     );
-    g.on_host(Tasks::HOSTS.prepare, |ctx| ctx.read::<u32>("x").map(|_| ()))?;
+    g.on_host("prepare", |ctx| ctx.read::<u32>("x").map(|_| ()))?;
     let error = task_error(&mut g, "prepare");
     assert!(
         error
@@ -558,7 +559,7 @@ fn a_task_error_names_its_graph_and_task_and_keeps_its_cause() -> Result<(), Err
             .contains("`x` holds `f32` elements, not `u32`: read it as `f32`"),
         "{error}"
     );
-    g.on_host(Tasks::HOSTS.prepare, |ctx| ctx.read::<f32>("y").map(|_| ()))?;
+    g.on_host("prepare", |ctx| ctx.read::<f32>("y").map(|_| ()))?;
     let error = task_error(&mut g, "prepare");
     assert!(
         matches!(&error, Error::HostAccess { kind: "host", buffer, .. } if buffer == "y"),
@@ -600,8 +601,18 @@ fn a_task_error_names_its_graph_and_task_and_keeps_its_cause() -> Result<(), Err
         "{error}"
     );
 
-    // A node of another kind, given a closure or selected (by name: the typed API takes only host tasks'
-    // handles and choices, so the mistake does not compile there): named, with its graph.
+    // A node of another kind, given a closure or selected by name (a handle of the typed API is of its node's
+    // kind, so the mistake does not compile there): named, with its graph; a name the graph lacks, too.
+    let refused = g.on_host("after", |_| Ok(())).map(|_| ());
+    assert!(
+        matches!(&refused, Err(e) if e.to_string() == "graph `Tasks`: node `after` is not a host task"),
+        "{refused:?}"
+    );
+    let refused = g.on_host("preapre", |_| Ok(())).map(|_| ());
+    assert!(
+        matches!(&refused, Err(Error::UnknownName { kind: "host task", name, .. }) if name == "preapre"),
+        "{refused:?}"
+    );
     let mut untyped = BakedGraph::bake(
         &gpu,
         Tasks::DESCRIPTION,
@@ -622,7 +633,7 @@ fn a_task_error_names_its_graph_and_task_and_keeps_its_cause() -> Result<(), Err
     let xs = random_f32s(&mut rng, 64);
     let written = xs.clone();
     g.on_interop(TasksInterop::Record, |_| Ok(()))?;
-    g.on_host(Tasks::HOSTS.prepare, move |ctx| ctx.write("x", &written))?;
+    g.on_host(Tasks::HOSTS.prepare, move |h| h.write_x(&written))?;
     poison_f32(&y);
     g.replay()?.wait()?;
     assert_eq!(read(&y), xs);

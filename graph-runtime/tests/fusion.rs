@@ -110,7 +110,7 @@ fn a_fused_graph_gives_what_the_unfused_graph_and_the_cpu_give() -> Result<(), E
         g.replay()?.wait()?;
         let groups = g.fused().to_vec();
         // The drawing says what runs in which kernel.
-        let dot = g.to_dot(graph_runtime::Detail::Plain);
+        let dot = g.to_dot(graph_runtime::pipeline::Detail::Plain);
         let marked = dot.lines().filter(|l| l.contains("fused: ")).count();
         assert_eq!(
             marked,
@@ -211,7 +211,10 @@ fn a_profile_times_each_dispatch_and_names_fused_kernels_after_their_members() -
         .collect();
     assert_eq!(complete, labels, "one complete event per dispatch");
 
-    let dot = profile.to_dot(g.untyped().description(), graph_runtime::Detail::Plain);
+    let dot = profile.to_dot(
+        g.untyped().description(),
+        graph_runtime::pipeline::Detail::Plain,
+    );
     for member in [
         "mix", "half", "square", "spread", "offset", "twice", "clear_y",
     ] {

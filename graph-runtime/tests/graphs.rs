@@ -10,7 +10,8 @@ use common::{
     U, assert_exact, assert_within, both_parameter_storages, gpu, native_expected, poison_f32,
     poison_u32, random_f32s, random_small_ints, random_u32, read, rng,
 };
-use graph_runtime::{Baked, Error, Gpu, ParamsStorage, graph, kernels::cpu};
+use graph_runtime::ir::ParamsStorage;
+use graph_runtime::{Baked, Error, Gpu, graph, kernels::cpu};
 
 graph! {
     /// y = a*x + y (inline), then y *= 2 (library), then out = y (copy): a chain.
@@ -368,8 +369,8 @@ fn host_tasks_run_between_partitions_and_see_the_gpu_results() -> Result<(), Err
     *g.params_mut() = StagedParams { w, h, bias: 0.25 };
     let seen: Arc<Mutex<Vec<f32>>> = Arc::default();
     let into = seen.clone();
-    g.on_host(Staged::HOSTS.inspect, move |ctx| {
-        *into.lock().expect("lock") = ctx.read::<f32>("grid")?;
+    g.on_host(Staged::HOSTS.inspect, move |h| {
+        *into.lock().expect("lock") = h.grid()?;
         Ok(())
     })?;
     g.replay_blocking()?;
@@ -508,7 +509,8 @@ fn a_host_task_writes_what_the_next_partition_reads() -> Result<(), Error> {
     poison_f32(&out);
     let mut g = HostWrites::bake(&gpu, HostWritesBuffers { a: &a, out: &out })?;
     g.params_mut().k = 0.5;
-    g.on_host(HostWrites::HOSTS.reverse, |ctx| {
+    // By name: the untyped context, checked at run time.
+    g.on_host("reverse", |ctx| {
         let mut mid: Vec<f32> = ctx.read("mid")?;
         mid.reverse();
         ctx.write("mid", &mid)?;

@@ -7,9 +7,10 @@
 mod common;
 
 use common::{gpu, random_f32s, random_u32, rng};
+use graph_runtime::ir::AccessMode;
 use graph_runtime::kernels::GENERIC;
 use graph_runtime::kernels::cpu;
-use graph_runtime::{AccessMode, BakedGraph, Error, Gpu, GraphBuilder, LIBRARY};
+use graph_runtime::{BakedGraph, Error, Gpu, GraphBuilder, LIBRARY};
 use proptest::test_runner::TestRng;
 
 /// 65535 workgroups of 64 cover 4,194,240 elements; 2050 x 2050 is past that.

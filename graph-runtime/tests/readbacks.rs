@@ -8,9 +8,8 @@
 mod common;
 
 use common::{assert_exact, gpu, native_expected, poison_f32, random_f32s, random_u32, read, rng};
-use graph_runtime::{
-    AccessMode, AnyBuffer, BakedGraph, Error, GraphBuilder, KernelSpec, LIBRARY, graph,
-};
+use graph_runtime::ir::AccessMode;
+use graph_runtime::{AnyBuffer, BakedGraph, Error, GraphBuilder, KernelSpec, LIBRARY, graph};
 
 graph! {
     /// `y = x * k`, read back, then a host task that adds one to `y`: the last two nodes are a readback and a
@@ -44,7 +43,7 @@ fn a_readback_before_a_trailing_host_task_is_read_with_replays_in_flight() -> Re
     let x = gpu.buffer_from_slice(&xs)?;
     let y = gpu.buffer_zeroed::<f32>(len)?;
     let mut g = Tail::bake(&gpu, TailBuffers { x: &x, y: &y })?;
-    g.on_host_typed(Tail::HOSTS.bump, |h| {
+    g.on_host(Tail::HOSTS.bump, |h| {
         let y: Vec<f32> = h.y()?;
         h.write_y(&y.iter().map(|v| v + 1.0).collect::<Vec<_>>())
     })?;

@@ -6,7 +6,8 @@
 mod common;
 
 use common::{assert_exact, gpu, poison_f32, random_f32s, random_u32, read, rng};
-use graph_runtime::{AccessMode, BakedGraph, Error, GraphBuilder, KernelSpec, LIBRARY, graph};
+use graph_runtime::ir::AccessMode;
+use graph_runtime::{BakedGraph, Error, GraphBuilder, KernelSpec, LIBRARY, graph};
 
 graph! {
     /// `dst = (src + 1) * scale`, through a graph-owned intermediate.
@@ -78,7 +79,7 @@ fn a_macro_subgraph_runs_in_order_with_its_parents_parameters() -> Result<(), Er
 
 #[test]
 fn a_flattened_subgraph_keeps_the_parents_indices_and_orders_around_the_child() {
-    let flat = graph_runtime::flatten(Twice::DESCRIPTION).expect("flattens");
+    let flat = graph_runtime::pipeline::flatten(Twice::DESCRIPTION).expect("flattens");
     let names: Vec<&str> = flat.nodes.iter().map(|n| &*n.name).collect();
     assert_eq!(
         names,
@@ -185,7 +186,7 @@ fn a_built_subgraph_is_the_macros() -> Result<(), Box<dyn std::error::Error>> {
     let desc = built_twice()?;
     // Flattened, the macro's description, but for the kernels' whitespace (the macro writes WGSL from tokens).
     let without_source = |desc: &graph_runtime::GraphDesc| {
-        let mut desc = graph_runtime::flatten(desc).map(|d| d.into_owned())?;
+        let mut desc = graph_runtime::pipeline::flatten(desc).map(|d| d.into_owned())?;
         for node in desc.nodes.to_mut() {
             if let graph_runtime::desc::OpDesc::Kernel(k) = &mut node.op {
                 k.source = "".into();
@@ -268,11 +269,12 @@ graph! {
 
 #[test]
 fn subgraphs_nest_and_their_host_tasks_run_between_partitions() -> Result<(), Error> {
-    let flat =
-        graph_runtime::flatten(Outer::DESCRIPTION).map_err(|e| Error::InvalidDescription {
+    let flat = graph_runtime::pipeline::flatten(Outer::DESCRIPTION).map_err(|e| {
+        Error::InvalidDescription {
             graph: "Outer".into(),
             reason: e.0,
-        })?;
+        }
+    })?;
     let names: Vec<&str> = flat.nodes.iter().map(|n| &*n.name).collect();
     assert!(
         names.contains(&"twice.first.plus_one") && names.contains(&"seen.look"),
@@ -289,8 +291,9 @@ fn subgraphs_nest_and_their_host_tasks_run_between_partitions() -> Result<(), Er
     *g.params_mut() = OuterParams::new(len as u32, 1.5, [-1.0, 0.0, 0.0, 0.0]);
     let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
     let into = seen.clone();
-    g.on_host_named("seen.look", move |ctx| {
-        *into.lock().expect("not poisoned") = ctx.read_access::<f32>(0)?;
+    // By its name in the flattened graph; the child's `v` is this graph's `b`, bound to it.
+    g.on_host("seen.look", move |ctx| {
+        *into.lock().expect("not poisoned") = ctx.read::<f32>("b")?;
         Ok(())
     })?;
     g.replay()?.wait()?;

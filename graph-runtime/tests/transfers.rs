@@ -231,7 +231,7 @@ fn a_typed_host_task_reads_and_writes_its_declared_buffers() -> Result<(), Error
     let w = gpu.buffer_zeroed::<f32>(1024)?;
     poison_f32(&w);
     let mut g = Prefix::bake(&gpu, PrefixBuffers { x: &x, w: &w })?;
-    g.on_host_typed(Prefix::HOSTS.scan, |h| {
+    g.on_host(Prefix::HOSTS.scan, |h| {
         let y: Vec<f32> = h.y()?;
         let mut sum = 0.0;
         let running: Vec<f32> = y
@@ -254,7 +254,7 @@ fn a_typed_host_task_reads_and_writes_its_declared_buffers() -> Result<(), Error
         .collect();
     assert_exact(&read(&w), &want, "w");
     // A write of the wrong length is the replay's error, not a panic, and the graph stays usable.
-    g.on_host_typed(Prefix::HOSTS.scan, |h| h.write_z(&[1.0; 3]))?;
+    g.on_host(Prefix::HOSTS.scan, |h| h.write_z(&[1.0; 3]))?;
     let short = g.replay_blocking().expect_err("3 of 1024");
     assert!(short.to_string().contains("1024"), "{short}");
     Ok(())

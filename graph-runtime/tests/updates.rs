@@ -7,8 +7,9 @@
 mod common;
 
 use common::{assert_exact, gpu, native_expected, poison_f32, random_f32s, random_u32, read, rng};
+use graph_runtime::ir::AccessMode;
 use graph_runtime::{
-    AccessMode, BakedGraph, Dispatch, Error, GraphBuilder, KernelSpec, LIBRARY, UpdateReport, graph,
+    BakedGraph, Dispatch, Error, GraphBuilder, KernelSpec, LIBRARY, UpdateReport, graph,
 };
 
 graph! {

@@ -14,9 +14,8 @@ use std::collections::BTreeSet;
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use graph_runtime::{
-    AccessMode, DispatchSpec, GraphBuilder, KernelSpec, LIBRARY, Role, SizeExpr, SizeOp,
-};
+use graph_runtime::ir::{AccessMode, DispatchSpec, Role, SizeExpr, SizeOp};
+use graph_runtime::{GraphBuilder, KernelSpec, LIBRARY};
 
 /// One fixture rebuilt with the builder.
 struct Case {
@@ -49,6 +48,11 @@ const INEXPRESSIBLE: &[(&str, &str)] = &[
         "handles/interop-with-a-host-task",
         "the typed API takes a node set per role; a built graph's `on_interop` takes a name, and a node of \
          another kind is `Err(NotANode)` (graph-runtime/tests/graphs.rs)",
+    ),
+    (
+        "handles/on-host-with-a-node-of-the-enum",
+        "the typed API takes a host task's handle or its name; a built graph's `on_host` takes a name, and a \
+         node that is no host task is `Err(NotANode)` (graph-runtime/tests/faults.rs)",
     ),
     (
         "handles/readback-of-another-graph",
@@ -91,6 +95,11 @@ const INEXPRESSIBLE: &[(&str, &str)] = &[
         "a host task's typed context has a method per declared buffer, so reading another is rustc's \
          \"no method\" error; the builder's host tasks read by name, and an undeclared one is the replay's \
          `Err(HostAccess)` (graph-runtime/tests/faults.rs)",
+    ),
+    (
+        "host/untyped-closure-for-a-handle",
+        "a typed handle's closure receives the generated context, a Rust type; a built graph's host tasks \
+         all receive the untyped `HostContext`",
     ),
     (
         "names/two-graphs-of-one-name",

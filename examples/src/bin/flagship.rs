@@ -40,7 +40,8 @@ use examples::edge_pipeline::{
 };
 use examples::trace_svg::trace_svg;
 use examples::{Result, max_abs_diff, median, ms, out_dir, save_gray_png};
-use graph_runtime::{Baked, Buffer, Detail, Gpu, wgpu};
+use graph_runtime::pipeline::Detail;
+use graph_runtime::{Baked, Buffer, Gpu, wgpu};
 
 /// The picture used without an argument, built into the program.
 const DEFAULT_INPUT: &[u8] = include_bytes!("../../assets/shapes.png");
@@ -134,7 +135,7 @@ fn main() -> Result<()> {
         level: 0.0,
     }));
     let task = shared.clone();
-    graph.on_host_typed(EdgePipeline::HOSTS.otsu, move |h| {
+    graph.on_host(EdgePipeline::HOSTS.otsu, move |h| {
         let bins = h.bins()?;
         let mut otsu_state = task.lock().unwrap_or_else(PoisonError::into_inner);
         otsu_state.level = otsu(&bins, 0.0, otsu_state.top);

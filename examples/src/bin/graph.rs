@@ -29,10 +29,9 @@ use std::time::{Duration, Instant};
 use clap::{Parser, Subcommand};
 use examples::{median, ms};
 use graph_runtime::desc::{GraphDesc, OpDesc};
-use graph_runtime::{
-    AnyBuffer, BakedGraph, Detail, Error, Gpu, HostContext, LIBRARY, Scalar, ValueType,
-    describe_graph_with, file,
-};
+use graph_runtime::ir::{Scalar, ValueType};
+use graph_runtime::pipeline::{Detail, describe_graph_with};
+use graph_runtime::{AnyBuffer, BakedGraph, Error, Gpu, HostContext, LIBRARY, file};
 
 #[derive(Parser)]
 #[command(name = "graph", about = "Check, draw and run saved GPU task graphs")]
@@ -247,8 +246,9 @@ fn run(
     let mut uploads = Vec::new();
     for (n, node) in desc.nodes.iter().enumerate() {
         if let OpDesc::Upload { buffer, range } = &node.op {
-            let (start, end) = graph_runtime::evaluate_range(n as u32, *buffer, range, &lens)
-                .map_err(|e| Failure::Graph(format!("upload `{}`: {e:?}", node.name)))?;
+            let (start, end) =
+                graph_runtime::pipeline::evaluate_range(n as u32, *buffer, range, &lens)
+                    .map_err(|e| Failure::Graph(format!("upload `{}`: {e:?}", node.name)))?;
             let elem = desc.buffers[*buffer as usize].elem;
             let words = deterministic_words(elem, (end - start) as usize, u64::from(*buffer));
             uploads.push((node.name.to_string(), words));
@@ -456,7 +456,7 @@ type HostSums = Arc<Mutex<Vec<(String, f64)>>>;
 struct HostUse {
     buffer: String,
     elem: ValueType,
-    mode: graph_runtime::AccessMode,
+    mode: graph_runtime::ir::AccessMode,
     len: usize,
     seed: u64,
 }

@@ -3,7 +3,8 @@
 
 #![allow(dead_code, reason = "each test file uses its own subset")]
 
-use graph_runtime::{Buffer, Element, Error, Gpu, ParamsStorage, validation, wgpu};
+use graph_runtime::ir::ParamsStorage;
+use graph_runtime::{Buffer, Element, Error, Gpu, validation, wgpu};
 use proptest::prelude::Rng;
 use proptest::test_runner::{RngAlgorithm, TestRng};
 
@@ -30,7 +31,7 @@ fn no_gpu(e: &Error) -> String {
 /// `GRAPH_RUNTIME_RECORDER` not `portable`.
 pub fn native_expected(gpu: &Gpu) -> bool {
     gpu.summary().contains("Vulkan")
-        && std::env::var(graph_runtime::RECORDER_ENV).as_deref() != Ok("portable")
+        && std::env::var(graph_runtime::env::RECORDER_ENV).as_deref() != Ok("portable")
 }
 
 /// An application's own device, created without `IMMEDIATES`, so parameters go through the uniform-buffer

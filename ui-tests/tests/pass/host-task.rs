@@ -31,11 +31,19 @@ fn main() {
     assert_eq!(WithHost::DESCRIPTION.partitions.len(), 3);
     // Not run (no GPU needed to compile).
     let _attach = |baked: &mut Baked<WithHost>| -> Result<(), Error> {
-        baked.on_host(WithHost::HOSTS.inspect, |host: &HostContext<'_>| {
+        // By handle: the typed context, its closure's type inferred.
+        baked.on_host(WithHost::HOSTS.inspect, |host| {
+            let values: Vec<f32> = host.data()?;
+            assert!(values.iter().all(|v| *v >= 0.0));
+            Ok(())
+        })?;
+        // By name: the untyped context, written out or inferred.
+        baked.on_host("inspect", |host: &HostContext<'_>| {
             let values: Vec<f32> = host.read("data")?;
             assert!(values.iter().all(|v| *v >= 0.0));
             Ok(())
         })?;
+        baked.on_host("inspect", |host| host.read::<f32>("data").map(drop))?;
         Ok(())
     };
 }

@@ -27,7 +27,7 @@ graph! {
 /// Runs the graph once and returns what it read back.
 pub fn run(gpu: &Gpu, x: &graph_runtime::Buffer<f32>, y: &graph_runtime::Buffer<f32>) -> Result<Vec<f32>, Error> {
     let mut g = Offsets::bake(gpu, OffsetsBuffers { x, y })?;
-    g.on_host_typed(Offsets::HOSTS.look, |h| {
+    g.on_host(Offsets::HOSTS.look, |h| {
         let t: Vec<f32> = h.t()?;
         let z: Vec<u32> = h.z()?;
         h.write_z(&z.iter().map(|v| v + t.len() as u32).collect::<Vec<u32>>())

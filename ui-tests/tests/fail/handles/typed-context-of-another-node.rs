@@ -11,7 +11,7 @@ graph! {
 // A typed context reads its accesses by position: made over another node's context, it would read that
 // node's buffers. Only the runtime makes one.
 fn run(g: &mut Baked<G>) -> Result<(), Error> {
-    g.on_host(G::HOSTS.first, |ctx| {
+    g.on_host("first", |ctx| {
         let second = <GSecondTask as HostNode>::context(ctx);
         second.y().map(drop)
     })?;

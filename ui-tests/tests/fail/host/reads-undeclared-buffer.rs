@@ -12,7 +12,7 @@ graph! {
 fn run(gpu: &Gpu, x: &graph_runtime::Buffer<f32>, y: &graph_runtime::Buffer<f32>, z: &graph_runtime::Buffer<f32>) -> Result<(), Error> {
     let mut g = G::bake(gpu, GBuffers { x, y, z })?;
     // `show` declared only `y`: its typed context has no `z`.
-    g.on_host_typed(G::HOSTS.show, |h| {
+    g.on_host(G::HOSTS.show, |h| {
         let _ = h.z()?;
         Ok(())
     })?;
