@@ -414,18 +414,6 @@ impl NativeReplay {
         }
         // The segments depend on the plan's steps only, not on the workgroup counts.
         let segments = recorded_segments(plan, &[]).len();
-        let graph = match NativeGraph::new(
-            &shared,
-            (desc.nodes.len(), desc.blocks.len()),
-            native_kernels,
-            native_params,
-            segments,
-            previous.map(|p| &p.graph),
-            gpu.queue().direct().cloned(),
-        ) {
-            Ok(graph) => graph,
-            Err(e) => return refuse(e),
-        };
         let marker = match previous.map(|p| p.marker.clone()) {
             Some(marker) => marker,
             None => match Marker::new(gpu.device()) {
@@ -433,6 +421,18 @@ impl NativeReplay {
                 Some(Err(e)) => return refuse(e),
                 Some(Ok(marker)) => Arc::new(marker),
             },
+        };
+        let graph = match NativeGraph::new(
+            &shared,
+            (desc.nodes.len(), desc.blocks.len()),
+            native_kernels,
+            native_params,
+            segments,
+            previous.map(|p| &p.graph),
+            (gpu.queue().direct().cloned(), &marker),
+        ) {
+            Ok(graph) => graph,
+            Err(e) => return refuse(e),
         };
         let init_pipeline =
             previous.map_or_else(|| InitPipeline::new(gpu), |p| p.init_pipeline.clone());
@@ -1001,12 +1001,15 @@ impl Recorder for NativeRecorder<'_> {
             let segments = std::mem::take(&mut self.unplaced);
             self.marked = None;
             let graph = &mut self.native.graph;
-            let value = self
+            let submitted = self
                 .gpu
                 .queue()
                 .submit_direct(direct, |guard| graph.submit_direct(guard, &segments));
-            return match value {
-                Ok(value) => Ok(Work(WorkOf::Direct(value))),
+            return match submitted {
+                Ok((done, mark)) => {
+                    self.marked = Some(mark);
+                    Ok(Work(WorkOf::Direct(done)))
+                }
                 Err(e) => {
                     // Vulkan refuses a submission when the device is lost: report the loss if it is one.
                     self.gpu.poll_lost()?;
@@ -1061,10 +1064,8 @@ impl Recorder for NativeRecorder<'_> {
     fn wait(&mut self, submitted: Work) -> Result<(), Error> {
         // The loop waits for the partition it submitted last, whose marker value this is (if it went through
         // wgpu).
-        match (self.marked.take(), &submitted.0) {
-            (Some(value), WorkOf::Wgpu(_)) if self.native.marker.wait(value) => {
-                self.gpu.check_lost()
-            }
+        match self.marked.take() {
+            Some(value) if self.native.marker.wait(value) => self.gpu.check_lost(),
             _ => self.gpu.wait_for(Some(submitted)),
         }
     }

@@ -177,21 +177,69 @@ fn long(gpu: &Gpu, on_gpu: u32) -> u32 {
     }
 }
 
-/// Rounds of: a long copy, then fresh data copied into `x`, in one submission of the test's own, and a
-/// replay at once, `y` read. Returns the rounds whose `y` was not `x + 1`.
+/// `dst = src` after `spins[0]` rounds of busy work per element: the test's own long submission.
+const SLOW_COPY: &str = "
+@group(0) @binding(0) var<storage, read> src: array<u32>;
+@group(0) @binding(1) var<storage, read_write> dst: array<u32>;
+@group(0) @binding(2) var<storage, read> spins: array<u32>;
+@compute @workgroup_size(64)
+fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
+    let i = gid.x;
+    if (i >= arrayLength(&dst)) { return; }
+    var acc = src[i];
+    for (var k = 0u; k < spins[0]; k++) { acc = acc * 1664525u + 1013904223u; }
+    dst[i] = src[i] + select(0u, acc, spins[0] == 0xffffffffu);
+}
+";
+
+/// Rounds of: fresh data written into `x` by a long kernel of the test's own, submitted through the
+/// queue, and a replay at once, `y` read. Returns the rounds whose `y` was not `x + 1`.
 fn submissions_then_replays(gpu: &Gpu) -> Result<usize, Error> {
     let (mut g, x, y) = baked(gpu, LEN, 0)?;
     let source = plain(
         gpu,
         LEN,
-        wgpu::BufferUsages::COPY_SRC | wgpu::BufferUsages::COPY_DST,
+        wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST,
     );
-    // Copied ahead of `x` in the same submission: a copy of 2 x 256 MiB on a GPU.
-    let words = long(gpu, 1 << 26) as usize;
-    let busy = [
-        plain(gpu, words, wgpu::BufferUsages::COPY_SRC),
-        plain(gpu, words, wgpu::BufferUsages::COPY_DST),
-    ];
+    let device = gpu.device();
+    let spins = device.create_buffer(&wgpu::BufferDescriptor {
+        label: Some("spins"),
+        size: 4,
+        usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST,
+        mapped_at_creation: false,
+    });
+    gpu.queue()
+        .write_buffer(&spins, 0, bytemuck::bytes_of(&long(gpu, 1 << 12)));
+    let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
+        label: Some("slow copy"),
+        source: wgpu::ShaderSource::Wgsl(SLOW_COPY.into()),
+    });
+    let pipeline = device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+        label: Some("slow copy"),
+        layout: None,
+        module: &module,
+        entry_point: Some("main"),
+        compilation_options: Default::default(),
+        cache: None,
+    });
+    let group = device.create_bind_group(&wgpu::BindGroupDescriptor {
+        label: None,
+        layout: &pipeline.get_bind_group_layout(0),
+        entries: &[
+            wgpu::BindGroupEntry {
+                binding: 0,
+                resource: source.as_entire_binding(),
+            },
+            wgpu::BindGroupEntry {
+                binding: 1,
+                resource: x.wgpu().as_entire_binding(),
+            },
+            wgpu::BindGroupEntry {
+                binding: 2,
+                resource: spins.as_entire_binding(),
+            },
+        ],
+    });
     let mut wrong = 0;
     for _ in 0..ROUNDS {
         let data = fresh(LEN);
@@ -199,9 +247,13 @@ fn submissions_then_replays(gpu: &Gpu) -> Result<usize, Error> {
             .write_buffer(&source, 0, bytemuck::cast_slice(&data));
         gpu.queue().submit([]);
         gpu.wait_for(None)?;
-        let mut encoder = gpu.device().create_command_encoder(&Default::default());
-        encoder.copy_buffer_to_buffer(&busy[0], 0, &busy[1], 0, busy[0].size());
-        encoder.copy_buffer_to_buffer(&source, 0, x.wgpu(), 0, source.size());
+        let mut encoder = device.create_command_encoder(&Default::default());
+        {
+            let mut pass = encoder.begin_compute_pass(&Default::default());
+            pass.set_pipeline(&pipeline);
+            pass.set_bind_group(0, &group, &[]);
+            pass.dispatch_workgroups((LEN as u32).div_ceil(64), 1, 1);
+        }
         gpu.queue().submit([encoder.finish()]);
         replay(gpu, &mut g)?;
         wrong += usize::from(y.read_blocking()? != plus_one(&data));
