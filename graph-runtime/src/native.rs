@@ -596,11 +596,6 @@ pub(crate) struct NativeGraph {
     primaries: Vec<vk::CommandBuffer>,
     /// The queue of direct submissions, if the device has one.
     direct: Option<Arc<DirectQueue>>,
-    /// With direct submission: the marker each direct submission writes last, and the small command buffers
-    /// that write it (each with the timeline value of its last submission), reused once that is reached.
-    marker: Option<Arc<Marker>>,
-    marks: Vec<(vk::CommandBuffer, u64)>,
-    next_mark: usize,
     /// The indirect arguments' buffers.
     buffers: Vec<wgpu::Buffer>,
     /// The size of the push-constant range (0: parameters in a buffer, or none).
@@ -637,7 +632,7 @@ impl NativeGraph {
         params: NativeParams,
         segments: usize,
         previous: Option<&NativeGraph>,
-        (direct, marker): (Option<Arc<DirectQueue>>, &Arc<Marker>),
+        direct: Option<Arc<DirectQueue>>,
     ) -> Result<Self, String> {
         if !shared.fits(&params) {
             return Err("the native pipelines were made for other parameters".into());
@@ -655,10 +650,7 @@ impl NativeGraph {
             command_pool: vk::CommandPool::null(),
             segments: Vec::new(),
             primaries: Vec::new(),
-            marker: direct.as_ref().map(|_| marker.clone()),
             direct,
-            marks: Vec::new(),
-            next_mark: 0,
             buffers: Vec::new(),
             push_size: shared.push_size,
             queries: vk::QueryPool::null(),
@@ -1068,74 +1060,22 @@ impl NativeGraph {
     }
 
     /// Submits segments `segments` through the runtime's own queue (held locked by `guard`), one primary
-    /// command buffer each, then a small one that writes the marker; returns the timeline value that says
-    /// they finished, and the marker's value.
+    /// command buffer each; returns the timeline value that says they finished.
     pub(crate) fn submit_direct(
         &mut self,
         guard: &mut DirectGuard<'_>,
         segments: &[usize],
-    ) -> Result<(u64, u32), String> {
+    ) -> Result<u64, String> {
         let buffers: Option<Vec<vk::CommandBuffer>> = segments
             .iter()
             .map(|&s| self.primaries.get(s).copied())
             .collect();
-        let mut buffers = buffers.ok_or("the graph has no command buffers of its own to submit")?;
-        let (mark, value) = self.record_mark()?;
-        buffers.push(self.marks[mark].0);
-        // The command buffers are recorded (the caller recorded the segments before the replay, the mark
-        // just now) and live until `Drop`, which waits for the value returned here.
-        let done = guard.submit_raw(&buffers)?;
-        self.marks[mark].1 = done;
-        self.last_direct = Some(done);
-        Ok((done, value))
-    }
-
-    /// Records a command buffer that writes the marker's next value: the next of the ring whose last
-    /// submission finished, or a new one. Returns its place in the ring and the value.
-    fn record_mark(&mut self) -> Result<(usize, u32), String> {
-        let (Some(marker), Some(direct)) = (&self.marker, &self.direct) else {
-            return Err("the graph was made without direct submission".into());
-        };
-        let free = match self.marks.get(self.next_mark) {
-            Some(&(_, used)) => direct.value()? >= used,
-            None => false,
-        };
-        if !free {
-            // SAFETY: a plain allocation from the graph's pool, which lives until `Drop`.
-            let cb = unsafe {
-                self.raw.allocate_command_buffers(
-                    &vk::CommandBufferAllocateInfo::default()
-                        .command_pool(self.command_pool)
-                        .level(vk::CommandBufferLevel::PRIMARY)
-                        .command_buffer_count(1),
-                )
-            }
-            .map_err(vk_err("command buffers"))?;
-            self.next_mark = self.next_mark.min(self.marks.len());
-            self.marks.insert(self.next_mark, (cb[0], 0));
-        }
-        let at = self.next_mark;
-        self.next_mark = (at + 1) % self.marks.len();
-        let cb = self.marks[at].0;
-        let value = marker.next_value();
-        // SAFETY: no pending submission executes `cb` (its last one finished, checked above, or it is new);
-        // it names only the marker's buffer, which this graph keeps alive (an `Arc`) until `Drop` has waited
-        // for every direct submission.
-        unsafe {
-            self.raw
-                .reset_command_buffer(cb, vk::CommandBufferResetFlags::empty())
-                .map_err(vk_err("reset"))?;
-            self.raw
-                .begin_command_buffer(
-                    cb,
-                    &vk::CommandBufferBeginInfo::default()
-                        .flags(vk::CommandBufferUsageFlags::ONE_TIME_SUBMIT),
-                )
-                .map_err(vk_err("begin"))?;
-            marker.record_into(cb, value);
-            self.raw.end_command_buffer(cb).map_err(vk_err("end"))?;
-        }
-        Ok((at, value))
+        let buffers = buffers.ok_or("the graph has no command buffers of its own to submit")?;
+        // The command buffers are recorded (the caller recorded them before the replay) and live until
+        // `Drop`, which waits for the value returned here.
+        let value = guard.submit_raw(&buffers)?;
+        self.last_direct = Some(value);
+        Ok(value)
     }
 
     /// Blocks until the last direct submission of the command buffers finished (before they are recorded
@@ -1256,9 +1196,7 @@ const SPIN_LIMIT: std::time::Duration = std::time::Duration::from_millis(1);
 /// - `buffer` and `memory` were made on `raw`, the `VkDevice` behind `device`, which this struct keeps
 ///   alive; `Drop` waits for `last`, the last submission that writes the word, before destroying them;
 /// - `word` points at the start of `memory`, mapped for the struct's whole life (host-coherent, 4-byte
-///   aligned, as `vkMapMemory` returns it): the host only reads it, after the one write that initialises it;
-/// - a direct submission that writes the word is made by a [`NativeGraph`] that holds an `Arc` of the marker
-///   and waits for its last direct submission in `Drop`, before it lets go of it.
+///   aligned, as `vkMapMemory` returns it): the host only reads it, after the one write that initialises it.
 pub(crate) struct Marker {
     device: wgpu::Device,
     raw: ash::Device,
@@ -1369,51 +1307,33 @@ impl Marker {
         Ok(())
     }
 
-    /// The value the next submission that writes the word writes.
-    fn next_value(&self) -> u32 {
+    /// Records, at the end of `encoder` (a command buffer of the next submission), a barrier behind every
+    /// earlier command on the queue and a write of the next value; returns that value, or `None` when the
+    /// encoder has no Vulkan command buffer (a lost device).
+    pub(crate) fn record(&self, encoder: &mut wgpu::CommandEncoder) -> Option<u32> {
         use std::sync::atomic::Ordering;
         // `0` is the word before any submission: skip it when the counter wraps.
         let mut value = self.next.fetch_add(1, Ordering::Relaxed);
         if value == 0 {
             value = self.next.fetch_add(1, Ordering::Relaxed);
         }
-        value
-    }
-
-    /// Records into `cb` a barrier behind every earlier command on the queue and a write of `value`.
-    ///
-    /// # Safety
-    ///
-    /// `cb` is a command buffer of `self.raw` in the recording state, submitted only where the word's buffer
-    /// outlives the submission.
-    unsafe fn record_into(&self, cb: vk::CommandBuffer, value: u32) {
         use vk::{AccessFlags as Access, PipelineStageFlags as Stage};
-        let raw = &self.raw;
-        let transfer = (Stage::TRANSFER, Access::TRANSFER_WRITE);
-        // SAFETY: `cb` is recording (the caller's contract); the commands name only the word's buffer.
-        unsafe {
-            memory_barrier(
-                raw,
-                cb,
-                (Stage::ALL_COMMANDS, Access::MEMORY_WRITE),
-                transfer,
-            );
-            raw.cmd_fill_buffer(cb, self.buffer, 0, 4, value);
-            memory_barrier(raw, cb, transfer, (Stage::HOST, Access::HOST_READ));
-        }
-    }
-
-    /// Records, at the end of `encoder` (a command buffer of the next submission), a barrier behind every
-    /// earlier command on the queue and a write of the next value; returns that value, or `None` when the
-    /// encoder has no Vulkan command buffer (a lost device).
-    pub(crate) fn record(&self, encoder: &mut wgpu::CommandEncoder) -> Option<u32> {
-        let value = self.next_value();
         // SAFETY: `as_hal_mut` hands out wgpu's open primary command buffer of the same device; the commands
         // name only our buffer, which wgpu never sees and which lives until every submission that writes it
         // finished (`Drop` waits for `last`, which `submitted` sets).
         unsafe {
             encoder.as_hal_mut::<wgpu::hal::api::Vulkan, _, _>(|hal| {
-                self.record_into(hal?.raw_handle(), value);
+                let cb = hal?.raw_handle();
+                let raw = &self.raw;
+                let transfer = (Stage::TRANSFER, Access::TRANSFER_WRITE);
+                memory_barrier(
+                    raw,
+                    cb,
+                    (Stage::ALL_COMMANDS, Access::MEMORY_WRITE),
+                    transfer,
+                );
+                raw.cmd_fill_buffer(cb, self.buffer, 0, 4, value);
+                memory_barrier(raw, cb, transfer, (Stage::HOST, Access::HOST_READ));
                 Some(value)
             })
         }
@@ -1671,7 +1591,7 @@ impl DirectQueue {
     }
 
     /// The timeline's value now.
-    pub(crate) fn value(&self) -> Result<u64, String> {
+    fn value(&self) -> Result<u64, String> {
         // SAFETY: a live timeline semaphore of `raw` (struct invariants).
         unsafe { self.raw.get_semaphore_counter_value(self.timeline) }
             .map_err(vk_err("reading the timeline"))

@@ -414,14 +414,6 @@ impl NativeReplay {
         }
         // The segments depend on the plan's steps only, not on the workgroup counts.
         let segments = recorded_segments(plan, &[]).len();
-        let marker = match previous.map(|p| p.marker.clone()) {
-            Some(marker) => marker,
-            None => match Marker::new(gpu.device()) {
-                None => return refuse("the device is not a Vulkan device".to_string()),
-                Some(Err(e)) => return refuse(e),
-                Some(Ok(marker)) => Arc::new(marker),
-            },
-        };
         let graph = match NativeGraph::new(
             &shared,
             (desc.nodes.len(), desc.blocks.len()),
@@ -429,10 +421,18 @@ impl NativeReplay {
             native_params,
             segments,
             previous.map(|p| &p.graph),
-            (gpu.queue().direct().cloned(), &marker),
+            gpu.queue().direct().cloned(),
         ) {
             Ok(graph) => graph,
             Err(e) => return refuse(e),
+        };
+        let marker = match previous.map(|p| p.marker.clone()) {
+            Some(marker) => marker,
+            None => match Marker::new(gpu.device()) {
+                None => return refuse("the device is not a Vulkan device".to_string()),
+                Some(Err(e)) => return refuse(e),
+                Some(Ok(marker)) => Arc::new(marker),
+            },
         };
         let init_pipeline =
             previous.map_or_else(|| InitPipeline::new(gpu), |p| p.init_pipeline.clone());
@@ -1001,15 +1001,12 @@ impl Recorder for NativeRecorder<'_> {
             let segments = std::mem::take(&mut self.unplaced);
             self.marked = None;
             let graph = &mut self.native.graph;
-            let submitted = self
+            let value = self
                 .gpu
                 .queue()
                 .submit_direct(direct, |guard| graph.submit_direct(guard, &segments));
-            return match submitted {
-                Ok((done, mark)) => {
-                    self.marked = Some(mark);
-                    Ok(Work(WorkOf::Direct(done)))
-                }
+            return match value {
+                Ok(value) => Ok(Work(WorkOf::Direct(value))),
                 Err(e) => {
                     // Vulkan refuses a submission when the device is lost: report the loss if it is one.
                     self.gpu.poll_lost()?;
@@ -1064,8 +1061,10 @@ impl Recorder for NativeRecorder<'_> {
     fn wait(&mut self, submitted: Work) -> Result<(), Error> {
         // The loop waits for the partition it submitted last, whose marker value this is (if it went through
         // wgpu).
-        match self.marked.take() {
-            Some(value) if self.native.marker.wait(value) => self.gpu.check_lost(),
+        match (self.marked.take(), &submitted.0) {
+            (Some(value), WorkOf::Wgpu(_)) if self.native.marker.wait(value) => {
+                self.gpu.check_lost()
+            }
             _ => self.gpu.wait_for(Some(submitted)),
         }
     }

@@ -136,7 +136,7 @@ impl<G> Submission<G> {
             _ => false,
         };
         match &self.index {
-            Some(_) if early() => self.gpu.check_lost()?,
+            Some(Work(WorkOf::Wgpu(_))) if early() => self.gpu.check_lost()?,
             Some(work) => self.gpu.wait_for(Some(work.clone()))?,
             // The replay had no GPU work.
             None => self.gpu.check_lost()?,
