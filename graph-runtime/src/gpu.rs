@@ -51,18 +51,19 @@ impl fmt::Debug for Gpu {
 /// The environment variable that picks an adapter by (part of) its name, or by its index in the list.
 pub const ADAPTER_ENV: &str = "GRAPH_RUNTIME_ADAPTER";
 
-/// The environment variable that picks how [`Gpu::new`] submits replays on Vulkan: `wgpu` (through wgpu's
-/// queue, as on other backends), `wgpu-queue` (the runtime's own submissions, to wgpu's queue under the
-/// runtime's lock), `second-queue` (to a second queue of the family, where it has two; else as
-/// `wgpu-queue`), or unset (the default, `second-queue`).
+/// The environment variable that picks how [`Gpu::new`] submits replays on Vulkan: `wgpu-queue` (the
+/// default: the runtime's own submissions, to wgpu's queue under the runtime's lock), `second-queue` (to a
+/// second queue of the family where it has two, ordered against wgpu's by a timeline semaphore; else as
+/// `wgpu-queue`), or `wgpu` (through wgpu's queue, as on other backends). On the H100 the second queue was
+/// no faster anywhere and slower on some shapes (see the README's Performance section).
 pub const SUBMIT_ENV: &str = "GRAPH_RUNTIME_SUBMIT";
 
 /// How [`Gpu::new`] submits replays on Vulkan ([`SUBMIT_ENV`]): directly, on which queue, or through wgpu.
 fn direct_submission() -> Result<Option<DirectOn>, Error> {
     match std::env::var(SUBMIT_ENV).as_deref() {
         Ok("wgpu") => Ok(None),
-        Ok("wgpu-queue") => Ok(Some(DirectOn::WgpuQueue)),
-        Ok("second-queue") | Ok("") | Err(_) => Ok(Some(DirectOn::SecondQueue)),
+        Ok("wgpu-queue") | Ok("") | Err(_) => Ok(Some(DirectOn::WgpuQueue)),
+        Ok("second-queue") => Ok(Some(DirectOn::SecondQueue)),
         Ok(other) => Err(Error::RequestDevice {
             adapter: String::new(),
             reason: format!(
@@ -127,14 +128,14 @@ impl Gpu {
             adapter: info.name.clone(),
             reason,
         };
-        // On Vulkan the runtime opens the device itself (with a second queue where it submits replays to
-        // one) and submits replays directly; elsewhere wgpu opens it.
+        // On Vulkan the runtime submits replays itself: for a second queue it opens the device itself, asking
+        // for two queues of wgpu's family; otherwise wgpu opens it.
         let want = direct_submission()?;
         let opened = match want {
-            Some(on) => native::open_device(&adapter, &desc, on == DirectOn::SecondQueue),
-            None => None,
+            Some(DirectOn::SecondQueue) => native::open_device(&adapter, &desc, true),
+            _ => None,
         };
-        let (device, queue, direct) = match opened {
+        let (device, queue, on) = match opened {
             Some(opened) => {
                 let (device, queue, second) = opened.map_err(failed)?;
                 let on = if second {
@@ -142,16 +143,20 @@ impl Gpu {
                 } else {
                     DirectOn::WgpuQueue
                 };
-                let direct = DirectQueue::new(&device, on).transpose().map_err(failed)?;
-                (device, queue, direct)
+                (device, queue, Some(on))
             }
             None => {
                 let (device, queue) = adapter
                     .request_device(&desc)
                     .await
                     .map_err(|e| failed(e.to_string()))?;
-                (device, queue, None)
+                (device, queue, want.map(|_| DirectOn::WgpuQueue))
             }
+        };
+        // `None` where the device is not Vulkan, or has no timeline semaphores.
+        let direct = match on {
+            Some(on) => DirectQueue::new(&device, on).transpose().map_err(failed)?,
+            None => None,
         };
         Gpu::wrap(device, GpuQueue::new(queue, direct), Some(info))
     }

@@ -12,12 +12,15 @@ use crate::native::{DirectOn, DirectQueue, OrderingFault};
 /// The queue of a [`Gpu`](crate::Gpu): submit command buffers and write buffers through it.
 ///
 /// On a Vulkan device made by [`Gpu::new`](crate::Gpu::new), the runtime submits replays to Vulkan itself
-/// (no wgpu submission per replay), on a queue of its own where the device has two, else on wgpu's. Work
+/// (no wgpu submission per replay), on wgpu's queue (or, with `GRAPH_RUNTIME_SUBMIT=second-queue`, on a
+/// second queue of its own where the device has two). Work
 /// submitted and written through this queue is ordered against those replays both ways: a replay sees
 /// every write and submission made before it, and a submission made after it sees what the replay wrote.
 /// On wgpu's queue this queue's lock is also what keeps two threads from submitting to it at once, which
 /// Vulkan forbids: so submit through [`GpuQueue::submit`], never through a `wgpu::Queue` of the device
-/// ([`GpuQueue::wgpu`] hands one out only where the runtime does not submit itself).
+/// ([`GpuQueue::wgpu`] hands one out only where the runtime does not submit itself). wgpu submits by itself
+/// in one case the runtime reaches: mapping a buffer that has queued writes; so a write into a mappable
+/// buffer through [`GpuQueue::write_buffer`] is submitted at once.
 pub struct GpuQueue {
     queue: wgpu::Queue,
     direct: Option<Arc<DirectQueue>>,
@@ -64,6 +67,11 @@ impl GpuQueue {
         self.queue.write_buffer(buffer, offset, data);
         // After the write is queued: a replay on this thread that sees the flag submits it first.
         self.written.store(true, Ordering::Release);
+        // wgpu submits a mappable buffer's queued writes by itself when it is mapped, outside this queue's
+        // lock: submit them now, so that no submission of wgpu's own can race a replay on another thread.
+        if self.direct.is_some() && buffer.usage().contains(wgpu::BufferUsages::MAP_READ) {
+            self.submit([]);
+        }
     }
 
     /// Calls `callback` once everything submitted so far, replays included, has finished (from a poll of the
