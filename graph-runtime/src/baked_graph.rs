@@ -705,12 +705,19 @@ impl BakedGraph {
         }
         // The marker of the last submission, unless a host phase after it already waited for it.
         let marker = native_recorder
+            .as_ref()
             .and_then(|r| r.marked())
             .filter(|_| last.is_some());
+        // With readbacks and a direct last submission, the wgpu one the readbacks map after.
+        let maps = native_recorder
+            .as_ref()
+            .and_then(|r| r.last_wgpu())
+            .filter(|_| readback_set.is_some() && last.as_ref().is_some_and(Work::is_direct));
         Ok(Submission {
             gpu: self.gpu.clone(),
             index: last,
             readbacks: (self.readbacks.clone(), readback_set),
+            maps,
             marker,
             graph: std::marker::PhantomData,
         })

@@ -566,10 +566,9 @@ impl NativeReplay {
         gpu: &'a Gpu,
         transfers: TransferBuffers<'a>,
     ) -> NativeRecorder<'a> {
-        // Direct submission where the device has it, but for a replay with readbacks (which wgpu maps after
-        // its own submission) or an init pass to go first.
-        let direct =
-            gpu.queue().direct().is_some() && transfers.readbacks.is_empty() && self.init.is_none();
+        // Direct submission where the device has it, unless an init pass must go first. (A partition with
+        // readbacks goes through wgpu, which maps them after its submission: see `last_wgpu`.)
+        let direct = gpu.queue().direct().is_some() && self.init.is_none();
         NativeRecorder {
             gpu,
             native: self,
@@ -581,6 +580,7 @@ impl NativeReplay {
             tail: None,
             steps: None,
             marked: None,
+            last_wgpu: None,
             lost: false,
         }
     }
@@ -890,6 +890,8 @@ pub(crate) struct NativeRecorder<'a> {
     steps: Option<wgpu::CommandEncoder>,
     /// The marker value the last submission writes, when it writes one.
     marked: Option<u32>,
+    /// The replay's last submission through wgpu, after which wgpu maps the readbacks it copied into.
+    last_wgpu: Option<wgpu::SubmissionIndex>,
     /// wgpu had no Vulkan command buffer to execute a segment in.
     lost: bool,
 }
@@ -953,6 +955,12 @@ impl NativeRecorder<'_> {
         let device = self.gpu.device();
         self.steps
             .get_or_insert_with(|| device.create_command_encoder(&Default::default()))
+    }
+
+    /// The replay's last submission through wgpu: a wait for it maps the readbacks (which only wgpu's
+    /// submissions copy into), also when a direct submission came after it.
+    pub(crate) fn last_wgpu(&self) -> Option<wgpu::SubmissionIndex> {
+        self.last_wgpu.clone()
     }
 
     /// The marker and the value the replay's last submission writes, if it wrote one: waiting for the
@@ -1055,6 +1063,7 @@ impl Recorder for NativeRecorder<'_> {
             .submit(init.into_iter().chain(self.recorded.drain(..)));
         self.native.marker.submitted(index.clone());
         self.native.graph.last = Some(index.clone());
+        self.last_wgpu = Some(index.clone());
         Ok(index.into())
     }
 

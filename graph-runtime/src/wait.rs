@@ -96,6 +96,9 @@ pub struct Submission<G = AnyGraph> {
     /// The graph's readbacks, and the replay's readback buffers, mapped once it finishes (`None` for a
     /// graph without readbacks).
     pub(crate) readbacks: (Readbacks, Option<ReadbackSet>),
+    /// When the replay's last submission was direct, and an earlier one through wgpu copied its readbacks:
+    /// that one, whose wait maps them.
+    pub(crate) maps: Option<wgpu::SubmissionIndex>,
     /// With the native recorder: the marker and the value the last submission writes to it once the
     /// replay's work finished. Seen tens of microseconds before wgpu's fence says so.
     pub(crate) marker: Option<(Arc<Marker>, u32)>,
@@ -109,6 +112,7 @@ impl Submission {
             gpu,
             index,
             readbacks,
+            maps,
             marker,
             graph: PhantomData,
         } = self;
@@ -116,6 +120,7 @@ impl Submission {
             gpu,
             index,
             readbacks,
+            maps,
             marker,
             graph: PhantomData,
         }
@@ -140,6 +145,10 @@ impl<G> Submission<G> {
             Some(work) => self.gpu.wait_for(Some(work.clone()))?,
             // The replay had no GPU work.
             None => self.gpu.check_lost()?,
+        }
+        if let Some(maps) = &self.maps {
+            // Finished already (before the direct submission that ended the replay): the poll maps them.
+            self.gpu.wait_for(Some(maps.clone().into()))?;
         }
         let (readbacks, set) = self.readbacks;
         Ok(readbacks.finished(set))

@@ -79,7 +79,7 @@ fn replay(gpu: &Gpu, g: &mut Baked<Inc>) -> Result<(), Error> {
 }
 
 #[test]
-fn a_replay_of_kernels_alone_is_submitted_directly_and_one_with_readbacks_through_wgpu()
+fn a_partition_of_kernels_alone_is_submitted_directly_and_one_with_readbacks_through_wgpu()
 -> Result<(), Error> {
     let gpu = gpu();
     let (mut g, x, y) = baked(&gpu, 1024, 0)?;
@@ -112,10 +112,58 @@ fn a_replay_of_kernels_alone_is_submitted_directly_and_one_with_readbacks_throug
         let work = g.replay()?.into_work().expect("GPU work");
         assert!(
             !work.is_direct(),
-            "a replay with readbacks goes through wgpu"
+            "a partition with a readback goes through wgpu"
         );
         gpu.wait_for(Some(work))?;
     }
+
+    // A readback, then a host task, then kernels alone: the last partition is direct, and waiting for the
+    // replay still maps what the first one read back.
+    graph! {
+        graph OutThenMore {
+            buffers { x: [u32] = input, y: [u32; 64], z: [u32] = output }
+            kernel inc(x: read, y: write) {
+                @compute @workgroup_size(64)
+                fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
+                    if (gid.x < 64u) { y[gid.x] = x[gid.x] + 1u; }
+                }
+            }
+            readback out(y);
+            host look(y: read_write);
+            kernel again(y: read, z: write) {
+                @compute @workgroup_size(64)
+                fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
+                    if (gid.x < 64u) { z[gid.x] = y[gid.x] + 1u; }
+                }
+            }
+        }
+    }
+    let z = gpu.buffer_zeroed::<u32>(64)?;
+    let mut g = OutThenMore::bake(&gpu, OutThenMoreBuffers { x: &x, z: &z })?;
+    g.on_host(OutThenMore::HOSTS.look, |_| Ok(()))?;
+    for round in 0..3 {
+        let fresh = fresh(64);
+        x.write(&fresh)?;
+        z.write(&[u32::MAX; 64])?;
+        let finished = g.replay()?.wait()?;
+        assert_eq!(
+            finished.read(OutThenMore::READBACKS.out)?,
+            plus_one(&fresh),
+            "round {round}: the readback before the direct partition"
+        );
+        assert_eq!(
+            z.read_blocking()?,
+            plus_one(&plus_one(&fresh)),
+            "round {round}"
+        );
+    }
+    let work = g.replay()?.into_work().expect("GPU work");
+    assert_eq!(
+        work.is_direct(),
+        direct_expected(&gpu),
+        "the last partition"
+    );
+    gpu.wait_for(Some(work))?;
     Ok(())
 }
 
