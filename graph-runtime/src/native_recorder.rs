@@ -566,9 +566,15 @@ impl NativeReplay {
         gpu: &'a Gpu,
         transfers: TransferBuffers<'a>,
     ) -> NativeRecorder<'a> {
-        // Direct submission where the device has it, unless an init pass must go first. (A partition with
-        // readbacks goes through wgpu, which maps them after its submission: see `last_wgpu`.)
-        let direct = gpu.queue().direct().is_some() && self.init.is_none();
+        // Direct submission where the device has it. (A partition with readbacks goes through wgpu, which
+        // maps them after its submission: see `last_wgpu`.) An init pass goes first, through wgpu: the queue
+        // orders the replay after it.
+        let direct = gpu.queue().direct().is_some();
+        if direct && let Some(init) = self.init.take() {
+            let mut encoder = gpu.device().create_command_encoder(&Default::default());
+            init.record(&mut encoder);
+            gpu.queue().submit([encoder.finish()]);
+        }
         NativeRecorder {
             gpu,
             native: self,
