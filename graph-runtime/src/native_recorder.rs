@@ -100,6 +100,9 @@ pub(crate) struct NativeReplay {
     has_dispatches: Vec<bool>,
     /// Written at the end of each submission: waiting reads it rather than waiting for wgpu's fence.
     marker: Arc<Marker>,
+    /// Every partition is kernels alone, and no parameter goes through a buffer: with direct submission, a
+    /// replay calls no wgpu function once the init pass went (see [`NativeReplay::calls_no_wgpu`]).
+    kernels_alone: bool,
     /// What making it built (the rest it took from the replay it updates).
     pub(crate) built: NativeBuilt,
 }
@@ -448,6 +451,14 @@ impl NativeReplay {
             pipelines: pipelines.built,
             sets: graph.sets_built,
         };
+        let kernels_alone = params.is_none()
+            && plan.partitions.iter().all(|p| match p {
+                PlanPartition::Gpu { levels } => levels
+                    .iter()
+                    .flat_map(|l| &l.steps)
+                    .all(|s| matches!(s, PlanStep::Dispatch { .. } | PlanStep::Gate { .. })),
+                PlanPartition::Host { .. } => false,
+            });
         Ok(Some(NativeReplay {
             graph,
             pipelines: pipelines.made,
@@ -460,8 +471,19 @@ impl NativeReplay {
             recorded: None,
             has_dispatches: Vec::new(),
             marker,
+            kernels_alone,
             built,
         }))
+    }
+
+    /// Whether a replay now calls no wgpu function: submitted directly, every partition kernels alone, no
+    /// parameter buffer to write, no init pass and no queued write to submit first (the caller also knows
+    /// of no write of its own to queue).
+    pub(crate) fn calls_no_wgpu(&self, gpu: &Gpu) -> bool {
+        self.kernels_alone
+            && self.init.is_none()
+            && gpu.queue().direct().is_some()
+            && !gpu.queue().has_queued_writes()
     }
 
     /// Writes `params` to the parameter buffer, or, as push constants, records the command buffers again if

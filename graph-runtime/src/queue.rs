@@ -117,6 +117,11 @@ impl GpuQueue {
         self.direct.as_ref().map(|d| d.plant(fault)).is_some()
     }
 
+    /// Whether a write was queued since the last submission.
+    pub(crate) fn has_queued_writes(&self) -> bool {
+        self.written.load(Ordering::Acquire)
+    }
+
     /// The direct queue, if replays are submitted directly.
     pub(crate) fn direct(&self) -> Option<&Arc<DirectQueue>> {
         self.direct.as_ref()

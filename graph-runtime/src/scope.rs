@@ -15,8 +15,9 @@ use crate::validation::MessageScope;
 /// Not `Send`: it belongs to the thread that opened it.
 pub(crate) struct OpScope<'a> {
     gpu: &'a Gpu,
-    validation: wgpu::ErrorScopeGuard,
-    out_of_memory: wgpu::ErrorScopeGuard,
+    /// wgpu's scopes; `None` for an operation that makes no wgpu call.
+    validation: Option<wgpu::ErrorScopeGuard>,
+    out_of_memory: Option<wgpu::ErrorScopeGuard>,
     messages: MessageScope,
 }
 
@@ -27,8 +28,20 @@ impl<'a> OpScope<'a> {
         let out_of_memory = device.push_error_scope(wgpu::ErrorFilter::OutOfMemory);
         OpScope {
             gpu,
-            validation,
-            out_of_memory,
+            validation: Some(validation),
+            out_of_memory: Some(out_of_memory),
+            messages: MessageScope::enter(),
+        }
+    }
+
+    /// The scope of an operation that calls Vulkan only (a replay submitted directly): wgpu's scopes would
+    /// catch nothing, and pushing and popping them is most of a direct replay's CPU cost beyond the submit.
+    /// The validation layer's messages and the device's loss are still this operation's.
+    pub(crate) fn without_wgpu(gpu: &'a Gpu) -> Self {
+        OpScope {
+            gpu,
+            validation: None,
+            out_of_memory: None,
             messages: MessageScope::enter(),
         }
     }
@@ -47,8 +60,8 @@ impl<'a> OpScope<'a> {
         invalid: impl FnOnce(String) -> Error,
     ) -> Result<T, Error> {
         // Scopes pop in the reverse order they were pushed. On native wgpu the futures are already resolved.
-        let out_of_memory = pollster::block_on(self.out_of_memory.pop());
-        let validation = pollster::block_on(self.validation.pop());
+        let out_of_memory = self.out_of_memory.and_then(|s| pollster::block_on(s.pop()));
+        let validation = self.validation.and_then(|s| pollster::block_on(s.pop()));
         let messages = self.messages.finish();
         self.gpu.check_lost()?;
         if let Some(e) = out_of_memory {

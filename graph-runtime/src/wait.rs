@@ -53,9 +53,9 @@ impl Gpu {
                     )));
                 };
                 let waited = direct.wait(value).map_err(Error::Wait);
-                if waited.is_err() {
-                    let _ = self.device().poll(wgpu::PollType::Poll);
-                }
+                // wgpu's maintenance, which reports a device the application destroyed (its only sign:
+                // Vulkan itself runs on until the device is dropped).
+                let _ = self.device().poll(wgpu::PollType::Poll);
                 return scope.finish(waited);
             }
             None => {
