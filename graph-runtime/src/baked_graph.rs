@@ -16,7 +16,7 @@ use graph_core::plan::{Plan, PlanPartition, PlanStep};
 use crate::bake::{BoundBuffers, Fused, KernelCache, build_replay};
 use crate::buffer::AnyBuffer;
 use crate::element::{Element, ParamValue};
-use crate::error::{Error, TaskKind};
+use crate::error::{Error, TaskKind, unknown};
 use crate::gate::Gates;
 use crate::gpu::Gpu;
 use crate::host::{HostContext, HostTask};
@@ -786,26 +786,6 @@ fn not_a(desc: &GraphDesc, index: usize, expected: &'static str) -> Error {
             .get(index)
             .map_or_else(|| format!("#{index}"), |n| n.name.to_string()),
         expected,
-    }
-}
-
-/// An unknown name, with the names the graph does have.
-pub(crate) fn unknown(
-    desc: &GraphDesc,
-    kind: &'static str,
-    name: &str,
-    known: impl Iterator<Item = String>,
-) -> Error {
-    let known: Vec<String> = known.collect();
-    Error::UnknownName {
-        graph: desc.name.to_string(),
-        kind,
-        name: name.to_string(),
-        known: if known.is_empty() {
-            format!(" (it has no {kind}s)")
-        } else {
-            format!(" (it has {})", known.join(", "))
-        },
     }
 }
 

@@ -335,3 +335,23 @@ impl From<wgpu::Error> for Error {
         }
     }
 }
+
+/// An unknown name, with the names the graph does have.
+pub(crate) fn unknown(
+    desc: &graph_core::desc::GraphDesc,
+    kind: &'static str,
+    name: &str,
+    known: impl Iterator<Item = String>,
+) -> Error {
+    let known: Vec<String> = known.collect();
+    Error::UnknownName {
+        graph: desc.name.to_string(),
+        kind,
+        name: name.to_string(),
+        known: if known.is_empty() {
+            format!(" (it has no {kind}s)")
+        } else {
+            format!(" (it has {})", known.join(", "))
+        },
+    }
+}

@@ -74,7 +74,7 @@ impl BakedGraph {
                     .iter()
                     .filter(|b| b.role.is_external())
                     .map(|b| format!("`{}`", b.name));
-                crate::baked_graph::unknown(&self.desc, "external buffer", name, known)
+                crate::error::unknown(&self.desc, "external buffer", name, known)
             })?;
         self.rebind_indexed(&[(index as u32, buffer)])
     }
@@ -348,7 +348,7 @@ impl BakedGraph {
             .position(|n| n.name == name)
             .ok_or_else(|| {
                 let known = self.desc.nodes.iter().map(|n| format!("`{}`", n.name));
-                crate::baked_graph::unknown(&self.desc, "node", name, known)
+                crate::error::unknown(&self.desc, "node", name, known)
             })
     }
 
