@@ -141,12 +141,7 @@ pub(crate) fn check_bindings(desc: &GraphDesc, bound: &[(u32, &AnyBuffer)]) -> R
                 .iter()
                 .filter(|b| b.role.is_external())
                 .map(|b| format!("`{}`", b.name));
-            return Err(crate::error::unknown(
-                desc,
-                "external buffer",
-                &name,
-                known,
-            ));
+            return Err(crate::error::unknown(desc, "external buffer", &name, known));
         };
         if bound[..i].iter().any(|&(other, _)| other == index) {
             return Err(Error::BoundTwice {

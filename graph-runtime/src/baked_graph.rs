@@ -11,13 +11,13 @@ use graph_core::dot::Detail;
 use graph_core::flatten::flatten;
 use graph_core::fusion::{Declined, FusedGroup};
 use graph_core::ir::ParamsStorage;
-use graph_core::plan::{Plan, PlanPartition, PlanStep};
+use graph_core::plan::{PlanPartition, PlanStep};
 
-use crate::bake::{BoundBuffers, Fused, KernelCache, build_replay};
+use crate::bake::BoundBuffers;
+use crate::baked_state::BakedState;
 use crate::buffer::AnyBuffer;
 use crate::element::{Element, ParamValue};
 use crate::error::{Error, TaskKind, unknown};
-use crate::gate::Gates;
 use crate::gpu::Gpu;
 use crate::host::{HostContext, HostTask};
 use crate::interop::{InteropContext, InteropTask};
@@ -25,45 +25,27 @@ use crate::native_recorder::{self, NativeParamsIn, NativeReplay, TimedDispatch};
 use crate::params::ParamsTransport;
 use crate::profile::{self, Profile, Timestamps};
 use crate::recorder::{Recorder, record_replay};
-use crate::replay::{Kernels, resolve_dispatches};
+use crate::replay::resolve_dispatches;
 use crate::scope::OpScope;
-use crate::transfer::{Finished, Readbacks, TransferBuffers, Uploads};
+use crate::transfer::{Finished, TransferBuffers};
 use crate::wait::{Submission, Work};
 use crate::wgpu_recorder::WgpuRecorder;
 
 /// A graph baked onto a device: set parameters by name, give host tasks their closures, replay.
 pub struct BakedGraph {
-    pub(crate) desc: Cow<'static, GraphDesc>,
     pub(crate) gpu: Gpu,
     /// The parameter block the next replay uses, laid out as the WGSL struct.
     params: Vec<u8>,
     pub(crate) transport: ParamsTransport,
-    pub(crate) bound: BoundBuffers,
-    pub(crate) kernels: Kernels,
-    /// What a replay records, as ids.
-    pub(crate) plan: Plan,
     host_tasks: Vec<Option<HostTask>>,
     interop_tasks: Vec<Option<InteropTask>>,
     /// Workgroup counts of each kernel node for the current replay, rewritten in place (no allocation).
     workgroups: Vec<[u32; 3]>,
-    pub(crate) uploads: Uploads,
-    pub(crate) readbacks: Readbacks,
     /// Per node: whether it runs. `false` only for the choices of a group of alternatives that are not its
     /// active one.
     active: Vec<bool>,
-    /// The caller's buffer bound to each external buffer, by index (`None` for owned ones): what an update
-    /// rebinds from.
-    pub(crate) externals: Vec<Option<AnyBuffer>>,
-    /// Layouts and pipelines, kept for updates.
-    pub(crate) cache: KernelCache,
-    /// The gates of blocks under GPU control, if the graph has gated blocks.
-    pub(crate) gates: Option<Gates>,
-    /// The kernels replayed as one, over the bound buffers (see [`graph_core::fusion`]).
-    pub(crate) fused: Fused,
-    /// The fused description the plan and kernels were made from (`desc` with fused kernels merged).
-    pub(crate) replayed: GraphDesc,
-    /// The native recorder's command buffers, where the graph replays through them.
-    pub(crate) native: Option<NativeReplay>,
+    /// What bake built and each update builds again (see [`BakedState::build`]), replaced whole.
+    pub(crate) state: BakedState,
 }
 
 /// Whether a replay is profiled, and by which recorder's timestamps.
@@ -78,9 +60,9 @@ enum Timing<'a> {
 impl std::fmt::Debug for BakedGraph {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("BakedGraph")
-            .field("graph", &self.desc.name)
+            .field("graph", &self.state.desc.name)
             .field("storage", &self.transport.storage())
-            .field("pipelines", &self.kernels.pipelines.len())
+            .field("pipelines", &self.state.kernels.pipelines.len())
             .finish_non_exhaustive()
     }
 }
@@ -141,41 +123,21 @@ impl BakedGraph {
         let desc = flat.map_or(desc, Cow::Owned);
         crate::bake::check_bindings(&desc, buffers)?;
         gpu.check_lost()?;
-        let scope = OpScope::enter(gpu);
-        let mut cache = KernelCache::default();
-        let built = (|| {
-            let transport = ParamsTransport::new(gpu, &desc);
-            let r = build_replay(gpu, &desc, buffers, &transport, &mut cache, None)?;
-            let (gates, _) = Gates::new(gpu, &desc, &r.bound.buffers, None);
-            let native = NativeReplay::new(
-                gpu,
-                &r.desc,
-                &r.plan,
-                &r.kernels,
-                &r.bound,
-                gates.as_ref(),
-                transport.storage(),
-                native_recorder::choice(),
-                NativeParamsIn::default(),
-                None,
-            )?;
-            Ok::<_, Error>((
-                r.bound, r.plan, transport, r.kernels, r.fused, r.desc, gates, native,
-            ))
-        })();
-        let (bound, plan, transport, kernels, fused, replayed, gates, native) =
-            scope.finish_with(built, |reason| Error::Bake {
-                graph: desc.name.to_string(),
-                reason,
-            })?;
         let mut externals = vec![None; desc.buffers.len()];
         for &(index, buffer) in buffers {
             if let Some(slot) = externals.get_mut(index as usize) {
                 *slot = Some(buffer.clone());
             }
         }
-        let uploads = Uploads::new(gpu, &desc, &plan);
-        let readbacks = Readbacks::new(&desc, &plan);
+        let scope = OpScope::enter(gpu);
+        let transport = ParamsTransport::new(gpu, &desc);
+        let name = desc.name.to_string();
+        let built = BakedState::build(gpu, desc, externals, &transport, None);
+        let (state, _) = scope.finish_with(built, |reason| Error::Bake {
+            graph: name,
+            reason,
+        })?;
+        let desc = &state.desc;
         let mut host_tasks = Vec::new();
         host_tasks.resize_with(desc.nodes.len(), || None);
         let mut interop_tasks = Vec::new();
@@ -192,22 +154,11 @@ impl BakedGraph {
             gpu: gpu.clone(),
             params: vec![0; desc.params.size as usize],
             transport,
-            bound,
-            kernels,
             workgroups: vec![[0; 3]; desc.nodes.len()],
-            plan,
             host_tasks,
             interop_tasks,
-            uploads,
-            readbacks,
             active,
-            externals,
-            cache,
-            gates,
-            fused,
-            replayed,
-            native,
-            desc,
+            state,
         })
     }
 
@@ -216,7 +167,7 @@ impl BakedGraph {
     /// constant lists what fuses whatever is bound). Empty when nothing fused or fusion is off
     /// (`#[no_fusion]`).
     pub fn fused(&self) -> &[FusedGroup] {
-        &self.fused.groups
+        &self.state.fused.groups
     }
 
     /// Kernels the fusion pass grouped whose fused kernel could not be made on this device, each with the
@@ -224,13 +175,13 @@ impl BakedGraph {
     /// that could be made, or one by one. Empty when every group fused, which is what the graph's `FUSED`
     /// constant promises; bake also logs each at `warn` level through `tracing`.
     pub fn fusion_declined(&self) -> &[Declined] {
-        &self.fused.declined
+        &self.state.fused.declined
     }
 
     /// Replays through the portable recorder from now on, whatever [`crate::env::RECORDER_ENV`] says (to compare
     /// the two, say). An update made later chooses again.
     pub fn use_portable_recorder(&mut self) {
-        self.native = None;
+        self.state.native = None;
     }
 
     /// Replays through the native recorder from now on, its kernels reading the parameters as `params_in`
@@ -241,29 +192,29 @@ impl BakedGraph {
         let scope = OpScope::enter(&gpu);
         let built = NativeReplay::new(
             &gpu,
-            &self.replayed,
-            &self.plan,
-            &self.kernels,
-            &self.bound,
-            self.gates.as_ref(),
+            &self.state.replayed,
+            &self.state.plan,
+            &self.state.kernels,
+            &self.state.bound,
+            self.state.gates.as_ref(),
             self.transport.storage(),
             native_recorder::Choice::Require,
             params_in,
             None,
         );
         let native = scope.finish_with(built, |reason| Error::Bake {
-            graph: self.desc.name.to_string(),
+            graph: self.state.desc.name.to_string(),
             reason,
         })?;
         // Replays through the old command buffers finish before they are freed (its `Drop` waits).
-        self.native = native;
+        self.state.native = native;
         Ok(())
     }
 
     /// Which recorder replays this graph: `"native"` (Vulkan command buffers recorded once, see
     /// [`crate::env::RECORDER_ENV`]) or `"portable"` (wgpu's compute passes, encoded at each replay).
     pub fn recorder(&self) -> &'static str {
-        match self.native {
+        match self.state.native {
             Some(_) => "native",
             None => "portable",
         }
@@ -272,10 +223,10 @@ impl BakedGraph {
     /// The baked graph in DOT (subgraphs flattened, as replayed), each member of a fused kernel marked with
     /// the kernel it runs in, and a kernel whose fusion was declined with the reason.
     pub fn to_dot(&self, detail: Detail) -> String {
-        self.desc.to_dot_annotated(detail, &|name: &str| {
+        self.state.desc.to_dot_annotated(detail, &|name: &str| {
             let named = |names: &[String]| names.iter().any(|n| n == name);
-            let fused = self.fused.groups.iter().find(|g| named(&g.names));
-            let declined = self.fused.declined.iter().rfind(|d| named(&d.names));
+            let fused = self.state.fused.groups.iter().find(|g| named(&g.names));
+            let declined = self.state.fused.declined.iter().rfind(|d| named(&d.names));
             match (fused, declined) {
                 (Some(g), _) => Some(format!("fused: {}", g.names.join(" + "))),
                 (None, Some(d)) => Some(format!("not fused: {d}")),
@@ -287,10 +238,11 @@ impl BakedGraph {
     /// Bytes of GPU memory this graph allocated for its own buffers (the graph-owned ones; a buffer fusion
     /// keeps in registers holds one element).
     pub fn owned_bytes(&self) -> u64 {
-        self.desc
+        self.state
+            .desc
             .buffers
             .iter()
-            .zip(&self.bound.buffers)
+            .zip(&self.state.bound.buffers)
             .filter(|(b, _)| b.role == graph_core::ir::Role::Owned)
             .map(|(_, buffer)| buffer.size())
             .sum()
@@ -298,7 +250,7 @@ impl BakedGraph {
 
     /// The description this graph was baked from.
     pub fn description(&self) -> &GraphDesc {
-        &self.desc
+        &self.state.desc
     }
 
     /// Where the parameters go on this device: push constants, or the uniform-buffer fallback.
@@ -315,7 +267,7 @@ impl BakedGraph {
     pub fn set_params_bytes(&mut self, bytes: &[u8]) -> Result<(), Error> {
         if bytes.len() != self.params.len() {
             return Err(Error::ParamsSize {
-                graph: self.desc.name.to_string(),
+                graph: self.state.desc.name.to_string(),
                 expected: self.params.len(),
                 actual: bytes.len(),
             });
@@ -341,14 +293,14 @@ impl BakedGraph {
 
     /// The byte offset of parameter `name`, checked to hold a `T` within the block.
     fn param_offset<T: ParamValue>(&self, name: &str) -> Result<usize, Error> {
-        let fields = &self.desc.params.fields;
+        let fields = &self.state.desc.params.fields;
         let Some(field) = fields.iter().find(|f| f.name == name) else {
             let known = fields.iter().map(|f| format!("`{}`", f.name));
-            return Err(unknown(&self.desc, "parameter", name, known));
+            return Err(unknown(&self.state.desc, "parameter", name, known));
         };
         if field.ty != T::TYPE {
             return Err(Error::ParamType {
-                graph: self.desc.name.to_string(),
+                graph: self.state.desc.name.to_string(),
                 name: name.to_string(),
                 expected: field.ty.wgsl(),
                 actual: T::TYPE.wgsl(),
@@ -368,8 +320,12 @@ impl BakedGraph {
 
     /// [`BakedGraph::upload`] by declaration index.
     pub(crate) fn upload_at<T: Element>(&mut self, node: usize, data: &[T]) -> Result<(), Error> {
-        self.uploads
-            .give(&self.desc, node, Some(T::TYPE), bytemuck::cast_slice(data))
+        self.state.uploads.give(
+            &self.state.desc,
+            node,
+            Some(T::TYPE),
+            bytemuck::cast_slice(data),
+        )
     }
 
     /// [`BakedGraph::upload`] as bytes of the node's element type (for tools that handle every element type
@@ -377,7 +333,9 @@ impl BakedGraph {
     pub fn upload_bytes(&mut self, node: &str, bytes: &[u8]) -> Result<(), Error> {
         let is_upload = |op: &OpDesc| matches!(op, OpDesc::Upload { .. });
         let index = self.node_named(node, "upload", is_upload)?;
-        self.uploads.give(&self.desc, index, None, bytes)
+        self.state
+            .uploads
+            .give(&self.state.desc, index, None, bytes)
     }
 
     /// The index of the node named `name`; an unknown name is an error listing the nodes `fits` accepts.
@@ -387,16 +345,17 @@ impl BakedGraph {
         kind: &'static str,
         fits: impl Fn(&OpDesc) -> bool,
     ) -> Result<usize, Error> {
-        self.desc
+        self.state
+            .desc
             .nodes
             .iter()
             .position(|n| n.name == name)
             .ok_or_else(|| {
-                let nodes = self.desc.nodes.iter();
+                let nodes = self.state.desc.nodes.iter();
                 let known = nodes
                     .filter(|n| fits(&n.op))
                     .map(|n| format!("`{}`", n.name));
-                unknown(&self.desc, kind, name, known)
+                unknown(&self.state.desc, kind, name, known)
             })
     }
 
@@ -430,7 +389,7 @@ impl BakedGraph {
     ) -> Result<&mut Self, Error> {
         let is_interop = |op: &OpDesc| matches!(op, OpDesc::Interop { .. });
         place_task(
-            &self.desc,
+            &self.state.desc,
             &mut self.interop_tasks,
             index,
             task,
@@ -452,14 +411,14 @@ impl BakedGraph {
 
     /// [`BakedGraph::select`] by declaration index.
     pub(crate) fn select_at(&mut self, index: usize) -> Result<&mut Self, Error> {
-        let group = match self.desc.nodes.get(index).map(|n| &n.op) {
+        let group = match self.state.desc.nodes.get(index).map(|n| &n.op) {
             Some(OpDesc::Kernel(k)) => k.alternative.as_ref().map(|a| a.group.clone()),
             _ => None,
         };
         let Some(group) = group else {
-            return Err(not_a(&self.desc, index, "a choice of alternatives"));
+            return Err(not_a(&self.state.desc, index, "a choice of alternatives"));
         };
-        for (n, node) in self.desc.nodes.iter().enumerate() {
+        for (n, node) in self.state.desc.nodes.iter().enumerate() {
             if let OpDesc::Kernel(k) = &node.op
                 && let Some(a) = &k.alternative
                 && a.group == group
@@ -472,7 +431,8 @@ impl BakedGraph {
 
     /// The active choice of group of alternatives `group`, by name.
     pub fn active_choice(&self, group: &str) -> Option<&str> {
-        self.desc
+        self.state
+            .desc
             .nodes
             .iter()
             .zip(&self.active)
@@ -490,7 +450,7 @@ impl BakedGraph {
     pub(crate) fn on_host_at(&mut self, index: usize, task: HostTask) -> Result<&mut Self, Error> {
         let is_host = |op: &OpDesc| matches!(op, OpDesc::Host { .. });
         place_task(
-            &self.desc,
+            &self.state.desc,
             &mut self.host_tasks,
             index,
             task,
@@ -504,12 +464,13 @@ impl BakedGraph {
     /// waiting unless the graph has host tasks, which wait for the partition before them. What the device
     /// reports while the replay records and submits is this replay's error.
     pub fn replay(&mut self) -> Result<Submission, Error> {
-        let _span = tracing::debug_span!("replay", graph = %self.desc.name).entered();
+        let _span = tracing::debug_span!("replay", graph = %self.state.desc.name).entered();
         self.gpu.check_lost()?;
         let gpu = self.gpu.clone();
         // Gates write their counts through the queue before each replay.
-        let quiet = self.gates.is_none()
+        let quiet = self.state.gates.is_none()
             && self
+                .state
                 .native
                 .as_ref()
                 .is_some_and(|native| native.calls_no_wgpu(&gpu));
@@ -530,18 +491,18 @@ impl BakedGraph {
     /// [`Profile::to_chrome_trace`] and [`Profile::to_dot`]. An error when the adapter offers no timestamp
     /// queries.
     pub fn profile(&mut self) -> Result<Profile, Error> {
-        let _span = tracing::info_span!("profile", graph = %self.desc.name).entered();
+        let _span = tracing::info_span!("profile", graph = %self.state.desc.name).entered();
         self.gpu.check_lost()?;
-        profile::check_timestamps(&self.gpu, &self.desc.name)?;
+        profile::check_timestamps(&self.gpu, &self.state.desc.name)?;
         let gpu = self.gpu.clone();
-        if self.native.is_some() {
+        if self.state.native.is_some() {
             let mut timed = Vec::new();
             let scope = OpScope::enter(&gpu);
             let submitted = self.submit(Timing::Native(&mut timed));
             scope.finish(submitted)?.wait()?;
             let queries = timed.iter().map(|t| t.end_query + 1).max().unwrap_or(0);
             let scope = OpScope::enter(&gpu);
-            let ticks = match &self.native {
+            let ticks = match &self.state.native {
                 Some(native) => native.read_timestamps(queries),
                 None => Err(Error::Gpu(
                     "the native recorder went away while profiling".into(),
@@ -554,13 +515,14 @@ impl BakedGraph {
             });
             return Ok(profile::profile_of(
                 &gpu,
-                &self.desc,
-                &self.fused.groups,
+                &self.state.desc,
+                &self.state.fused.groups,
                 "native",
                 spans,
             ));
         }
         let dispatches = self
+            .state
             .plan
             .partitions
             .iter()
@@ -572,12 +534,12 @@ impl BakedGraph {
             .flat_map(|level| &level.steps)
             .filter(|step| matches!(step, PlanStep::Dispatch { .. }))
             .count();
-        let mut timestamps = Timestamps::new(&gpu, &self.desc.name, dispatches)?;
+        let mut timestamps = Timestamps::new(&gpu, &self.state.desc.name, dispatches)?;
         let scope = OpScope::enter(&gpu);
         let submitted = self.submit(Timing::Portable(&mut timestamps));
         scope.finish(submitted)?.wait()?;
         let scope = OpScope::enter(&gpu);
-        let profile = timestamps.read(&gpu, &self.desc, &self.fused.groups);
+        let profile = timestamps.read(&gpu, &self.state.desc, &self.state.fused.groups);
         scope.finish(profile)
     }
 
@@ -587,16 +549,18 @@ impl BakedGraph {
     }
 
     fn submit(&mut self, timing: Timing<'_>) -> Result<Submission, Error> {
-        let desc: &GraphDesc = &self.desc;
+        let desc: &GraphDesc = &self.state.desc;
         let node_name = |n: usize| desc.nodes[n].name.to_string();
         resolve_dispatches(
-            &self.kernels,
+            &self.state.kernels,
             &self.params,
-            &self.bound.lens,
+            &self.state.bound.lens,
             &self.active,
             &mut self.workgroups,
         )
-        .map_err(|(node, problem)| problem.into_error(desc, node, self.kernels.max_workgroups))?;
+        .map_err(|(node, problem)| {
+            problem.into_error(desc, node, self.state.kernels.max_workgroups)
+        })?;
         // Every task has its closure before any work is submitted: a replay fails whole or not at all.
         if let Some(missing) = self.missing_task() {
             let (graph, node) = (desc.name.to_string(), node_name(missing));
@@ -605,7 +569,7 @@ impl BakedGraph {
                 _ => Error::HostTaskMissing { graph, node },
             });
         }
-        if let Some(missing) = self.uploads.missing() {
+        if let Some(missing) = self.state.uploads.missing() {
             return Err(Error::UploadMissing {
                 graph: desc.name.to_string(),
                 node: node_name(missing),
@@ -614,20 +578,21 @@ impl BakedGraph {
         // The native command buffers, unless this replay is profiled through wgpu's passes.
         let native = match timing {
             Timing::Portable(_) => None,
-            _ => self.native.as_mut(),
+            _ => self.state.native.as_mut(),
         };
         if native.is_none() {
             self.transport.before_replay(self.gpu.queue(), &self.params);
         }
-        if let Some(gates) = &mut self.gates {
+        if let Some(gates) = &mut self.state.gates {
             gates.before_replay(self.gpu.queue(), &self.workgroups);
         }
-        self.uploads.before_replay(self.gpu.queue());
+        self.state.uploads.before_replay(self.gpu.queue());
         let readback_set = self
+            .state
             .readbacks
             .any()
-            .then(|| self.readbacks.take_set(&self.gpu));
-        let (gpu, bound) = (&self.gpu, &self.bound);
+            .then(|| self.state.readbacks.take_set(&self.gpu));
+        let (gpu, bound) = (&self.gpu, &self.state.bound);
         let (host_tasks, interop_tasks) = (&mut self.host_tasks, &mut self.interop_tasks);
         let host = |nodes: &[u32]| {
             for &n in nodes {
@@ -666,7 +631,7 @@ impl BakedGraph {
         };
         let transfers = TransferBuffers {
             buffers: &bound.buffers,
-            uploads: &self.uploads,
+            uploads: &self.state.uploads,
             readbacks: readback_set.as_deref().unwrap_or(&[]),
         };
         let (mut native_recorder, mut portable_recorder) = (None, None);
@@ -676,12 +641,12 @@ impl BakedGraph {
                     Timing::Native(timed) => {
                         *timed = native.prepare_profiled(
                             gpu,
-                            &self.plan,
+                            &self.state.plan,
                             &self.workgroups,
                             &self.params,
                         )?;
                     }
-                    _ => native.prepare(gpu, &self.plan, &self.workgroups, &self.params)?,
+                    _ => native.prepare(gpu, &self.state.plan, &self.workgroups, &self.params)?,
                 }
                 native_recorder.insert(native.recorder(gpu, transfers))
             }
@@ -692,16 +657,16 @@ impl BakedGraph {
                 };
                 portable_recorder.insert(WgpuRecorder::new(
                     gpu,
-                    &self.kernels,
+                    &self.state.kernels,
                     &self.transport,
                     &self.params,
                     transfers,
-                    (self.gates.as_ref(), timestamps),
+                    (self.state.gates.as_ref(), timestamps),
                 ))
             }
         };
         let last = record_replay(
-            &self.plan,
+            &self.state.plan,
             &self.workgroups,
             recorder,
             host,
@@ -711,7 +676,7 @@ impl BakedGraph {
         // submission (a replay, a read), which is all that can see it. Submitting it here would make waiting
         // for this replay wait for every other graph's work before it on the queue.
         if let Some(set) = &readback_set {
-            self.readbacks.map(set);
+            self.state.readbacks.map(set);
         }
         // The marker of the last submission, unless a host phase after it already waited for it.
         let marker = native_recorder
@@ -726,7 +691,7 @@ impl BakedGraph {
         Ok(Submission {
             gpu: self.gpu.clone(),
             index: last,
-            readbacks: (self.readbacks.clone(), readback_set),
+            readbacks: (self.state.readbacks.clone(), readback_set),
             maps,
             marker,
             graph: std::marker::PhantomData,
@@ -738,7 +703,7 @@ impl BakedGraph {
         fn unset<T>(tasks: &[Option<T>], n: u32) -> bool {
             tasks.get(n as usize).is_none_or(Option::is_none)
         }
-        self.plan.partitions.iter().find_map(|p| match p {
+        self.state.plan.partitions.iter().find_map(|p| match p {
             PlanPartition::Host { nodes } => nodes
                 .iter()
                 .find(|&&n| unset(&self.host_tasks, n))

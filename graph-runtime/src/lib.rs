@@ -235,6 +235,7 @@ extern crate self as graph_runtime;
 mod bake;
 mod baked;
 mod baked_graph;
+mod baked_state;
 mod buffer;
 mod driver;
 mod element;

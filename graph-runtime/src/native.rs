@@ -1473,9 +1473,11 @@ pub(crate) fn open_device(
 ///
 /// Every submission to the device goes through [`DirectQueue::lock`]: wgpu's (through
 /// [`DirectGuard::submit_wgpu`]) and the runtime's command buffers (through [`DirectGuard::submit_raw`]).
-/// Each waits for the timeline's value of the submission before it and signals the next value, so all of
-/// them run in one order, as on one queue, whichever queue they go to; and on wgpu's queue the lock is the
-/// external synchronisation Vulkan requires of submissions to one queue, which wgpu gives only its own.
+/// Each signals the timeline's next value (what a host's wait for it reads). On a second queue each also
+/// waits for the value of the submission before it, so all of them run in one order, as on one queue; on
+/// wgpu's queue, submission order and the first and last barriers of the runtime's command buffers order
+/// them, and the lock is the external synchronisation Vulkan requires of submissions to one queue, which
+/// wgpu gives only its own.
 ///
 /// Invariants the `unsafe` blocks rely on:
 /// - `raw`, `queue` and `timeline` belong to the `VkDevice` behind `device`, which this struct keeps alive;
@@ -1648,7 +1650,9 @@ impl DirectGuard<'_> {
             self.direct.planted(OrderingFault::WorkBeforeEarlierReplays)
                 || self.direct.planted(OrderingFault::ReplayBeforeEarlierWork),
         );
-        if no_wait {
+        // On one queue, submission order and the replays' first and last barriers order everything: a wait
+        // there would only cost (Mesa's llvmpipe blocks the submitting thread until it is met).
+        if no_wait || self.direct.on == DirectOn::WgpuQueue {
             last = 0;
         }
         let timeline = self.direct.timeline;
@@ -1685,7 +1689,9 @@ impl DirectGuard<'_> {
     pub(crate) fn submit_raw(&mut self, buffers: &[vk::CommandBuffer]) -> Result<u64, String> {
         let (mut last, next) = (*self.last, *self.last + 1);
         let direct = self.direct;
-        if direct.planted(OrderingFault::ReplayBeforeEarlierWork) {
+        if direct.on == DirectOn::WgpuQueue
+            || direct.planted(OrderingFault::ReplayBeforeEarlierWork)
+        {
             last = 0;
         }
         let waits = [direct.timeline];

@@ -588,15 +588,12 @@ impl NativeReplay {
         gpu: &'a Gpu,
         transfers: TransferBuffers<'a>,
     ) -> NativeRecorder<'a> {
-        // Direct submission where the device has it. (A partition with readbacks goes through wgpu, which
-        // maps them after its submission: see `last_wgpu`.) An init pass goes first, through wgpu: the queue
-        // orders the replay after it.
-        let direct = gpu.queue().direct().is_some();
-        if direct && let Some(init) = self.init.take() {
-            let mut encoder = gpu.device().create_command_encoder(&Default::default());
-            init.record(&mut encoder);
-            gpu.queue().submit([encoder.finish()]);
-        }
+        // Direct submission where the device has it, unless an init pass must go first: that replay goes
+        // through wgpu, the init pass in its first submission. (Submitted on its own here, ahead of the
+        // replay, it would make a graph that starts with host tasks wait for other graphs' work before them:
+        // Mesa's llvmpipe blocks a wgpu submission until the one before it can run.) A partition with
+        // readbacks goes through wgpu too, which maps them after its submission: see `last_wgpu`.
+        let direct = gpu.queue().direct().is_some() && self.init.is_none();
         NativeRecorder {
             gpu,
             native: self,

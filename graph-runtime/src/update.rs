@@ -20,14 +20,11 @@ use graph_core::flatten::flatten;
 use graph_core::size::SizeStep;
 use graph_core::topology::topology_difference;
 
-use crate::bake::build_replay;
 use crate::baked_graph::BakedGraph;
+use crate::baked_state::BakedState;
 use crate::buffer::AnyBuffer;
 use crate::error::Error;
-use crate::gate::Gates;
-use crate::native_recorder::{self, NativeParamsIn, NativeReplay};
 use crate::scope::OpScope;
-use crate::transfer::{Readbacks, Uploads};
 
 /// What an update created; everything else it reused. The wgpu pipelines and bind groups are the portable
 /// recorder's, built whichever recorder replays the graph; the native recorder's Vulkan pipelines and
@@ -63,18 +60,20 @@ impl BakedGraph {
     /// checks them. Only the bind groups of the kernels that use it are created again.
     pub fn rebind(&mut self, name: &str, buffer: &AnyBuffer) -> Result<UpdateReport, Error> {
         let index = self
+            .state
             .desc
             .buffers
             .iter()
             .position(|b| b.name == name && b.role.is_external())
             .ok_or_else(|| {
                 let known = self
+                    .state
                     .desc
                     .buffers
                     .iter()
                     .filter(|b| b.role.is_external())
                     .map(|b| format!("`{}`", b.name));
-                crate::error::unknown(&self.desc, "external buffer", name, known)
+                crate::error::unknown(&self.state.desc, "external buffer", name, known)
             })?;
         self.rebind_indexed(&[(index as u32, buffer)])
     }
@@ -84,15 +83,15 @@ impl BakedGraph {
         &mut self,
         buffers: &[(u32, &AnyBuffer)],
     ) -> Result<UpdateReport, Error> {
-        crate::bake::check_bindings(&self.desc, buffers)?;
-        let mut externals = self.externals.clone();
+        crate::bake::check_bindings(&self.state.desc, buffers)?;
+        let mut externals = self.state.externals.clone();
         for &(index, buffer) in buffers {
             match externals.get_mut(index as usize) {
                 Some(slot @ Some(_)) => *slot = Some(buffer.clone()),
                 _ => return Err(self.refused(format!("buffer {index} is not an external buffer"))),
             }
         }
-        self.rebuild(self.desc.clone(), externals)
+        self.rebuild(self.state.desc.clone(), externals)
     }
 
     /// Sets kernel `node`'s dispatch size from the next replay on, in place of the declared one (which may
@@ -111,7 +110,7 @@ impl BakedGraph {
     ) -> Result<UpdateReport, Error> {
         let name = self.node_name(index);
         // What each other kind of node has in place of a dispatch size, and how to change it.
-        let instead = match self.desc.nodes.get(index).map(|n| &n.op) {
+        let instead = match self.state.desc.nodes.get(index).map(|n| &n.op) {
             Some(OpDesc::Kernel(k)) if !k.is_fill() => None,
             Some(OpDesc::Kernel(k)) if k.range.is_some() => Some(
                 "is a fill: it covers its range, one invocation per element; set the range with `set_range`",
@@ -138,7 +137,7 @@ impl BakedGraph {
                 "{name} {instead}; only a kernel's dispatch size can be set"
             )));
         }
-        let mut desc = self.desc.clone();
+        let mut desc = self.state.desc.clone();
         let Some(OpDesc::Kernel(k)) = desc
             .to_mut()
             .nodes
@@ -152,7 +151,7 @@ impl BakedGraph {
             Dispatch::Threads(dims) => DispatchDesc::Threads(dims.map(literal)),
             Dispatch::Workgroups(dims) => DispatchDesc::Workgroups(dims.map(literal)),
         };
-        self.rebuild(desc, self.externals.clone())
+        self.rebuild(desc, self.state.externals.clone())
     }
 
     /// Sets the range of fill, upload or readback `node` from the next replay on: elements `range` of its
@@ -168,7 +167,7 @@ impl BakedGraph {
         index: usize,
         range: Range<u32>,
     ) -> Result<UpdateReport, Error> {
-        let mut desc = self.desc.clone();
+        let mut desc = self.state.desc.clone();
         let name = self.node_name(index);
         let op = desc
             .to_mut()
@@ -192,7 +191,7 @@ impl BakedGraph {
                 )));
             }
         }
-        self.rebuild(desc, self.externals.clone())
+        self.rebuild(desc, self.state.externals.clone())
     }
 
     /// Sets copy `node`'s source and destination ranges from the next replay on (of one length, each within
@@ -213,7 +212,7 @@ impl BakedGraph {
         src: Range<u32>,
         dst: Range<u32>,
     ) -> Result<UpdateReport, Error> {
-        let mut desc = self.desc.clone();
+        let mut desc = self.state.desc.clone();
         let name = self.node_name(index);
         match desc
             .to_mut()
@@ -232,7 +231,7 @@ impl BakedGraph {
             }
             _ => return Err(self.refused(format!("{name} is not a copy"))),
         }
-        self.rebuild(desc, self.externals.clone())
+        self.rebuild(desc, self.state.externals.clone())
     }
 
     /// Updates the whole graph from `desc` (SYCL's `update(graph)`, CUDA's `cudaGraphExecUpdate`): a
@@ -245,17 +244,17 @@ impl BakedGraph {
         desc: impl Into<Cow<'static, GraphDesc>>,
     ) -> Result<UpdateReport, Error> {
         let desc = desc.into();
-        let size = self.desc.params.size as usize;
+        let size = self.state.desc.params.size as usize;
         desc.validate(size)
             .map_err(|e| self.refused(format!("the update is not a valid description: {}", e.0)))?;
         let flat = match flatten(&desc).map_err(|e| self.refused(e.0))? {
             Cow::Owned(flat) => Cow::Owned(flat),
             Cow::Borrowed(_) => desc.clone(),
         };
-        if let Some(difference) = topology_difference(&self.desc, &flat) {
+        if let Some(difference) = topology_difference(&self.state.desc, &flat) {
             return Err(self.refused(format!("its topology differs: {difference}")));
         }
-        self.rebuild(flat, self.externals.clone())
+        self.rebuild(flat, self.state.externals.clone())
     }
 
     /// Builds everything a replay needs for `desc` over `externals`, reusing what it can, then replaces the
@@ -266,94 +265,45 @@ impl BakedGraph {
         externals: Vec<Option<AnyBuffer>>,
     ) -> Result<UpdateReport, Error> {
         self.gpu.check_lost()?;
-        let bound_externals: Vec<(u32, &AnyBuffer)> = externals
-            .iter()
-            .enumerate()
-            .filter_map(|(i, b)| b.as_ref().map(|b| (i as u32, b)))
-            .collect();
         let gpu = self.gpu.clone();
         let scope = OpScope::enter(&gpu);
-        // Built on a copy of the cache: a failed update must not leave pipelines of its own in it.
-        let mut cache = self.cache.clone();
-        let built = (|| {
-            let r = build_replay(
-                &gpu,
-                &desc,
-                &bound_externals,
-                &self.transport,
-                &mut cache,
-                Some((&self.bound, &self.kernels)),
-            )?;
-            let (gates, gates_built) =
-                Gates::new(&gpu, &desc, &r.bound.buffers, self.gates.as_ref());
-            let native = NativeReplay::new(
-                &gpu,
-                &r.desc,
-                &r.plan,
-                &r.kernels,
-                &r.bound,
-                gates.as_ref(),
-                self.transport.storage(),
-                native_recorder::choice(),
-                NativeParamsIn::default(),
-                self.native.as_ref(),
-            )?;
-            Ok::<_, Error>((
-                r.bound,
-                r.plan,
-                r.kernels,
-                r.built,
-                r.fused,
-                r.desc,
-                gates,
-                gates_built,
-                native,
-            ))
-        })();
-        let (bound, plan, kernels, built, fused, replayed, gates, gates_built, native) = scope
-            .finish_with(built, |reason| Error::Update {
-                graph: desc.name.to_string(),
-                reason,
-            })?;
-        // Transfers of an unchanged size keep their staging and pools (and pending upload data).
-        if Uploads::sizes(&plan) != Uploads::sizes(&self.plan) {
-            self.uploads = Uploads::new(&gpu, &desc, &plan);
-        }
-        if Readbacks::sizes(&plan) != Readbacks::sizes(&self.plan) {
-            self.readbacks = Readbacks::new(&desc, &plan);
-        }
-        self.gates = gates;
-        self.bound = bound;
-        self.plan = plan;
-        self.kernels = kernels;
-        self.fused = fused;
-        self.replayed = replayed;
-        self.native = native;
-        self.cache = cache;
-        self.externals = externals;
-        self.desc = desc;
-        let native_built = self.native.as_ref().map(|n| n.built).unwrap_or_default();
-        Ok(UpdateReport {
-            pipelines_built: built.pipelines + gates_built.pipelines,
-            bind_groups_built: built.bind_groups + gates_built.bind_groups,
-            native_pipelines_built: native_built.pipelines,
-            native_sets_built: native_built.sets,
-        })
+        let name = desc.name.to_string();
+        let built = BakedState::build(
+            &gpu,
+            desc,
+            externals,
+            &self.transport,
+            Some(&mut self.state),
+        );
+        let (state, report) = scope.finish_with(built, |reason| Error::Update {
+            graph: name,
+            reason,
+        })?;
+        // Replays through the old command buffers finish before they are freed (their `Drop` waits).
+        self.state = state;
+        Ok(report)
     }
 
     fn node_index(&self, name: &str) -> Result<usize, Error> {
-        self.desc
+        self.state
+            .desc
             .nodes
             .iter()
             .position(|n| n.name == name)
             .ok_or_else(|| {
-                let known = self.desc.nodes.iter().map(|n| format!("`{}`", n.name));
-                crate::error::unknown(&self.desc, "node", name, known)
+                let known = self
+                    .state
+                    .desc
+                    .nodes
+                    .iter()
+                    .map(|n| format!("`{}`", n.name));
+                crate::error::unknown(&self.state.desc, "node", name, known)
             })
     }
 
     fn node_name(&self, index: usize) -> String {
-        self.desc
+        self.state
+            .desc
             .nodes
             .get(index)
             .map_or_else(|| format!("node {index}"), |n| format!("node `{}`", n.name))
@@ -361,7 +311,7 @@ impl BakedGraph {
 
     fn refused(&self, reason: String) -> Error {
         Error::Update {
-            graph: self.desc.name.to_string(),
+            graph: self.state.desc.name.to_string(),
             reason,
         }
     }

@@ -49,8 +49,8 @@ fn plus_one(x: &[u32]) -> Vec<u32> {
 /// A baked `Inc` with its `x` and `y`.
 type IncOver = (Baked<Inc>, Buffer<u32>, Buffer<u32>);
 
-/// `Inc` baked over fresh buffers of `len` elements, replayed once (the first replay submits, through
-/// wgpu, the pass that makes wgpu see the buffers initialised, before its own work).
+/// `Inc` baked over fresh buffers of `len` elements, replayed once (the first replay goes through wgpu,
+/// with the pass that makes wgpu see the buffers initialised).
 fn baked(gpu: &Gpu, len: usize, spins: u32) -> Result<IncOver, Error> {
     let x = gpu.buffer_zeroed::<u32>(len)?;
     let y = gpu.buffer_zeroed::<u32>(len)?;
@@ -86,8 +86,10 @@ fn a_partition_of_kernels_alone_is_submitted_directly_and_one_with_readbacks_thr
     let x = gpu.buffer_from_slice(&data)?;
     let y = gpu.buffer_from_slice(&vec![u32::MAX; 1024])?;
     let mut g = Inc::bake(&gpu, IncBuffers { x: &x, y: &y })?;
-    // The first replay too, after the pass through wgpu that makes wgpu see the buffers initialised.
-    replay(&gpu, &mut g)?;
+    // The first replay goes through wgpu, with the pass that makes wgpu see the buffers initialised.
+    let work = g.replay()?.into_work().expect("GPU work");
+    assert!(!work.is_direct(), "the first replay carries the init pass");
+    gpu.wait_for(Some(work))?;
     assert_eq!(y.read_blocking()?, plus_one(&data));
     let data = fresh(1024);
     x.write(&data)?;

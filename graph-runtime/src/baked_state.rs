@@ -1,0 +1,139 @@
+//! What a bake builds and every update builds again: one value, made by one function, which the baked graph
+//! swaps whole. A failed build changes nothing.
+
+#![forbid(unsafe_code)]
+
+use std::borrow::Cow;
+
+use graph_core::desc::GraphDesc;
+use graph_core::plan::Plan;
+
+use crate::bake::{BoundBuffers, Fused, KernelCache, build_replay};
+use crate::buffer::AnyBuffer;
+use crate::error::Error;
+use crate::gate::Gates;
+use crate::gpu::Gpu;
+use crate::native_recorder::{self, NativeParamsIn, NativeReplay};
+use crate::params::ParamsTransport;
+use crate::replay::Kernels;
+use crate::transfer::{Readbacks, Uploads};
+use crate::update::UpdateReport;
+
+/// A baked graph's description, its bound buffers and everything a replay records from.
+pub(crate) struct BakedState {
+    /// The description as baked (subgraphs flattened), by which names are found.
+    pub desc: Cow<'static, GraphDesc>,
+    /// The caller's buffer bound to each external buffer, by index (`None` for owned ones): what an update
+    /// rebinds from.
+    pub externals: Vec<Option<AnyBuffer>>,
+    pub bound: BoundBuffers,
+    pub kernels: Kernels,
+    /// What a replay records, as ids.
+    pub plan: Plan,
+    pub uploads: Uploads,
+    pub readbacks: Readbacks,
+    /// Layouts and pipelines, kept for updates.
+    pub cache: KernelCache,
+    /// The gates of blocks under GPU control, if the graph has gated blocks.
+    pub gates: Option<Gates>,
+    /// The kernels replayed as one, over the bound buffers (see [`graph_core::fusion`]).
+    pub fused: Fused,
+    /// The fused description the plan and kernels were made from (`desc` with fused kernels merged).
+    pub replayed: GraphDesc,
+    /// The native recorder's command buffers, where the graph replays through them.
+    pub native: Option<NativeReplay>,
+}
+
+impl BakedState {
+    /// Builds the state of `desc` (validated and flattened) over `externals`, with parameters as `transport`
+    /// carries them: fusion over the bound lengths, the bound buffers, the plan, the kernels (through
+    /// `previous`'s cache, its pipelines of unchanged code and bind groups over unchanged buffers), the gates,
+    /// the native recorder's command buffers and the transfers. What it reused from `previous` it counts in
+    /// the report. On success it has taken `previous`'s transfers where their sizes are unchanged (their
+    /// staging, pools and pending upload data); on an error `previous` is as it was.
+    pub(crate) fn build(
+        gpu: &Gpu,
+        desc: Cow<'static, GraphDesc>,
+        externals: Vec<Option<AnyBuffer>>,
+        transport: &ParamsTransport,
+        previous: Option<&mut BakedState>,
+    ) -> Result<(BakedState, UpdateReport), Error> {
+        let bound_externals: Vec<(u32, &AnyBuffer)> = externals
+            .iter()
+            .enumerate()
+            .filter_map(|(i, b)| b.as_ref().map(|b| (i as u32, b)))
+            .collect();
+        // Built on a copy of the cache: a failed update must not leave pipelines of its own in it.
+        let mut cache = previous
+            .as_ref()
+            .map(|p| p.cache.clone())
+            .unwrap_or_default();
+        let r = build_replay(
+            gpu,
+            &desc,
+            &bound_externals,
+            transport,
+            &mut cache,
+            previous.as_ref().map(|p| (&p.bound, &p.kernels)),
+        )?;
+        let (gates, gates_built) = Gates::new(
+            gpu,
+            &desc,
+            &r.bound.buffers,
+            previous.as_ref().and_then(|p| p.gates.as_ref()),
+        );
+        let native = NativeReplay::new(
+            gpu,
+            &r.desc,
+            &r.plan,
+            &r.kernels,
+            &r.bound,
+            gates.as_ref(),
+            transport.storage(),
+            native_recorder::choice(),
+            NativeParamsIn::default(),
+            previous.as_ref().and_then(|p| p.native.as_ref()),
+        )?;
+        // Nothing fails past here: take the transfers of an unchanged size.
+        let (uploads, readbacks) = match previous {
+            Some(p) => (
+                if Uploads::sizes(&r.plan) == Uploads::sizes(&p.plan) {
+                    std::mem::take(&mut p.uploads)
+                } else {
+                    Uploads::new(gpu, &desc, &r.plan)
+                },
+                if Readbacks::sizes(&r.plan) == Readbacks::sizes(&p.plan) {
+                    p.readbacks.clone()
+                } else {
+                    Readbacks::new(&desc, &r.plan)
+                },
+            ),
+            None => (
+                Uploads::new(gpu, &desc, &r.plan),
+                Readbacks::new(&desc, &r.plan),
+            ),
+        };
+        let native_built = native.as_ref().map(|n| n.built).unwrap_or_default();
+        let report = UpdateReport {
+            pipelines_built: r.built.pipelines + gates_built.pipelines,
+            bind_groups_built: r.built.bind_groups + gates_built.bind_groups,
+            native_pipelines_built: native_built.pipelines,
+            native_sets_built: native_built.sets,
+        };
+        let state = BakedState {
+            desc,
+            externals,
+            bound: r.bound,
+            kernels: r.kernels,
+            plan: r.plan,
+            uploads,
+            readbacks,
+            cache,
+            gates,
+            fused: r.fused,
+            replayed: r.desc,
+            native,
+        };
+        Ok((state, report))
+    }
+}
