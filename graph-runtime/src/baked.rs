@@ -11,6 +11,7 @@ use std::ops::Range;
 use graph_core::ir::ParamsStorage;
 
 use crate::baked_graph::BakedGraph;
+use crate::baked_state::UpdateReport;
 use crate::buffer::AnyBuffer;
 use crate::element::Element;
 use crate::error::Error;
@@ -21,7 +22,7 @@ use crate::native_recorder::NativeParamsIn;
 use crate::profile::Profile;
 use crate::task_graph::{GraphNode, TaskGraph};
 use crate::transfer::{Finished, Upload};
-use crate::update::{Dispatch, UpdateReport};
+use crate::update::Dispatch;
 use crate::wait::Submission;
 
 /// A graph baked onto a device: replay it as often as needed.

@@ -17,7 +17,25 @@ use crate::native_recorder::{self, NativeParamsIn, NativeReplay};
 use crate::params::ParamsTransport;
 use crate::replay::Kernels;
 use crate::transfer::{Readbacks, Uploads};
-use crate::update::UpdateReport;
+
+/// What an update created; everything else it reused. The wgpu pipelines and bind groups are the portable
+/// recorder's, built whichever recorder replays the graph; the native recorder's Vulkan pipelines and
+/// descriptor sets are counted apart (zero when the graph replays through the portable recorder).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct UpdateReport {
+    /// wgpu compute pipelines compiled (kernels whose code, workgroup size or pipeline constants changed,
+    /// and gates of blocks whose gated members moved).
+    pub pipelines_built: usize,
+    /// wgpu bind groups created (kernels whose buffers changed, gates whose flag buffer changed or whose
+    /// gated members moved).
+    pub bind_groups_built: usize,
+    /// The native recorder's Vulkan compute pipelines compiled (kernels, gates and checks of indirect counts
+    /// whose code or pipeline constants changed).
+    pub native_pipelines_built: usize,
+    /// The native recorder's Vulkan descriptor sets written (one per list of buffers a kernel binds that no
+    /// kernel bound before, and the parameter buffer's when it is new).
+    pub native_sets_built: usize,
+}
 
 /// A baked graph's description, its bound buffers and everything a replay records from.
 pub(crate) struct BakedState {

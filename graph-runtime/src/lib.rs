@@ -266,6 +266,7 @@ mod wgpu_recorder;
 // The root holds what an application uses; the other layers are in the modules below.
 pub use baked::{Baked, HostTarget};
 pub use baked_graph::BakedGraph;
+pub use baked_state::UpdateReport;
 pub use buffer::{AnyBuffer, Buffer};
 pub use element::{Element, ParamValue};
 pub use error::Error;
@@ -282,7 +283,7 @@ pub use queue::GpuQueue;
 pub use readback::ReadFuture;
 pub use task_graph::{AnyGraph, GraphNode, TaskGraph};
 pub use transfer::{Finished, Readback, Upload};
-pub use update::{Dispatch, UpdateReport};
+pub use update::Dispatch;
 pub use wait::{Submission, Work};
 pub use wgpu;
 

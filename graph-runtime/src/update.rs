@@ -21,29 +21,10 @@ use graph_core::size::SizeStep;
 use graph_core::topology::topology_difference;
 
 use crate::baked_graph::BakedGraph;
-use crate::baked_state::BakedState;
+use crate::baked_state::{BakedState, UpdateReport};
 use crate::buffer::AnyBuffer;
 use crate::error::Error;
 use crate::scope::OpScope;
-
-/// What an update created; everything else it reused. The wgpu pipelines and bind groups are the portable
-/// recorder's, built whichever recorder replays the graph; the native recorder's Vulkan pipelines and
-/// descriptor sets are counted apart (zero when the graph replays through the portable recorder).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct UpdateReport {
-    /// wgpu compute pipelines compiled (kernels whose code, workgroup size or pipeline constants changed,
-    /// and gates of blocks whose gated members moved).
-    pub pipelines_built: usize,
-    /// wgpu bind groups created (kernels whose buffers changed, gates whose flag buffer changed or whose
-    /// gated members moved).
-    pub bind_groups_built: usize,
-    /// The native recorder's Vulkan compute pipelines compiled (kernels, gates and checks of indirect counts
-    /// whose code or pipeline constants changed).
-    pub native_pipelines_built: usize,
-    /// The native recorder's Vulkan descriptor sets written (one per list of buffers a kernel binds that no
-    /// kernel bound before, and the parameter buffer's when it is new).
-    pub native_sets_built: usize,
-}
 
 /// A kernel node's size, set after bake in place of the one it was declared with.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
