@@ -1483,7 +1483,10 @@ pub(crate) fn open_device(
 /// - `raw`, `queue` and `timeline` belong to the `VkDevice` behind `device`, which this struct keeps alive;
 /// - `queue` is submitted to only while `order` is locked (wgpu's submissions too, when it is wgpu's queue);
 /// - every value waited for was signalled by a submission made before, under the lock: no wait comes
-///   before its signal;
+///   before its signal; the values signalled grow in submission order, and on one queue without waits they
+///   are signalled in that order (each signal's first scope holds every command submitted before it; Mesa's
+///   and NVIDIA's queues run batches in order, and the validation layer, which checks a timeline's signals,
+///   reports nothing in CI);
 /// - `Drop` waits for the last value signalled before it destroys the semaphore, and no pending wgpu
 ///   submission still names it (a wgpu submission that did not reach Vulkan has its semaphores taken back).
 pub(crate) struct DirectQueue {
