@@ -1028,16 +1028,15 @@ impl Recorder for NativeRecorder<'_> {
     fn submit(&mut self) -> Result<Work, Error> {
         self.end_segment();
         let alone = self.recorded.is_empty() && self.tail.is_none() && self.steps.is_none();
-        if let (Some(direct), false, true) =
-            (self.gpu.queue().direct(), self.unplaced.is_empty(), alone)
-        {
+        // Segments stay unplaced only with direct submission (see `end_segment`).
+        if alone && !self.unplaced.is_empty() {
             let segments = std::mem::take(&mut self.unplaced);
             self.marked = None;
             let graph = &mut self.native.graph;
             let value = self
                 .gpu
                 .queue()
-                .submit_direct(direct, |guard| graph.submit_direct(guard, &segments));
+                .submit_direct(|guard| graph.submit_direct(guard, &segments));
             return match value {
                 Ok(value) => Ok(Work(WorkOf::Direct(value))),
                 Err(e) => {

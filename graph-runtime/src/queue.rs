@@ -128,12 +128,14 @@ impl GpuQueue {
     }
 
     /// Runs `submit` under the submission lock, after submitting through wgpu the writes queued since the
-    /// last submission.
+    /// last submission; an error where replays are not submitted directly.
     pub(crate) fn submit_direct<R>(
         &self,
-        direct: &DirectQueue,
-        submit: impl FnOnce(&mut crate::native::DirectGuard<'_>) -> R,
-    ) -> R {
+        submit: impl FnOnce(&mut crate::native::DirectGuard<'_>) -> Result<R, String>,
+    ) -> Result<R, String> {
+        let Some(direct) = &self.direct else {
+            return Err("this device's replays are not submitted directly".into());
+        };
         let mut guard = direct.lock();
         let skip = direct.planted(OrderingFault::ReplayBeforeQueuedWrites);
         if !skip && self.written.swap(false, Ordering::Acquire) {

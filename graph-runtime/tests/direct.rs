@@ -207,7 +207,7 @@ fn a_replay_reads_what_was_written_through_the_queue_before_it() -> Result<(), E
     Ok(())
 }
 
-/// A buffer of `len` words on `gpu` that a copy can read or write, or map after one.
+/// A buffer of `len` words on `gpu`, of `usage`.
 fn plain(gpu: &Gpu, len: usize, usage: wgpu::BufferUsages) -> wgpu::Buffer {
     gpu.device().create_buffer(&wgpu::BufferDescriptor {
         label: Some("test"),
@@ -259,12 +259,11 @@ fn submissions_then_replays(gpu: &Gpu) -> Result<usize, Error> {
         wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST,
     );
     let device = gpu.device();
-    let spins = device.create_buffer(&wgpu::BufferDescriptor {
-        label: Some("spins"),
-        size: 4,
-        usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST,
-        mapped_at_creation: false,
-    });
+    let spins = plain(
+        gpu,
+        1,
+        wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST,
+    );
     gpu.queue()
         .write_buffer(&spins, 0, bytemuck::bytes_of(&long(gpu, 1 << 12)));
     let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
