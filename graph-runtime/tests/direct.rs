@@ -392,15 +392,32 @@ fn fault_caught(
 #[test]
 fn waiting_for_all_work_waits_for_direct_replays_too() -> Result<(), Error> {
     let gpu = gpu();
-    let (mut g, x, y) = baked(&gpu, 1 << 16, long(&gpu, 1 << 18))?;
-    let data = fresh(1 << 16);
-    x.write(&data)?;
-    let work: Option<Work> = g.replay()?.into_work();
-    assert!(work.is_some());
-    gpu.wait_for(None)?;
-    // Nothing is submitted between the replay and the read but the read's own copy: were the replay still
-    // running, the copy would be ordered after it anyway; `wait_for(None)` returning at all is the test of
-    // the direct wait, and the data its result.
-    assert_eq!(y.read_blocking()?, plus_one(&data));
+    // A replay of tens of milliseconds on llvmpipe, hundreds of microseconds on a GPU.
+    let spins = if gpu.summary().contains("Cpu") {
+        1 << 10
+    } else {
+        1 << 18
+    };
+    let (mut g, x, y) = baked(&gpu, 1 << 16, spins)?;
+    for round in 0..3 {
+        let data = fresh(1 << 16);
+        x.write(&data)?;
+        let work: Option<Work> = g.replay()?.into_work();
+        assert!(work.is_some());
+        gpu.wait_for(None)?;
+        // Everything finished: a callback for all work so far runs at the first poll, with nothing new
+        // submitted to wait for. Had the wait not waited for the replay, the queue would submit once more
+        // to order the callback after it, and a poll at once would not see that finish.
+        let done = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let seen = done.clone();
+        gpu.queue()
+            .on_submitted_work_done(move || seen.store(true, std::sync::atomic::Ordering::SeqCst));
+        let _ = gpu.device().poll(wgpu::PollType::Poll);
+        assert!(
+            done.load(std::sync::atomic::Ordering::SeqCst),
+            "round {round}: the replay had not finished when the wait for all work returned"
+        );
+        assert_eq!(y.read_blocking()?, plus_one(&data), "round {round}");
+    }
     Ok(())
 }
