@@ -372,6 +372,18 @@ pub enum PartitionDesc {
 impl KernelDesc {
     /// The complete WGSL module for this kernel with parameters in `storage`.
     pub fn compose(&self, params: &ParamsDesc, storage: ParamsStorage) -> String {
+        let mut module = self.compose_body(params);
+        module.push_str(crate::wgsl::params_declaration(
+            storage,
+            !params.wgsl_struct.is_empty(),
+        ));
+        module
+    }
+
+    /// The kernel's module without the parameter variable: the same for every parameter storage, so a
+    /// runtime composes it once and appends the one line [`crate::wgsl::params_declaration`] gives for the
+    /// storage each of its pipelines reads (WGSL declarations may come in any order).
+    pub fn compose_body(&self, params: &ParamsDesc) -> String {
         let args: Vec<(&str, &str, &str)> = self
             .args
             .iter()
@@ -380,7 +392,7 @@ impl KernelDesc {
         crate::wgsl::compose(
             &self.declarations,
             &params.wgsl_struct,
-            storage,
+            None,
             &args,
             &self.source,
         )

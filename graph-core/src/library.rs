@@ -122,7 +122,7 @@ pub fn validate_kernel(kernel: &LibraryKernel) -> Result<(), String> {
     let composed = crate::wgsl::compose(
         &declarations,
         "",
-        crate::ir::ParamsStorage::Immediates,
+        Some(crate::ir::ParamsStorage::Immediates),
         &args,
         kernel.source,
     );

@@ -11,7 +11,6 @@ use graph_core::dot::Detail;
 use graph_core::flatten::flatten;
 use graph_core::fusion::{Declined, FusedGroup};
 use graph_core::ir::ParamsStorage;
-use graph_core::plan::{PlanPartition, PlanStep};
 
 use crate::bake::BoundBuffers;
 use crate::baked_state::BakedState;
@@ -24,8 +23,9 @@ use crate::interop::{InteropContext, InteropTask};
 use crate::native_recorder::{self, NativeParamsIn, NativeReplay, TimedDispatch};
 use crate::params::ParamsTransport;
 use crate::profile::{self, Profile, Timestamps};
+use crate::program::resolve_dispatches;
+use crate::program::{Partition, Step};
 use crate::recorder::{Recorder, record_replay};
-use crate::replay::resolve_dispatches;
 use crate::scope::OpScope;
 use crate::transfer::{Finished, TransferBuffers};
 use crate::wait::{Submission, Work};
@@ -193,8 +193,7 @@ impl BakedGraph {
         let built = NativeReplay::new(
             &gpu,
             &self.state.replayed,
-            &self.state.plan,
-            &self.state.kernels,
+            &self.state.program,
             &self.state.bound,
             self.state.gates.as_ref(),
             self.transport.storage(),
@@ -521,19 +520,7 @@ impl BakedGraph {
                 spans,
             ));
         }
-        let dispatches = self
-            .state
-            .plan
-            .partitions
-            .iter()
-            .filter_map(|p| match p {
-                PlanPartition::Gpu { levels } => Some(levels),
-                PlanPartition::Host { .. } => None,
-            })
-            .flatten()
-            .flat_map(|level| &level.steps)
-            .filter(|step| matches!(step, PlanStep::Dispatch { .. }))
-            .count();
+        let dispatches = self.state.program.dispatches();
         let mut timestamps = Timestamps::new(&gpu, &self.state.desc.name, dispatches)?;
         let scope = OpScope::enter(&gpu);
         let submitted = self.submit(Timing::Portable(&mut timestamps));
@@ -552,14 +539,14 @@ impl BakedGraph {
         let desc: &GraphDesc = &self.state.desc;
         let node_name = |n: usize| desc.nodes[n].name.to_string();
         resolve_dispatches(
-            &self.state.kernels,
+            &self.state.program,
             &self.params,
             &self.state.bound.lens,
             &self.active,
             &mut self.workgroups,
         )
         .map_err(|(node, problem)| {
-            problem.into_error(desc, node, self.state.kernels.max_workgroups)
+            problem.into_error(desc, node, self.state.program.max_workgroups)
         })?;
         // Every task has its closure before any work is submitted: a replay fails whole or not at all.
         if let Some(missing) = self.missing_task() {
@@ -641,12 +628,14 @@ impl BakedGraph {
                     Timing::Native(timed) => {
                         *timed = native.prepare_profiled(
                             gpu,
-                            &self.state.plan,
+                            &self.state.program,
                             &self.workgroups,
                             &self.params,
                         )?;
                     }
-                    _ => native.prepare(gpu, &self.state.plan, &self.workgroups, &self.params)?,
+                    _ => {
+                        native.prepare(gpu, &self.state.program, &self.workgroups, &self.params)?
+                    }
                 }
                 native_recorder.insert(native.recorder(gpu, transfers))
             }
@@ -657,7 +646,7 @@ impl BakedGraph {
                 };
                 portable_recorder.insert(WgpuRecorder::new(
                     gpu,
-                    &self.state.kernels,
+                    (&self.state.program, &self.state.kernels),
                     &self.transport,
                     &self.params,
                     transfers,
@@ -666,7 +655,7 @@ impl BakedGraph {
             }
         };
         let last = record_replay(
-            &self.state.plan,
+            &self.state.program,
             &self.workgroups,
             recorder,
             host,
@@ -703,23 +692,14 @@ impl BakedGraph {
         fn unset<T>(tasks: &[Option<T>], n: u32) -> bool {
             tasks.get(n as usize).is_none_or(Option::is_none)
         }
-        self.state.plan.partitions.iter().find_map(|p| match p {
-            PlanPartition::Host { nodes } => nodes
-                .iter()
-                .find(|&&n| unset(&self.host_tasks, n))
-                .map(|&n| n as usize),
-            PlanPartition::Gpu { levels } => {
-                levels
-                    .iter()
-                    .flat_map(|l| &l.steps)
-                    .find_map(|step| match *step {
-                        PlanStep::Interop { node } if unset(&self.interop_tasks, node) => {
-                            Some(node as usize)
-                        }
-                        _ => None,
-                    })
-            }
-        })
+        let first = self.state.program.partitions.iter().find_map(|p| match p {
+            Partition::Host(nodes) => nodes.iter().find(|&&n| unset(&self.host_tasks, n)).copied(),
+            Partition::Gpu(steps) => steps.iter().find_map(|step| match *step {
+                Step::Interop(node) if unset(&self.interop_tasks, node) => Some(node),
+                _ => None,
+            }),
+        });
+        first.map(|n| n as usize)
     }
 }
 

@@ -6,7 +6,6 @@
 use std::borrow::Cow;
 
 use graph_core::desc::GraphDesc;
-use graph_core::plan::Plan;
 
 use crate::bake::{BoundBuffers, Fused, KernelCache, build_replay};
 use crate::buffer::AnyBuffer;
@@ -15,6 +14,7 @@ use crate::gate::Gates;
 use crate::gpu::Gpu;
 use crate::native_recorder::{self, NativeParamsIn, NativeReplay};
 use crate::params::ParamsTransport;
+use crate::program::Program;
 use crate::replay::Kernels;
 use crate::transfer::{Readbacks, Uploads};
 
@@ -46,8 +46,8 @@ pub(crate) struct BakedState {
     pub externals: Vec<Option<AnyBuffer>>,
     pub bound: BoundBuffers,
     pub kernels: Kernels,
-    /// What a replay records, as ids.
-    pub plan: Plan,
+    /// The executable program: what either recorder replays.
+    pub program: Program,
     pub uploads: Uploads,
     pub readbacks: Readbacks,
     /// Layouts and pipelines, kept for updates.
@@ -56,7 +56,7 @@ pub(crate) struct BakedState {
     pub gates: Option<Gates>,
     /// The kernels replayed as one, over the bound buffers (see [`graph_core::fusion`]).
     pub fused: Fused,
-    /// The fused description the plan and kernels were made from (`desc` with fused kernels merged).
+    /// The fused description the program was compiled from (`desc` with fused kernels merged).
     pub replayed: GraphDesc,
     /// The native recorder's command buffers, where the graph replays through them.
     pub native: Option<NativeReplay>,
@@ -64,7 +64,8 @@ pub(crate) struct BakedState {
 
 impl BakedState {
     /// Builds the state of `desc` (validated and flattened) over `externals`, with parameters as `transport`
-    /// carries them: fusion over the bound lengths, the bound buffers, the plan, the kernels (through
+    /// carries them: fusion over the bound lengths, the bound buffers, the executable program, the portable
+    /// recorder's kernels (through
     /// `previous`'s cache, its pipelines of unchanged code and bind groups over unchanged buffers), the gates,
     /// the native recorder's command buffers and the transfers. What it reused from `previous` it counts in
     /// the report. On success it has taken `previous`'s transfers where their sizes are unchanged (their
@@ -103,8 +104,7 @@ impl BakedState {
         let native = NativeReplay::new(
             gpu,
             &r.desc,
-            &r.plan,
-            &r.kernels,
+            &r.program,
             &r.bound,
             gates.as_ref(),
             transport.storage(),
@@ -115,20 +115,20 @@ impl BakedState {
         // Nothing fails past here: take the transfers of an unchanged size.
         let (uploads, readbacks) = match previous {
             Some(p) => (
-                if Uploads::sizes(&r.plan) == Uploads::sizes(&p.plan) {
+                if Uploads::sizes(&r.program) == Uploads::sizes(&p.program) {
                     std::mem::take(&mut p.uploads)
                 } else {
-                    Uploads::new(gpu, &desc, &r.plan)
+                    Uploads::new(gpu, &desc, &r.program)
                 },
-                if Readbacks::sizes(&r.plan) == Readbacks::sizes(&p.plan) {
+                if Readbacks::sizes(&r.program) == Readbacks::sizes(&p.program) {
                     p.readbacks.clone()
                 } else {
-                    Readbacks::new(&desc, &r.plan)
+                    Readbacks::new(&desc, &r.program)
                 },
             ),
             None => (
-                Uploads::new(gpu, &desc, &r.plan),
-                Readbacks::new(&desc, &r.plan),
+                Uploads::new(gpu, &desc, &r.program),
+                Readbacks::new(&desc, &r.program),
             ),
         };
         let native_built = native.as_ref().map(|n| n.built).unwrap_or_default();
@@ -143,7 +143,7 @@ impl BakedState {
             externals,
             bound: r.bound,
             kernels: r.kernels,
-            plan: r.plan,
+            program: r.program,
             uploads,
             readbacks,
             cache,

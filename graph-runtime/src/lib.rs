@@ -251,6 +251,7 @@ mod native_recorder;
 mod nesting;
 mod params;
 mod profile;
+mod program;
 mod queue;
 mod readback;
 mod recorder;

@@ -22,11 +22,11 @@
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
-use graph_core::desc::{DispatchDesc, GraphDesc, OpDesc};
+use graph_core::desc::GraphDesc;
 use graph_core::ir::ParamsStorage;
-use graph_core::plan::{BufferHazard, Plan, PlanPartition, PlanStep, Transfer, evaluate_range};
+use graph_core::plan::Transfer;
 
-use crate::bake::{self, BoundBuffers};
+use crate::bake::BoundBuffers;
 use crate::error::Error;
 use crate::gate::{GATE_WGSL, Gates};
 use crate::gpu::Gpu;
@@ -35,9 +35,10 @@ use crate::native::{
     KernelOf, Marker, NativeGraph, NativeKernel, NativeParams, NativePipeline, NativeShared,
     Recorded, RecordedLevel, queries_of,
 };
+use crate::program::{Op, Program, Segment};
 use crate::queue::GpuQueue;
 use crate::recorder::Recorder;
-use crate::replay::Kernels;
+use crate::replay::DispatchSize;
 use crate::transfer::TransferBuffers;
 use crate::wait::{Work, WorkOf};
 
@@ -208,10 +209,10 @@ impl ParamsBuffer {
     }
 }
 
-/// Why a graph replays through the portable recorder, if it must.
+/// Why a graph replays through the portable recorder, if it must. (Every dispatch of a program is a kernel of
+/// its table, so every program's segments can be recorded.)
 fn ineligible(
     desc: &GraphDesc,
-    plan: &Plan,
     storage: ParamsStorage,
     params_in: NativeParamsIn,
 ) -> Option<&'static str> {
@@ -221,36 +222,12 @@ fn ineligible(
     {
         return Some("its parameters cannot be push constants on this device");
     }
-    for partition in &plan.partitions {
-        let PlanPartition::Gpu { levels } = partition else {
-            continue;
-        };
-        for step in levels.iter().flat_map(|l| &l.steps) {
-            let node = match step {
-                PlanStep::Dispatch { node } => node,
-                // Recorded by wgpu between the segments' command buffers (see `recorded_segments`).
-                PlanStep::Copy { .. }
-                | PlanStep::Upload(_)
-                | PlanStep::Readback(_)
-                | PlanStep::Interop { .. } => continue,
-                // Recorded natively, a dispatch of its own ahead of its block's members.
-                PlanStep::Gate { .. } => continue,
-            };
-            // A kernel, or a copy in a block (a kernel too, see `bake::copy_kernel`).
-            if !matches!(
-                desc.nodes.get(*node as usize).map(|n| &n.op),
-                Some(OpDesc::Kernel(_) | OpDesc::Copy { .. })
-            ) {
-                return Some("a GPU partition dispatches what is not a kernel");
-            }
-        }
-    }
     None
 }
 
 impl NativeReplay {
-    /// The native replay of `desc` (the fused description the plan and kernels were made from), when
-    /// `wanted`, the device and the graph allow it; `Ok(None)` means the portable recorder. `storage` is where
+    /// The native replay of `program` (compiled from `desc`, the fused description), when `wanted`, the
+    /// device and the graph allow it; `Ok(None)` means the portable recorder. `storage` is where
     /// the portable recorder's kernels read the parameters: a uniform buffer there means one here too.
     /// `previous` is the replay an update replaces: its pipelines of unchanged code, its descriptor sets over
     /// unchanged buffers, its parameter buffer and its marker are taken rather than made.
@@ -258,8 +235,7 @@ impl NativeReplay {
     pub(crate) fn new(
         gpu: &Gpu,
         desc: &GraphDesc,
-        plan: &Plan,
-        kernels: &Kernels,
+        program: &Program,
         bound: &BoundBuffers,
         gates: Option<&Gates>,
         storage: ParamsStorage,
@@ -282,7 +258,7 @@ impl NativeReplay {
         if wanted == Choice::Portable {
             return Ok(None);
         }
-        if let Some(why) = ineligible(desc, plan, storage, params_in) {
+        if let Some(why) = ineligible(desc, storage, params_in) {
             return refuse(why.to_string());
         }
         let size = desc.params.size;
@@ -323,55 +299,37 @@ impl NativeReplay {
             built: 0,
         };
         let mut native_kernels = Vec::new();
-        let mut checks = Checks::new(
-            desc,
-            kernels,
-            previous.and_then(|p| p.checked_counts.clone()),
-        );
-        for (n, step) in kernels.nodes.iter().enumerate() {
-            if step.is_none() {
+        let mut checks = Checks::new(program, previous.and_then(|p| p.checked_counts.clone()));
+        // Each entry of the kernel table once, made for the storage this recorder reads parameters from.
+        let mut entries: Vec<Option<Arc<NativePipeline>>> = vec![None; program.kernels.len()];
+        for (n, node) in program.nodes.iter().enumerate() {
+            let Some(node) = node else {
                 continue;
-            }
-            let copy = match bake::copy_kernel(desc, n, &bound.lens) {
-                Ok(copy) => copy.map(|(kernel, _)| kernel),
-                Err(e) => return refuse(format!("a copy in a block fails: {e:?}")),
             };
-            let k = match (desc.nodes.get(n).map(|d| &d.op), &copy) {
-                (_, Some(copy)) => copy,
-                (Some(OpDesc::Kernel(k)), None) => k,
-                _ => continue,
-            };
-            let source = k.compose(&desc.params, params_storage);
-            // A fill of a range: its bounds, checked by the plan at bake, are the module's override constants.
-            let range = match (&k.range, k.bindings.first()) {
-                (Some(r), Some(target)) => {
-                    match evaluate_range(n as u32, target.buffer, r, &bound.lens) {
-                        Ok((start, end)) => vec![
-                            (graph_core::fill::RANGE_START, f64::from(start)),
-                            (graph_core::fill::RANGE_END, f64::from(end)),
-                        ],
-                        Err(e) => return refuse(format!("a fill's range fails: {e:?}")),
+            let entry = &program.kernels[node.kernel];
+            let pipeline = match &entries[node.kernel] {
+                Some(pipeline) => pipeline.clone(),
+                None => {
+                    let bindings = entry.modes.len() as u32;
+                    let source = entry.module(params_storage);
+                    match pipelines.get(source, &entry.entry, &entry.constants, bindings) {
+                        Ok(pipeline) => entries[node.kernel].insert(pipeline).clone(),
+                        Err(e) => return refuse(format!("kernel `{}` {e}", desc.nodes[n].name)),
                     }
                 }
-                _ => Vec::new(),
             };
-            let bindings = k.bindings.len() as u32;
-            let pipeline = match pipelines.get(source, &k.entry, &range, bindings) {
-                Ok(pipeline) => pipeline,
-                Err(e) => return refuse(format!("kernel `{}` {e}", desc.nodes[n].name)),
-            };
-            let buffers = k
-                .bindings
+            let buffers = node
+                .buffers
                 .iter()
-                .map(|b| bound.buffers[b.buffer as usize].clone())
+                .map(|&b| bound.buffers[b as usize].clone())
                 .collect();
             // A gated member dispatches from its gate's arguments, whatever its own size says; counts a
             // kernel wrote, from their checked copy.
             let gated =
                 gates.and_then(|g| Some((g.args().clone(), u64::from(g.slot(n as u32)?) * 12)));
-            let indirect = match (gated, &k.dispatch) {
+            let indirect = match (gated, &node.size) {
                 (Some(gated), _) => Some(gated),
-                (None, &DispatchDesc::Indirect(b)) => {
+                (None, &DispatchSize::Indirect(b)) => {
                     let Some(counts) = bound.buffers.get(b as usize) else {
                         return refuse(format!(
                             "node `{}` reads no bound counts",
@@ -415,8 +373,7 @@ impl NativeReplay {
                 indirect: None,
             });
         }
-        // The segments depend on the plan's steps only, not on the workgroup counts.
-        let segments = recorded_segments(plan, &[]).len();
+        let segments = program.segments.len();
         let graph = match NativeGraph::new(
             &shared,
             (desc.nodes.len(), desc.blocks.len()),
@@ -451,14 +408,7 @@ impl NativeReplay {
             pipelines: pipelines.built,
             sets: graph.sets_built,
         };
-        let kernels_alone = params.is_none()
-            && plan.partitions.iter().all(|p| match p {
-                PlanPartition::Gpu { levels } => levels
-                    .iter()
-                    .flat_map(|l| &l.steps)
-                    .all(|s| matches!(s, PlanStep::Dispatch { .. } | PlanStep::Gate { .. })),
-                PlanPartition::Host { .. } => false,
-            });
+        let kernels_alone = params.is_none() && program.segments_alone();
         Ok(Some(NativeReplay {
             graph,
             pipelines: pipelines.made,
@@ -492,7 +442,7 @@ impl NativeReplay {
     pub(crate) fn prepare(
         &mut self,
         gpu: &Gpu,
-        plan: &Plan,
+        program: &Program,
         workgroups: &[[u32; 3]],
         params: &[u8],
     ) -> Result<(), Error> {
@@ -504,7 +454,7 @@ impl NativeReplay {
         if same {
             return Ok(());
         }
-        self.record(gpu, plan, workgroups, push, false)?;
+        self.record(gpu, program, workgroups, push, false)?;
         Ok(())
     }
 
@@ -513,12 +463,12 @@ impl NativeReplay {
     pub(crate) fn prepare_profiled(
         &mut self,
         gpu: &Gpu,
-        plan: &Plan,
+        program: &Program,
         workgroups: &[[u32; 3]],
         params: &[u8],
     ) -> Result<Vec<TimedDispatch>, Error> {
         let push = self.write_params(gpu, params);
-        self.record(gpu, plan, workgroups, push, true)
+        self.record(gpu, program, workgroups, push, true)
     }
 
     /// The timestamps of a profiled replay, in ticks, once it has finished: `count` queries from the first.
@@ -543,7 +493,7 @@ impl NativeReplay {
     fn record(
         &mut self,
         gpu: &Gpu,
-        plan: &Plan,
+        program: &Program,
         workgroups: &[[u32; 3]],
         push: &[u8],
         profiled: bool,
@@ -554,7 +504,7 @@ impl NativeReplay {
         }
         self.graph.wait_direct().map_err(Error::Wait)?;
         self.recorded = None;
-        let segments = recorded_segments(plan, workgroups);
+        let segments = recorded_segments(program, workgroups);
         let mut next_query = None;
         if profiled {
             let queries = segments.iter().map(|levels| queries_of(levels)).sum();
@@ -598,7 +548,6 @@ impl NativeReplay {
             gpu,
             native: self,
             transfers,
-            segment: 0,
             direct,
             unplaced: Vec::new(),
             recorded: Vec::new(),
@@ -641,15 +590,12 @@ struct Checks {
 }
 
 impl Checks {
-    fn new(desc: &GraphDesc, kernels: &Kernels, previous: Option<wgpu::Buffer>) -> Self {
-        let nodes = kernels
+    fn new(program: &Program, previous: Option<wgpu::Buffer>) -> Self {
+        let nodes = program
             .nodes
             .iter()
-            .zip(desc.nodes.iter())
-            .filter(|(step, node)| {
-                step.is_some()
-                    && matches!(&node.op, OpDesc::Kernel(k) if matches!(k.dispatch, DispatchDesc::Indirect(_)))
-            })
+            .flatten()
+            .filter(|node| matches!(node.size, DispatchSize::Indirect(_)))
             .count() as u32;
         Checks {
             buffer: None,
@@ -707,51 +653,31 @@ impl Checks {
     }
 }
 
-/// The levels each native command buffer records: a GPU partition's dispatches up to its first copy,
-/// upload, readback or interop task, those up to the next, and so on to its end, so a partition with `t`
-/// such steps has `t + 1` segments (some may be empty). The steps themselves are recorded by wgpu (or the
-/// task) between the segments' command buffers, in the replay's order: a segment's first and last barriers order them. Each level keeps
-/// its barrier where it has hazards (a level split by a step needs none after it: the next segment's first
-/// barrier waits for everything before), even a level left with no dispatch (its barrier may be the one that
-/// orders the levels around it), and each dispatch its workgroup counts (a dispatch of no workgroups is left
-/// out).
-fn recorded_segments(plan: &Plan, workgroups: &[[u32; 3]]) -> Vec<Vec<RecordedLevel>> {
-    let mut segments = Vec::new();
-    for partition in &plan.partitions {
-        let PlanPartition::Gpu { levels } = partition else {
-            continue;
-        };
-        let mut segment: Vec<RecordedLevel> = Vec::new();
-        for level in levels {
-            segment.push((!level.hazards.is_empty(), Vec::new()));
-            for step in &level.steps {
-                match step {
-                    PlanStep::Dispatch { node } => {
-                        let counts = workgroups.get(*node as usize).copied();
-                        if let (Some(counts), Some((_, steps))) = (counts, segment.last_mut())
-                            && !counts.contains(&0)
-                        {
-                            steps.push(Recorded::Dispatch(*node, counts));
-                        }
-                    }
-                    PlanStep::Gate { block } => {
-                        if let Some((_, steps)) = segment.last_mut() {
-                            steps.push(Recorded::Gate(*block));
-                        }
-                    }
-                    PlanStep::Copy { .. }
-                    | PlanStep::Upload(_)
-                    | PlanStep::Readback(_)
-                    | PlanStep::Interop { .. } => {
-                        segments.push(std::mem::take(&mut segment));
-                        segment.push((false, Vec::new()));
-                    }
-                }
-            }
-        }
-        segments.push(segment);
-    }
-    segments
+/// What each of the program's segments records, one command buffer each, for these workgroup counts: each
+/// level's barrier where it has hazards (even a level left with no dispatch: its barrier may be the one
+/// that orders the levels around it), its gates, and its dispatches but those of no workgroups.
+fn recorded_segments(program: &Program, workgroups: &[[u32; 3]]) -> Vec<Vec<RecordedLevel>> {
+    let recorded = |op: &Op| match *op {
+        Op::Dispatch(node) => workgroups
+            .get(node as usize)
+            .filter(|counts| !counts.contains(&0))
+            .map(|&counts| Recorded::Dispatch(node, counts)),
+        Op::Gate(block) => Some(Recorded::Gate(block)),
+    };
+    program
+        .segments
+        .iter()
+        .map(|segment| {
+            segment
+                .levels
+                .iter()
+                .map(|level| {
+                    let steps = level.ops.iter().filter_map(recorded).collect();
+                    (!level.hazards.is_empty(), steps)
+                })
+                .collect()
+        })
+        .collect()
 }
 
 /// SPIR-V of `source`'s entry point `entry`, from naga, with its override `constants` (a ranged fill's
@@ -899,8 +825,6 @@ pub(crate) struct NativeRecorder<'a> {
     gpu: &'a Gpu,
     native: &'a mut NativeReplay,
     transfers: TransferBuffers<'a>,
-    /// The next segment, counted over the whole replay.
-    segment: usize,
     /// Whether a partition of segments alone is submitted directly.
     direct: bool,
     /// The partition's segments so far that no wgpu encoder executes yet (with `direct`, until wgpu records
@@ -922,11 +846,9 @@ pub(crate) struct NativeRecorder<'a> {
 }
 
 impl NativeRecorder<'_> {
-    /// Ends the current segment: its command buffer, executed from an encoder of its own (wgpu keeps an
-    /// encoder used through its raw API to that API), after the steps recorded before it.
-    fn end_segment(&mut self) {
-        let segment = self.segment;
-        self.segment += 1;
+    /// Segment `segment`'s command buffer, executed from an encoder of its own (wgpu keeps an encoder used
+    /// through its raw API to that API), after the steps recorded before it.
+    fn add_segment(&mut self, segment: usize) {
         if !self
             .native
             .has_dispatches
@@ -972,7 +894,6 @@ impl NativeRecorder<'_> {
 
     /// The encoder of the copies, uploads, readbacks and interop tasks after the current segment.
     fn steps(&mut self) -> &mut wgpu::CommandEncoder {
-        self.end_segment();
         self.place();
         if let Some(tail) = self.tail.take() {
             self.recorded.push(tail.finish());
@@ -1005,10 +926,10 @@ impl Recorder for NativeRecorder<'_> {
         self.steps = None;
     }
 
-    // Barriers and dispatches are in the recorded command buffers; gates make a graph ineligible.
-    fn barrier(&mut self, _: &[BufferHazard]) {}
-    fn dispatch(&mut self, _: u32, _: [u32; 3]) {}
-    fn gate(&mut self, _: u32) {}
+    // Its barriers, gates and dispatches are in the command buffer recorded from it.
+    fn segment(&mut self, index: usize, _: &Segment, _: &[[u32; 3]]) {
+        self.add_segment(index);
+    }
 
     fn copy(&mut self, src: u32, src_offset: u64, dst: u32, dst_offset: u64, bytes: u64) {
         let transfers = self.transfers;
@@ -1026,9 +947,8 @@ impl Recorder for NativeRecorder<'_> {
     }
 
     fn submit(&mut self) -> Result<Work, Error> {
-        self.end_segment();
         let alone = self.recorded.is_empty() && self.tail.is_none() && self.steps.is_none();
-        // Segments stay unplaced only with direct submission (see `end_segment`).
+        // Segments stay unplaced only with direct submission (see `add_segment`).
         if alone && !self.unplaced.is_empty() {
             let segments = std::mem::take(&mut self.unplaced);
             self.marked = None;

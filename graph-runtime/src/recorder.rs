@@ -1,27 +1,26 @@
-//! The recorder seam: what a replay asks of the GPU side, and the one loop over partitions and host tasks
-//! that asks it. The portable wgpu recorder ([`crate::wgpu_recorder`]) is one implementation; a native one
-//! (explicit barriers from the plan, reusable command buffers) fits behind the same trait without touching
-//! the loop, the plan or the host-task handling.
+//! The recorder seam: what a replay asks of the GPU side, and the one loop over the program's partitions and
+//! host tasks that asks it. Both recorders read the executable program ([`crate::program`]) and nothing
+//! else: the portable wgpu recorder ([`crate::wgpu_recorder`]) records each segment's dispatches at every
+//! replay, the native one ([`crate::native_recorder`]) executes the command buffer it recorded from the same
+//! segment.
 
 #![forbid(unsafe_code)]
 
-use graph_core::plan::{BufferHazard, Plan, PlanPartition, PlanStep, Transfer};
+use graph_core::plan::Transfer;
 
 use crate::error::Error;
+use crate::program::{Partition, Program, Segment, Step};
 
-/// Turns a plan's GPU partitions into submitted GPU work.
+/// Turns a program's GPU partitions into submitted GPU work.
 pub(crate) trait Recorder {
     /// A submitted partition, which the loop may wait for.
     type Submitted: Clone;
 
     /// A GPU partition starts.
     fn begin(&mut self);
-    /// The level about to be recorded must be ordered after these hazards (never empty).
-    fn barrier(&mut self, hazards: &[BufferHazard]);
-    /// Node `node`'s kernel with these workgroup counts.
-    fn dispatch(&mut self, node: u32, workgroups: [u32; 3]);
-    /// Block `block`'s gate, before one of its runs.
-    fn gate(&mut self, block: u32);
+    /// Segment `index` of the program, `segment`, with node `n`'s workgroup counts for this replay at
+    /// `workgroups[n]` (a dispatch of none is not recorded).
+    fn segment(&mut self, index: usize, segment: &Segment, workgroups: &[[u32; 3]]);
     /// `bytes` of buffer `src` from byte `src_offset` into buffer `dst` at byte `dst_offset`.
     fn copy(&mut self, src: u32, src_offset: u64, dst: u32, dst_offset: u64, bytes: u64);
     /// Upload node `t.node`'s staged data into its buffer.
@@ -40,14 +39,14 @@ pub(crate) trait Recorder {
     ) -> Result<(), Error>;
 }
 
-/// Records and submits `plan` through `recorder`, running each host phase (by `host`, with the phase's nodes
-/// in order) once the partition before it has finished, and each interop task (by `interop`, with the
+/// Records and submits `program` through `recorder`, running each host phase (by `host`, with the phase's
+/// nodes in order) once the partition before it has finished, and each interop task (by `interop`, with the
 /// recorder, whose encoder it records into) in its place in its partition. `workgroups[n]` are node `n`'s
 /// counts for this replay. Returns the replay's last submission, if it made any, also when a host phase
 /// after it already waited for it: a replay's readbacks are mapped by a poll of the device after their
 /// submission, which only a wait for it makes (see [`crate::Submission::wait`]).
 pub(crate) fn record_replay<R: Recorder + ?Sized>(
-    plan: &Plan,
+    program: &Program,
     workgroups: &[[u32; 3]],
     recorder: &mut R,
     mut host: impl FnMut(&[u32]) -> Result<(), Error>,
@@ -55,44 +54,34 @@ pub(crate) fn record_replay<R: Recorder + ?Sized>(
 ) -> Result<Option<R::Submitted>, Error> {
     // The last submission, and the one the next host phase must wait for (none once it was waited for).
     let (mut last, mut unwaited) = (None, None);
-    for partition in &plan.partitions {
+    for partition in &program.partitions {
         match partition {
-            PlanPartition::Gpu { levels } => {
+            Partition::Gpu(steps) => {
                 recorder.begin();
-                for level in levels {
-                    if !level.hazards.is_empty() {
-                        recorder.barrier(&level.hazards);
-                    }
-                    for step in &level.steps {
-                        match *step {
-                            PlanStep::Dispatch { node } => {
-                                let counts = workgroups.get(node as usize).copied();
-                                let counts = counts.unwrap_or([0; 3]);
-                                // No workgroups (an inactive alternative, a size of zero): nothing to record.
-                                if !counts.contains(&0) {
-                                    recorder.dispatch(node, counts);
-                                }
+                for step in steps {
+                    match *step {
+                        Step::Segment(index) => {
+                            if let Some(segment) = program.segments.get(index) {
+                                recorder.segment(index, segment, workgroups);
                             }
-                            PlanStep::Copy {
-                                src,
-                                src_offset,
-                                dst,
-                                dst_offset,
-                                bytes,
-                                ..
-                            } => recorder.copy(src, src_offset, dst, dst_offset, bytes),
-                            PlanStep::Upload(t) => recorder.upload(t),
-                            PlanStep::Readback(t) => recorder.readback(t),
-                            PlanStep::Interop { node } => interop(node, recorder)?,
-                            PlanStep::Gate { block } => recorder.gate(block),
                         }
+                        Step::Copy {
+                            src,
+                            src_offset,
+                            dst,
+                            dst_offset,
+                            bytes,
+                        } => recorder.copy(src, src_offset, dst, dst_offset, bytes),
+                        Step::Upload(t) => recorder.upload(t),
+                        Step::Readback(t) => recorder.readback(t),
+                        Step::Interop(node) => interop(node, recorder)?,
                     }
                 }
                 let submitted = recorder.submit()?;
                 last = Some(submitted.clone());
                 unwaited = Some(submitted);
             }
-            PlanPartition::Host { nodes } => {
+            Partition::Host(nodes) => {
                 // Only this replay's partition before: nothing to wait for when the graph starts here.
                 if let Some(submitted) = unwaited.take() {
                     recorder.wait(submitted)?;
@@ -106,12 +95,18 @@ pub(crate) fn record_replay<R: Recorder + ?Sized>(
 
 #[cfg(test)]
 mod tests {
+    use crate::program::{DeviceLimits, Op};
     use graph_core::builder::{GraphBuilder, KernelSpec};
     use graph_core::ir::AccessMode;
     use graph_core::library::Library;
-    use graph_core::plan::plan;
 
     use super::*;
+
+    const LIMITS: DeviceLimits = DeviceLimits::WEBGPU_DEFAULTS;
+
+    fn compile(desc: &graph_core::desc::GraphDesc, lens: &[u32]) -> Program {
+        Program::compile(desc, lens, LIMITS).expect("a program")
+    }
 
     /// Records what it is asked to do, as words.
     #[derive(Default)]
@@ -126,15 +121,26 @@ mod tests {
         fn begin(&mut self) {
             self.calls.push("begin".into());
         }
-        fn barrier(&mut self, hazards: &[BufferHazard]) {
-            let buffers: Vec<String> = hazards.iter().map(|h| h.buffer.to_string()).collect();
-            self.calls.push(format!("barrier {}", buffers.join(",")));
-        }
-        fn dispatch(&mut self, node: u32, workgroups: [u32; 3]) {
-            self.calls.push(format!("dispatch {node} {workgroups:?}"));
-        }
-        fn gate(&mut self, block: u32) {
-            self.calls.push(format!("gate {block}"));
+        fn segment(&mut self, index: usize, segment: &Segment, workgroups: &[[u32; 3]]) {
+            self.calls.push(format!("segment {index}"));
+            for level in &segment.levels {
+                if !level.hazards.is_empty() {
+                    let buffers: Vec<String> =
+                        level.hazards.iter().map(|h| h.buffer.to_string()).collect();
+                    self.calls.push(format!("barrier {}", buffers.join(",")));
+                }
+                for op in &level.ops {
+                    match *op {
+                        Op::Dispatch(node) => {
+                            let counts = workgroups[node as usize];
+                            if !counts.contains(&0) {
+                                self.calls.push(format!("dispatch {node} {counts:?}"));
+                            }
+                        }
+                        Op::Gate(block) => self.calls.push(format!("gate {block}")),
+                    }
+                }
+            }
         }
         fn copy(&mut self, src: u32, src_offset: u64, dst: u32, dst_offset: u64, bytes: u64) {
             self.calls.push(format!(
@@ -200,12 +206,12 @@ mod tests {
     #[test]
     fn the_loop_records_levels_waits_before_host_tasks_and_returns_the_last_submission() {
         let desc = split();
-        let plan = plan(&desc, &[8, 8, 8, 8]).expect("a plan");
+        let program = compile(&desc, &[8, 8, 8, 8]);
         let workgroups = [[1, 1, 1], [0; 3], [0; 3], [2, 1, 1]];
         let mut log = Log::default();
         let mut ran = Vec::new();
         let last = record_replay(
-            &plan,
+            &program,
             &workgroups,
             &mut log,
             |nodes| {
@@ -222,12 +228,15 @@ mod tests {
             log.calls,
             [
                 "begin",
+                "segment 0",
                 "dispatch 0 [1, 1, 1]",
                 "barrier 1",
                 "copy 1@0->3@0 32",
+                "segment 1",
                 "submit 1",
                 "wait 1",
                 "begin",
+                "segment 2",
                 "dispatch 3 [2, 1, 1]",
                 "submit 2",
             ]
@@ -243,13 +252,19 @@ mod tests {
         b.kernel("k", add_one("x", "y"));
         b.host("h", &[("y", AccessMode::Read)]);
         let desc = b.build(&Library::EMPTY).expect("a good graph");
-        let plan = plan(&desc, &[8, 8]).expect("a plan");
+        let program = compile(&desc, &[8, 8]);
         let mut log = Log::default();
-        let last = record_replay(&plan, &[[1; 3]; 2], &mut log, |_| Ok(()), |_, _| Ok(()))
+        let last = record_replay(&program, &[[1; 3]; 2], &mut log, |_| Ok(()), |_, _| Ok(()))
             .expect("recorded");
         assert_eq!(
             log.calls,
-            ["begin", "dispatch 0 [1, 1, 1]", "submit 1", "wait 1"]
+            [
+                "begin",
+                "segment 0",
+                "dispatch 0 [1, 1, 1]",
+                "submit 1",
+                "wait 1"
+            ]
         );
         // Waiting for the replay waits for it again, which maps what its readbacks copied.
         assert_eq!(last, Some(1));
@@ -258,10 +273,10 @@ mod tests {
     #[test]
     fn a_failing_host_task_stops_the_replay_before_the_next_partition() {
         let desc = split();
-        let plan = plan(&desc, &[8, 8, 8, 8]).expect("a plan");
+        let program = compile(&desc, &[8, 8, 8, 8]);
         let mut log = Log::default();
         let result = record_replay(
-            &plan,
+            &program,
             &[[1; 3]; 4],
             &mut log,
             |_| Err(Error::Gpu("planted".into())),

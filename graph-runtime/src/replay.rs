@@ -1,5 +1,6 @@
-//! What a replay computes before it records: each kernel's workgroup counts for the current parameters and
-//! bound lengths, checked. Nothing here allocates or looks anything up by name.
+//! Dispatch sizes: what a replay computes before it records (each kernel's workgroup counts for the current
+//! parameters and bound lengths, checked; see [`crate::program::resolve_dispatches`]), and the portable
+//! recorder's kernel objects. Nothing here allocates or looks anything up by name.
 
 #![forbid(unsafe_code)]
 
@@ -52,25 +53,24 @@ impl SizeProblem {
     }
 }
 
-/// A kernel node's baked GPU objects.
+/// A kernel node's objects for the portable recorder.
 #[derive(Debug)]
 pub(crate) struct KernelStep {
-    /// Index into [`Kernels::pipelines`].
+    /// Index into [`Kernels::pipelines`], which is its entry of the program's kernel table.
     pub pipeline: usize,
     pub bind_group: wgpu::BindGroup,
-    pub size: DispatchSize,
     /// The bind group's access modes and buffers, binding by binding: an update reuses it when they are the
     /// same.
     pub modes: Vec<graph_core::ir::AccessMode>,
     pub buffers: Vec<wgpu::Buffer>,
 }
 
-/// The baked kernels, by node index (`None` for the other nodes).
+/// The portable recorder's pipelines, one per entry of the program's kernel table, and its bind groups by
+/// node index (`None` for nodes that dispatch no kernel).
 #[derive(Debug)]
 pub(crate) struct Kernels {
     pub pipelines: Vec<wgpu::ComputePipeline>,
     pub nodes: Vec<Option<KernelStep>>,
-    pub max_workgroups: u32,
 }
 
 impl DispatchSize {
@@ -121,34 +121,4 @@ impl DispatchSize {
             }
         }
     }
-}
-
-/// Workgroup counts of every kernel for these parameters, into `workgroups` (by node), each checked against
-/// the device limit before anything is recorded, so a bad size fails the replay whole. A kernel that is not
-/// `active` (a choice of alternatives not chosen) gets none, and its size is not evaluated.
-pub(crate) fn resolve_dispatches(
-    kernels: &Kernels,
-    params: &[u8],
-    lens: &[u32],
-    active: &[bool],
-    workgroups: &mut [[u32; 3]],
-) -> Result<(), (usize, SizeProblem)> {
-    for (node, (kernel, slot)) in kernels.nodes.iter().zip(workgroups).enumerate() {
-        let Some(kernel) = kernel else {
-            continue;
-        };
-        if !active.get(node).copied().unwrap_or(true) {
-            *slot = [0; 3];
-            continue;
-        }
-        let w = kernel
-            .size
-            .workgroups(params, lens)
-            .map_err(|p| (node, p))?;
-        if w.iter().any(|&d| d > kernels.max_workgroups) {
-            return Err((node, SizeProblem::TooLarge(w)));
-        }
-        *slot = w;
-    }
-    Ok(())
 }

@@ -18,12 +18,13 @@ use std::marker::PhantomData;
 use std::sync::{Arc, Mutex};
 
 use graph_core::desc::GraphDesc;
-use graph_core::plan::{Plan, PlanPartition, PlanStep, Transfer};
+use graph_core::plan::Transfer;
 use graph_core::types::ValueType;
 
 use crate::element::Element;
 use crate::error::Error;
 use crate::gpu::{Gpu, lock};
+use crate::program::Program;
 use crate::queue::GpuQueue;
 use crate::task_graph::{AnyGraph, TaskGraph};
 
@@ -93,25 +94,26 @@ struct UploadSlot {
     ready: bool,
 }
 
-/// The upload nodes of a baked graph, in plan order: a replay of a graph without uploads walks none.
+/// The upload nodes of a baked graph, in replay order: a replay of a graph without uploads walks none.
 #[derive(Debug, Default)]
 pub(crate) struct Uploads {
     slots: Vec<UploadSlot>,
 }
 
 impl Uploads {
-    /// A staging buffer per upload node, sized by the plan.
-    /// Each upload of `plan`, by node, with its size: what staging buffers it needs.
-    pub(crate) fn sizes(plan: &Plan) -> Vec<(u32, u64)> {
-        transfers(plan, |s| matches!(s, PlanStep::Upload(_)))
+    /// Each upload of `program`, by node, with its size: what staging buffers it needs.
+    pub(crate) fn sizes(program: &Program) -> Vec<(u32, u64)> {
+        program
+            .transfers(false)
             .iter()
             .map(|t| (t.node, t.bytes))
             .collect()
     }
 
-    pub(crate) fn new(gpu: &Gpu, desc: &GraphDesc, plan: &Plan) -> Self {
+    /// A staging buffer per upload node of `program`.
+    pub(crate) fn new(gpu: &Gpu, desc: &GraphDesc, program: &Program) -> Self {
         let mut slots = Vec::new();
-        for t in transfers(plan, |s| matches!(s, PlanStep::Upload(_))) {
+        for t in program.transfers(false) {
             let elem = desc.buffers[t.buffer as usize].elem;
             let staging = gpu.device().create_buffer(&wgpu::BufferDescriptor {
                 label: Some(&desc.nodes[t.node as usize].name),
@@ -266,21 +268,22 @@ pub(crate) struct Readbacks {
 }
 
 impl Readbacks {
-    /// Each readback of `plan`, by node, with its size: what its pooled sets hold.
-    pub(crate) fn sizes(plan: &Plan) -> Vec<(u32, u64)> {
-        transfers(plan, |s| matches!(s, PlanStep::Readback(_)))
+    /// Each readback of `program`, by node, with its size: what its pooled sets hold.
+    pub(crate) fn sizes(program: &Program) -> Vec<(u32, u64)> {
+        program
+            .transfers(true)
             .iter()
             .map(|t| (t.node, t.bytes))
             .collect()
     }
 
-    pub(crate) fn new(desc: &GraphDesc, plan: &Plan) -> Self {
+    pub(crate) fn new(desc: &GraphDesc, program: &Program) -> Self {
         let mut nodes: Vec<(String, Option<(ValueType, u64)>)> = desc
             .nodes
             .iter()
             .map(|n| (n.name.to_string(), None))
             .collect();
-        for t in transfers(plan, |s| matches!(s, PlanStep::Readback(_))) {
+        for t in program.transfers(true) {
             nodes[t.node as usize].1 = Some((desc.buffers[t.buffer as usize].elem, t.bytes));
         }
         Readbacks {
@@ -465,21 +468,4 @@ impl<G> Drop for Finished<G> {
             lock(&self.info.pool).push(set);
         }
     }
-}
-
-/// The transfers of `plan` that `which` picks.
-fn transfers(plan: &Plan, which: impl Fn(&PlanStep) -> bool) -> Vec<Transfer> {
-    plan.partitions
-        .iter()
-        .flat_map(|p| match p {
-            PlanPartition::Gpu { levels } => levels.as_slice(),
-            PlanPartition::Host { .. } => &[],
-        })
-        .flat_map(|l| &l.steps)
-        .filter(|s| which(s))
-        .filter_map(|s| match *s {
-            PlanStep::Upload(t) | PlanStep::Readback(t) => Some(t),
-            _ => None,
-        })
-        .collect()
 }

@@ -4,13 +4,14 @@
 
 #![forbid(unsafe_code)]
 
-use graph_core::plan::{BufferHazard, Transfer};
+use graph_core::plan::Transfer;
 
 use crate::error::Error;
 use crate::gate::Gates;
 use crate::gpu::Gpu;
 use crate::params::ParamsTransport;
 use crate::profile::Timestamps;
+use crate::program::{Op, Program, Segment};
 use crate::recorder::Recorder;
 use crate::replay::{DispatchSize, Kernels};
 use crate::transfer::TransferBuffers;
@@ -18,6 +19,7 @@ use crate::wait::Work;
 
 pub(crate) struct WgpuRecorder<'a> {
     gpu: &'a Gpu,
+    program: &'a Program,
     kernels: &'a Kernels,
     params: &'a ParamsTransport,
     /// This replay's parameter block.
@@ -38,7 +40,7 @@ pub(crate) struct WgpuRecorder<'a> {
 impl<'a> WgpuRecorder<'a> {
     pub(crate) fn new(
         gpu: &'a Gpu,
-        kernels: &'a Kernels,
+        (program, kernels): (&'a Program, &'a Kernels),
         params: &'a ParamsTransport,
         bytes: &'a [u8],
         transfers: TransferBuffers<'a>,
@@ -46,6 +48,7 @@ impl<'a> WgpuRecorder<'a> {
     ) -> Self {
         WgpuRecorder {
             gpu,
+            program,
             kernels,
             params,
             bytes,
@@ -88,26 +91,11 @@ impl<'a> WgpuRecorder<'a> {
         self.pass = None;
         self.pipeline = None;
     }
-}
 
-impl Recorder for WgpuRecorder<'_> {
-    type Submitted = Work;
-
-    fn begin(&mut self) {
-        self.end_pass();
-        self.encoder = Some(
-            self.gpu
-                .device()
-                .create_command_encoder(&Default::default()),
-        );
-    }
-
-    fn barrier(&mut self, _: &[BufferHazard]) {
-        // wgpu's own tracking orders every use it sees.
-    }
-
+    /// Node `node`'s kernel with these workgroup counts (none of them zero).
     fn dispatch(&mut self, node: u32, [x, y, z]: [u32; 3]) {
-        let (kernels, params, bytes, buffers) = (
+        let (program, kernels, params, bytes, buffers) = (
+            self.program,
             self.kernels,
             self.params,
             self.bytes,
@@ -137,7 +125,8 @@ impl Recorder for WgpuRecorder<'_> {
             params.after_pipeline(pass, bytes);
         }
         pass.set_bind_group(0, &kernel.bind_group, &[]);
-        match kernel.size {
+        let size = program.nodes.get(node as usize).and_then(Option::as_ref);
+        match size.map(|n| &n.size) {
             // A member of a gated block: the counts its gate wrote (zeros when its flag is 0).
             _ if gated.is_some() => {
                 if let Some((args, offset)) = gated {
@@ -145,7 +134,7 @@ impl Recorder for WgpuRecorder<'_> {
                 }
             }
             // The counts are on the GPU, written by an earlier node.
-            DispatchSize::Indirect(b) => {
+            Some(&DispatchSize::Indirect(b)) => {
                 if let Some(args) = buffers.get(b as usize) {
                     pass.dispatch_workgroups_indirect(args, 0);
                 }
@@ -169,6 +158,36 @@ impl Recorder for WgpuRecorder<'_> {
         };
         gates.record(pass, block);
         params.begin_pass(pass);
+    }
+}
+
+impl Recorder for WgpuRecorder<'_> {
+    type Submitted = Work;
+
+    fn begin(&mut self) {
+        self.end_pass();
+        self.encoder = Some(
+            self.gpu
+                .device()
+                .create_command_encoder(&Default::default()),
+        );
+    }
+
+    fn segment(&mut self, _: usize, segment: &Segment, workgroups: &[[u32; 3]]) {
+        // wgpu's own tracking orders every use it sees: the levels' hazards are not needed here.
+        for op in segment.levels.iter().flat_map(|l| &l.ops) {
+            match *op {
+                Op::Dispatch(node) => {
+                    let counts = workgroups.get(node as usize).copied();
+                    // No workgroups (an inactive alternative, a size of zero): nothing to record.
+                    match counts {
+                        Some(counts) if !counts.contains(&0) => self.dispatch(node, counts),
+                        _ => {}
+                    }
+                }
+                Op::Gate(block) => self.gate(block),
+            }
+        }
     }
 
     fn copy(&mut self, src: u32, src_offset: u64, dst: u32, dst_offset: u64, bytes: u64) {

@@ -113,7 +113,7 @@ impl Checker<'_> {
         let composed = wgsl::compose(
             &declarations,
             &params_struct,
-            self.graph.params_storage,
+            Some(self.graph.params_storage),
             &arg_refs(&args),
             &source,
         );
@@ -318,7 +318,7 @@ impl Checker<'_> {
         let composed = wgsl::compose(
             &declarations,
             &layout.wgsl_struct(),
-            self.graph.params_storage,
+            Some(self.graph.params_storage),
             &arg_refs(&args),
             source,
         );
@@ -551,7 +551,7 @@ impl Checker<'_> {
         let composed = wgsl::compose(
             declarations,
             params_struct,
-            ParamsStorage::Uniform,
+            Some(ParamsStorage::Uniform),
             args,
             source,
         );
@@ -602,7 +602,7 @@ impl Checker<'_> {
         let retry = wgsl::compose(
             &widened,
             params_struct,
-            self.graph.params_storage,
+            Some(self.graph.params_storage),
             &[],
             source,
         );

@@ -89,13 +89,15 @@ pub fn params_declaration(storage: ParamsStorage, has_params: bool) -> &'static 
     }
 }
 
-/// Puts the module together: `declarations` (bindings and parameter struct), the parameter variable, one
-/// function per library argument (`fn alpha() -> f32 { return params.a; }`), then `user`. An argument is
-/// returned as it is, not converted: a value of another type is an error, not a silent conversion.
+/// Puts the module together: `declarations` (bindings and parameter struct), the parameter variable for
+/// `storage` (none for `None`: WGSL declarations may come in any order, so a caller can append the one line
+/// [`params_declaration`] gives for the storage it needs), one function per library argument
+/// (`fn alpha() -> f32 { return params.a; }`), then `user`. An argument is returned as it is, not converted:
+/// a value of another type is an error, not a silent conversion.
 pub fn compose(
     declarations: &str,
     params_struct: &str,
-    storage: ParamsStorage,
+    storage: Option<ParamsStorage>,
     args: &[(&str, &str, &str)],
     user: &str,
 ) -> Composed {
@@ -105,7 +107,9 @@ pub fn compose(
     let mut segments = Vec::new();
     source.push_str(declarations);
     source.push_str(params_struct);
-    source.push_str(params_declaration(storage, !params_struct.is_empty()));
+    if let Some(storage) = storage {
+        source.push_str(params_declaration(storage, !params_struct.is_empty()));
+    }
     segments.push((0..source.len(), Segment::Generated));
     for (i, (name, ty, value)) in args.iter().enumerate() {
         let start = source.len();
@@ -132,7 +136,7 @@ mod tests {
         let c = compose(
             &decls,
             "",
-            ParamsStorage::Immediates,
+            Some(ParamsStorage::Immediates),
             &[("alpha", "f32", "2.0")],
             "fn main() {}",
         );

@@ -1,0 +1,808 @@
+//! The executable program: what bake (and every update) compiles a fused description into for the bound
+//! lengths and this device, as CUDA's `cudaGraphExec` and vulkano-taskgraph's `ExecutableTaskGraph` are, and
+//! the only thing either recorder reads at a replay. It holds
+//!
+//! - the kernel table: each distinct kernel once, its WGSL composed once (the parameter variable is the one
+//!   line a recorder appends for the storage its pipelines read), its entry point, pipeline constants (a
+//!   ranged fill's bounds) and access modes: the portable recorder's wgpu pipeline and the native
+//!   recorder's Vulkan pipeline are both made from that one entry;
+//! - per node, which entry it dispatches, over which buffers, and its dispatch size (fixed at compile time
+//!   where it reads no parameter, checked against the device);
+//! - the partitions: host phases, and GPU partitions as steps: segments of recorded work (levels with the
+//!   hazards that need a barrier before them, dispatches and gates), and between them the copies (as byte
+//!   ranges), uploads, readbacks and interop tasks that cut a partition into segments.
+//!
+//! Nothing in it is a GPU handle: it is compiled without a device (only the device's limits), so it is
+//! tested alone, and a recorder that records a segment into a command buffer once (native) and one that
+//! records it at each replay (portable) read the same segments.
+
+#![forbid(unsafe_code)]
+
+use std::collections::HashMap;
+
+use graph_core::desc::{AccessDesc, DispatchDesc, GraphDesc, KernelDesc, OpDesc, SizeDesc};
+use graph_core::ir::{AccessMode, ParamsStorage};
+use graph_core::plan::{
+    BufferHazard, PlanError, PlanPartition, PlanStep, Transfer, evaluate_range, plan,
+};
+use graph_core::wgsl::params_declaration;
+
+use crate::error::Error;
+use crate::replay::{DispatchSize, SizeProblem};
+
+/// A baked graph, compiled.
+#[derive(Debug, Clone)]
+pub(crate) struct Program {
+    /// The distinct kernels, each once.
+    pub kernels: Vec<KernelEntry>,
+    /// By node: the kernel it dispatches, if it dispatches one.
+    pub nodes: Vec<Option<NodeKernel>>,
+    /// In replay order.
+    pub partitions: Vec<Partition>,
+    /// Every GPU partition's segments, numbered over the whole program in replay order.
+    pub segments: Vec<Segment>,
+    /// The device's workgroups per dimension, which a size read at replay is checked against.
+    pub max_workgroups: u32,
+}
+
+/// One distinct kernel: what a recorder makes its pipeline from.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct KernelEntry {
+    /// The first node that dispatches it (for labels).
+    pub label: String,
+    /// The module without its parameter variable (see [`KernelDesc::compose_body`]).
+    body: String,
+    has_params: bool,
+    pub entry: String,
+    /// Override constants: a ranged fill's bounds.
+    pub constants: Vec<(&'static str, f64)>,
+    /// Binding by binding.
+    pub modes: Vec<AccessMode>,
+}
+
+impl KernelEntry {
+    /// The complete module, its parameters read from `storage`.
+    pub(crate) fn module(&self, storage: ParamsStorage) -> String {
+        let mut module = self.body.clone();
+        module.push_str(params_declaration(storage, self.has_params));
+        module
+    }
+
+    /// What makes two entries one: equal keys make equal pipelines.
+    fn key(&self) -> (&str, &str, Vec<u64>, &[AccessMode]) {
+        let constants = self.constants.iter().map(|(_, v)| v.to_bits()).collect();
+        (&self.body, &self.entry, constants, &self.modes)
+    }
+}
+
+/// A node's dispatch.
+#[derive(Debug, Clone)]
+pub(crate) struct NodeKernel {
+    /// Index into [`Program::kernels`].
+    pub kernel: usize,
+    /// The buffer each binding binds, by buffer index.
+    pub buffers: Vec<u32>,
+    pub size: DispatchSize,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Partition {
+    /// Recorded and submitted as one submission.
+    Gpu(Vec<Step>),
+    /// Host tasks by node index, run in this order once the partition before has finished.
+    Host(Vec<u32>),
+}
+
+/// A step of a GPU partition.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Step {
+    /// Segment `.0` of [`Program::segments`].
+    Segment(usize),
+    /// `bytes` of buffer `src` from byte `src_offset` into buffer `dst` at byte `dst_offset`.
+    Copy {
+        src: u32,
+        src_offset: u64,
+        dst: u32,
+        dst_offset: u64,
+        bytes: u64,
+    },
+    /// Upload node `.0.node`'s staged data into its buffer.
+    Upload(Transfer),
+    /// Readback node `.0.node`'s range, out to the replay's readback buffer.
+    Readback(Transfer),
+    /// Node `.0`'s interop task, recording at its place.
+    Interop(u32),
+}
+
+/// Recorded work between a partition's start or end and its copies, uploads, readbacks and interop tasks:
+/// a partition with `t` of those has `t + 1` segments (some may hold nothing).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct Segment {
+    pub levels: Vec<Level>,
+}
+
+/// A topological level of a segment.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct Level {
+    /// What must be ordered before the level (a barrier, where not empty): none for a segment's first level
+    /// after a step that cut it, as whatever records that step orders everything before it.
+    pub hazards: Vec<BufferHazard>,
+    pub ops: Vec<Op>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Op {
+    /// Node `.0`'s kernel, over its workgroups for the replay (none: not recorded).
+    Dispatch(u32),
+    /// Block `.0`'s gate: its members' indirect arguments, zeros unless its flag is set.
+    Gate(u32),
+}
+
+/// The limits a program is compiled against.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct DeviceLimits {
+    /// Per dimension, and invocations in all.
+    pub workgroup_size: [u32; 3],
+    pub invocations: u32,
+    pub workgroups: u32,
+}
+
+impl DeviceLimits {
+    /// WebGPU's default limits, which every device offers: what tests compile against.
+    #[cfg(test)]
+    pub(crate) const WEBGPU_DEFAULTS: DeviceLimits = DeviceLimits {
+        workgroup_size: [256, 256, 64],
+        invocations: 256,
+        workgroups: 65535,
+    };
+}
+
+impl From<&wgpu::Limits> for DeviceLimits {
+    fn from(limits: &wgpu::Limits) -> Self {
+        DeviceLimits {
+            workgroup_size: [
+                limits.max_compute_workgroup_size_x,
+                limits.max_compute_workgroup_size_y,
+                limits.max_compute_workgroup_size_z,
+            ],
+            invocations: limits.max_compute_invocations_per_workgroup,
+            workgroups: limits.max_compute_workgroups_per_dimension,
+        }
+    }
+}
+
+impl Program {
+    /// Compiles `desc` (fused, flattened) for buffers of lengths `lens` on a device of `limits`: the plan,
+    /// every range evaluated, every kernel composed once, every size that reads no parameter resolved and
+    /// checked. Errors name the graph, and the node or buffer at fault.
+    pub(crate) fn compile(
+        desc: &GraphDesc,
+        lens: &[u32],
+        limits: DeviceLimits,
+    ) -> Result<Program, Error> {
+        let plan = plan(desc, lens).map_err(|e| plan_error(desc, e))?;
+        let mut kernels: Vec<KernelEntry> = Vec::new();
+        let mut index: HashMap<(String, String, Vec<u64>, Vec<AccessMode>), usize> = HashMap::new();
+        let mut nodes = Vec::with_capacity(desc.nodes.len());
+        for n in 0..desc.nodes.len() {
+            let Some((entry, node)) = node_kernel(desc, n, lens, limits)? else {
+                nodes.push(None);
+                continue;
+            };
+            let (body, name, constants, modes) = entry.key();
+            let key = (
+                body.to_string(),
+                name.to_string(),
+                constants,
+                modes.to_vec(),
+            );
+            let kernel = *index.entry(key).or_insert_with(|| {
+                kernels.push(entry);
+                kernels.len() - 1
+            });
+            nodes.push(Some(NodeKernel { kernel, ..node }));
+        }
+        let (partitions, segments) = partitions(desc, &plan.partitions, &nodes)?;
+        Ok(Program {
+            kernels,
+            nodes,
+            partitions,
+            segments,
+            max_workgroups: limits.workgroups,
+        })
+    }
+
+    /// Every step of every GPU partition, in replay order.
+    pub(crate) fn steps(&self) -> impl Iterator<Item = &Step> {
+        self.partitions.iter().flat_map(|p| match p {
+            Partition::Gpu(steps) => steps.as_slice(),
+            Partition::Host(_) => &[],
+        })
+    }
+
+    /// Every upload (or readback) of the program, in replay order.
+    pub(crate) fn transfers(&self, readbacks: bool) -> Vec<Transfer> {
+        self.steps()
+            .filter_map(|s| match (*s, readbacks) {
+                (Step::Upload(t), false) | (Step::Readback(t), true) => Some(t),
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// How many dispatches the program records, gates not counted.
+    pub(crate) fn dispatches(&self) -> usize {
+        self.segments
+            .iter()
+            .flat_map(|s| &s.levels)
+            .flat_map(|l| &l.ops)
+            .filter(|op| matches!(op, Op::Dispatch(_)))
+            .count()
+    }
+
+    /// Whether every partition is recorded work alone: no host phase, copy, upload, readback or interop task.
+    pub(crate) fn segments_alone(&self) -> bool {
+        self.partitions.iter().all(|p| match p {
+            Partition::Gpu(steps) => steps.iter().all(|s| matches!(s, Step::Segment(_))),
+            Partition::Host(_) => false,
+        })
+    }
+}
+
+/// Workgroup counts of every kernel for these parameters, into `workgroups` (by node), each checked against
+/// the device limit before anything is recorded, so a bad size fails the replay whole. A kernel that is not
+/// `active` (a choice of alternatives not chosen) gets none, and its size is not evaluated.
+pub(crate) fn resolve_dispatches(
+    program: &Program,
+    params: &[u8],
+    lens: &[u32],
+    active: &[bool],
+    workgroups: &mut [[u32; 3]],
+) -> Result<(), (usize, SizeProblem)> {
+    for (node, (kernel, slot)) in program.nodes.iter().zip(workgroups).enumerate() {
+        let Some(kernel) = kernel else {
+            continue;
+        };
+        if !active.get(node).copied().unwrap_or(true) {
+            *slot = [0; 3];
+            continue;
+        }
+        let w = kernel
+            .size
+            .workgroups(params, lens)
+            .map_err(|p| (node, p))?;
+        if w.iter().any(|&d| d > program.max_workgroups) {
+            return Err((node, SizeProblem::TooLarge(w)));
+        }
+        *slot = w;
+    }
+    Ok(())
+}
+
+/// Node `n`'s kernel entry (not yet numbered) and dispatch, if it dispatches a kernel: a kernel node, or a
+/// copy in a block under GPU control (see [`copy_kernel`]).
+fn node_kernel(
+    desc: &GraphDesc,
+    n: usize,
+    lens: &[u32],
+    limits: DeviceLimits,
+) -> Result<Option<(KernelEntry, NodeKernel)>, Error> {
+    let as_kernel = copy_kernel(desc, n, lens).map_err(|e| plan_error(desc, e))?;
+    let (k, copy_words) = match (&desc.nodes[n].op, &as_kernel) {
+        (OpDesc::Kernel(k), _) => (k, None),
+        (_, Some((k, words))) => (k, Some(*words)),
+        _ => return Ok(None),
+    };
+    check_workgroup_size(desc, n, k.workgroup_size, limits)?;
+    // A fill of a range: its bounds, checked by the plan, become pipeline constants.
+    let range = match (&k.range, k.bindings.first()) {
+        (Some(r), Some(target)) => Some(
+            evaluate_range(n as u32, target.buffer, r, lens).map_err(|e| plan_error(desc, e))?,
+        ),
+        _ => None,
+    };
+    let elements = |count: u32| {
+        element_dispatch(
+            desc,
+            n,
+            count,
+            k.workgroup_size[0],
+            k.foldable,
+            limits.workgroups,
+        )
+    };
+    let size = match (&k.dispatch, range, copy_words) {
+        (_, _, Some(words)) => DispatchSize::Fixed(elements(words)?),
+        (_, Some((start, end)), None) => DispatchSize::Fixed(elements(end - start)?),
+        (DispatchDesc::BufferLen(b), None, None) => {
+            DispatchSize::Fixed(elements(lens.get(*b as usize).copied().unwrap_or(0))?)
+        }
+        (DispatchDesc::Threads(dims), None, None) => {
+            DispatchSize::Threads(dims.clone(), k.workgroup_size)
+        }
+        (DispatchDesc::Workgroups(dims), None, None) => DispatchSize::Workgroups(dims.clone()),
+        (DispatchDesc::Indirect(b), None, None) => DispatchSize::Indirect(*b),
+    }
+    .fixed_if_constant(lens, limits.workgroups)
+    .map_err(|problem| problem.into_error(desc, n, limits.workgroups))?;
+    let entry = KernelEntry {
+        label: desc.nodes[n].name.to_string(),
+        body: k.compose_body(&desc.params),
+        has_params: !desc.params.wgsl_struct.is_empty(),
+        entry: k.entry.to_string(),
+        constants: range.map_or(Vec::new(), |(start, end)| {
+            vec![
+                (graph_core::fill::RANGE_START, f64::from(start)),
+                (graph_core::fill::RANGE_END, f64::from(end)),
+            ]
+        }),
+        modes: k.bindings.iter().map(|b| b.mode).collect(),
+    };
+    let node = NodeKernel {
+        kernel: usize::MAX,
+        buffers: k.bindings.iter().map(|b| b.buffer).collect(),
+        size,
+    };
+    Ok(Some((entry, node)))
+}
+
+/// The plan's partitions as the program's steps, each GPU partition cut into segments at its copies,
+/// uploads, readbacks and interop tasks. A level cut by one of those goes on in the next segment without a
+/// barrier (whatever records the step orders everything before it); each dispatch names a node with a
+/// kernel, or the description was not one the checks made.
+fn partitions(
+    desc: &GraphDesc,
+    plan: &[PlanPartition],
+    nodes: &[Option<NodeKernel>],
+) -> Result<(Vec<Partition>, Vec<Segment>), Error> {
+    let mut partitions = Vec::with_capacity(plan.len());
+    let mut segments = Vec::new();
+    for partition in plan {
+        let levels = match partition {
+            PlanPartition::Host { nodes } => {
+                partitions.push(Partition::Host(nodes.clone()));
+                continue;
+            }
+            PlanPartition::Gpu { levels } => levels,
+        };
+        let mut steps = Vec::new();
+        let mut segment = Segment::default();
+        for level in levels {
+            segment.levels.push(Level {
+                hazards: level.hazards.clone(),
+                ops: Vec::new(),
+            });
+            for step in &level.steps {
+                let cut = match *step {
+                    PlanStep::Dispatch { node } => {
+                        if nodes.get(node as usize).is_none_or(Option::is_none) {
+                            return Err(Error::Bake {
+                                graph: desc.name.to_string(),
+                                reason: format!(
+                                    "node `{}` is dispatched but has no kernel",
+                                    desc.nodes.get(node as usize).map_or("?", |n| &*n.name)
+                                ),
+                            });
+                        }
+                        push_op(&mut segment, Op::Dispatch(node));
+                        continue;
+                    }
+                    PlanStep::Gate { block } => {
+                        push_op(&mut segment, Op::Gate(block));
+                        continue;
+                    }
+                    PlanStep::Copy {
+                        src,
+                        src_offset,
+                        dst,
+                        dst_offset,
+                        bytes,
+                        ..
+                    } => Step::Copy {
+                        src,
+                        src_offset,
+                        dst,
+                        dst_offset,
+                        bytes,
+                    },
+                    PlanStep::Upload(t) => Step::Upload(t),
+                    PlanStep::Readback(t) => Step::Readback(t),
+                    PlanStep::Interop { node } => Step::Interop(node),
+                };
+                steps.push(Step::Segment(segments.len()));
+                segments.push(std::mem::take(&mut segment));
+                steps.push(cut);
+                segment.levels.push(Level::default());
+            }
+        }
+        steps.push(Step::Segment(segments.len()));
+        segments.push(segment);
+        partitions.push(Partition::Gpu(steps));
+    }
+    Ok((partitions, segments))
+}
+
+fn push_op(segment: &mut Segment, op: Op) {
+    if let Some(level) = segment.levels.last_mut() {
+        level.ops.push(op);
+    }
+}
+
+/// Whether node `index` is a member of a block under GPU control.
+pub(crate) fn in_block(desc: &GraphDesc, index: usize) -> bool {
+    desc.blocks
+        .iter()
+        .any(|b| b.nodes.contains(&(index as u32)))
+}
+
+/// Node `n` as a kernel, if it is a copy in a block under GPU control (so that its gate can skip it), with
+/// the 32-bit words it moves: the buffers seen as `u32` words (every element type is made of them), the
+/// offsets and length constants of its module, so each range is its own pipeline, as a ranged fill's is.
+fn copy_kernel(
+    desc: &GraphDesc,
+    n: usize,
+    lens: &[u32],
+) -> Result<Option<(KernelDesc, u32)>, PlanError> {
+    let Some(OpDesc::Copy {
+        src,
+        dst,
+        src_range,
+        dst_range,
+    }) = desc.nodes.get(n).map(|node| &node.op)
+    else {
+        return Ok(None);
+    };
+    if !in_block(desc, n) {
+        return Ok(None);
+    }
+    let (src_start, src_end) = evaluate_range(n as u32, *src, src_range, lens)?;
+    let (dst_start, _) = evaluate_range(n as u32, *dst, dst_range, lens)?;
+    let words_per = desc.buffers[*src as usize].elem.size() / 4;
+    let (from, to, words) = (
+        src_start * words_per,
+        dst_start * words_per,
+        (src_end - src_start) * words_per,
+    );
+    let declarations = "@group(0) @binding(0) var<storage, read> src: array<u32>;\n\
+                        @group(0) @binding(1) var<storage, read_write> dst: array<u32>;\n";
+    let source = format!(
+        "const FROM: u32 = {from}u;\nconst TO: u32 = {to}u;\nconst WORDS: u32 = {words}u;\n\
+         @compute @workgroup_size(64)\n\
+         fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {{\n\
+         \x20   let i = gid.x + gid.y * groups.x * 64u;\n\
+         \x20   if (i < WORDS) {{ dst[TO + i] = src[FROM + i]; }}\n}}\n"
+    );
+    let kernel = KernelDesc {
+        pointwise: false,
+        no_fusion: true,
+        declarations: declarations.into(),
+        args: Default::default(),
+        source: source.into(),
+        entry: "main".into(),
+        workgroup_size: [64, 1, 1],
+        bindings: vec![
+            AccessDesc {
+                buffer: *src,
+                mode: AccessMode::Read,
+            },
+            AccessDesc {
+                buffer: *dst,
+                mode: AccessMode::Write,
+            },
+        ]
+        .into(),
+        // Replaced by the fixed size of its words (see `node_kernel`).
+        dispatch: DispatchDesc::Threads([SizeDesc::ONE, SizeDesc::ONE, SizeDesc::ONE]),
+        foldable: true,
+        range: None,
+        alternative: None,
+    };
+    Ok(Some((kernel, words)))
+}
+
+/// A kernel's workgroup fits the device (the macro held it to the portable limits unless the graph is
+/// `#[device_limits]`).
+fn check_workgroup_size(
+    desc: &GraphDesc,
+    node: usize,
+    size: [u32; 3],
+    limits: DeviceLimits,
+) -> Result<(), Error> {
+    let per_dim = limits.workgroup_size;
+    let total = limits.invocations;
+    let invocations = size.iter().map(|&d| u64::from(d)).product::<u64>();
+    if size.iter().zip(per_dim).any(|(&d, max)| d > max) || invocations > u64::from(total) {
+        return Err(Error::WorkgroupTooLarge {
+            graph: desc.name.to_string(),
+            node: desc.nodes[node].name.to_string(),
+            size,
+            limit: format!(
+                "{} x {} x {} per dimension, {total} invocations in all",
+                per_dim[0], per_dim[1], per_dim[2]
+            ),
+        });
+    }
+    Ok(())
+}
+
+/// The workgroups for one invocation per element, decided at bake. Past the per-dimension limit, a kernel
+/// that indexes by `num_workgroups` is folded into two dimensions; any other is an error now rather than at
+/// every replay.
+fn element_dispatch(
+    desc: &GraphDesc,
+    node: usize,
+    elements: u32,
+    workgroup_width: u32,
+    foldable: bool,
+    limit: u32,
+) -> Result<[u32; 3], Error> {
+    let groups = elements.div_ceil(workgroup_width.max(1));
+    if groups <= limit {
+        return Ok([groups, 1, 1]);
+    }
+    let folded = [limit, groups.div_ceil(limit), 1];
+    if foldable && folded[1] <= limit {
+        return Ok(folded);
+    }
+    Err(Error::DispatchTooLarge {
+        graph: desc.name.to_string(),
+        node: desc.nodes[node].name.to_string(),
+        workgroups: [groups, 1, 1],
+        limit,
+    })
+}
+
+/// A plan's refusal as the runtime's error, naming the graph and the node or buffer at fault.
+pub(crate) fn plan_error(desc: &GraphDesc, error: PlanError) -> Error {
+    let graph = desc.name.to_string();
+    let node_name = |n: u32| desc.nodes.get(n as usize).map_or("?", |n| &*n.name);
+    let buffer_name = |b: u32| desc.buffers.get(b as usize).map_or("?", |b| &*b.name);
+    match error {
+        PlanError::CopyLengths {
+            node,
+            src_len,
+            dst_len,
+        } => {
+            let (src, dst, whole) = match desc.nodes.get(node as usize).map(|n| &n.op) {
+                Some(OpDesc::Copy {
+                    src,
+                    dst,
+                    src_range,
+                    dst_range,
+                }) => (
+                    *src,
+                    *dst,
+                    src_range.is_whole(*src) && dst_range.is_whole(*dst),
+                ),
+                _ => (u32::MAX, u32::MAX, false),
+            };
+            if whole {
+                // A whole-buffer copy: the destination's length is what is wrong.
+                return Error::BufferLength {
+                    graph,
+                    buffer: buffer_name(dst).to_string(),
+                    expected: format!(
+                        "exactly {src_len} (the length of `{}`, which node `{}` copies into it whole)",
+                        buffer_name(src),
+                        node_name(node)
+                    ),
+                    actual: dst_len.into(),
+                };
+            }
+            Error::Bake {
+                graph,
+                reason: format!(
+                    "copy `{}` moves {src_len} elements of `{}` into a range of {dst_len} elements of `{}`; \
+                     both sides of a copy have one length",
+                    node_name(node),
+                    buffer_name(src),
+                    buffer_name(dst)
+                ),
+            }
+        }
+        PlanError::Range {
+            node,
+            buffer,
+            start,
+            end,
+            len,
+        } if start <= end => Error::BufferLength {
+            graph,
+            buffer: buffer_name(buffer).to_string(),
+            expected: format!(
+                "at least {end} (node `{}` uses `{}[{start}..{end}]`)",
+                node_name(node),
+                buffer_name(buffer)
+            ),
+            actual: len.into(),
+        },
+        PlanError::Range {
+            node,
+            buffer,
+            start,
+            end,
+            ..
+        } => Error::Bake {
+            graph,
+            reason: format!(
+                "the range `{start}..{end}` of `{}` in node `{}` starts after it ends",
+                buffer_name(buffer),
+                node_name(node)
+            ),
+        },
+        PlanError::Bound { node, error } => Error::Bake {
+            graph,
+            reason: format!("a range bound of node `{}` fails: {error}", node_name(node)),
+        },
+        PlanError::Lengths { expected, given } => Error::Bake {
+            graph,
+            reason: format!("{given} buffer lengths for {expected} buffers"),
+        },
+        PlanError::Subgraph { node } => Error::Bake {
+            graph,
+            reason: format!("subgraph node `{}` was not flattened", node_name(node)),
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use graph_core::builder::{GraphBuilder, KernelSpec};
+    use graph_core::library::Library;
+
+    use super::*;
+
+    const LIMITS: DeviceLimits = DeviceLimits::WEBGPU_DEFAULTS;
+
+    fn scale(src: &str, dst: &str) -> KernelSpec {
+        KernelSpec::wgsl(format!(
+            "@compute @workgroup_size(64)
+             fn main(@builtin(global_invocation_id) gid: vec3<u32>) {{
+                 if (gid.x < arrayLength(&{dst})) {{ {dst}[gid.x] = {src}[gid.x] * params.k; }}
+             }}"
+        ))
+        .read(src)
+        .write(dst)
+    }
+
+    /// `a: x -> y`, `b: x -> z`, fills of two ranges of `w`, a readback of `y`, and `c: y -> w2` after it.
+    fn graph() -> GraphDesc {
+        let mut b = GraphBuilder::new("Compiled");
+        b.param("k", "f32");
+        b.input("x", "f32")
+            .output("y", "f32")
+            .output("z", "f32")
+            .output("w", "f32")
+            .output("w2", "f32");
+        b.kernel("a", scale("x", "y"));
+        b.kernel("b", scale("x", "z"));
+        b.fill("low", "w[..4]", "1.0");
+        b.fill("high", "w[4..]", "1.0");
+        b.readback("out", "y");
+        b.kernel("c", scale("y", "w2"));
+        b.edge("out", "c");
+        b.build(&Library::EMPTY).expect("a good graph")
+    }
+
+    #[test]
+    fn each_distinct_kernel_is_one_entry_composed_once() {
+        let mut b = GraphBuilder::new("Twice");
+        b.param("k", "f32");
+        b.input("x", "f32").output("y", "f32").output("z", "f32");
+        b.kernel("a", scale("x", "y"));
+        b.kernel("again", scale("x", "y"));
+        b.kernel("other", scale("x", "z"));
+        b.fill("low", "z[..4]", "1.0");
+        b.fill("high", "z[4..]", "1.0");
+        let desc = b.build(&Library::EMPTY).expect("a good graph");
+        let program = Program::compile(&desc, &[64; 3], LIMITS).expect("compiles");
+        let kernel = |name: &str| {
+            let n = desc
+                .nodes
+                .iter()
+                .position(|n| n.name == name)
+                .expect("a node");
+            program.nodes[n].as_ref().expect("a kernel").kernel
+        };
+        // One text over the same bindings: one entry, dispatched twice.
+        assert_eq!(kernel("a"), kernel("again"));
+        assert_ne!(kernel("a"), kernel("other"));
+        // The fills are one text, but their ranges are pipeline constants: two entries.
+        assert_ne!(kernel("low"), kernel("high"));
+        assert_eq!(program.kernels.len(), 4, "{:?}", program.kernels);
+        let high = &program.kernels[kernel("high")];
+        assert_eq!(
+            high.constants,
+            [
+                (graph_core::fill::RANGE_START, 4.0),
+                (graph_core::fill::RANGE_END, 64.0)
+            ]
+        );
+        // Each recorder's module is the one body with its storage's parameter variable.
+        let entry = &program.kernels[kernel("a")];
+        let immediates = entry.module(ParamsStorage::Immediates);
+        let uniform = entry.module(ParamsStorage::Uniform);
+        assert!(immediates.ends_with("var<immediate> params: GraphParams;\n"));
+        assert!(uniform.ends_with("@group(1) @binding(0) var<uniform> params: GraphParams;\n"));
+        assert_eq!(
+            immediates.strip_suffix(params_declaration(ParamsStorage::Immediates, true)),
+            uniform.strip_suffix(params_declaration(ParamsStorage::Uniform, true))
+        );
+        for module in [immediates, uniform] {
+            graph_core::wgsl::validate(&module).expect("a valid module");
+        }
+        // Buffers by binding, and a size fixed at compile time where it reads no parameter.
+        let other = program.nodes[2].as_ref().expect("a kernel");
+        assert_eq!(other.buffers, [0, 2]);
+        assert!(
+            matches!(other.size, DispatchSize::Fixed([1, 1, 1])),
+            "{other:?}"
+        );
+    }
+
+    #[test]
+    fn a_partition_is_cut_into_segments_at_its_transfers() {
+        let desc = graph();
+        let program = Program::compile(&desc, &[64; 5], LIMITS).expect("compiles");
+        let [Partition::Gpu(steps)] = program.partitions.as_slice() else {
+            panic!("one GPU partition: {:?}", program.partitions);
+        };
+        let readback = Transfer {
+            node: 4,
+            buffer: 1,
+            offset: 0,
+            bytes: 256,
+        };
+        assert_eq!(
+            steps,
+            &[Step::Segment(0), Step::Readback(readback), Step::Segment(1)]
+        );
+        let ops = |segment: usize| -> Vec<(bool, Vec<Op>)> {
+            program.segments[segment]
+                .levels
+                .iter()
+                .map(|l| (!l.hazards.is_empty(), l.ops.clone()))
+                .collect()
+        };
+        // The first level's dispatches, then the second level's (`high` after `low`, behind a barrier),
+        // whose readback cuts it: the level goes on without a barrier in the next segment (what records
+        // the readback orders everything before it); the third level, `c`, needs none either: the
+        // second level's barrier already ordered `y` after `a`, and `w2` is new.
+        assert_eq!(
+            ops(0),
+            [
+                (
+                    false,
+                    vec![Op::Dispatch(0), Op::Dispatch(1), Op::Dispatch(2)]
+                ),
+                (true, vec![Op::Dispatch(3)]),
+            ]
+        );
+        assert_eq!(ops(1), [(false, vec![]), (false, vec![Op::Dispatch(5)])]);
+        assert_eq!(program.dispatches(), 5);
+        assert_eq!(program.transfers(true), [readback]);
+        assert!(program.transfers(false).is_empty());
+        assert!(!program.segments_alone());
+    }
+
+    #[test]
+    fn sizes_and_ranges_that_do_not_fit_are_refused_when_compiled() {
+        let desc = graph();
+        // `w[4..]` of a 2-element `w`.
+        let short = Program::compile(&desc, &[64, 64, 64, 2, 64], LIMITS);
+        assert!(
+            matches!(&short, Err(Error::BufferLength { buffer, .. }) if buffer == "w"),
+            "{short:?}"
+        );
+        // A kernel over more elements than the device has workgroups for, in one dimension.
+        let small = DeviceLimits {
+            workgroups: 2,
+            ..LIMITS
+        };
+        let wide = Program::compile(&desc, &[64, 64, 64, 64, 1024], small);
+        assert!(
+            matches!(&wide, Err(Error::DispatchTooLarge { node, .. }) if node == "c"),
+            "{wide:?}"
+        );
+    }
+}
