@@ -461,7 +461,8 @@ impl BakedGraph {
 
     /// Runs the graph once: one submission per GPU partition; returns without
     /// waiting unless the graph has host tasks, which wait for the partition before them. What the device
-    /// reports while the replay records and submits is this replay's error.
+    /// reports while the replay records and submits is this replay's error, with the graph's name
+    /// ([`Error::InGraph`]).
     pub fn replay(&mut self) -> Result<Submission, Error> {
         let _span = tracing::debug_span!("replay", graph = %self.state.desc.name).entered();
         self.gpu.check_lost()?;
@@ -479,7 +480,9 @@ impl BakedGraph {
             OpScope::enter(&gpu)
         };
         let submitted = self.submit(Timing::None);
-        scope.finish(submitted)
+        scope
+            .finish(submitted)
+            .map_err(|e| e.in_graph(&self.state.desc.name))
     }
 
     /// Runs the graph once with each dispatch timed on the GPU (timestamp queries), waits for it, and returns
@@ -491,6 +494,12 @@ impl BakedGraph {
     /// queries.
     pub fn profile(&mut self) -> Result<Profile, Error> {
         let _span = tracing::info_span!("profile", graph = %self.state.desc.name).entered();
+        self.profile_unnamed()
+            .map_err(|e| e.in_graph(&self.state.desc.name))
+    }
+
+    /// [`BakedGraph::profile`], its errors as the device gives them.
+    fn profile_unnamed(&mut self) -> Result<Profile, Error> {
         self.gpu.check_lost()?;
         profile::check_timestamps(&self.gpu, &self.state.desc.name)?;
         let gpu = self.gpu.clone();

@@ -263,6 +263,18 @@ pub enum Error {
 
     #[error("waiting for the GPU failed: {0}")]
     Wait(String),
+
+    /// An error of the device, the driver or the validation layer during an operation on a graph (a replay,
+    /// a wait for one, a profile), which names no graph of its own: with the graph's name. Its `source` is
+    /// the error as it came ([`Error::Gpu`], [`Error::Validation`], [`Error::Wait`]..., see
+    /// [`Error::without_graph`]). A lost device is returned as it is: it is the device's state, not the
+    /// graph's, and every graph on it fails alike.
+    #[error("graph `{graph}`: {source}")]
+    InGraph {
+        graph: String,
+        #[source]
+        source: Box<Error>,
+    },
 }
 
 impl Error {
@@ -295,6 +307,50 @@ impl Error {
                 graph,
                 node,
                 source,
+            },
+        }
+    }
+
+    /// The graph this error names, if it names one.
+    pub fn graph(&self) -> Option<&str> {
+        match self {
+            Error::BufferType { graph, .. }
+            | Error::BufferLength { graph, .. }
+            | Error::BufferUsage { graph, .. }
+            | Error::ForeignBuffer { graph, .. }
+            | Error::MissingBuffer { graph, .. }
+            | Error::BoundTwice { graph, .. }
+            | Error::AliasedBuffers { graph, .. }
+            | Error::Bake { graph, .. }
+            | Error::InvalidDescription { graph, .. }
+            | Error::Update { graph, .. }
+            | Error::UnknownName { graph, .. }
+            | Error::ParamType { graph, .. }
+            | Error::ParamsSize { graph, .. }
+            | Error::Unsupported { graph, .. }
+            | Error::InGraph { graph, .. } => Some(graph),
+            Error::Graph(errors) => Some(&errors.graph.name),
+            e => e.graph_and_node().map(|(graph, _)| graph),
+        }
+    }
+
+    /// The error beneath the graph's name: the source of an [`Error::InGraph`], any other error itself.
+    pub fn without_graph(&self) -> &Error {
+        match self {
+            Error::InGraph { source, .. } => source,
+            e => e,
+        }
+    }
+
+    /// This error as one of an operation on graph `graph`: an error that names no graph gets its name (see
+    /// [`Error::InGraph`]); one that names a graph, and a lost device, are returned as they are.
+    pub(crate) fn in_graph(self, graph: &str) -> Self {
+        match self {
+            Error::DeviceLost(_) => self,
+            e if e.graph().is_some() => e,
+            e => Error::InGraph {
+                graph: graph.to_string(),
+                source: Box::new(e),
             },
         }
     }
@@ -353,5 +409,39 @@ pub(crate) fn unknown(
         } else {
             format!(" (it has {})", known.join(", "))
         },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_operation_on_a_graph_names_it_where_its_error_does_not() {
+        let named = Error::Gpu("a fault".into()).in_graph("G");
+        assert!(matches!(&named, Error::InGraph { graph, .. } if graph == "G"));
+        assert_eq!(
+            named.to_string(),
+            "graph `G`: the GPU reported an error: a fault"
+        );
+        assert_eq!(named.graph(), Some("G"));
+        assert!(matches!(named.without_graph(), Error::Gpu(m) if m == "a fault"));
+        // Named once, and an error that names its graph already (or another) keeps its own words.
+        assert!(matches!(named.in_graph("H"), Error::InGraph { graph, .. } if graph == "G"));
+        let own = Error::Wait("late".into()).in_graph("G").in_graph("G");
+        assert_eq!(
+            own.to_string(),
+            "graph `G`: waiting for the GPU failed: late"
+        );
+        let task = Error::HostTaskMissing {
+            graph: "G".into(),
+            node: "h".into(),
+        };
+        assert!(matches!(task.in_graph("G"), Error::HostTaskMissing { .. }));
+        // A lost device is the device's, not the graph's.
+        assert!(matches!(
+            Error::DeviceLost("gone".into()).in_graph("G"),
+            Error::DeviceLost(_)
+        ));
     }
 }

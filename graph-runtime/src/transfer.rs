@@ -268,6 +268,11 @@ pub(crate) struct Readbacks {
 }
 
 impl Readbacks {
+    /// The name of the graph they belong to.
+    pub(crate) fn graph(&self) -> &str {
+        &self.info.graph
+    }
+
     /// Each readback of `program`, by node, with its size: what its pooled sets hold.
     pub(crate) fn sizes(program: &Program) -> Vec<(u32, u64)> {
         program

@@ -136,6 +136,12 @@ impl<G> Submission<G> {
     /// itself, the timeline semaphore's value), in a loop of up to a millisecond (yielding the thread between
     /// looks on a CPU device), then blocks.
     pub fn wait(self) -> Result<Finished<G>, Error> {
+        let graph = self.readbacks.0.graph().to_string();
+        self.wait_unnamed().map_err(|e| e.in_graph(&graph))
+    }
+
+    /// [`Submission::wait`], its errors as the device gives them.
+    fn wait_unnamed(self) -> Result<Finished<G>, Error> {
         let early = || match (&self.marker, &self.readbacks.1) {
             (Some((marker, value)), None) => marker.wait(*value),
             _ => false,

@@ -240,13 +240,17 @@ fn device_errors_go_to_the_graph_that_caused_them() -> Result<(), Error> {
     let (dx, dy) = (gpu.buffer_zeroed::<f32>(64)?, gpu.buffer_zeroed::<f32>(64)?);
     let mut healthy = Double::bake(&gpu, DoubleBuffers { x: &dx, y: &dy })?;
 
-    // The faulty graph's replay reports its own error; the healthy one, before and after, none.
+    // The faulty graph's replay reports its own error, under its name; the healthy one, before and after,
+    // none.
     healthy.replay_blocking()?;
     let result = faulty.replay();
     assert!(
-        matches!(&result, Err(Error::Gpu(message)) if message.contains("write_buffer") || message.contains("Write")),
+        matches!(&result, Err(Error::InGraph { graph, source }) if graph == "Hosted"
+            && matches!(&**source, Error::Gpu(message) if message.contains("write_buffer") || message.contains("Write"))),
         "{result:?}"
     );
+    let message = result.err().map(|e| e.to_string()).unwrap_or_default();
+    assert!(message.starts_with("graph `Hosted`: "), "{message}");
     healthy.replay_blocking()?;
     gpu.check()?;
 
