@@ -86,6 +86,59 @@ impl<G: TaskGraph> Baked<G> {
         &self.graph
     }
 
+    /// Checks the promise of the graph's `FUSED` constant, which the macro made over the declared lengths
+    /// (`baked.check_fused(Graph::FUSED)?`): each group of `promised` runs inside one kernel bake fused over
+    /// the bound buffers on this device. An `Err` ([`Error::FusionNotKept`]) names the first group it did
+    /// not, what bake fused instead, and what it declined and why ([`BakedGraph::fusion_declined`]); a group
+    /// may also run inside a larger one, which bound lengths the macro did not know can allow.
+    pub fn check_fused(&self, promised: &[&[G::Node]]) -> Result<(), Error> {
+        let desc = self.graph.description();
+        let name = |n: u32| {
+            desc.nodes
+                .get(n as usize)
+                .map_or_else(|| format!("#{n}"), |node| format!("`{}`", node.name))
+        };
+        let names = |nodes: &mut dyn Iterator<Item = u32>| {
+            let names: Vec<String> = nodes.map(name).collect();
+            format!("[{}]", names.join(", "))
+        };
+        let fused = self.graph.fused();
+        for group in promised {
+            let members: Vec<u32> = group.iter().map(|&n| G::node_index(n) as u32).collect();
+            if fused
+                .iter()
+                .any(|f| members.iter().all(|m| f.members.contains(m)))
+            {
+                continue;
+            }
+            let declined: Vec<String> = self
+                .graph
+                .fusion_declined()
+                .iter()
+                .map(|d| d.to_string())
+                .collect();
+            return Err(Error::FusionNotKept {
+                graph: desc.name.to_string(),
+                group: names(&mut members.iter().copied()),
+                fused: if fused.is_empty() {
+                    "nothing".into()
+                } else {
+                    let groups: Vec<String> = fused
+                        .iter()
+                        .map(|f| names(&mut f.members.iter().copied()))
+                        .collect();
+                    groups.join(", ")
+                },
+                declined: if declined.is_empty() {
+                    "none".into()
+                } else {
+                    declined.join("; ")
+                },
+            });
+        }
+        Ok(())
+    }
+
     /// See [`BakedGraph::use_portable_recorder`].
     pub fn use_portable_recorder(&mut self) {
         self.graph.use_portable_recorder();

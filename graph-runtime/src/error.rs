@@ -239,6 +239,21 @@ pub enum Error {
     #[error("graph `{graph}`: {what}")]
     Unsupported { graph: String, what: String },
 
+    /// Bake did not run a group of kernels the graph's `FUSED` constant lists as one kernel (see
+    /// [`crate::Baked::check_fused`]).
+    #[error(
+        "graph `{graph}`: `FUSED` lists {group} as one kernel, but bake fused {fused}; what it declined: {declined}"
+    )]
+    FusionNotKept {
+        graph: String,
+        /// The promised group, by node name.
+        group: String,
+        /// The groups bake fused, by node name.
+        fused: String,
+        /// What bake declined to fuse on this device, and why (`none` when it declined nothing).
+        declined: String,
+    },
+
     #[error("the GPU ran out of memory: {0}")]
     OutOfMemory(String),
 
@@ -328,6 +343,7 @@ impl Error {
             | Error::ParamType { graph, .. }
             | Error::ParamsSize { graph, .. }
             | Error::Unsupported { graph, .. }
+            | Error::FusionNotKept { graph, .. }
             | Error::InGraph { graph, .. } => Some(graph),
             Error::Graph(errors) => Some(&errors.graph.name),
             e => e.graph_and_node().map(|(graph, _)| graph),

@@ -100,6 +100,8 @@ fn main() -> Result<()> {
     // Bake: compile the pipelines, create the bind groups. Done once; the generated `SaxpyInlineBuffers`
     // struct makes forgetting a buffer a compile error, and a wrong length or element type a bake error.
     let mut saxpy = SaxpyInline::bake(&gpu, SaxpyInlineBuffers { x: &x, y: &y })?;
+    // The kernels the macro promised to fuse (`FUSED`) run as one kernel on this device too.
+    saxpy.check_fused(SaxpyInline::FUSED)?;
 
     // The CPU mirror of `y`, in f64, updated as the GPU is asked to; and how far f32 may be from it.
     let mut expected: Vec<f64> = y_host.iter().map(|&v| f64::from(v)).collect();
@@ -134,6 +136,7 @@ fn main() -> Result<()> {
     // A fresh `y`, a second graph over the same `x`: one `x` buffer can be bound into any number of graphs.
     let y2 = gpu.buffer_from_slice(&y_host)?;
     let mut library = SaxpyLibrary::bake(&gpu, SaxpyLibraryBuffers { x: &x, y: &y2 })?;
+    library.check_fused(SaxpyLibrary::FUSED)?;
 
     let mut expected: Vec<f64> = y_host.iter().map(|&v| f64::from(v)).collect();
     let mut bound = vec![0.0f64; N];

@@ -130,6 +130,7 @@ fn main() -> Result<()> {
 
     let start = Instant::now();
     let mut heat = HeatSteps::bake(&gpu, HeatStepsBuffers { temp: &temp })?;
+    heat.check_fused(HeatSteps::FUSED)?;
     println!(
         "bake:     {} (grid {GRID}x{GRID}; nodes {:?}, one time step each)",
         ms(start.elapsed()),

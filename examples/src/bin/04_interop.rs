@@ -131,6 +131,7 @@ fn main() -> Result<()> {
             out: &out,
         },
     )?;
+    graph.check_fused(WithLibrary::FUSED)?;
     let library = Softsign::new(gpu.device());
     graph.on_interop(WithLibraryInterop::Softsign, move |ctx| {
         let (input, output) = (ctx.buffer("scaled")?, ctx.buffer("squashed")?);

@@ -126,6 +126,7 @@ fn main() -> Result<()> {
             sweeps: &sweeps,
         },
     )?;
+    g.check_fused(Poisson::FUSED)?;
     *g.params_mut() = PoissonParams::new(N as u32, TOLERANCE);
     let start = Instant::now();
     g.replay_blocking()?;

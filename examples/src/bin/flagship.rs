@@ -115,6 +115,7 @@ fn main() -> Result<()> {
         },
     )?;
     let bake_time = start.elapsed();
+    graph.check_fused(EdgePipeline::FUSED)?;
     let flat = graph.untyped().description();
     println!(
         "bake:      {} ({} nodes once the subgraph is flattened, {} GPU partitions around the host task; \
