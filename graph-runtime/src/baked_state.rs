@@ -98,6 +98,7 @@ impl BakedState {
         let (gates, gates_built) = Gates::new(
             gpu,
             &desc,
+            &r.program.gates,
             &r.bound.buffers,
             previous.as_ref().and_then(|p| p.gates.as_ref()),
         );

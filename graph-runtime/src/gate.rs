@@ -10,6 +10,7 @@ use std::borrow::Cow;
 use graph_core::desc::GraphDesc;
 
 use crate::gpu::Gpu;
+use crate::program::{GateEntry, GateTable};
 use crate::queue::GpuQueue;
 
 /// The gate: `args[first + i] = flag[0] != 0 ? counts[first + i] : 0` over one block's words.
@@ -28,36 +29,22 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
 }
 ";
 
-/// One gated block's gate.
+/// One gated block's portable gate.
 struct Gate {
     pipeline: wgpu::ComputePipeline,
     bind_group: wgpu::BindGroup,
-    /// What the native recorder builds its own gate from: the flag, the block's first word and its words.
+    /// The flag's buffer, bound at binding 0.
     flag: wgpu::Buffer,
-    first: u32,
-    words: u32,
-    workgroups: u32,
 }
 
-/// What a gate kernel of [`GATE_WGSL`] reads and writes, and its override constants and size: the native
-/// recorder records it as a dispatch of its own.
-pub(crate) struct GateSpec<'a> {
-    /// Bindings 0, 1 and 2: the flag, the counts, the arguments.
-    pub buffers: [&'a wgpu::Buffer; 3],
-    pub first: u32,
-    pub words: u32,
-    pub workgroups: u32,
-}
-
-/// The gates of a baked graph's gated blocks, and the counts and arguments they share.
+/// The GPU side of a baked graph's gates, laid out by its program's [`GateTable`]: the counts and arguments
+/// every gate shares, and each block's portable pipeline and bind group.
 pub(crate) struct Gates {
     shared: Shared,
     /// By block: `None` for a block without a flag (a plain `repeat`).
     blocks: Vec<Option<Gate>>,
-    /// By node: its slot of three words, for a gated member.
-    slots: Vec<Option<u32>>,
-    /// By block: its first slot and its number of gated members.
-    ranges: Vec<(u32, u32)>,
+    /// The layout they were made for.
+    table: GateTable,
     /// The counts of this replay, staged.
     words: Vec<u32>,
 }
@@ -130,106 +117,81 @@ pub(crate) struct GatesBuilt {
 }
 
 impl Gates {
-    /// The gates of `desc`'s gated blocks over the bound buffers; `None` when it has none. With the gates
-    /// of the graph before an update (`previous`), what did not change is kept: where every gated member
-    /// keeps its slot, the counts, the arguments and each block's pipeline (the same constants), and a
+    /// The gates of `table`, laid out for `desc`'s gated blocks, over the bound buffers; `None` when it has
+    /// none. With the gates of the graph before an update (`previous`), what did not change is kept: where the
+    /// layout is the same, the counts, the arguments and each block's pipeline (the same constants), and a
     /// block's bind group where its flag is the same buffer. The rest is built, and counted.
     pub(crate) fn new(
         gpu: &Gpu,
         desc: &GraphDesc,
+        table: &GateTable,
         buffers: &[wgpu::Buffer],
         previous: Option<&Gates>,
     ) -> (Option<Gates>, GatesBuilt) {
         let mut built = GatesBuilt::default();
-        let mut slots = vec![None; desc.nodes.len()];
-        let mut next = 0u32;
-        let mut ranges = Vec::new();
-        for block in desc.blocks.iter() {
-            let first = next;
-            if block.flag.is_some() {
-                for &n in block.nodes.iter() {
-                    if let Some(slot) = slots.get_mut(n as usize) {
-                        *slot = Some(next);
-                        next += 1;
-                    }
-                }
-            }
-            ranges.push((first, next - first));
-        }
-        if next == 0 {
+        if table.count == 0 {
             return (None, built);
         }
         let device = gpu.device();
-        let kept = previous.filter(|p| p.slots == slots && p.ranges == ranges);
+        let kept = previous.filter(|p| p.table == *table);
         let shared = match kept {
             Some(p) => p.shared.clone(),
-            None => Shared::new(device, next),
+            None => Shared::new(device, table.count),
         };
-        let blocks = desc
+        let blocks = table
             .blocks
             .iter()
-            .zip(&ranges)
             .enumerate()
-            .map(|(b, (block, &(first, members)))| {
-                let flag = buffers.get(block.flag? as usize)?;
+            .map(|(b, gate)| {
+                let gate = (*gate)?;
+                let flag = buffers.get(gate.flag as usize)?;
+                let name = desc.blocks.get(b).map_or("gate", |block| &*block.name);
                 let old = kept.and_then(|p| p.blocks.get(b)?.as_ref());
                 let pipeline = match old {
                     Some(old) => old.pipeline.clone(),
                     None => {
                         built.pipelines += 1;
-                        gate_pipeline(device, &shared, &block.name, first, members)
+                        gate_pipeline(device, &shared, name, gate)
                     }
                 };
                 let bind_group = match old {
                     Some(old) if old.flag == *flag => old.bind_group.clone(),
                     _ => {
                         built.bind_groups += 1;
-                        gate_bind_group(device, &shared, &block.name, flag)
+                        gate_bind_group(device, &shared, name, flag)
                     }
                 };
                 Some(Gate {
                     pipeline,
                     bind_group,
                     flag: flag.clone(),
-                    first: first * 3,
-                    words: members * 3,
-                    workgroups: (members * 3).div_ceil(64),
                 })
             })
             .collect();
         let gates = Gates {
             shared,
             blocks,
-            slots,
-            ranges,
-            words: vec![0; next as usize * 3],
+            table: table.clone(),
+            words: vec![0; table.count as usize * 3],
         };
         (Some(gates), built)
     }
 
-    /// Node `node`'s slot, if it is a gated member: it dispatches from the arguments at `slot * 12` bytes.
-    pub(crate) fn slot(&self, node: u32) -> Option<u32> {
-        self.slots.get(node as usize).copied().flatten()
-    }
-
+    /// What gated members dispatch from: their slots' arguments.
     pub(crate) fn args(&self) -> &wgpu::Buffer {
         &self.shared.args
     }
 
-    /// Block `block`'s gate, if it has a flag.
-    pub(crate) fn gate(&self, block: u32) -> Option<GateSpec<'_>> {
+    /// The buffers block `block`'s gate binds (the flag, the counts, the arguments), if it has a flag: the
+    /// native recorder records the gate as a dispatch of its own over them.
+    pub(crate) fn buffers(&self, block: u32) -> Option<[&wgpu::Buffer; 3]> {
         let gate = self.blocks.get(block as usize)?.as_ref()?;
-        Some(GateSpec {
-            buffers: [&gate.flag, &self.shared.counts, &self.shared.args],
-            first: gate.first,
-            words: gate.words,
-            workgroups: gate.workgroups,
-        })
+        Some([&gate.flag, &self.shared.counts, &self.shared.args])
     }
 
     /// Writes this replay's counts of every gated member (queued ahead of the replay's submissions).
     pub(crate) fn before_replay(&mut self, queue: &GpuQueue, workgroups: &[[u32; 3]]) {
-        for (node, slot) in self.slots.iter().enumerate() {
+        for (node, slot) in self.table.slots.iter().enumerate() {
             if let (Some(slot), Some(w)) = (slot, workgroups.get(node)) {
                 let at = *slot as usize * 3;
                 self.words[at..at + 3].copy_from_slice(w);
@@ -238,23 +200,23 @@ impl Gates {
         queue.write_buffer(&self.shared.counts, 0, bytemuck::cast_slice(&self.words));
     }
 
-    /// Records block `block`'s gate into `pass`; the caller sets its own pipeline and bind groups again after.
-    pub(crate) fn record(&self, pass: &mut wgpu::ComputePass<'_>, block: u32) {
+    /// Records block `block`'s gate into `pass`, over `workgroups`; the caller sets its own pipeline and bind
+    /// groups again after.
+    pub(crate) fn record(&self, pass: &mut wgpu::ComputePass<'_>, block: u32, workgroups: u32) {
         if let Some(Some(gate)) = self.blocks.get(block as usize) {
             pass.set_pipeline(&gate.pipeline);
             pass.set_bind_group(0, &gate.bind_group, &[]);
-            pass.dispatch_workgroups(gate.workgroups, 1, 1);
+            pass.dispatch_workgroups(workgroups, 1, 1);
         }
     }
 }
 
-/// Block `name`'s gate pipeline over its words: slots `first..first + members`, three words each.
+/// Block `name`'s gate pipeline over its words.
 fn gate_pipeline(
     device: &wgpu::Device,
     shared: &Shared,
     name: &str,
-    first: u32,
-    members: u32,
+    gate: GateEntry,
 ) -> wgpu::ComputePipeline {
     device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
         label: Some(name),
@@ -263,8 +225,8 @@ fn gate_pipeline(
         entry_point: Some("main"),
         compilation_options: wgpu::PipelineCompilationOptions {
             constants: &[
-                ("first", f64::from(first * 3)),
-                ("words", f64::from(members * 3)),
+                ("first", f64::from(gate.first)),
+                ("words", f64::from(gate.words)),
             ],
             ..Default::default()
         },

@@ -325,8 +325,10 @@ impl NativeReplay {
                 .collect();
             // A gated member dispatches from its gate's arguments, whatever its own size says; counts a
             // kernel wrote, from their checked copy.
-            let gated =
-                gates.and_then(|g| Some((g.args().clone(), u64::from(g.slot(n as u32)?) * 12)));
+            let gated = gates.and_then(|g| {
+                let slot = program.gates.slot(n as u32)?;
+                Some((g.args().clone(), u64::from(slot) * 12))
+            });
             let indirect = match (gated, &node.size) {
                 (Some(gated), _) => Some(gated),
                 (None, &DispatchSize::Indirect(b)) => {
@@ -352,15 +354,16 @@ impl NativeReplay {
                 indirect,
             });
         }
-        for block in 0..desc.blocks.len() as u32 {
-            let Some(gate) = gates.and_then(|g| g.gate(block)) else {
+        for (block, gate) in program.gates.blocks.iter().enumerate() {
+            let block = block as u32;
+            let (Some(gate), Some(buffers)) = (gate, gates.and_then(|g| g.buffers(block))) else {
                 continue;
             };
             let constants = [
                 ("first", f64::from(gate.first)),
                 ("words", f64::from(gate.words)),
             ];
-            let bindings = gate.buffers.len() as u32;
+            let bindings = buffers.len() as u32;
             let pipeline = match pipelines.get(GATE_WGSL.to_string(), "main", &constants, bindings)
             {
                 Ok(pipeline) => pipeline,
@@ -369,7 +372,7 @@ impl NativeReplay {
             native_kernels.push(NativeKernel {
                 of: KernelOf::Gate(block, gate.workgroups),
                 pipeline,
-                buffers: gate.buffers.iter().map(|&b| b.clone()).collect(),
+                buffers: buffers.iter().map(|&b| b.clone()).collect(),
                 indirect: None,
             });
         }

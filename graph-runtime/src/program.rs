@@ -41,8 +41,76 @@ pub(crate) struct Program {
     pub partitions: Vec<Partition>,
     /// Every GPU partition's segments, numbered over the whole program in replay order.
     pub segments: Vec<Segment>,
+    /// The gates of blocks under GPU control.
+    pub gates: GateTable,
     /// The device's workgroups per dimension, which a size read at replay is checked against.
     pub max_workgroups: u32,
+}
+
+/// Where the gates of blocks under GPU control read and write: each gated member's workgroup counts (written
+/// by the host at each replay) and indirect arguments (written by its block's gate) are a slot of three
+/// words, in two buffers the runtime owns; each block with a flag has a gate over its members' slots.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct GateTable {
+    /// By node: its slot, for a gated member.
+    pub slots: Vec<Option<u32>>,
+    /// By block: its gate, if it has a flag (a plain `repeat` has none).
+    pub blocks: Vec<Option<GateEntry>>,
+    /// Slots in all; none: the graph has no gate.
+    pub count: u32,
+}
+
+/// One block's gate: `args[first + i] = flag[0] != 0 ? counts[first + i] : 0` for `i < words`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct GateEntry {
+    /// The buffer whose first word is the block's flag.
+    pub flag: u32,
+    /// Its first word, and its words: three per member.
+    pub first: u32,
+    pub words: u32,
+    /// Workgroups of the gate kernel ([`crate::gate::GATE_WGSL`], 64 invocations each).
+    pub workgroups: u32,
+}
+
+impl GateTable {
+    /// The slots and gates of `desc`'s blocks, in declaration order.
+    fn new(desc: &GraphDesc) -> Self {
+        let mut table = GateTable {
+            slots: vec![None; desc.nodes.len()],
+            ..GateTable::default()
+        };
+        for block in desc.blocks.iter() {
+            let Some(flag) = block.flag else {
+                table.blocks.push(None);
+                continue;
+            };
+            let first = table.count;
+            for &n in block.nodes.iter() {
+                if let Some(slot) = table.slots.get_mut(n as usize) {
+                    *slot = Some(table.count);
+                    table.count += 1;
+                }
+            }
+            let words = (table.count - first) * 3;
+            table.blocks.push(Some(GateEntry {
+                flag,
+                first: first * 3,
+                words,
+                workgroups: words.div_ceil(64),
+            }));
+        }
+        table
+    }
+
+    /// Node `node`'s slot, if it is a gated member: it dispatches from the arguments at `slot * 12` bytes.
+    pub(crate) fn slot(&self, node: u32) -> Option<u32> {
+        self.slots.get(node as usize).copied().flatten()
+    }
+
+    /// Block `block`'s gate, if it has a flag.
+    pub(crate) fn gate(&self, block: u32) -> Option<GateEntry> {
+        self.blocks.get(block as usize).copied().flatten()
+    }
 }
 
 /// One distinct kernel: what a recorder makes its pipeline from.
@@ -208,6 +276,7 @@ impl Program {
             nodes,
             partitions,
             segments,
+            gates: GateTable::new(desc),
             max_workgroups: limits.workgroups,
         })
     }
@@ -804,5 +873,47 @@ mod tests {
             matches!(&wide, Err(Error::DispatchTooLarge { node, .. }) if node == "c"),
             "{wide:?}"
         );
+    }
+
+    #[test]
+    fn gates_are_laid_out_when_compiled() {
+        let mut b = GraphBuilder::new("Gated");
+        b.param("k", "f32");
+        b.input("x", "f32")
+            .output("y", "f32")
+            .output("z", "f32")
+            .input("flag", "u32");
+        b.kernel("plain", scale("x", "y"));
+        b.kernel("one", scale("x", "z"));
+        b.kernel("two", scale("z", "y"));
+        b.kernel("three", scale("y", "z"));
+        b.repeat("twice", 2, None, &["one"]);
+        b.if_block("maybe", "flag", &["two", "three"]);
+        let desc = b.build(&Library::EMPTY).expect("a good graph");
+        let program = Program::compile(&desc, &[64; 4], LIMITS).expect("compiles");
+        let gates = &program.gates;
+        // Only the flagged block's members have slots; the plain `repeat` has no gate.
+        assert_eq!(gates.slots, [None, None, Some(0), Some(1)]);
+        assert_eq!(gates.count, 2);
+        assert_eq!(gates.gate(0), None);
+        assert_eq!(
+            gates.gate(1),
+            Some(GateEntry {
+                flag: 3,
+                first: 0,
+                words: 6,
+                workgroups: 1
+            })
+        );
+        // The gate runs in the segment, ahead of its block's members.
+        let ops: Vec<Op> = program
+            .segments
+            .iter()
+            .flat_map(|s| &s.levels)
+            .flat_map(|l| l.ops.clone())
+            .collect();
+        let gate = ops.iter().position(|op| *op == Op::Gate(1));
+        let two = ops.iter().position(|op| *op == Op::Dispatch(2));
+        assert!(gate.is_some() && gate < two, "{ops:?}");
     }
 }

@@ -107,9 +107,10 @@ impl<'a> WgpuRecorder<'a> {
         if x == 0 || y == 0 || z == 0 {
             return;
         }
-        let gated = self
-            .gates
-            .and_then(|g| g.slot(node).map(|slot| (g.args(), u64::from(slot) * 12)));
+        let gated = self.gates.and_then(|g| {
+            let slot = program.gates.slot(node)?;
+            Some((g.args(), u64::from(slot) * 12))
+        });
         let timed = self.timestamps.is_some();
         if timed {
             // Each dispatch of a profiled replay in a pass of its own (which starts with no pipeline set).
@@ -147,7 +148,7 @@ impl<'a> WgpuRecorder<'a> {
     }
 
     fn gate(&mut self, block: u32) {
-        let Some(gates) = self.gates else {
+        let (Some(gates), Some(gate)) = (self.gates, self.program.gates.gate(block)) else {
             return;
         };
         let params = self.params;
@@ -156,7 +157,7 @@ impl<'a> WgpuRecorder<'a> {
         let Some(pass) = self.open_pass(None) else {
             return;
         };
-        gates.record(pass, block);
+        gates.record(pass, block, gate.workgroups);
         params.begin_pass(pass);
     }
 }
