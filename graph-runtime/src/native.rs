@@ -569,7 +569,7 @@ struct SharedSet {
 ///   (`last` is waited for first);
 /// - a command buffer is reset and recorded only when no submission that executes it is pending (`last` and
 ///   `last_direct` are waited for first), and is recorded with `SIMULTANEOUS_USE`, so replays in flight may
-///   share it; a primary one executes only its segment's secondary one, recorded just before it;
+///   share it; a primary one holds the same commands as its segment's secondary one, recorded with it;
 /// - each recording begins with a barrier after all earlier commands' memory writes and ends with one before
 ///   all later commands, so what wgpu records before and after it (uploads, copies, maps) sees every write.
 pub(crate) struct NativeGraph {
@@ -592,7 +592,7 @@ pub(crate) struct NativeGraph {
     command_pool: vk::CommandPool,
     /// One secondary command buffer per segment.
     segments: Vec<vk::CommandBuffer>,
-    /// With direct submission: one primary command buffer per segment, which executes the segment's.
+    /// With direct submission: one primary command buffer per segment, holding the segment's commands.
     primaries: Vec<vk::CommandBuffer>,
     /// The queue of direct submissions, if the device has one.
     direct: Option<Arc<DirectQueue>>,
@@ -893,27 +893,9 @@ impl NativeGraph {
                 self.query_capacity
             ));
         }
-        let mut timed = Vec::new();
-        let mut next_query = first_query.unwrap_or(0);
-        let timestamp = |query: u32| {
-            // SAFETY: `cb` is recording; the query is in the pool (checked above) and was reset at the start
-            // of this recording.
-            unsafe {
-                self.raw.cmd_write_timestamp(
-                    cb,
-                    vk::PipelineStageFlags::COMPUTE_SHADER,
-                    self.queries,
-                    query,
-                )
-            }
-        };
-        let barrier = |src_stage, src, dst_stage, dst| {
-            // SAFETY: `cb` is recording (begun below, not ended).
-            unsafe { memory_barrier(&self.raw, cb, (src_stage, src), (dst_stage, dst)) }
-        };
         let inheritance = vk::CommandBufferInheritanceInfo::default();
         // SAFETY: no pending submission executes `cb` (the caller waited for `last`), so it may be reset and
-        // recorded; every handle recorded is alive as long as `self` (struct invariants).
+        // recorded.
         unsafe {
             self.raw
                 .reset_command_buffer(cb, vk::CommandBufferResetFlags::empty())
@@ -926,10 +908,68 @@ impl NativeGraph {
                         .inheritance_info(&inheritance),
                 )
                 .map_err(vk_err("begin"))?;
-            if let Some(first) = first_query {
+        }
+        let timed = self.record_commands(cb, levels, params, first_query)?;
+        // SAFETY: `cb` is recording.
+        unsafe { self.raw.end_command_buffer(cb) }.map_err(vk_err("end"))?;
+        // A direct submission's primary command buffer holds the same commands itself: executing the
+        // secondary one from it cost 0.5-2.8 us more per replay on the H100 (the benchmark's fused shapes,
+        // two rounds each way in one run).
+        if let Some(&primary) = self.primaries.get(segment) {
+            // SAFETY: as for `cb` above: no pending submission executes `primary` (the caller waited for the
+            // last direct one).
+            unsafe {
                 self.raw
-                    .cmd_reset_query_pool(cb, self.queries, first, queries_of(levels));
+                    .reset_command_buffer(primary, vk::CommandBufferResetFlags::empty())
+                    .map_err(vk_err("reset"))?;
+                self.raw
+                    .begin_command_buffer(
+                        primary,
+                        &vk::CommandBufferBeginInfo::default()
+                            .flags(vk::CommandBufferUsageFlags::SIMULTANEOUS_USE),
+                    )
+                    .map_err(vk_err("begin"))?;
             }
+            self.record_commands(primary, levels, params, first_query)?;
+            // SAFETY: `primary` is recording.
+            unsafe { self.raw.end_command_buffer(primary) }.map_err(vk_err("end"))?;
+        }
+        Ok(timed)
+    }
+
+    /// Records `levels` into `cb`, which is recording: see [`NativeGraph::record`].
+    fn record_commands(
+        &self,
+        cb: vk::CommandBuffer,
+        levels: &[RecordedLevel],
+        params: &[u8],
+        first_query: Option<u32>,
+    ) -> Result<Vec<TimedDispatch>, String> {
+        let mut timed = Vec::new();
+        let mut next_query = first_query.unwrap_or(0);
+        let timestamp = |query: u32| {
+            // SAFETY: `cb` is recording; the query is in the pool (checked by `record`) and was reset at the
+            // start of this recording.
+            unsafe {
+                self.raw.cmd_write_timestamp(
+                    cb,
+                    vk::PipelineStageFlags::COMPUTE_SHADER,
+                    self.queries,
+                    query,
+                )
+            }
+        };
+        let barrier = |src_stage, src, dst_stage, dst| {
+            // SAFETY: `cb` is recording (the caller began it and ends it after).
+            unsafe { memory_barrier(&self.raw, cb, (src_stage, src), (dst_stage, dst)) }
+        };
+        if let Some(first) = first_query {
+            // SAFETY: `cb` is recording; the queries are in the pool (checked by `record`). Every handle
+            // recorded below is alive as long as `self` (struct invariants).
+            unsafe {
+                self.raw
+                    .cmd_reset_query_pool(cb, self.queries, first, queries_of(levels))
+            };
         }
         // After everything before (wgpu's uploads and copies, the parameter buffer's write, earlier
         // segments, host writes).
@@ -1034,28 +1074,6 @@ impl NativeGraph {
             vk::PipelineStageFlags::ALL_COMMANDS,
             vk::AccessFlags::MEMORY_READ | vk::AccessFlags::MEMORY_WRITE,
         );
-        // SAFETY: `cb` is recording.
-        unsafe { self.raw.end_command_buffer(cb) }.map_err(vk_err("end"))?;
-        if let Some(&primary) = self.primaries.get(segment) {
-            // SAFETY: as for `cb` above: no pending submission executes `primary` (the caller waited for the
-            // last direct one); it executes `cb`, recorded just now, which lives as long.
-            unsafe {
-                self.raw
-                    .reset_command_buffer(primary, vk::CommandBufferResetFlags::empty())
-                    .map_err(vk_err("reset"))?;
-                self.raw
-                    .begin_command_buffer(
-                        primary,
-                        &vk::CommandBufferBeginInfo::default()
-                            .flags(vk::CommandBufferUsageFlags::SIMULTANEOUS_USE),
-                    )
-                    .map_err(vk_err("begin"))?;
-                self.raw.cmd_execute_commands(primary, &[cb]);
-                self.raw
-                    .end_command_buffer(primary)
-                    .map_err(vk_err("end"))?;
-            }
-        }
         Ok(timed)
     }
 
