@@ -264,7 +264,7 @@ pub(crate) struct Built {
 /// The portable recorder's objects for `program`: a wgpu pipeline per entry of its kernel table, a bind group
 /// per node that dispatches one. A pipeline already in `cache`, and a bind group of `previous` over the same
 /// buffers, are reused.
-fn build_kernels(
+pub(crate) fn build_kernels(
     gpu: &Gpu,
     program: &Program,
     bound: &BoundBuffers,
@@ -402,18 +402,23 @@ fn layouts_for(
     (bind_layout, pipeline_layout)
 }
 
-/// Everything a replay of `desc` over the caller's `externals` needs, built: the description fused over the
-/// buffers' lengths and within the device's binding limit ([`graph_core::fusion`], unless its kernels are
-/// marked `#[no_fusion]`), the buffers (those fusion keeps in registers get a one-element placeholder), the
-/// executable program and the portable recorder's kernels for it. `previous` is what an update replaces: its owned buffers and bind groups are reused
-/// where they still fit.
+/// The most buffers one fused kernel binds, whatever more the device allows. Past it a fused kernel's compile
+/// time grows faster than the dispatches it saves are worth: on the H100 (first bake in a process, the
+/// driver's disk cache off), a chain of 1000 kernels fused into two kernels of 759 and 241 members took
+/// 4.25 s to bake, into 33 of 31 members 0.32 s; the fan of 100 replayed as 4 kernels of 31 members in
+/// 27.1 us, as one of 100 in 27.8 us (`benches/bake_costs.rs`, `docs/performance.md`).
+pub(crate) const FUSED_MAX_BINDINGS: usize = 32;
+
+/// What a replay of `desc` over the caller's `externals` needs, but the recorders' objects: the description
+/// fused over the buffers' lengths, within the device's binding limit and [`FUSED_MAX_BINDINGS`]
+/// ([`graph_core::fusion`], unless its kernels are marked `#[no_fusion]`), the buffers (those fusion keeps in
+/// registers get a one-element placeholder) and the executable program. `previous` is the bound buffers of
+/// what an update replaces: its owned buffers are reused where they still fit.
 pub(crate) fn build_replay(
     gpu: &Gpu,
     desc: &GraphDesc,
     externals: &[(u32, &AnyBuffer)],
-    params: &ParamsTransport,
-    cache: &mut KernelCache,
-    previous: Option<(&BoundBuffers, &Kernels)>,
+    previous: Option<&BoundBuffers>,
 ) -> Result<Replayable, Error> {
     let lengths: Vec<Option<u64>> = desc
         .buffers
@@ -427,11 +432,12 @@ pub(crate) fn build_replay(
                 .map(|(_, any)| u64::from(any.len())),
         })
         .collect();
-    // As many buffers per fused kernel as this device binds for one shader stage.
+    // As many buffers per fused kernel as this device binds for one shader stage, up to the cap.
     let limits = gpu.device().limits();
     let max_bindings = limits
         .max_storage_buffers_per_shader_stage
         .min(limits.max_bindings_per_bind_group) as usize;
+    let max_bindings = max_bindings.min(FUSED_MAX_BINDINGS);
     let fusion = {
         let _span = tracing::debug_span!("fuse", graph = %desc.name).entered();
         fuse(desc, &lengths, max_bindings)
@@ -439,27 +445,11 @@ pub(crate) fn build_replay(
     for declined in &fusion.declined {
         tracing::warn!(graph = %desc.name, "{declined}");
     }
-    let bound = bind_buffers(
-        gpu,
-        desc,
-        externals,
-        previous.map(|(b, _)| b),
-        &fusion.registers(),
-    )?;
+    let bound = bind_buffers(gpu, desc, externals, previous, &fusion.registers())?;
     let program = Program::compile(&fusion.desc, &bound.lens, DeviceLimits::from(&limits))?;
-    let (kernels, built) = build_kernels(
-        gpu,
-        &program,
-        &bound,
-        params,
-        cache,
-        previous.map(|(_, k)| k),
-    );
     Ok(Replayable {
         bound,
         program,
-        kernels,
-        built,
         fused: Fused {
             groups: fusion.groups,
             declined: fusion.declined,
@@ -472,8 +462,6 @@ pub(crate) fn build_replay(
 pub(crate) struct Replayable {
     pub bound: BoundBuffers,
     pub program: Program,
-    pub kernels: Kernels,
-    pub built: Built,
     pub fused: Fused,
     /// The fused description the program was compiled from.
     pub desc: GraphDesc,

@@ -62,7 +62,7 @@ impl std::fmt::Debug for BakedGraph {
         f.debug_struct("BakedGraph")
             .field("graph", &self.state.desc.name)
             .field("storage", &self.transport.storage())
-            .field("pipelines", &self.state.kernels.pipelines.len())
+            .field("kernels", &self.state.program.kernels.len())
             .finish_non_exhaustive()
     }
 }
@@ -545,6 +545,10 @@ impl BakedGraph {
     }
 
     fn submit(&mut self, timing: Timing<'_>) -> Result<Submission, Error> {
+        // The portable recorder's pipelines, made at its first replay where bake made the native one's.
+        if self.state.native.is_none() || matches!(timing, Timing::Portable(_)) {
+            self.state.portable_kernels(&self.gpu, &self.transport);
+        }
         let desc: &GraphDesc = &self.state.desc;
         let node_name = |n: usize| desc.nodes[n].name.to_string();
         resolve_dispatches(
@@ -653,9 +657,14 @@ impl BakedGraph {
                     Timing::Portable(timestamps) => Some(timestamps),
                     _ => None,
                 };
+                let Some(kernels) = self.state.kernels.as_ref() else {
+                    return Err(Error::Gpu(
+                        "the portable recorder's kernels were not made".into(),
+                    ));
+                };
                 portable_recorder.insert(WgpuRecorder::new(
                     gpu,
-                    (&self.state.program, &self.state.kernels),
+                    (&self.state.program, kernels),
                     &self.transport,
                     &self.params,
                     transfers,

@@ -7,7 +7,7 @@ use std::borrow::Cow;
 
 use graph_core::desc::GraphDesc;
 
-use crate::bake::{BoundBuffers, Fused, KernelCache, build_replay};
+use crate::bake::{BoundBuffers, Built, Fused, KernelCache, build_kernels, build_replay};
 use crate::buffer::AnyBuffer;
 use crate::error::Error;
 use crate::gate::Gates;
@@ -19,8 +19,9 @@ use crate::replay::Kernels;
 use crate::transfer::{Readbacks, Uploads};
 
 /// What an update created; everything else it reused. The wgpu pipelines and bind groups are the portable
-/// recorder's, built whichever recorder replays the graph; the native recorder's Vulkan pipelines and
-/// descriptor sets are counted apart (zero when the graph replays through the portable recorder).
+/// recorder's, made only for a graph that replays through it, and the gates' (which both recorders
+/// use); the native recorder's Vulkan pipelines and descriptor sets are counted apart (zero when the graph
+/// replays through the portable recorder).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct UpdateReport {
     /// wgpu compute pipelines compiled (kernels whose code, workgroup size or pipeline constants changed,
@@ -45,7 +46,9 @@ pub(crate) struct BakedState {
     /// rebinds from.
     pub externals: Vec<Option<AnyBuffer>>,
     pub bound: BoundBuffers,
-    pub kernels: Kernels,
+    /// The portable recorder's pipelines and bind groups: made only for a graph that replays through it
+    /// (see [`BakedState::portable_kernels`]).
+    pub kernels: Option<Kernels>,
     /// The executable program: what either recorder replays.
     pub program: Program,
     pub uploads: Uploads,
@@ -91,9 +94,7 @@ impl BakedState {
             gpu,
             &desc,
             &bound_externals,
-            transport,
-            &mut cache,
-            previous.as_ref().map(|p| (&p.bound, &p.kernels)),
+            previous.as_ref().map(|p| &p.bound),
         )?;
         let (gates, gates_built) = Gates::new(
             gpu,
@@ -113,6 +114,22 @@ impl BakedState {
             NativeParamsIn::default(),
             previous.as_ref().and_then(|p| p.native.as_ref()),
         )?;
+        // Only the recorder that replays gets its pipelines: the portable one's are made here when it
+        // replays, or at its first replay after `use_portable_recorder` (see `portable_kernels`).
+        let (kernels, built) = match &native {
+            Some(_) => (None, Built::default()),
+            None => {
+                let (kernels, built) = build_kernels(
+                    gpu,
+                    &r.program,
+                    &r.bound,
+                    transport,
+                    &mut cache,
+                    previous.as_ref().and_then(|p| p.kernels.as_ref()),
+                );
+                (Some(kernels), built)
+            }
+        };
         // Nothing fails past here: take the transfers of an unchanged size.
         let (uploads, readbacks) = match previous {
             Some(p) => (
@@ -134,8 +151,8 @@ impl BakedState {
         };
         let native_built = native.as_ref().map(|n| n.built).unwrap_or_default();
         let report = UpdateReport {
-            pipelines_built: r.built.pipelines + gates_built.pipelines,
-            bind_groups_built: r.built.bind_groups + gates_built.bind_groups,
+            pipelines_built: built.pipelines + gates_built.pipelines,
+            bind_groups_built: built.bind_groups + gates_built.bind_groups,
             native_pipelines_built: native_built.pipelines,
             native_sets_built: native_built.sets,
         };
@@ -143,7 +160,7 @@ impl BakedState {
             desc,
             externals,
             bound: r.bound,
-            kernels: r.kernels,
+            kernels,
             program: r.program,
             uploads,
             readbacks,
@@ -154,5 +171,13 @@ impl BakedState {
             native,
         };
         Ok((state, report))
+    }
+
+    /// The portable recorder's kernels, made now (through the cache) if the graph replayed through the
+    /// native recorder until now: bake makes only the replaying recorder's pipelines.
+    pub(crate) fn portable_kernels(&mut self, gpu: &Gpu, transport: &ParamsTransport) -> &Kernels {
+        let (program, bound, cache) = (&self.program, &self.bound, &mut self.cache);
+        self.kernels
+            .get_or_insert_with(|| build_kernels(gpu, program, bound, transport, cache, None).0)
     }
 }
