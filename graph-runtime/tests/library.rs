@@ -278,12 +278,18 @@ fn matmul_matches_the_cpu() -> Result<(), Error> {
 fn histogram_matches_the_cpu() -> Result<(), Error> {
     let gpu = gpu();
     let mut rng = rng();
-    let bins = 1 + random_u32(&mut rng, 300) as usize;
+    // Bins a workgroup keeps in its own memory (up to 1024), and more, which go to the global bins directly.
+    let few = 1 + random_u32(&mut rng, 300) as usize;
+    let many = 1025 + random_u32(&mut rng, 2000) as usize;
     let (lo, hi) = (-2.0f32, 3.0f32);
-    for n in [
-        1,
-        65 + random_u32(&mut rng, 3000) as usize,
-        BIG_SIDE * BIG_SIDE,
+    for (n, bins) in [
+        (1, few),
+        (65 + random_u32(&mut rng, 3000) as usize, few),
+        // Not a whole number of 4096-element tiles.
+        (4096 * 3 + 1 + random_u32(&mut rng, 4000) as usize, few),
+        (BIG_SIDE * BIG_SIDE, few),
+        (BIG_SIDE * BIG_SIDE, 1024),
+        (65 + random_u32(&mut rng, 30000) as usize, many),
     ] {
         // Values at bin centres give or take a quarter bin, so the GPU's division (WGSL allows 2.5 ulp)
         // cannot move one across a bin edge; a tenth of them fall outside [lo, hi).
