@@ -278,7 +278,7 @@ fn matmul_matches_the_cpu() -> Result<(), Error> {
 fn histogram_matches_the_cpu() -> Result<(), Error> {
     let gpu = gpu();
     let mut rng = rng();
-    // Bins a workgroup keeps in its own memory (up to 1024), and more, which go to the global bins directly.
+    // Few bins and many (a kernel that counts per workgroup in workgroup memory keeps up to 1024).
     let few = 1 + random_u32(&mut rng, 300) as usize;
     let many = 1025 + random_u32(&mut rng, 2000) as usize;
     let (lo, hi) = (-2.0f32, 3.0f32);

@@ -274,8 +274,7 @@ pub const KERNELS: &[LibraryKernel] = &[
     },
     LibraryKernel {
         path: "histogram",
-        summary: "bins[b] += the number of input elements in bin b of [lo, hi) (atomics, up to 1024 bins \
-                  counted per workgroup in workgroup memory first; zero bins first)",
+        summary: "bins[b] += the number of input elements in bin b of [lo, hi) (atomics; zero bins first)",
         bindings: &[
             LibraryBinding {
                 name: "input",
