@@ -4,12 +4,15 @@
 //! the bandwidth a copy of the same size reaches on the same device (the `copy` row, itself a library
 //! kernel). Each kernel's output is checked against its CPU reference (`kernels::cpu`) first.
 //!
+//! After them, copies written by hand four ways (workgroup width, elements per invocation) show what the
+//! library's form of kernel costs.
+//!
 //! `cargo bench -p graph-runtime --bench library_speed -- [--sides 1024,4096] [--runs 9]`
 
 #![forbid(unsafe_code)]
 
 use graph_runtime::kernels::cpu;
-use graph_runtime::{AnyBuffer, BakedGraph, Buffer, Error, Gpu, GraphBuilder, LIBRARY};
+use graph_runtime::{AnyBuffer, BakedGraph, Buffer, Error, Gpu, GraphBuilder, KernelSpec, LIBRARY};
 
 /// One kernel's case at one size.
 struct Case {
@@ -278,6 +281,104 @@ fn measure(gpu: &Gpu, case: &Case, runs: usize) -> Result<f64, Error> {
     Ok(times[times.len() / 2])
 }
 
+/// Copies of `n` elements written four ways, to see what limits the library's one-element kernels: its
+/// label, its WGSL (`input` to `output`), its workgroup width and how many invocations it runs.
+fn copy_shapes(n: usize) -> Vec<(&'static str, String, usize, usize)> {
+    let guarded = |body: &str, width: u32| {
+        format!(
+            "@compute @workgroup_size({width})
+fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {{
+    let t = gid.x + gid.y * groups.x * {width}u;
+    let n = arrayLength(&output);
+    {body}
+}}"
+        )
+    };
+    vec![
+        (
+            "copy, 64 per workgroup",
+            guarded("if (t < n) { output[t] = input[t]; }", 64),
+            64,
+            n,
+        ),
+        (
+            "copy, 64 per workgroup, bounded by both lengths",
+            guarded(
+                "if (t < min(n, arrayLength(&input))) { output[t] = input[t]; }",
+                64,
+            ),
+            64,
+            n,
+        ),
+        (
+            "copy, 256 per workgroup",
+            guarded("if (t < n) { output[t] = input[t]; }", 256),
+            256,
+            n,
+        ),
+        (
+            "copy, 256 per workgroup, 4 per invocation",
+            guarded(
+                "let q = (n + 3u) / 4u;
+    for (var k = 0u; k < 4u; k++) { let i = t + k * q; if (t < q && i < n) { output[i] = input[i]; } }",
+                256,
+            ),
+            256,
+            n.div_ceil(4),
+        ),
+    ]
+}
+
+/// Bakes a copy of `shape` over `n` elements, checks it, and profiles it as [`measure`] does.
+fn measure_copy(
+    gpu: &Gpu,
+    n: usize,
+    (label, wgsl, width, threads): &(&str, String, usize, usize),
+    runs: usize,
+) -> Result<f64, Error> {
+    let xs: Vec<f32> = (0..n).map(|i| (i % 1013) as f32 * 0.5).collect();
+    let (x, y) = (
+        gpu.buffer_from_slice(&xs)?,
+        gpu.buffer_from_slice(&vec![f32::NAN; n])?,
+    );
+    let mut b = GraphBuilder::new("Copy");
+    b.input("input", "f32").output("output", "f32");
+    // Rows of at most 65535 workgroups, as many rows as it takes (the kernel indexes by `num_workgroups`).
+    let row = width * threads.div_ceil(*width).min(65535);
+    let (x_size, y_size) = (row.to_string(), threads.div_ceil(row).to_string());
+    b.kernel(
+        "copy",
+        KernelSpec::wgsl(wgsl.clone())
+            .read("input")
+            .write("output")
+            .threads(&[&x_size, &y_size]),
+    );
+    let desc = b
+        .build(&LIBRARY)
+        .map_err(|e| Error::Gpu(format!("{label}: {e}")))?;
+    let mut graph = BakedGraph::bake(gpu, desc, &[("input", x.as_any()), ("output", y.as_any())])?;
+    graph.replay_blocking()?;
+    if y.read_blocking()? != xs {
+        return Err(Error::Gpu(format!(
+            "{label}: the copy differs from its input"
+        )));
+    }
+    let mut times = Vec::new();
+    for _ in 0..runs.max(1) {
+        let profile = graph.profile()?;
+        times.push(
+            profile
+                .dispatches
+                .iter()
+                .map(|d| d.duration_ns())
+                .sum::<f64>()
+                / 1e3,
+        );
+    }
+    times.sort_by(f64::total_cmp);
+    Ok(times[times.len() / 2])
+}
+
 fn main() -> Result<(), Error> {
     let args: Vec<String> = std::env::args().collect();
     let arg = |name: &str| {
@@ -300,9 +401,25 @@ fn main() -> Result<(), Error> {
          as a fraction of the `copy` row's at the same size"
     );
     println!();
+    println!("copies written four ways (inline kernels, each checked):");
+    println!();
+    println!("| copy | elements | GPU us | GB/s |");
+    println!("|---|---:|---:|---:|");
+    for &side in &sides {
+        let n = side * side;
+        for shape in copy_shapes(n) {
+            let us = measure_copy(&gpu, n, &shape, runs)?;
+            println!(
+                "| {} | {n} | {us:.1} | {:.0} |",
+                shape.0,
+                (8 * n) as f64 / (us * 1e3)
+            );
+        }
+    }
+    println!();
     println!("| kernel | elements | bytes | GPU us | GB/s | of copy |");
     println!("|---|---:|---:|---:|---:|---:|");
-    for side in sides {
+    for &side in &sides {
         let mut copy_rate = None;
         for case in cases(side) {
             let us = measure(&gpu, &case, runs)?;
