@@ -329,14 +329,15 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
     ]
 }
 
-/// Bakes a copy of `shape` over `n` elements, checks it, and profiles it as [`measure`] does.
+/// Bakes a copy of `shape` over a `side` x `side` image, checks it, and profiles it as [`measure`] does.
 fn measure_copy(
     gpu: &Gpu,
-    n: usize,
+    side: usize,
     (label, wgsl, width, threads): &(&str, String, usize, usize),
     runs: usize,
 ) -> Result<f64, Error> {
-    let xs: Vec<f32> = (0..n).map(|i| (i % 1013) as f32 * 0.5).collect();
+    let n = side * side;
+    let xs: Vec<f32> = image(side);
     let (x, y) = (
         gpu.buffer_from_slice(&xs)?,
         gpu.buffer_from_slice(&vec![f32::NAN; n])?,
@@ -408,7 +409,7 @@ fn main() -> Result<(), Error> {
     for &side in &sides {
         let n = side * side;
         for shape in copy_shapes(n) {
-            let us = measure_copy(&gpu, n, &shape, runs)?;
+            let us = measure_copy(&gpu, side, &shape, runs)?;
             println!(
                 "| {} | {n} | {us:.1} | {:.0} |",
                 shape.0,
