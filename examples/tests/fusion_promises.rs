@@ -7,7 +7,7 @@
 use examples::edge_detect::{EdgeDetect, EdgeDetectBuffers, EdgeDetectNode};
 use examples::edge_pipeline::{Blur, BlurBuffers, EdgePipeline, EdgePipelineBuffers};
 use graph_runtime::example::{Pipeline, PipelineBuffers, Saxpy, SaxpyBuffers};
-use graph_runtime::{Buffer, Error, Gpu, graph};
+use graph_runtime::{Baked, Buffer, Error, Gpu, TaskGraph, graph};
 
 graph! {
     /// `acc` halved, then `step` added: two pointwise library kernels over one extent, a promise to keep.
@@ -16,6 +16,14 @@ graph! {
         kernel halve = kernels::scale(data: acc, alpha: 0.5);
         kernel add = kernels::axpy(x: step, y: acc, a: 1.0);
     }
+}
+
+/// Bake kept every promise of `promised` and declined nothing.
+fn kept<G: TaskGraph>(g: &Baked<G>, promised: &[&[G::Node]]) -> Result<(), Error> {
+    g.check_fused(promised)?;
+    let declined = g.untyped().fusion_declined();
+    assert!(declined.is_empty(), "{declined:?}");
+    Ok(())
 }
 
 fn zeros(gpu: &Gpu, n: usize) -> Result<Buffer<f32>, Error> {
@@ -38,7 +46,7 @@ fn every_example_graph_fuses_at_bake_what_its_constant_lists() -> Result<(), Err
             edges: &b[4],
         },
     )?;
-    g.check_fused(EdgeDetect::FUSED)?;
+    kept(&g, EdgeDetect::FUSED)?;
     // A positive control: a promise bake cannot keep (a stencil is no pointwise kernel) is refused, by name.
     let broken = g.check_fused(&[&[EdgeDetectNode::BlurX, EdgeDetectNode::BlurY]]);
     let message = broken
@@ -63,7 +71,7 @@ fn every_example_graph_fuses_at_bake_what_its_constant_lists() -> Result<(), Err
             dst: &b[2],
         },
     )?;
-    g.check_fused(Blur::FUSED)?;
+    kept(&g, Blur::FUSED)?;
 
     let g = EdgePipeline::bake(
         &gpu,
@@ -75,10 +83,10 @@ fn every_example_graph_fuses_at_bake_what_its_constant_lists() -> Result<(), Err
             edges: &b[4],
         },
     )?;
-    g.check_fused(EdgePipeline::FUSED)?;
+    kept(&g, EdgePipeline::FUSED)?;
 
     let g = Saxpy::bake(&gpu, SaxpyBuffers { x: &b[0], y: &b[1] })?;
-    g.check_fused(Saxpy::FUSED)?;
+    kept(&g, Saxpy::FUSED)?;
 
     let g = Pipeline::bake(
         &gpu,
@@ -87,7 +95,7 @@ fn every_example_graph_fuses_at_bake_what_its_constant_lists() -> Result<(), Err
             edges: &b[1],
         },
     )?;
-    g.check_fused(Pipeline::FUSED)?;
+    kept(&g, Pipeline::FUSED)?;
 
     // The graphs above are stencils, which promise nothing; this one promises its two kernels as one.
     assert_eq!(
@@ -101,7 +109,7 @@ fn every_example_graph_fuses_at_bake_what_its_constant_lists() -> Result<(), Err
             acc: &b[1],
         },
     )?;
-    g.check_fused(Pointwise::FUSED)?;
+    kept(&g, Pointwise::FUSED)?;
     // The example programs check their own graphs the same way after each bake (`tests/programs.rs` runs
     // them): 01_saxpy, 03_heat, 04_interop, 05_poisson and the flagship.
     Ok(())

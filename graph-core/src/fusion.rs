@@ -325,19 +325,98 @@ pub fn groups(desc: &GraphDesc, lengths: &[Option<u64>], max_bindings: usize) ->
         .collect()
 }
 
-/// Every group, each in topological order: every candidate joins the latest group of its extent that it
-/// can join (bindings and code within the limits, the graph still acyclic), or starts one.
+/// Every group, each in topological order. Within WebGPU's default binding limit, every candidate joins the
+/// latest group of its extent that it can join (bindings and code within the limits, the graph still
+/// acyclic), or starts one: what the macro's `FUSED` lists, over the declared lengths. A device that binds
+/// more joins those groups, whole, into larger ones the same way (over the lengths given): joining single
+/// kernels greedily up to the larger limit would cut across the groups `FUSED` promised (a chain's groups of
+/// 7 kernels against groups of 31 straddle at kernel 31).
 fn group(desc: &GraphDesc, lengths: &[Option<u64>], max_bindings: usize) -> Vec<Vec<u32>> {
-    let mut contraction = Contraction::new(desc);
+    let singles = |lengths: &[Option<u64>], max_bindings| -> Vec<Vec<usize>> {
+        (0..desc.nodes.len())
+            .filter(|&n| candidate(desc, lengths, max_bindings, n).is_some())
+            .map(|n| vec![n])
+            .collect()
+    };
+    let groups = if max_bindings > MAX_FUSED_BINDINGS {
+        let declared = declared_lengths(desc);
+        let units = join_units(
+            desc,
+            &declared,
+            MAX_FUSED_BINDINGS,
+            singles(&declared, MAX_FUSED_BINDINGS),
+        );
+        // The kernels that only the larger limit or the given lengths make candidates join as themselves.
+        let mut placed = vec![false; desc.nodes.len()];
+        for &n in units.iter().flatten() {
+            placed[n] = true;
+        }
+        let mut units = units;
+        units.extend(
+            singles(lengths, max_bindings)
+                .into_iter()
+                .filter(|unit| !placed[unit[0]]),
+        );
+        join_units(desc, lengths, max_bindings, units)
+    } else {
+        join_units(desc, lengths, max_bindings, singles(lengths, max_bindings))
+    };
+    groups
+        .into_iter()
+        .map(|members| members.into_iter().map(|m| m as u32).collect())
+        .collect()
+}
+
+/// Joins `units` (candidate kernels, each unit in topological order and of one extent) into groups, in a
+/// topological order of the graph with each unit contracted: each unit joins the latest group of its extent
+/// it can join (bindings and code within the limits, the graph still acyclic), or starts one. Returns every
+/// group, each in topological order.
+fn join_units(
+    desc: &GraphDesc,
+    lengths: &[Option<u64>],
+    max_bindings: usize,
+    units: Vec<Vec<usize>>,
+) -> Vec<Vec<usize>> {
+    let n = desc.nodes.len();
+    // Items: the units, then every other node alone.
+    let mut item_of = vec![usize::MAX; n];
+    for (i, unit) in units.iter().enumerate() {
+        for &m in unit {
+            item_of[m] = i;
+        }
+    }
+    let mut items = units;
+    for (node, item) in item_of.iter_mut().enumerate() {
+        if *item == usize::MAX {
+            *item = items.len();
+            items.push(vec![node]);
+        }
+    }
+    let edges: Vec<(usize, usize)> = desc
+        .edges
+        .iter()
+        .map(|e| (item_of[e.from as usize], item_of[e.to as usize]))
+        .filter(|(a, b)| a != b)
+        .collect();
+    // A topological order of the items that takes the earliest ready one in the description's own order,
+    // by its first kernel: with units of one kernel each, exactly the description's order.
+    let mut position = vec![0; n];
+    for (i, &node) in desc.topological_order.iter().enumerate() {
+        position[node as usize] = i;
+    }
+    let Some(order) = items_in_order(&items, &edges, &position) else {
+        // Contracting groups the grouping kept acyclic makes no cycle; should it, nothing joins.
+        return items.into_iter().filter(|i| i.len() > 1).collect();
+    };
+    let mut contraction = Contraction::of(items.len(), &order, edges.into_iter());
     // Each group's extent, buffers and bytes of member code, at its id in `contraction`.
     let mut groups: Vec<(Extent<'_>, Vec<u32>, usize)> = Vec::new();
-    for &node in desc.topological_order.iter() {
-        let node = node as usize;
-        let Some((kernel, extent)) = candidate(desc, lengths, max_bindings, node) else {
+    for &item in &order {
+        let item = item as usize;
+        let Some((extent, buffers, bytes)) = unit_shape(desc, lengths, max_bindings, &items[item])
+        else {
             continue;
         };
-        let buffers: Vec<u32> = kernel.bindings.iter().map(|b| b.buffer).collect();
-        let bytes = kernel.source.len();
         let joined = (0..groups.len())
             .rev()
             .filter(|&g| groups[g].0 == extent)
@@ -348,16 +427,16 @@ fn group(desc: &GraphDesc, lengths: &[Option<u64>], max_bindings: usize) -> Vec<
                 union.extend(buffers.iter().filter(|b| !group_buffers.contains(b)));
                 let fits =
                     union.len() <= max_bindings && group_bytes + bytes <= MAX_FUSED_SOURCE_BYTES;
-                (fits && contraction.may_join(node, g)).then_some((g, union))
+                (fits && contraction.may_join(item, g)).then_some((g, union))
             });
         match joined {
             Some((g, union)) => {
-                contraction.join(node, g);
+                contraction.join(item, g);
                 groups[g].1 = union;
                 groups[g].2 += bytes;
             }
             None => {
-                contraction.start_group(node);
+                contraction.start_group(item);
                 groups.push((extent, buffers, bytes));
             }
         }
@@ -366,8 +445,72 @@ fn group(desc: &GraphDesc, lengths: &[Option<u64>], max_bindings: usize) -> Vec<
     contraction
         .members
         .into_iter()
-        .map(|members| members.into_iter().map(|m| m as u32).collect())
+        .map(|joined| {
+            joined
+                .into_iter()
+                .flat_map(|item| items[item].iter().copied())
+                .collect()
+        })
         .collect()
+}
+
+/// Kahn's algorithm over `items` (groups of nodes) and the `edges` between them, taking the ready item whose
+/// first node comes first by `position`; `None` if the items' graph has a cycle.
+fn items_in_order(
+    items: &[Vec<usize>],
+    edges: &[(usize, usize)],
+    position: &[usize],
+) -> Option<Vec<u32>> {
+    use std::cmp::Reverse;
+    use std::collections::BinaryHeap;
+    let key = |item: usize| items[item].first().map_or(usize::MAX, |&n| position[n]);
+    let mut indegree = vec![0usize; items.len()];
+    let mut successors = vec![Vec::new(); items.len()];
+    for &(from, to) in edges {
+        indegree[to] += 1;
+        successors[from].push(to);
+    }
+    let mut ready: BinaryHeap<Reverse<(usize, usize)>> = (0..items.len())
+        .filter(|&i| indegree[i] == 0)
+        .map(|i| Reverse((key(i), i)))
+        .collect();
+    let mut order = Vec::with_capacity(items.len());
+    while let Some(Reverse((_, item))) = ready.pop() {
+        order.push(item as u32);
+        for &next in &successors[item] {
+            indegree[next] -= 1;
+            if indegree[next] == 0 {
+                ready.push(Reverse((key(next), next)));
+            }
+        }
+    }
+    (order.len() == items.len()).then_some(order)
+}
+
+/// A unit's extent, the buffers its kernels bind and the bytes of their code, if every kernel of it is a
+/// candidate of one extent under these lengths and limit.
+fn unit_shape<'a>(
+    desc: &'a GraphDesc,
+    lengths: &[Option<u64>],
+    max_bindings: usize,
+    unit: &[usize],
+) -> Option<(Extent<'a>, Vec<u32>, usize)> {
+    let mut shape: Option<(Extent<'a>, Vec<u32>, usize)> = None;
+    for &node in unit {
+        let (kernel, extent) = candidate(desc, lengths, max_bindings, node)?;
+        let (unit_extent, buffers, bytes) =
+            shape.get_or_insert_with(|| (extent.clone(), Vec::new(), 0));
+        if *unit_extent != extent {
+            return None;
+        }
+        for b in kernel.bindings.iter().map(|b| b.buffer) {
+            if !buffers.contains(&b) {
+                buffers.push(b);
+            }
+        }
+        *bytes += kernel.source.len();
+    }
+    shape.filter(|(_, buffers, _)| buffers.len() <= max_bindings)
 }
 
 /// The graph with each group contracted to one node, as [`group`] builds it in topological order. A node
@@ -389,11 +532,6 @@ struct Contraction {
 }
 
 impl Contraction {
-    fn new(desc: &GraphDesc) -> Self {
-        let edges = desc.edges.iter().map(|e| (e.from as usize, e.to as usize));
-        Contraction::of(desc.nodes.len(), &desc.topological_order, edges)
-    }
-
     /// The graph of `n` nodes and `edges`, no node in a group yet, to be grouped in `order`.
     fn of(n: usize, order: &[u32], edges: impl Iterator<Item = (usize, usize)>) -> Self {
         let mut position = vec![0; n];

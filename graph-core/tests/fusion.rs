@@ -489,3 +489,69 @@ fn a_group_whose_kernel_cannot_be_made_fuses_in_runs_and_says_why() {
     );
     assert_valid(&fusion);
 }
+
+#[test]
+fn a_device_that_binds_more_joins_the_promised_groups_whole() {
+    // A chain of 40 kernels, each over a buffer of its own: within WebGPU's 8 bindings the groups are of 7
+    // kernels; a device of 32 bindings groups more, and each group of 7 stays inside one of them (greedy
+    // groups of 31 kernels would cut the fifth group of 7, kernels 28 to 34, at kernel 31).
+    let mut b = GraphBuilder::new("Long");
+    b.input("b0", "f32");
+    for k in 1..=40 {
+        b.owned(&format!("b{k}"), "f32", 1024);
+    }
+    b.output("out", "f32");
+    // `dst[i] = src[i] * 0.5 + 1.0`: pointwise, and it overwrites `dst` (graph-owned, written first).
+    let overwrite = |src: &str, dst: &str| {
+        KernelSpec::wgsl(format!(
+            "@compute @workgroup_size(64)\n\
+             fn main(@builtin(global_invocation_id) gid: vec3<u32>) {{\n\
+                 let i = gid.x;\n\
+                 if (i >= arrayLength(&{dst})) {{ return; }}\n\
+                 {dst}[i] = {src}[i] * 0.5 + 1.0;\n\
+             }}\n"
+        ))
+        .read(src)
+        .write(dst)
+    };
+    for k in 1..=40 {
+        b.kernel(
+            &format!("k{k}"),
+            overwrite(&format!("b{}", k - 1), &format!("b{k}")),
+        );
+    }
+    b.kernel("last", pointwise("b40", "out"));
+    let desc = built(&b);
+    let lengths: Vec<Option<u64>> = declared_lengths(&desc)
+        .into_iter()
+        .map(|l| l.or(Some(1024)))
+        .collect();
+    let promised = graph_core::fusion::groups(&desc, &declared_lengths(&desc), MAX_FUSED_BINDINGS);
+    let larger = graph_core::fusion::groups(&desc, &lengths, 32);
+    assert!(promised.len() >= 5, "{promised:?}");
+    assert!(larger.len() < promised.len(), "{larger:?}");
+    for group in &promised {
+        assert!(
+            larger.iter().any(|l| group.iter().all(|m| l.contains(m))),
+            "{group:?} is cut by {larger:?}"
+        );
+    }
+    // Each larger group within the limit, and every kernel in one group at most.
+    let fused = graph_core::fusion::fuse(&desc, &lengths, 32);
+    let mut seen = std::collections::HashSet::new();
+    for group in &larger {
+        for m in group {
+            assert!(seen.insert(*m), "{m} in two groups");
+        }
+        let bound: std::collections::HashSet<u32> = group
+            .iter()
+            .filter_map(|&m| match &desc.nodes[m as usize].op {
+                OpDesc::Kernel(k) => Some(k.bindings.iter().map(|b| b.buffer)),
+                _ => None,
+            })
+            .flatten()
+            .collect();
+        assert!(bound.len() <= 32, "{group:?} binds {}", bound.len());
+    }
+    assert_valid(&fused);
+}

@@ -1,6 +1,6 @@
-//! Bake (SYCL's `finalize`): everything a replay needs is created once here, the bound buffers are checked,
-//! and the graph is compiled into its executable program ([`crate::program`]) and the portable recorder's
-//! pipelines and bind groups for it.
+//! Bake (SYCL's `finalize`): the bound buffers are checked and the graph is compiled into its executable
+//! program ([`crate::program`]); here too are the portable recorder's pipelines and bind groups for a
+//! program, which `BakedState` makes only where that recorder replays.
 
 #![forbid(unsafe_code)]
 
@@ -406,7 +406,9 @@ fn layouts_for(
 /// time grows faster than the dispatches it saves are worth: on the H100 (first bake in a process, the
 /// driver's disk cache off), a chain of 1000 kernels fused into two kernels of 759 and 241 members took
 /// 4.25 s to bake, into 33 of 31 members 0.32 s; the fan of 100 replayed as 4 kernels of 31 members in
-/// 27.1 us, as one of 100 in 27.8 us (`benches/bake_costs.rs`, `docs/performance.md`).
+/// 27.5-28.8 us, as one of 100 in 26.7-28.0 us, and the tree of 127 as 8 kernels in 50.0-50.2 us, as one in
+/// 42.5-43.5 us (`benches/bake_costs.rs`, `docs/performance.md`). The fusion pass joins the groups the
+/// macro's `FUSED` promised (within 8 buffers) whole, so every promise holds under the larger limit.
 pub(crate) const FUSED_MAX_BINDINGS: usize = 32;
 
 /// What a replay of `desc` over the caller's `externals` needs, but the recorders' objects: the description

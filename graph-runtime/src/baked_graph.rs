@@ -547,7 +547,7 @@ impl BakedGraph {
     fn submit(&mut self, timing: Timing<'_>) -> Result<Submission, Error> {
         // The portable recorder's pipelines, made at its first replay where bake made the native one's.
         if self.state.native.is_none() || matches!(timing, Timing::Portable(_)) {
-            self.state.portable_kernels(&self.gpu, &self.transport);
+            self.state.portable_kernels(&self.gpu, &self.transport)?;
         }
         let desc: &GraphDesc = &self.state.desc;
         let node_name = |n: usize| desc.nodes[n].name.to_string();

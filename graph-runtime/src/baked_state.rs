@@ -16,12 +16,14 @@ use crate::native_recorder::{self, NativeParamsIn, NativeReplay};
 use crate::params::ParamsTransport;
 use crate::program::Program;
 use crate::replay::Kernels;
+use crate::scope::OpScope;
 use crate::transfer::{Readbacks, Uploads};
 
 /// What an update created; everything else it reused. The wgpu pipelines and bind groups are the portable
-/// recorder's, made only for a graph that replays through it, and the gates' (which both recorders
-/// use); the native recorder's Vulkan pipelines and descriptor sets are counted apart (zero when the graph
-/// replays through the portable recorder).
+/// recorder's kernels', made only for a graph that replays through it, and its gates' (made whichever
+/// recorder replays: the native recorder uses the gates' buffers, and records gates of its own); the native
+/// recorder's Vulkan pipelines and descriptor sets are counted apart (zero when the graph replays through
+/// the portable recorder).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct UpdateReport {
     /// wgpu compute pipelines compiled (kernels whose code, workgroup size or pipeline constants changed,
@@ -173,11 +175,30 @@ impl BakedState {
         Ok((state, report))
     }
 
-    /// The portable recorder's kernels, made now (through the cache) if the graph replayed through the
-    /// native recorder until now: bake makes only the replaying recorder's pipelines.
-    pub(crate) fn portable_kernels(&mut self, gpu: &Gpu, transport: &ParamsTransport) -> &Kernels {
-        let (program, bound, cache) = (&self.program, &self.bound, &mut self.cache);
-        self.kernels
-            .get_or_insert_with(|| build_kernels(gpu, program, bound, transport, cache, None).0)
+    /// The portable recorder's kernels, made now (through a copy of the cache, kept only if the device
+    /// reports nothing) if the graph replayed through the native recorder until now: bake makes only the
+    /// replaying recorder's pipelines. A failure is a bake error, and the next call tries again.
+    pub(crate) fn portable_kernels(
+        &mut self,
+        gpu: &Gpu,
+        transport: &ParamsTransport,
+    ) -> Result<&Kernels, Error> {
+        if self.kernels.is_none() {
+            let scope = OpScope::enter(gpu);
+            let mut cache = self.cache.clone();
+            let (kernels, _) =
+                build_kernels(gpu, &self.program, &self.bound, transport, &mut cache, None);
+            let graph = self.desc.name.to_string();
+            scope.finish_with(Ok(()), |reason| Error::Bake {
+                graph,
+                reason: format!("the portable recorder's pipelines: {reason}"),
+            })?;
+            self.cache = cache;
+            self.kernels = Some(kernels);
+        }
+        self.kernels.as_ref().ok_or_else(|| Error::Bake {
+            graph: self.desc.name.to_string(),
+            reason: "the portable recorder's pipelines were not made".into(),
+        })
     }
 }

@@ -142,7 +142,7 @@ impl Run {
 /// Where a kernel of a [`NativeGraph`] runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum KernelOf {
-    /// A node's, by index in the plan.
+    /// A node's, by index in the program (the fused description's).
     Node(u32),
     /// A block's gate, over this many workgroups.
     Gate(u32, u32),
@@ -868,7 +868,8 @@ impl NativeGraph {
 
     /// Records segment `segment`: for each level, a barrier when it has hazards, then each
     /// dispatch (`(node, workgroups)`), with `params` as push constants when they are (ignored with a
-    /// parameter buffer). The caller has waited for `last`.
+    /// parameter buffer); with `direct`, into its primary command buffer too (a segment that a direct
+    /// submission may submit: one of a partition of segments alone). The caller has waited for `last`.
     ///
     /// With `first_query`, a profiled recording: it writes [`queries_of`] timestamps from that query on
     /// (the caller reserved them), and says which time each dispatch. A level's first timestamp is written
@@ -881,6 +882,7 @@ impl NativeGraph {
         levels: &[RecordedLevel],
         params: &[u8],
         first_query: Option<u32>,
+        direct: bool,
     ) -> Result<Vec<TimedDispatch>, String> {
         let Some(&cb) = self.segments.get(segment) else {
             return Err(format!("no command buffer for segment {segment}"));
@@ -915,7 +917,7 @@ impl NativeGraph {
         // A direct submission's primary command buffer holds the same commands itself: executing the
         // secondary one from it cost 0.5-2.8 us more per replay on the H100 (the benchmark's fused shapes,
         // two rounds each way in one run).
-        if let Some(&primary) = self.primaries.get(segment) {
+        if let Some(&primary) = self.primaries.get(segment).filter(|_| direct) {
             // SAFETY: as for `cb` above: no pending submission executes `primary` (the caller waited for the
             // last direct one).
             unsafe {
@@ -963,9 +965,9 @@ impl NativeGraph {
             // SAFETY: `cb` is recording (the caller began it and ends it after).
             unsafe { memory_barrier(&self.raw, cb, (src_stage, src), (dst_stage, dst)) }
         };
+        // Every handle recorded below is alive as long as `self` (struct invariants).
         if let Some(first) = first_query {
-            // SAFETY: `cb` is recording; the queries are in the pool (checked by `record`). Every handle
-            // recorded below is alive as long as `self` (struct invariants).
+            // SAFETY: `cb` is recording; the queries are in the pool (checked by `record`).
             unsafe {
                 self.raw
                     .cmd_reset_query_pool(cb, self.queries, first, queries_of(levels))
@@ -1118,11 +1120,12 @@ impl NativeGraph {
             &with_params[..1]
         };
         let [x, y, z] = run.counts;
-        // SAFETY: `cb` is recording (the caller, `record`, began it); the set is of `shared`'s layout for the
+        // SAFETY: `cb` is recording (`record` began it, a secondary or a primary command buffer, and
+        // `record_commands` records into it); the set is of `shared`'s layout for the
         // pipeline's number of bindings, set 0 of its layout (the parameter set's layout is set 1 of every
         // layout), and the graph holds both (`Arc`s) as long as its command buffers; `params` is the
         // size of the push-constant range (checked at bake); an indirect buffer is alive with `self` and holds
-        // three `u32`s at its offset (the plan's, the gates' and the checks' layouts), made visible to the
+        // three `u32`s at its offset (the program's, the gates' and the checks' layouts), made visible to the
         // indirect read by a barrier after what wrote them.
         unsafe {
             if *bound != Some(p) {

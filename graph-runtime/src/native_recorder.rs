@@ -35,7 +35,7 @@ use crate::native::{
     KernelOf, Marker, NativeGraph, NativeKernel, NativeParams, NativePipeline, NativeShared,
     Recorded, RecordedLevel, queries_of,
 };
-use crate::program::{Op, Program, Segment};
+use crate::program::{Op, Partition, Program, Segment, Step};
 use crate::queue::GpuQueue;
 use crate::recorder::Recorder;
 use crate::replay::DispatchSize;
@@ -99,6 +99,9 @@ pub(crate) struct NativeReplay {
     recorded: Option<Recording>,
     /// Per segment, whether its command buffer holds a dispatch (one that holds none is not executed).
     has_dispatches: Vec<bool>,
+    /// Per segment, whether a direct submission may submit it (its partition is segments alone): only those
+    /// segments' primary command buffers are recorded.
+    direct_segments: Vec<bool>,
     /// Written at the end of each submission: waiting reads it rather than waiting for wgpu's fence.
     marker: Arc<Marker>,
     /// Every partition is kernels alone, and no parameter goes through a buffer: with direct submission, a
@@ -412,6 +415,20 @@ impl NativeReplay {
             sets: graph.sets_built,
         };
         let kernels_alone = params.is_none() && program.segments_alone();
+        let mut direct_segments = vec![false; program.segments.len()];
+        for partition in &program.partitions {
+            if let Partition::Gpu(steps) = partition
+                && steps.iter().all(|s| matches!(s, Step::Segment(_)))
+            {
+                for step in steps {
+                    if let &Step::Segment(index) = step
+                        && let Some(direct) = direct_segments.get_mut(index)
+                    {
+                        *direct = true;
+                    }
+                }
+            }
+        }
         Ok(Some(NativeReplay {
             graph,
             pipelines: pipelines.made,
@@ -423,6 +440,7 @@ impl NativeReplay {
             params,
             recorded: None,
             has_dispatches: Vec::new(),
+            direct_segments,
             marker,
             kernels_alone,
             built,
@@ -522,7 +540,13 @@ impl NativeReplay {
         for (index, levels) in segments.iter().enumerate() {
             timed.extend(
                 self.graph
-                    .record(index, levels, push, next_query)
+                    .record(
+                        index,
+                        levels,
+                        push,
+                        next_query,
+                        self.direct_segments.get(index).copied().unwrap_or(false),
+                    )
                     .map_err(Error::Gpu)?,
             );
             next_query = next_query.map(|first| first + queries_of(levels));

@@ -2,10 +2,11 @@
 //! lengths and this device, as CUDA's `cudaGraphExec` and vulkano-taskgraph's `ExecutableTaskGraph` are, and
 //! the only thing either recorder reads at a replay. It holds
 //!
-//! - the kernel table: each distinct kernel once, its WGSL composed once (the parameter variable is the one
-//!   line a recorder appends for the storage its pipelines read), its entry point, pipeline constants (a
-//!   ranged fill's bounds) and access modes: the portable recorder's wgpu pipeline and the native
-//!   recorder's Vulkan pipeline are both made from that one entry;
+//! - the kernel table: each distinct kernel once, its WGSL composed here for both recorders (the parameter
+//!   variable is the one line a recorder appends for the storage its pipelines read), its entry point,
+//!   pipeline constants (a ranged fill's bounds) and access modes: the portable recorder's wgpu pipeline and
+//!   the native recorder's Vulkan pipeline are both made from that one entry;
+//! - the gate table: the slots and gates of blocks under GPU control;
 //! - per node, which entry it dispatches, over which buffers, and its dispatch size (fixed at compile time
 //!   where it reads no parameter, checked against the device);
 //! - the partitions: host phases, and GPU partitions as steps: segments of recorded work (levels with the
@@ -136,12 +137,20 @@ impl KernelEntry {
         module
     }
 
-    /// What makes two entries one: equal keys make equal pipelines.
-    fn key(&self) -> (&str, &str, Vec<u64>, &[AccessMode]) {
+    /// What makes two entries one (equal keys make equal pipelines), the body moved into it.
+    fn into_key(self) -> (EntryKey, KernelEntry) {
         let constants = self.constants.iter().map(|(_, v)| v.to_bits()).collect();
-        (&self.body, &self.entry, constants, &self.modes)
+        let key = (self.body, self.entry.clone(), constants, self.modes.clone());
+        let entry = KernelEntry {
+            body: String::new(),
+            ..self
+        };
+        (key, entry)
     }
 }
+
+/// A kernel-table entry's identity: its module's body, entry point, constants (as bits) and access modes.
+type EntryKey = (String, String, Vec<u64>, Vec<AccessMode>);
 
 /// A node's dispatch.
 #[derive(Debug, Clone)]
@@ -241,7 +250,7 @@ impl From<&wgpu::Limits> for DeviceLimits {
 
 impl Program {
     /// Compiles `desc` (fused, flattened) for buffers of lengths `lens` on a device of `limits`: the plan,
-    /// every range evaluated, every kernel composed once, every size that reads no parameter resolved and
+    /// every range evaluated, every node's kernel composed once (for both recorders), every size that reads no parameter resolved and
     /// checked. Errors name the graph, and the node or buffer at fault.
     pub(crate) fn compile(
         desc: &GraphDesc,
@@ -257,17 +266,17 @@ impl Program {
                 nodes.push(None);
                 continue;
             };
-            let (body, name, constants, modes) = entry.key();
-            let key = (
-                body.to_string(),
-                name.to_string(),
-                constants,
-                modes.to_vec(),
-            );
-            let kernel = *index.entry(key).or_insert_with(|| {
-                kernels.push(entry);
-                kernels.len() - 1
-            });
+            // The body moves into the key; an entry keeps a copy only when it is new.
+            let (key, mut entry) = entry.into_key();
+            let kernel = match index.get(&key) {
+                Some(&kernel) => kernel,
+                None => {
+                    entry.body = key.0.clone();
+                    kernels.push(entry);
+                    index.insert(key, kernels.len() - 1);
+                    kernels.len() - 1
+                }
+            };
             nodes.push(Some(NodeKernel { kernel, ..node }));
         }
         let (partitions, segments) = partitions(desc, &plan.partitions, &nodes)?;

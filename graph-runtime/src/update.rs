@@ -3,9 +3,9 @@
 //! the same topology.
 //!
 //! Every update goes through one rebuild: the new description and buffers are checked as a bake checks them,
-//! the plan is made again (it is cheap and handle-free), and the kernels are built again through the baked
-//! graph's cache, so only what changed is created: a pipeline whose code or constants changed, a bind group
-//! whose buffers changed. Graph-owned buffers, parameters, host and interop closures, the active alternatives
+//! the program is compiled again (it is cheap and handle-free), and the replaying recorder's objects are
+//! built again through the baked graph's caches, so only what changed is created: a pipeline whose code or
+//! constants changed, a bind group or descriptor set whose buffers changed. Graph-owned buffers, parameters, host and interop closures, the active alternatives
 //! and pending uploads (where their size is unchanged) carry over. Everything is built before anything is
 //! replaced: an update that fails leaves the baked graph as it was. A replay already submitted keeps the
 //! objects it was recorded with (wgpu keeps them alive until it finishes).

@@ -1,5 +1,5 @@
 //! The portable recorder: a replay's partitions as wgpu command buffers. wgpu tracks every buffer use and
-//! places its own barriers, so the plan's hazards are not needed here. Consecutive dispatches share one
+//! places its own barriers, so the program's hazards are not needed here. Consecutive dispatches share one
 //! compute pass; a pipeline is set only when it changes.
 
 #![forbid(unsafe_code)]
