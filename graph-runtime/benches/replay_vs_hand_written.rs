@@ -690,20 +690,21 @@ fn shape(gpu: &Gpu, runs: usize, dag: &Dag, traces: Option<&str>) -> Result<[Tim
     row(dag, "portable", &p);
     row(dag, "one encoder", &o);
     if let Some(dir) = traces {
+        let bytes = least_bytes(dag);
         for (side, graph) in [("fused", &mut fused), ("unfused", &mut unfused)] {
             let profile = graph.profile()?;
             // The span, not the sum: natively, the dispatches of one level overlap, and each one's time
             // runs from its level's start.
+            let span_ns = profile
+                .dispatches
+                .iter()
+                .map(|d| d.end_ns)
+                .fold(0.0, f64::max);
             println!(
                 "|   profile: {side} ({}) {:.1} us from the first start to the last end, {} dispatches, \
-                 the longest {:.1} us",
+                 the longest {:.1} us; {bytes} bytes at least, {:.0} GB/s over the span",
                 profile.recorder,
-                profile
-                    .dispatches
-                    .iter()
-                    .map(|d| d.end_ns)
-                    .fold(0.0, f64::max)
-                    / 1000.0,
+                span_ns / 1000.0,
                 profile.dispatches.len(),
                 profile
                     .dispatches
@@ -711,6 +712,7 @@ fn shape(gpu: &Gpu, runs: usize, dag: &Dag, traces: Option<&str>) -> Result<[Tim
                     .map(|d| d.duration_ns())
                     .fold(0.0, f64::max)
                     / 1000.0,
+                bytes as f64 / span_ns,
             );
             let file = format!("{dir}/{}-{side}.json", dag.name.replace(' ', "_"));
             std::fs::write(&file, profile.to_chrome_trace())
@@ -718,6 +720,22 @@ fn shape(gpu: &Gpu, runs: usize, dag: &Dag, traces: Option<&str>) -> Result<[Tim
         }
     }
     Ok([f, fp, g, p, o])
+}
+
+/// The least bytes a replay of `dag` moves: each buffer read before anything writes it (the input, and the
+/// state a `Step` updates) read once, and each buffer written, written once (every buffer is bound by the
+/// caller, so every one written must reach memory).
+fn least_bytes(dag: &Dag) -> usize {
+    let (mut read, mut written) = (vec![false; dag.buffers], vec![false; dag.buffers]);
+    for node in &dag.nodes {
+        let in_place = matches!(node.kind, Kind::Step | Kind::StepParam);
+        for &b in node.inputs.iter().chain(in_place.then_some(&node.output)) {
+            read[b] |= !written[b];
+        }
+        written[node.output] = true;
+    }
+    let buffers = read.iter().filter(|&&r| r).count() + written.iter().filter(|&&w| w).count();
+    buffers * N * 4
 }
 
 /// The chain of `StepParam` (one dispatch per node, no fusion) with `c` changed before every run, then left
