@@ -895,47 +895,47 @@ impl NativeGraph {
                 self.query_capacity
             ));
         }
+        // No pending submission executes `cb` (the caller waited for `last`).
+        let timed = self.record_into(cb, true, levels, params, first_query)?;
+        // A direct submission's primary command buffer holds the same commands itself: executing the
+        // secondary one from it cost 0.5-2.8 us more per replay on the H100 (the benchmark's fused shapes,
+        // two rounds each way in one run). No pending submission executes it either (the caller waited for
+        // the last direct one).
+        if let Some(&primary) = self.primaries.get(segment).filter(|_| direct) {
+            self.record_into(primary, false, levels, params, first_query)?;
+        }
+        Ok(timed)
+    }
+
+    /// Resets `cb` (a `secondary` command buffer or a primary one, which no pending submission executes),
+    /// records `levels` into it and ends it.
+    fn record_into(
+        &self,
+        cb: vk::CommandBuffer,
+        secondary: bool,
+        levels: &[RecordedLevel],
+        params: &[u8],
+        first_query: Option<u32>,
+    ) -> Result<Vec<TimedDispatch>, String> {
         let inheritance = vk::CommandBufferInheritanceInfo::default();
-        // SAFETY: no pending submission executes `cb` (the caller waited for `last`), so it may be reset and
+        let mut begin = vk::CommandBufferBeginInfo::default()
+            .flags(vk::CommandBufferUsageFlags::SIMULTANEOUS_USE);
+        if secondary {
+            begin = begin.inheritance_info(&inheritance);
+        }
+        // SAFETY: no pending submission executes `cb` (the caller's contract), so it may be reset and
         // recorded.
         unsafe {
             self.raw
                 .reset_command_buffer(cb, vk::CommandBufferResetFlags::empty())
                 .map_err(vk_err("reset"))?;
             self.raw
-                .begin_command_buffer(
-                    cb,
-                    &vk::CommandBufferBeginInfo::default()
-                        .flags(vk::CommandBufferUsageFlags::SIMULTANEOUS_USE)
-                        .inheritance_info(&inheritance),
-                )
+                .begin_command_buffer(cb, &begin)
                 .map_err(vk_err("begin"))?;
         }
         let timed = self.record_commands(cb, levels, params, first_query)?;
         // SAFETY: `cb` is recording.
         unsafe { self.raw.end_command_buffer(cb) }.map_err(vk_err("end"))?;
-        // A direct submission's primary command buffer holds the same commands itself: executing the
-        // secondary one from it cost 0.5-2.8 us more per replay on the H100 (the benchmark's fused shapes,
-        // two rounds each way in one run).
-        if let Some(&primary) = self.primaries.get(segment).filter(|_| direct) {
-            // SAFETY: as for `cb` above: no pending submission executes `primary` (the caller waited for the
-            // last direct one).
-            unsafe {
-                self.raw
-                    .reset_command_buffer(primary, vk::CommandBufferResetFlags::empty())
-                    .map_err(vk_err("reset"))?;
-                self.raw
-                    .begin_command_buffer(
-                        primary,
-                        &vk::CommandBufferBeginInfo::default()
-                            .flags(vk::CommandBufferUsageFlags::SIMULTANEOUS_USE),
-                    )
-                    .map_err(vk_err("begin"))?;
-            }
-            self.record_commands(primary, levels, params, first_query)?;
-            // SAFETY: `primary` is recording.
-            unsafe { self.raw.end_command_buffer(primary) }.map_err(vk_err("end"))?;
-        }
         Ok(timed)
     }
 
@@ -1120,7 +1120,7 @@ impl NativeGraph {
             &with_params[..1]
         };
         let [x, y, z] = run.counts;
-        // SAFETY: `cb` is recording (`record` began it, a secondary or a primary command buffer, and
+        // SAFETY: `cb` is recording (`record_into` began it, a secondary or a primary command buffer, and
         // `record_commands` records into it); the set is of `shared`'s layout for the
         // pipeline's number of bindings, set 0 of its layout (the parameter set's layout is set 1 of every
         // layout), and the graph holds both (`Arc`s) as long as its command buffers; `params` is the
