@@ -10,6 +10,9 @@
 
 #![forbid(unsafe_code)]
 
+#[path = "common/args.rs"]
+mod args;
+
 use std::time::{Duration, Instant};
 
 use graph_runtime::{BakedGraph, Buffer, Error, Gpu, GraphBuilder, KernelSpec, LIBRARY};
@@ -152,22 +155,8 @@ fn check(shape: Shape, baked: &mut BakedGraph, buffers: &[Buffer<f32>]) -> Resul
 }
 
 fn main() -> Result<(), Error> {
-    let args: Vec<String> = std::env::args().collect();
-    let arg = |name: &str| {
-        args.iter()
-            .position(|a| a == name)
-            .and_then(|i| args.get(i + 1))
-            .cloned()
-    };
-    let sizes: Vec<usize> = arg("--sizes")
-        .unwrap_or_else(|| "100,1000".into())
-        .split(',')
-        .filter_map(|s| s.trim().parse().ok())
-        .collect();
-    let runs: usize = arg("--runs")
-        .and_then(|r| r.parse().ok())
-        .unwrap_or(3)
-        .max(1);
+    let sizes = args::numbers("--sizes", "100,1000");
+    let runs = args::number("--runs", 3).max(1);
     let gpu = Gpu::new_blocking()?;
     println!("adapter: {}", gpu.summary());
     println!(

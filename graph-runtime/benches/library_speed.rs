@@ -11,6 +11,9 @@
 
 #![forbid(unsafe_code)]
 
+#[path = "common/args.rs"]
+mod args;
+
 use graph_runtime::kernels::cpu;
 use graph_runtime::{AnyBuffer, BakedGraph, Buffer, Error, Gpu, GraphBuilder, KernelSpec, LIBRARY};
 
@@ -381,19 +384,8 @@ fn measure_copy(
 }
 
 fn main() -> Result<(), Error> {
-    let args: Vec<String> = std::env::args().collect();
-    let arg = |name: &str| {
-        args.iter()
-            .position(|a| a == name)
-            .and_then(|i| args.get(i + 1))
-            .cloned()
-    };
-    let sides: Vec<usize> = arg("--sides")
-        .unwrap_or_else(|| "1024,4096".into())
-        .split(',')
-        .filter_map(|s| s.trim().parse().ok())
-        .collect();
-    let runs: usize = arg("--runs").and_then(|r| r.parse().ok()).unwrap_or(9);
+    let sides = args::numbers("--sides", "1024,4096");
+    let runs = args::number("--runs", 9);
     let gpu = Gpu::new_blocking()?;
     println!("adapter: {}", gpu.summary());
     println!(
