@@ -291,6 +291,11 @@ pub struct KernelDesc {
     /// Each invocation touches only its own elements: proved from naga's IR (library kernels: and marked
     /// so), so the fusion pass may merge it with others of its extent ([`crate::fusion`]).
     pub pointwise: bool,
+    /// Each invocation inside the extent reads within this many elements of its own index and writes its own
+    /// element whatever the data, proved from naga's IR: a chain of such kernels fuses by overlapped tiling
+    /// ([`crate::fusion`]). `None` when not proved.
+    #[serde(default)]
+    pub reach: Option<u32>,
     /// Left alone by the fusion pass (`#[no_fusion]` on the node or its graph).
     pub no_fusion: bool,
 }

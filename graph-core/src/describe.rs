@@ -148,6 +148,7 @@ fn describe_op(op: &CheckedNode) -> OpDesc {
             range: k.range.as_ref().map(range),
             alternative: None,
             pointwise: k.pointwise,
+            reach: k.reach,
             no_fusion: false,
         }),
         CheckedNode::Copy {

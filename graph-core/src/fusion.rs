@@ -26,6 +26,7 @@ use crate::desc::{
 use crate::ir::{AccessMode, Role};
 use crate::schedule::topological_order;
 use crate::size::SizeStep;
+use crate::stencil::{self, Tiling};
 use crate::wgsl;
 
 /// The most storage buffers a fused kernel binds on any device: WebGPU's default
@@ -63,9 +64,12 @@ pub struct FusedGroup {
     pub members: Vec<u32>,
     /// The members' names, in that order.
     pub names: Vec<String>,
-    /// Graph-owned buffers only this group touches, kept in registers: each invocation's element is a
-    /// private variable of the fused kernel, and the buffer is not bound.
+    /// Graph-owned buffers only this group touches, kept in registers (each invocation's element a private
+    /// variable of the fused kernel) or in a tile of workgroup memory; the buffer is not bound.
     pub registers: Vec<u32>,
+    /// For a chain of neighbourhood kernels run by overlapped tiling ([`crate::stencil`]): its tile and halo.
+    /// `None` for pointwise kernels run from one invocation.
+    pub tiling: Option<Tiling>,
 }
 
 /// Kernels that were to run as one but do not, and why.
@@ -115,28 +119,46 @@ pub fn fuse<'a>(desc: &'a GraphDesc, lengths: &[Option<u64>], max_bindings: usiz
     let mut nodes: Vec<NodeDesc> = desc.nodes.to_vec();
     let mut fused_groups = Vec::new();
     let mut declined = Vec::new();
-    for members in groups(desc, lengths, max_bindings) {
-        for (members, kernel, registers) in buildable_runs(desc, &members, lengths, &mut declined) {
-            let node = members[0];
-            let names = member_names(desc, &members);
-            nodes[node as usize] = NodeDesc {
-                name: names.join(" + ").into(),
-                op: OpDesc::Kernel(kernel),
-            };
-            for &m in &members[1..] {
-                nodes[m as usize] = NodeDesc {
-                    name: format!("{} (fused)", desc.nodes[m as usize].name).into(),
-                    op: OpDesc::Empty,
-                };
+    let tiled = stencil::groups(desc, lengths);
+    let mut taken = vec![false; desc.nodes.len()];
+    for group in tiled {
+        for &m in &group.members {
+            taken[m as usize] = true;
+        }
+        let names = member_names(desc, &group.members);
+        match stencil::kernel(desc, &group) {
+            Ok(kernel) => {
+                absorb(desc, &mut nodes, &group.members, &names, kernel);
+                fused_groups.push(FusedGroup {
+                    node: group.members[0],
+                    members: group.members,
+                    names,
+                    registers: group.layout.unbound,
+                    tiling: Some(group.layout.tiling),
+                });
             }
+            Err(reason) => declined.push(Declined {
+                members: group.members,
+                names,
+                reason,
+            }),
+        }
+    }
+    for members in pointwise_groups(desc, lengths, max_bindings, &taken) {
+        for (members, kernel, registers) in buildable_runs(desc, &members, lengths, &mut declined) {
+            let names = member_names(desc, &members);
+            absorb(desc, &mut nodes, &members, &names, kernel);
             fused_groups.push(FusedGroup {
-                node,
+                node: members[0],
                 members,
                 names,
                 registers,
+                tiling: None,
             });
         }
     }
+    let position = topological_positions(desc);
+    fused_groups.sort_by_key(|g| position[g.node as usize]);
     if fused_groups.is_empty() {
         return Fusion {
             desc: Cow::Borrowed(desc),
@@ -164,6 +186,26 @@ pub fn fuse<'a>(desc: &'a GraphDesc, lengths: &[Option<u64>], max_bindings: usiz
                 declined,
             }
         }
+    }
+}
+
+/// `nodes` with `members`' kernel at the first member and the others empty.
+fn absorb(
+    desc: &GraphDesc,
+    nodes: &mut [NodeDesc],
+    members: &[u32],
+    names: &[String],
+    kernel: KernelDesc,
+) {
+    nodes[members[0] as usize] = NodeDesc {
+        name: names.join(" + ").into(),
+        op: OpDesc::Kernel(kernel),
+    };
+    for &m in &members[1..] {
+        nodes[m as usize] = NodeDesc {
+            name: format!("{} (fused)", desc.nodes[m as usize].name).into(),
+            op: OpDesc::Empty,
+        };
     }
 }
 
@@ -319,7 +361,37 @@ fn candidate<'a>(
 /// The groups of two or more kernels [`fuse`] merges, by node index, each in the order its kernel runs them,
 /// without making the kernels: what the macro's `FUSED` constant lists.
 pub fn groups(desc: &GraphDesc, lengths: &[Option<u64>], max_bindings: usize) -> Vec<Vec<u32>> {
-    group(desc, lengths, max_bindings)
+    let mut taken = vec![false; desc.nodes.len()];
+    let mut groups: Vec<Vec<u32>> = stencil::groups(desc, lengths)
+        .into_iter()
+        .map(|g| g.members)
+        .collect();
+    for &m in groups.iter().flatten() {
+        taken[m as usize] = true;
+    }
+    groups.extend(pointwise_groups(desc, lengths, max_bindings, &taken));
+    let position = topological_positions(desc);
+    groups.sort_by_key(|g| g.first().map(|&n| position[n as usize]));
+    groups
+}
+
+/// Each node's place in the description's topological order.
+fn topological_positions(desc: &GraphDesc) -> Vec<usize> {
+    let mut position = vec![0; desc.nodes.len()];
+    for (i, &n) in desc.topological_order.iter().enumerate() {
+        position[n as usize] = i;
+    }
+    position
+}
+
+/// The groups of two or more pointwise kernels among those not `taken` by stencil groups.
+fn pointwise_groups(
+    desc: &GraphDesc,
+    lengths: &[Option<u64>],
+    max_bindings: usize,
+    taken: &[bool],
+) -> Vec<Vec<u32>> {
+    group(desc, lengths, max_bindings, taken)
         .into_iter()
         .filter(|g| g.len() > 1)
         .collect()
@@ -331,10 +403,15 @@ pub fn groups(desc: &GraphDesc, lengths: &[Option<u64>], max_bindings: usize) ->
 /// more joins those groups, whole, into larger ones the same way (over the lengths given): joining single
 /// kernels greedily up to the larger limit would cut across the groups `FUSED` promised (a chain's groups of
 /// 7 kernels against groups of 31 straddle at kernel 31).
-fn group(desc: &GraphDesc, lengths: &[Option<u64>], max_bindings: usize) -> Vec<Vec<u32>> {
+fn group(
+    desc: &GraphDesc,
+    lengths: &[Option<u64>],
+    max_bindings: usize,
+    taken: &[bool],
+) -> Vec<Vec<u32>> {
     let singles = |lengths: &[Option<u64>], max_bindings| -> Vec<Vec<usize>> {
         (0..desc.nodes.len())
-            .filter(|&n| candidate(desc, lengths, max_bindings, n).is_some())
+            .filter(|&n| !taken[n] && candidate(desc, lengths, max_bindings, n).is_some())
             .map(|n| vec![n])
             .collect()
     };
@@ -666,7 +743,7 @@ fn register_candidates(desc: &GraphDesc, members: &[u32], lengths: &[Option<u64>
             .nodes
             .iter()
             .enumerate()
-            .all(|(n, node)| members.contains(&(n as u32)) || !touches(&node.op, b))
+            .all(|(n, node)| members.contains(&(n as u32)) || !stencil::touches(&node.op, b))
             && desc.blocks.iter().all(|block| block.flag != Some(b));
         if buffer.role == Role::Owned
             && buffer.len.map(u64::from).is_some()
@@ -679,22 +756,6 @@ fn register_candidates(desc: &GraphDesc, members: &[u32], lengths: &[Option<u64>
         }
     }
     candidates
-}
-
-/// Whether `op` reads or writes buffer `b` (its contents, not only its length).
-fn touches(op: &OpDesc, b: u32) -> bool {
-    match op {
-        OpDesc::Kernel(k) => {
-            k.bindings.iter().any(|a| a.buffer == b) || k.dispatch == DispatchDesc::Indirect(b)
-        }
-        OpDesc::Copy { src, dst, .. } => *src == b || *dst == b,
-        OpDesc::Upload { buffer, .. } | OpDesc::Readback { buffer, .. } => *buffer == b,
-        OpDesc::Host { accesses } | OpDesc::Interop { accesses } => {
-            accesses.iter().any(|a| a.buffer == b)
-        }
-        OpDesc::Subgraph { bindings, .. } => bindings.iter().any(|s| s.buffer == b),
-        OpDesc::Empty => false,
-    }
 }
 
 /// The kernel that runs `members` (in topological order) in one invocation, with the buffers `registers` in
@@ -782,36 +843,8 @@ fn fused_kernel(
     let mut builtins: Vec<String> = Vec::new();
     for (i, k) in kernels.iter().enumerate() {
         let prefix = format!("{}k{i}_", wgsl::FUSED_PREFIX);
-        let mut renames: HashMap<String, String> = wgsl::binding_names(&k.declarations)
-            .into_iter()
-            .zip(k.bindings.iter())
-            .map(|(name, b)| (name, binding_name(b.buffer)))
-            .collect();
-        if renames.len() != k.bindings.len() {
-            return Err(format!(
-                "`{}`'s declarations do not give each of its bindings a name of its own",
-                name(i)
-            ));
-        }
-        // The member's name as a comment, escaped: a description made by hand may hold any name, and a line
-        // break in one would end the comment.
-        let node_name = crate::names::escaped(name(i));
-        source.push_str(&format!("// {node_name}\n"));
-        for arg in k.args.iter() {
-            let name = format!("{prefix}{}", arg.name);
-            source.push_str(&format!(
-                "fn {name}() -> {} {{ return {}; }}\n",
-                arg.ty, arg.value
-            ));
-            renames.insert(arg.name.to_string(), name);
-        }
-        let member = wgsl::member(&k.source, &k.entry, &prefix, &renames).ok_or_else(|| {
-            format!(
-                "`{}`'s code has a form the renaming does not handle (a directive, an `override`, a name \
-                 starting with `{}`, or an entry point argument that is not a builtin)",
-                name(i),
-                wgsl::FUSED_PREFIX
-            )
+        let member = member_of(&mut source, name(i), k, &prefix, &|b| {
+            binding_name(b.buffer)
         })?;
         let mut code = member.code;
         let register_use = |buffer: u32| {
@@ -908,12 +941,53 @@ fn fused_kernel(
         range: None,
         alternative: None,
         pointwise: true,
+        reach: None,
         no_fusion: false,
     };
     let module = kernel.compose(&desc.params, desc.params.storage);
     wgsl::validate(&module)
         .map_err(|e| format!("the fused kernel does not validate: {}", e.message))?;
     Ok(kernel)
+}
+
+/// Kernel `k` (of node `name`) made the member of a fused module whose code is `source`: its name as a
+/// comment and its library arguments as functions appended to `source`, its code renamed apart with
+/// `prefix`, each binding `binding` by `bound(binding)`. The caller appends the code.
+pub(crate) fn member_of(
+    source: &mut String,
+    name: &str,
+    k: &KernelDesc,
+    prefix: &str,
+    bound: &dyn Fn(&AccessDesc) -> String,
+) -> Result<wgsl::Member, String> {
+    let mut renames: HashMap<String, String> = wgsl::binding_names(&k.declarations)
+        .into_iter()
+        .zip(k.bindings.iter())
+        .map(|(binding, b)| (binding, bound(b)))
+        .collect();
+    if renames.len() != k.bindings.len() {
+        return Err(format!(
+            "`{name}`'s declarations do not give each of its bindings a name of its own"
+        ));
+    }
+    // The member's name as a comment, escaped: a description made by hand may hold any name, and a line
+    // break in one would end the comment.
+    source.push_str(&format!("// {}\n", crate::names::escaped(name)));
+    for arg in k.args.iter() {
+        let function = format!("{prefix}{}", arg.name);
+        source.push_str(&format!(
+            "fn {function}() -> {} {{ return {}; }}\n",
+            arg.ty, arg.value
+        ));
+        renames.insert(arg.name.to_string(), function);
+    }
+    wgsl::member(&k.source, &k.entry, prefix, &renames).ok_or_else(|| {
+        format!(
+            "`{name}`'s code has a form the renaming does not handle (a directive, an `override`, a name \
+             starting with `{}`, or an entry point argument that is not a builtin)",
+            wgsl::FUSED_PREFIX
+        )
+    })
 }
 
 /// The private variable that caches binding `binding`'s element: `fuse_b3` -> `fuse_c3`.

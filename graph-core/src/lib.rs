@@ -50,6 +50,7 @@ pub mod render;
 pub mod schedule;
 pub mod size;
 pub mod size_parse;
+pub mod stencil;
 pub mod subgraph;
 pub mod topology;
 pub mod types;

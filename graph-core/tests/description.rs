@@ -30,6 +30,7 @@ fn kernel_with(bindings: Vec<AccessDesc>, dispatch: DispatchDesc) -> KernelDesc 
         range: None,
         alternative: None,
         pointwise: false,
+        reach: None,
         no_fusion: false,
     }
 }

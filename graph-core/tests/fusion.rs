@@ -5,7 +5,7 @@
 #![forbid(unsafe_code)]
 
 use graph_core::builder::{GraphBuilder, KernelSpec};
-use graph_core::desc::{GraphDesc, OpDesc};
+use graph_core::desc::{DispatchDesc, GraphDesc, OpDesc};
 use graph_core::fusion::{Fusion, MAX_FUSED_BINDINGS, declared_lengths};
 use graph_core::ir::{AccessMode, Role};
 use graph_core::library::Library;
@@ -554,4 +554,99 @@ fn a_device_that_binds_more_joins_the_promised_groups_whole() {
         assert!(bound.len() <= 32, "{group:?} binds {}", bound.len());
     }
     assert_valid(&fused);
+}
+
+/// `dst[i] = (src[i - 1] + 2 src[i] + src[i + 1]) / 4`, zero past the ends, the reads guarded.
+fn smooth(src: &str, dst: &str) -> KernelSpec {
+    KernelSpec::wgsl(format!(
+        "@compute @workgroup_size(64)\n\
+         fn main(@builtin(global_invocation_id) gid: vec3<u32>) {{\n\
+             let i = gid.x;\n\
+             let n = arrayLength(&{dst});\n\
+             if (i >= n) {{ return; }}\n\
+             var l = 0.0;\n\
+             if (i > 0u) {{ l = {src}[i - 1u]; }}\n\
+             var r = 0.0;\n\
+             if (i + 1u < n) {{ r = {src}[i + 1u]; }}\n\
+             {dst}[i] = 0.25 * l + 0.5 * {src}[i] + 0.25 * r;\n\
+         }}\n"
+    ))
+    .read(src)
+    .write(dst)
+}
+
+#[test]
+fn a_ping_pong_stencil_chain_is_tiled_in_groups_of_odd_length() {
+    let mut b = GraphBuilder::new("PingPong");
+    b.inout("a", "f32").inout("b", "f32");
+    for k in 0..6 {
+        let (src, dst) = if k % 2 == 0 { ("a", "b") } else { ("b", "a") };
+        b.kernel(&format!("s{k}"), smooth(src, dst));
+    }
+    let desc = built(&b);
+    let fusion = fuse(&desc);
+    assert_valid(&fusion);
+    // Six would write `a` back while the first step reads it beyond its tile; five leave `a` to `s5`,
+    // which overwrites it.
+    assert_eq!(names(&fusion), vec![vec!["s0", "s1", "s2", "s3", "s4"]]);
+    let tiling = fusion.groups[0].tiling.expect("a tiled group");
+    assert_eq!((tiling.tile, tiling.halo), (1024, 4));
+    let OpDesc::Kernel(k) = &fusion.desc.nodes[0].op else {
+        panic!("not a kernel")
+    };
+    // `a` is read, `b` written back; one workgroup per tile.
+    let bound: Vec<(&str, AccessMode)> = k
+        .bindings
+        .iter()
+        .map(|a| (&*desc.buffers[a.buffer as usize].name, a.mode))
+        .collect();
+    assert_eq!(
+        bound,
+        vec![("a", AccessMode::Read), ("b", AccessMode::Write)]
+    );
+    let DispatchDesc::Workgroups([x, ..]) = &k.dispatch else {
+        panic!("not a dispatch of workgroups: {:?}", k.dispatch)
+    };
+    assert_eq!(&*x.text, "b.len().div_ceil(1024)");
+    assert_eq!(fusion.desc.nodes[5].name, "s5");
+}
+
+#[test]
+fn graph_owned_steps_of_a_stencil_chain_stay_in_workgroup_memory() {
+    let mut b = GraphBuilder::new("Temporaries");
+    b.input("x", "f32").output("y", "f32");
+    for t in 0..3 {
+        b.owned(&format!("t{t}"), "f32", 4096);
+    }
+    b.kernel("s0", smooth("x", "t0"))
+        .kernel("s1", smooth("t0", "t1"))
+        .kernel("s2", smooth("t1", "t2"))
+        .kernel("s3", smooth("t2", "y"));
+    let desc = built(&b);
+    let lengths = vec![Some(4096); desc.buffers.len()];
+    let fusion = graph_core::fusion::fuse(&desc, &lengths, MAX_FUSED_BINDINGS);
+    assert_valid(&fusion);
+    assert_eq!(names(&fusion), vec![vec!["s0", "s1", "s2", "s3"]]);
+    let group = &fusion.groups[0];
+    assert_eq!(group.tiling.map(|t| t.halo), Some(3));
+    let registers: Vec<&str> = group
+        .registers
+        .iter()
+        .map(|&b| &*desc.buffers[b as usize].name)
+        .collect();
+    assert_eq!(registers, vec!["t0", "t1", "t2"]);
+    // Over the declared lengths (what the macro promises) only the steps between graph-owned buffers tile,
+    // and the bake above keeps that group inside its own.
+    let declared = graph_core::fusion::fuse(&desc, &declared_lengths(&desc), MAX_FUSED_BINDINGS);
+    assert_eq!(names(&declared), vec![vec!["s1", "s2"]]);
+}
+
+#[test]
+fn a_single_stencil_is_not_tiled() {
+    let mut b = GraphBuilder::new("One");
+    b.input("x", "f32").inout("y", "f32").inout("z", "f32");
+    b.kernel("s", smooth("x", "y"))
+        .kernel("p", pointwise("y", "z"));
+    let desc = built(&b);
+    assert!(fuse(&desc).groups.iter().all(|g| g.tiling.is_none()));
 }

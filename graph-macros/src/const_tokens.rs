@@ -118,7 +118,7 @@ structs! {
     SubgraphBinding in desc { name, buffer, mode }
     BlockDesc in desc { name, count, flag, nodes }
     AccessDesc in desc { buffer, mode }
-    KernelDesc in desc { declarations, args, source, entry, workgroup_size, bindings, dispatch, foldable, range, alternative, pointwise, no_fusion }
+    KernelDesc in desc { declarations, args, source, entry, workgroup_size, bindings, dispatch, foldable, range, alternative, pointwise, reach, no_fusion }
     AlternativeDesc in desc { group, choice }
     RangeDesc in desc { start, end }
     KernelArgDesc in desc { name, ty, value }

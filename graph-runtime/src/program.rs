@@ -552,6 +552,7 @@ fn copy_kernel(
     );
     let kernel = KernelDesc {
         pointwise: false,
+        reach: None,
         no_fusion: true,
         declarations: declarations.into(),
         args: Default::default(),

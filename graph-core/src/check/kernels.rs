@@ -199,6 +199,7 @@ impl Checker<'_> {
             workgroup_size: detail.workgroup_size,
             dispatch,
             pointwise: detail.pointwise && library.is_none_or(|l| l.pointwise),
+            reach: detail.reach,
             foldable: library.is_some(),
             range: None,
         })
@@ -345,6 +346,7 @@ impl Checker<'_> {
                 None => CheckedDispatch::BufferLen(target.buffer),
             },
             pointwise: true,
+            reach: None,
             foldable: true,
             range,
         })

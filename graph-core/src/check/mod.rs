@@ -98,6 +98,9 @@ pub struct CheckedKernel {
     pub dispatch: CheckedDispatch,
     /// Each invocation touches only its own element (library metadata).
     pub pointwise: bool,
+    /// A neighbourhood kernel's reach (see [`crate::wgsl`]'s neighbourhood proof): reads within it of its own
+    /// index, writes only its own, whatever the data.
+    pub reach: Option<u32>,
     /// The kernel indexes elements as `gid.x + gid.y * num_workgroups.x * workgroup_size.x` (library kernels),
     /// so a one-dimensional dispatch past the per-dimension limit may be folded into two dimensions.
     pub foldable: bool,

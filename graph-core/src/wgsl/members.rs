@@ -156,12 +156,40 @@ pub fn member(
 /// back around the members). `None` when `binding` appears in any other way (a pointer to it, say), so the
 /// buffer stays a buffer.
 pub fn in_register(code: &str, binding: &str, register: &str, len: Option<u64>) -> Option<String> {
+    let len = len.map(|len| format!("{len}u"));
+    rewrite_elements(code, binding, &|_| register.to_string(), len.as_deref())
+}
+
+/// `code` with the binding `binding` held in the workgroup array of the same name, which starts at element
+/// `{slot}(0)` of the buffer: every `binding[index]` becomes `binding[{slot}(i32(index))]`, and every
+/// `arrayLength(&binding)` becomes `length` (the buffer's length, an expression). `None` when `binding`
+/// appears in any other way.
+pub fn in_tile(code: &str, binding: &str, slot: &str, length: &str) -> Option<String> {
+    rewrite_elements(
+        code,
+        binding,
+        &|index| format!("{binding}[{slot}(i32({index}))]"),
+        Some(length),
+    )
+}
+
+/// `code` with each `binding[index]` replaced by `element(index)` and each `arrayLength(&binding)` by
+/// `length` where given; `None` when `binding` appears in any other way.
+fn rewrite_elements(
+    code: &str,
+    binding: &str,
+    element: &dyn Fn(&str) -> String,
+    length: Option<&str>,
+) -> Option<String> {
     let toks = tokens(code);
     let text = |k: usize| toks.get(k).map(|t| &code[t.range.clone()]);
     let mut edits: Vec<(Range<usize>, String)> = Vec::new();
-    for (k, t) in toks.iter().enumerate() {
+    let mut k = 0;
+    while k < toks.len() {
+        let t = &toks[k];
         if t.kind != Kind::Ident || text(k) != Some(binding) || (k > 0 && text(k - 1) == Some("."))
         {
+            k += 1;
             continue;
         }
         let length_query = k >= 3
@@ -170,12 +198,13 @@ pub fn in_register(code: &str, binding: &str, register: &str, len: Option<u64>) 
             && text(k - 1) == Some("&")
             && text(k + 1) == Some(")");
         if length_query {
-            if let Some(len) = len {
+            if let Some(length) = length {
                 edits.push((
                     toks[k - 3].range.start..toks[k + 1].range.end,
-                    format!("{len}u"),
+                    length.to_string(),
                 ));
             }
+            k += 1;
         } else if text(k + 1) == Some("[") {
             let mut depth = 0;
             let close = (k + 1..toks.len()).find(|&j| {
@@ -186,7 +215,11 @@ pub fn in_register(code: &str, binding: &str, register: &str, len: Option<u64>) 
                 }
                 depth == 0
             })?;
-            edits.push((t.range.start..toks[close].range.end, register.to_string()));
+            // The index as written, rewritten first where it indexes the same binding itself.
+            let inner = &code[toks[k + 1].range.end..toks[close].range.start];
+            let inner = rewrite_elements(inner, binding, element, length)?;
+            edits.push((t.range.start..toks[close].range.end, element(&inner)));
+            k = close + 1;
         } else {
             return None;
         }

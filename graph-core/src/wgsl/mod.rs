@@ -3,13 +3,17 @@
 
 mod compose;
 mod members;
+mod neighbourhood;
 mod pointwise;
 mod scan;
 mod validate;
 pub mod value;
 
 pub use compose::{Composed, Segment, binding_declarations, compose, params_declaration};
-pub use members::{FUSED_PREFIX, Member, binding_names, builtin_type, in_register, member};
+pub use members::{
+    FUSED_PREFIX, Member, binding_names, builtin_type, in_register, in_tile, member,
+};
+pub use neighbourhood::MAX_REACH;
 pub use scan::{ParamUse, param_uses};
 pub use validate::{
     BindingUse, EntryPointDetail, MAX_WGSL_BYTES, Reflection, WgslError, expression_type, validate,

@@ -34,6 +34,9 @@ pub struct EntryPointDetail {
     pub binding_uses: Vec<(u32, BindingUse)>,
     /// Each invocation touches only its own elements (see [`super::pointwise`]).
     pub pointwise: bool,
+    /// Each invocation inside the extent reads within this many elements of its own index and writes only its
+    /// own, whatever the data (see [`super::neighbourhood`]); `None` when not proved.
+    pub reach: Option<u32>,
 }
 
 /// How an entry point uses one binding, from naga's analysis.
@@ -159,6 +162,7 @@ fn validate_here(source: &str) -> Result<Reflection, WgslError> {
                 .is_some_and(|o| o.iter().any(Option::is_some)),
             binding_uses,
             pointwise: super::pointwise::is_pointwise(&module, index),
+            reach: super::neighbourhood::reach(&module, &info, index),
         });
     }
     let resources = module

@@ -1,0 +1,662 @@
+//! Stencil fusion by overlapped tiling: a chain of neighbourhood kernels over one extent (each invocation
+//! reads within a reach of its own element and writes its own: [`KernelDesc::reach`]) runs as one dispatch.
+//! Each workgroup owns a tile of `tile` elements and computes every step over the tile plus a halo, in
+//! workgroup memory: a step whose output a later step reads at distance `r` computes `r` more elements on
+//! each side than that step (recomputing what the neighbouring workgroups compute too), so the last step's
+//! tile needs nothing from another workgroup. The first step reads the buffers from memory; each buffer a
+//! step writes lives in a workgroup array (its *tile*) and goes back to memory once, at the end, where the
+//! graph still needs it. Positions past either end of the buffers are zero in a tile (a kernel's read there
+//! is out of bounds, whose value WGSL leaves to the implementation).
+//!
+//! A group is a run of candidates consecutive in the description's topological order (so merging it keeps
+//! the graph acyclic), of one extent, with at least two kernels that read neighbours. It is valid when:
+//!
+//! - every buffer it writes back is read from memory by no member that reads beyond its own tile (another
+//!   workgroup may already have written it back);
+//! - a buffer it does not write back is dead after it: graph-owned and touched by no other node, first
+//!   overwritten by the group; or overwritten, whole and unread, by the next node that touches it;
+//! - its tiles fit [`TILE_MEMORY_BYTES`] with a tile of at least [`MIN_TILE`] elements, the halo recomputes at
+//!   most a quarter of the work, and it binds at most [`crate::fusion::MAX_FUSED_BINDINGS`] buffers.
+//!
+//! Every limit is WebGPU's default, on every device, so the macro's `FUSED` constant lists what bake fuses.
+//! Of a run, the longest valid prefix (at most [`MAX_STEPS`] kernels) becomes a group, and the rest is
+//! grouped the same way. A ping-pong chain (`a -> b`, `b -> a`, ..) gets groups of odd length: a group of even
+//! length would write back the buffer its first step reads beyond its tile.
+
+use std::borrow::Cow;
+use std::collections::HashMap;
+
+use crate::desc::{AccessDesc, DispatchDesc, GraphDesc, KernelDesc, OpDesc, SizeDesc};
+use crate::fusion::MAX_FUSED_BINDINGS;
+use crate::ir::{AccessMode, Role};
+use crate::size::{SizeOp, SizeStep};
+use crate::types::ValueType;
+use crate::wgsl;
+
+/// The workgroup memory a group's tiles may use: what every WebGPU device offers a compute shader
+/// (`maxComputeWorkgroupStorageSize`).
+pub const TILE_MEMORY_BYTES: u32 = 16384;
+
+/// Invocations of a tiled kernel's workgroup: WebGPU's default `maxComputeInvocationsPerWorkgroup`.
+pub const WORKGROUP: u32 = 256;
+
+/// The largest tile: 4 elements per invocation per step, enough that the halo is a small part of the work.
+pub const MAX_TILE: u32 = 1024;
+
+/// The smallest tile worth a group: below it the halo costs more than the dispatches it saves.
+pub const MIN_TILE: u32 = 64;
+
+/// The most kernels one tiled dispatch runs.
+pub const MAX_STEPS: usize = 128;
+
+/// How many prefixes of a run are tried, longest first, before the run moves on by one kernel: keeps the
+/// grouping near linear in the node count.
+const PREFIXES_TRIED: usize = 16;
+
+/// How a group is tiled.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Tiling {
+    /// Elements each workgroup writes.
+    pub tile: u32,
+    /// Elements the first step computes on each side of the tile.
+    pub halo: u32,
+}
+
+/// A group of neighbourhood kernels, with how it runs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Group {
+    /// The members, in topological order.
+    pub members: Vec<u32>,
+    pub layout: Layout,
+}
+
+/// Where each buffer of a group lives, and how far each step computes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Layout {
+    pub tiling: Tiling,
+    /// Per member: its reach, and how many elements past the tile on each side it computes.
+    reach: Vec<u32>,
+    radius: Vec<u32>,
+    /// Buffers the members write, each in a workgroup array, in the order first written.
+    tiles: Vec<u32>,
+    /// The tiles written back to their buffers at the end.
+    written_back: Vec<u32>,
+    /// Buffers bound: read from memory, or written back.
+    bound: Vec<AccessDesc>,
+    /// Per member: the buffers it writes and also reads, with no earlier member having written them: their
+    /// tiles are loaded from memory before the member runs.
+    preloaded: Vec<Vec<u32>>,
+    /// Tiles neither bound nor needed after the group: graph-owned buffers a bake need not allocate.
+    pub unbound: Vec<u32>,
+}
+
+/// What the grouping needs of the graph, computed once.
+struct Graph<'a> {
+    desc: &'a GraphDesc,
+    lengths: &'a [Option<u64>],
+    position: Vec<usize>,
+    successors: Vec<Vec<u32>>,
+}
+
+impl<'a> Graph<'a> {
+    fn new(desc: &'a GraphDesc, lengths: &'a [Option<u64>]) -> Self {
+        let mut position = vec![0; desc.nodes.len()];
+        for (i, &n) in desc.topological_order.iter().enumerate() {
+            position[n as usize] = i;
+        }
+        let mut successors = vec![Vec::new(); desc.nodes.len()];
+        for e in desc.edges.iter() {
+            successors[e.from as usize].push(e.to);
+        }
+        Graph {
+            desc,
+            lengths,
+            position,
+            successors,
+        }
+    }
+
+    fn kernel(&self, n: u32) -> Option<&'a KernelDesc> {
+        match &self.desc.nodes.get(n as usize)?.op {
+            OpDesc::Kernel(k) => Some(k),
+            _ => None,
+        }
+    }
+
+    /// The number of elements of every buffer kernel `n` binds and of its invocations, if it is a
+    /// neighbourhood kernel the pass may tile.
+    fn extent(&self, n: u32) -> Option<u64> {
+        let k = self.kernel(n)?;
+        let in_block = self.desc.blocks.iter().any(|b| b.nodes.contains(&n));
+        if k.reach.is_none()
+            || k.no_fusion
+            || k.range.is_some()
+            || k.alternative.is_some()
+            || in_block
+        {
+            return None;
+        }
+        let one = |d: &SizeDesc| *d.steps == [SizeStep::Literal(1)];
+        let sized_by = match &k.dispatch {
+            DispatchDesc::BufferLen(b) => *b,
+            DispatchDesc::Threads([x, y, z]) if one(y) && one(z) => match *x.steps {
+                [SizeStep::Len(b)] => b,
+                _ => return None,
+            },
+            _ => return None,
+        };
+        let len = self.lengths.get(sized_by as usize).copied().flatten()?;
+        let equal = k
+            .bindings
+            .iter()
+            .all(|a| self.lengths.get(a.buffer as usize).copied().flatten() == Some(len));
+        (equal && len > 0).then_some(len)
+    }
+
+    /// A candidate's extent, when its code can also be renamed into a fused module.
+    fn candidate(&self, n: u32) -> Option<u64> {
+        let len = self.extent(n)?;
+        let k = self.kernel(n)?;
+        wgsl::member(&k.source, &k.entry, wgsl::FUSED_PREFIX, &HashMap::new())?;
+        Some(len)
+    }
+
+    /// Whether buffer `b` is not needed after `members` have written it: graph-owned and touched by nothing
+    /// else, first overwritten by the group; or overwritten, whole and without being read, by the next node
+    /// that touches it, with every later one after that node.
+    fn dead_after(&self, members: &[u32], b: u32, len: u64) -> bool {
+        let desc = self.desc;
+        if desc.blocks.iter().any(|block| block.flag == Some(b)) {
+            return false;
+        }
+        let mode_in = |n: u32| {
+            self.kernel(n)
+                .and_then(|k| k.bindings.iter().find(|a| a.buffer == b))
+                .map(|a| a.mode)
+        };
+        let outside: Vec<u32> = (0..desc.nodes.len() as u32)
+            .filter(|n| !members.contains(n) && touches(&desc.nodes[*n as usize].op, b))
+            .collect();
+        if outside.is_empty() {
+            let first = members.iter().find_map(|&m| mode_in(m));
+            return desc.buffers[b as usize].role == Role::Owned
+                && first == Some(AccessMode::Write);
+        }
+        let last = self.position[*members.last().unwrap_or(&0) as usize];
+        let after: Vec<u32> = outside
+            .into_iter()
+            .filter(|&n| self.position[n as usize] > last)
+            .collect();
+        let Some(&next) = after.iter().min_by_key(|&&n| self.position[n as usize]) else {
+            return false;
+        };
+        if mode_in(next) != Some(AccessMode::Write) || self.extent(next) != Some(len) {
+            return false;
+        }
+        // Every later node that touches `b` comes after `next`.
+        let mut reached = vec![false; desc.nodes.len()];
+        let mut stack = vec![next];
+        while let Some(n) = stack.pop() {
+            for &s in &self.successors[n as usize] {
+                if !reached[s as usize] {
+                    reached[s as usize] = true;
+                    stack.push(s);
+                }
+            }
+        }
+        after.iter().all(|&n| n == next || reached[n as usize])
+    }
+
+    /// How `members` (consecutive candidates of extent `len`) run as one tiled kernel; `Err` in words when
+    /// they cannot.
+    fn layout(&self, members: &[u32], len: u64) -> Result<Layout, String> {
+        let kernels: Vec<&KernelDesc> = members
+            .iter()
+            .map(|&m| self.kernel(m).ok_or("a member is not a kernel"))
+            .collect::<Result<_, _>>()?;
+        let reach: Vec<u32> = kernels.iter().map(|k| k.reach.unwrap_or(0)).collect();
+        if reach.iter().filter(|&&r| r > 0).count() < 2 {
+            return Err("fewer than two of its kernels read their neighbours".into());
+        }
+        // Which member wrote each buffer last, before each member; what each reads from memory.
+        let mut last_writer: HashMap<u32, usize> = HashMap::new();
+        let mut tiles: Vec<u32> = Vec::new();
+        let mut preloaded: Vec<Vec<u32>> = vec![Vec::new(); members.len()];
+        // (member, buffer): a read of the buffer's memory, not of a tile.
+        let mut from_memory: Vec<(usize, u32)> = Vec::new();
+        // (reader, writer): the reader reads a tile the writer wrote.
+        let mut reads_of: Vec<(usize, usize)> = Vec::new();
+        for (j, k) in kernels.iter().enumerate() {
+            for a in k.bindings.iter() {
+                let writes = a.mode != AccessMode::Read;
+                let reads = a.mode != AccessMode::Write;
+                match last_writer.get(&a.buffer) {
+                    Some(&w) if reads => reads_of.push((j, w)),
+                    Some(_) => {}
+                    None if reads && writes => {
+                        preloaded[j].push(a.buffer);
+                        from_memory.push((j, a.buffer));
+                    }
+                    None if reads => from_memory.push((j, a.buffer)),
+                    None => {}
+                }
+            }
+            for a in k.bindings.iter().filter(|a| a.mode != AccessMode::Read) {
+                last_writer.insert(a.buffer, j);
+                if !tiles.contains(&a.buffer) {
+                    tiles.push(a.buffer);
+                }
+            }
+        }
+        // How far each step computes past the tile: as far as the steps that read its output need, plus
+        // their reach (members in reverse topological order).
+        let mut radius = vec![0u32; members.len()];
+        for j in (0..members.len()).rev() {
+            radius[j] = reads_of
+                .iter()
+                .filter(|&&(_, w)| w == j)
+                .map(|&(r, _)| radius[r] + reach[r])
+                .max()
+                .unwrap_or(0);
+        }
+        let halo = radius.iter().copied().max().unwrap_or(0);
+
+        let mut written_back = Vec::new();
+        let mut unbound = Vec::new();
+        for &b in &tiles {
+            if !self.dead_after(members, b, len) {
+                written_back.push(b);
+            } else if !from_memory.iter().any(|&(_, read)| read == b) {
+                unbound.push(b);
+            }
+        }
+        let owned_unneeded: Vec<u32> = unbound
+            .iter()
+            .copied()
+            .filter(|&b| {
+                let outside = (0..self.desc.nodes.len() as u32)
+                    .any(|n| !members.contains(&n) && touches(&self.desc.nodes[n as usize].op, b));
+                self.desc.buffers[b as usize].role == Role::Owned && !outside
+            })
+            .collect();
+        for &(j, b) in &from_memory {
+            // Another workgroup may have written the buffer back before this one reads past its tile.
+            if written_back.contains(&b) && (radius[j] > 0 || reach[j] > 0) {
+                return Err(format!(
+                    "`{}` reads `{}` beyond its tile, which the group also writes back",
+                    self.desc.nodes[members[j] as usize].name, self.desc.buffers[b as usize].name
+                ));
+            }
+        }
+        let mut bound: Vec<AccessDesc> = Vec::new();
+        for &(_, b) in &from_memory {
+            if !bound.iter().any(|a| a.buffer == b) {
+                bound.push(AccessDesc {
+                    buffer: b,
+                    mode: AccessMode::Read,
+                });
+            }
+        }
+        for &b in &written_back {
+            match bound.iter_mut().find(|a| a.buffer == b) {
+                Some(a) => a.mode = AccessMode::ReadWrite,
+                None => bound.push(AccessDesc {
+                    buffer: b,
+                    mode: AccessMode::Write,
+                }),
+            }
+        }
+        if bound.is_empty() {
+            return Err("it reads and writes back no buffer".into());
+        }
+        if bound.len() > MAX_FUSED_BINDINGS {
+            return Err(format!(
+                "it binds {} buffers, more than {MAX_FUSED_BINDINGS}",
+                bound.len()
+            ));
+        }
+        let stride: u32 = tiles
+            .iter()
+            .map(|&b| element_stride(self.desc.buffers[b as usize].elem))
+            .sum();
+        let tile = tile_size(stride, halo).ok_or_else(|| {
+            format!(
+                "its {} tiles with a halo of {halo} do not fit {TILE_MEMORY_BYTES} bytes of workgroup memory",
+                tiles.len()
+            )
+        })?;
+        // The halo's extra work: each step computes `2 * radius` elements besides its tile.
+        let extra: u64 = radius.iter().map(|&r| 2 * u64::from(r)).sum();
+        if 4 * extra > members.len() as u64 * u64::from(tile) {
+            return Err(format!(
+                "its halo of {halo} would recompute more than a quarter of the work on tiles of {tile}"
+            ));
+        }
+        Ok(Layout {
+            tiling: Tiling { tile, halo },
+            reach,
+            radius,
+            tiles,
+            written_back,
+            bound,
+            preloaded,
+            unbound: owned_unneeded,
+        })
+    }
+}
+
+/// Bytes one element takes in a workgroup array (a `vec3` is padded to 16).
+fn element_stride(elem: ValueType) -> u32 {
+    elem.size().next_multiple_of(elem.align())
+}
+
+/// The largest tile (a multiple of [`MIN_TILE`], at most [`MAX_TILE`]) whose arrays, `stride` bytes per
+/// element across the tiles, with `halo` elements on each side, fit [`TILE_MEMORY_BYTES`].
+fn tile_size(stride: u32, halo: u32) -> Option<u32> {
+    let elements = TILE_MEMORY_BYTES / stride.max(1);
+    let tile = elements.checked_sub(2 * halo)?.min(MAX_TILE) / MIN_TILE * MIN_TILE;
+    (tile >= MIN_TILE).then_some(tile)
+}
+
+/// Whether `op` reads or writes buffer `b` (its contents, not only its length).
+pub(crate) fn touches(op: &OpDesc, b: u32) -> bool {
+    match op {
+        OpDesc::Kernel(k) => {
+            k.bindings.iter().any(|a| a.buffer == b) || k.dispatch == DispatchDesc::Indirect(b)
+        }
+        OpDesc::Copy { src, dst, .. } => *src == b || *dst == b,
+        OpDesc::Upload { buffer, .. } | OpDesc::Readback { buffer, .. } => *buffer == b,
+        OpDesc::Host { accesses } | OpDesc::Interop { accesses } => {
+            accesses.iter().any(|a| a.buffer == b)
+        }
+        OpDesc::Subgraph { bindings, .. } => bindings.iter().any(|s| s.buffer == b),
+        OpDesc::Empty => false,
+    }
+}
+
+/// The groups of `desc` (checked, flattened) over the buffer `lengths` given. The macro's `FUSED` lists the
+/// groups over the declared lengths, and bake must keep each: when the groups over the given lengths contain
+/// them all, those; otherwise the declared ones, then, among the kernels left, those only the given lengths
+/// allow.
+pub fn groups(desc: &GraphDesc, lengths: &[Option<u64>]) -> Vec<Group> {
+    let declared = crate::fusion::declared_lengths(desc);
+    let none = vec![false; desc.nodes.len()];
+    let promised = groups_over(&Graph::new(desc, &declared), &none);
+    if declared.as_slice() == lengths {
+        return promised;
+    }
+    let graph = Graph::new(desc, lengths);
+    let whole = groups_over(&graph, &none);
+    let keeps_promise = promised.iter().all(|p| {
+        whole
+            .iter()
+            .any(|w| p.members.iter().all(|m| w.members.contains(m)))
+    });
+    if keeps_promise {
+        return whole;
+    }
+    let mut taken = none;
+    for &m in promised.iter().flat_map(|g| &g.members) {
+        taken[m as usize] = true;
+    }
+    let mut groups = promised;
+    groups.extend(groups_over(&graph, &taken));
+    groups.sort_by_key(|g| graph.position[g.members[0] as usize]);
+    groups
+}
+
+/// The groups among the candidates not `taken`: runs of candidates of one extent, consecutive in
+/// topological order, each cut into its longest valid prefixes.
+fn groups_over(graph: &Graph<'_>, taken: &[bool]) -> Vec<Group> {
+    let mut groups = Vec::new();
+    let mut run: Vec<u32> = Vec::new();
+    let mut run_len = 0;
+    for &n in graph.desc.topological_order.iter() {
+        let extent = (!taken[n as usize]).then(|| graph.candidate(n)).flatten();
+        match extent {
+            Some(len) if len == run_len && !run.is_empty() => run.push(n),
+            _ => {
+                cut(graph, std::mem::take(&mut run), run_len, &mut groups);
+                if let Some(len) = extent {
+                    run.push(n);
+                    run_len = len;
+                }
+            }
+        }
+    }
+    cut(graph, run, run_len, &mut groups);
+    groups
+}
+
+/// `run` cut into groups: from its start, the longest valid prefix of at most [`MAX_STEPS`] kernels (of the
+/// [`PREFIXES_TRIED`] longest), then the same from where it ends; a start with none moves on by one.
+fn cut(graph: &Graph<'_>, run: Vec<u32>, len: u64, groups: &mut Vec<Group>) {
+    let mut start = 0;
+    while run.len() - start >= 2 {
+        let longest = (run.len() - start).min(MAX_STEPS);
+        let found = (2..=longest).rev().take(PREFIXES_TRIED).find_map(|count| {
+            let members = &run[start..start + count];
+            graph.layout(members, len).ok().map(|layout| Group {
+                members: members.to_vec(),
+                layout,
+            })
+        });
+        match found {
+            Some(group) => {
+                start += group.members.len();
+                groups.push(group);
+            }
+            None => start += 1,
+        }
+    }
+}
+
+/// The tiled kernel that runs `group` (found by [`groups`] over `lengths`); `Err` in words when a member's
+/// code has a form the renaming does not handle, or the kernel does not validate.
+pub fn kernel(desc: &GraphDesc, group: &Group) -> Result<KernelDesc, String> {
+    let p = wgsl::FUSED_PREFIX;
+    let layout = &group.layout;
+    let Tiling { tile, halo } = layout.tiling;
+    let kernels: Vec<&KernelDesc> = group
+        .members
+        .iter()
+        .map(|&m| match &desc.nodes[m as usize].op {
+            OpDesc::Kernel(k) => Ok(k),
+            _ => Err(format!("`{}` is not a kernel", desc.nodes[m as usize].name)),
+        })
+        .collect::<Result<_, _>>()?;
+    let bound_name = |b: u32| {
+        let slot = layout.bound.iter().position(|a| a.buffer == b).unwrap_or(0);
+        format!("{p}b{slot}")
+    };
+    let tile_name = |b: u32| {
+        let slot = layout.tiles.iter().position(|&t| t == b).unwrap_or(0);
+        format!("{p}t{slot}")
+    };
+    let elem = |b: u32| desc.buffers[b as usize].elem.wgsl();
+    let declarations = wgsl::binding_declarations(
+        layout
+            .bound
+            .iter()
+            .map(|a| {
+                (
+                    bound_name(a.buffer),
+                    desc.buffers[a.buffer as usize].elem,
+                    a.mode,
+                )
+            })
+            .collect::<Vec<_>>()
+            .iter()
+            .map(|(name, elem, mode)| (name.as_str(), *elem, *mode)),
+        &[],
+    );
+    let span = tile + 2 * halo;
+    let mut source = String::new();
+    for &b in &layout.tiles {
+        source.push_str(&format!(
+            "var<workgroup> {}: array<{}, {span}>;\n",
+            tile_name(b),
+            elem(b)
+        ));
+    }
+    source.push_str(&format!(
+        "var<private> {p}base: i32;\nvar<private> {p}len: u32;\n\
+         fn {p}slot(position: i32) -> i32 {{ return position - {p}base; }}\n"
+    ));
+    let mut body = format!(
+        "    {p}len = arrayLength(&{first});\n\
+         \x20   let {p}start = i32({p}workgroup.x * {tile}u);\n\
+         \x20   {p}base = {p}start - {halo};\n\
+         \x20   let {p}n = i32({p}len);\n",
+        first = bound_name(layout.bound[0].buffer),
+    );
+    // Tiles each member reads or writes, by the buffers it binds.
+    let mut written: Vec<u32> = Vec::new();
+    for (j, k) in kernels.iter().enumerate() {
+        let name = &desc.nodes[group.members[j] as usize].name;
+        let prefix = format!("{p}k{j}_");
+        // A buffer this member writes, or one an earlier member wrote, is its tile; others are bound.
+        let tiled = |a: &AccessDesc| a.mode != AccessMode::Read || written.contains(&a.buffer);
+        let in_tile: Vec<u32> = k
+            .bindings
+            .iter()
+            .filter(|a| tiled(a))
+            .map(|a| a.buffer)
+            .collect();
+        let member = crate::fusion::member_of(&mut source, name, k, &prefix, &|a| {
+            if tiled(a) {
+                tile_name(a.buffer)
+            } else {
+                bound_name(a.buffer)
+            }
+        })?;
+        if member.builtins != ["global_invocation_id"] {
+            return Err(format!(
+                "`{name}` takes builtins other than `global_invocation_id`"
+            ));
+        }
+        let mut code = member.code;
+        for &b in &in_tile {
+            code = wgsl::in_tile(
+                &code,
+                &tile_name(b),
+                &format!("{p}slot"),
+                &format!("{p}len"),
+            )
+            .ok_or_else(|| {
+                format!(
+                    "`{name}` uses buffer `{}` other than by indexing it",
+                    desc.buffers[b as usize].name
+                )
+            })?;
+        }
+        source.push_str(&code);
+        source.push('\n');
+
+        let radius = layout.radius[j];
+        let positions = |what: &str| {
+            format!(
+                "    for (var {p}p = {p}start - {radius} + i32({p}lid); {p}p < {p}start + {end}; {p}p += {WORKGROUP}) {{\n\
+                 {what}\
+                 \x20   }}\n",
+                end = tile + radius
+            )
+        };
+        if !layout.preloaded[j].is_empty() {
+            let mut load = String::new();
+            for &b in &layout.preloaded[j] {
+                load.push_str(&format!(
+                    "        if ({p}p >= 0 && {p}p < {p}n) {{ {t}[{p}p - {p}base] = {g}[{p}p]; }} \
+                     else {{ {t}[{p}p - {p}base] = {e}(); }}\n",
+                    t = tile_name(b),
+                    g = bound_name(b),
+                    e = elem(b)
+                ));
+            }
+            body.push_str(&positions(&load));
+            body.push_str("    workgroupBarrier();\n");
+        }
+        let zeros: String = k
+            .bindings
+            .iter()
+            .filter(|a| a.mode != AccessMode::Read)
+            .map(|a| {
+                format!(
+                    " {}[{p}p - {p}base] = {}();",
+                    tile_name(a.buffer),
+                    elem(a.buffer)
+                )
+            })
+            .collect();
+        body.push_str(&positions(&format!(
+            "        if ({p}p >= 0 && {p}p < {p}n) {{ {}(vec3<u32>(u32({p}p), 0u, 0u)); }} else {{{zeros} }}\n",
+            member.function
+        )));
+        body.push_str("    workgroupBarrier();\n");
+        for a in k.bindings.iter().filter(|a| a.mode != AccessMode::Read) {
+            if !written.contains(&a.buffer) {
+                written.push(a.buffer);
+            }
+        }
+    }
+    for &b in &layout.written_back {
+        body.push_str(&format!(
+            "    for (var {p}p = {p}start + i32({p}lid); {p}p < min({p}start + {tile}, {p}n); {p}p += {WORKGROUP}) {{\n\
+             \x20       {g}[{p}p] = {t}[{p}p - {p}base];\n\
+             \x20   }}\n",
+            g = bound_name(b),
+            t = tile_name(b)
+        ));
+    }
+    let entry = format!("{p}main");
+    source.push_str(&format!(
+        "@compute @workgroup_size({WORKGROUP})\n\
+         fn {entry}(@builtin(workgroup_id) {p}workgroup: vec3<u32>, \
+         @builtin(local_invocation_index) {p}lid: u32) {{\n{body}}}\n"
+    ));
+    let first = kernels[0];
+    let sized_by = match &first.dispatch {
+        DispatchDesc::BufferLen(b) => *b,
+        DispatchDesc::Threads([x, ..]) => match *x.steps {
+            [SizeStep::Len(b)] => b,
+            _ => return Err("the first member's dispatch is not a buffer's length".into()),
+        },
+        _ => return Err("the first member's dispatch is not a buffer's length".into()),
+    };
+    let one = || SizeDesc {
+        text: "1".into(),
+        steps: vec![SizeStep::Literal(1)].into(),
+    };
+    let workgroups = SizeDesc {
+        text: format!(
+            "{}.len().div_ceil({tile})",
+            desc.buffers[sized_by as usize].name
+        )
+        .into(),
+        steps: vec![
+            SizeStep::Len(sized_by),
+            SizeStep::Literal(tile),
+            SizeStep::Op(SizeOp::DivCeil),
+        ]
+        .into(),
+    };
+    let kernel = KernelDesc {
+        declarations: declarations.into(),
+        args: Cow::Owned(Vec::new()),
+        source: source.into(),
+        entry: entry.into(),
+        workgroup_size: [WORKGROUP, 1, 1],
+        bindings: layout.bound.clone().into(),
+        dispatch: DispatchDesc::Workgroups([workgroups, one(), one()]),
+        foldable: false,
+        range: None,
+        alternative: None,
+        pointwise: false,
+        reach: None,
+        no_fusion: false,
+    };
+    let module = kernel.compose(&desc.params, desc.params.storage);
+    wgsl::validate(&module)
+        .map_err(|e| format!("the tiled kernel does not validate: {}", e.message))?;
+    Ok(kernel)
+}
