@@ -8,8 +8,10 @@
 //! graph still needs it. Positions past either end of the buffers are zero in a tile (a kernel's read there
 //! is out of bounds, whose value WGSL leaves to the implementation).
 //!
-//! A group is a run of candidates consecutive in the description's topological order (so merging it keeps
-//! the graph acyclic), of one extent, with at least two kernels that read neighbours. It is valid when:
+//! Candidates of one extent connected through the buffers they bind form a *lane* (a chain, whatever else
+//! the topological order interleaves with it). A group is a run of a lane, in topological order, with at
+//! least two kernels that read neighbours, that can run as one node (no path leaves it and comes back). It
+//! is valid when:
 //!
 //! - every buffer it writes back is read from memory by no member that reads beyond its own tile (another
 //!   workgroup may already have written it back);
@@ -19,7 +21,7 @@
 //!   most a quarter of the work, and it binds at most [`crate::fusion::MAX_FUSED_BINDINGS`] buffers.
 //!
 //! Every limit is WebGPU's default, on every device, so the macro's `FUSED` constant lists what bake fuses.
-//! Of a run, the longest valid prefix (at most [`MAX_STEPS`] kernels) becomes a group, and the rest is
+//! Of a lane, the longest valid prefix (at most [`MAX_STEPS`] kernels) becomes a group, and the rest is
 //! grouped the same way. A ping-pong chain (`a -> b`, `b -> a`, ..) gets groups of odd length: a group of even
 //! length would write back the buffer its first step reads beyond its tile.
 
@@ -45,6 +47,10 @@ pub const MAX_TILE: u32 = 1024;
 
 /// The smallest tile worth a group: below it the halo costs more than the dispatches it saves.
 pub const MIN_TILE: u32 = 64;
+
+/// The workgroups a tiled dispatch aims for when the buffers are short: a large GPU's cores each with several
+/// (an H100 has 132).
+pub const TARGET_WORKGROUPS: u64 = 512;
 
 /// The most kernels one tiled dispatch runs.
 pub const MAX_STEPS: usize = 128;
@@ -161,6 +167,33 @@ impl<'a> Graph<'a> {
         Some(len)
     }
 
+    /// Whether `members` (in topological order) can run as one node: no path leaves them and comes back.
+    fn contractible(&self, members: &[u32]) -> bool {
+        let Some(&last) = members.last() else {
+            return true;
+        };
+        let last = self.position[last as usize];
+        // Paths out of the group that could come back pass only nodes placed before its last member.
+        let mut reached = vec![false; self.desc.nodes.len()];
+        let mut stack: Vec<u32> = members.to_vec();
+        while let Some(n) = stack.pop() {
+            for &s in &self.successors[n as usize] {
+                let outside = !members.contains(&s);
+                if !outside {
+                    if !members.contains(&n) {
+                        return false;
+                    }
+                    continue;
+                }
+                if self.position[s as usize] < last && !reached[s as usize] {
+                    reached[s as usize] = true;
+                    stack.push(s);
+                }
+            }
+        }
+        true
+    }
+
     /// Whether buffer `b` is not needed after `members` have written it: graph-owned and touched by nothing
     /// else, first overwritten by the group; or overwritten, whole and without being read, by the next node
     /// that touches it, with every later one after that node.
@@ -182,10 +215,11 @@ impl<'a> Graph<'a> {
             return desc.buffers[b as usize].role == Role::Owned
                 && first == Some(AccessMode::Write);
         }
-        let last = self.position[*members.last().unwrap_or(&0) as usize];
+        // The nodes that touch it after the group: those a path from a member reaches.
+        let after_group = self.reached_from(members);
         let after: Vec<u32> = outside
             .into_iter()
-            .filter(|&n| self.position[n as usize] > last)
+            .filter(|&n| after_group[n as usize])
             .collect();
         let Some(&next) = after.iter().min_by_key(|&&n| self.position[n as usize]) else {
             return false;
@@ -194,8 +228,14 @@ impl<'a> Graph<'a> {
             return false;
         }
         // Every later node that touches `b` comes after `next`.
-        let mut reached = vec![false; desc.nodes.len()];
-        let mut stack = vec![next];
+        let after_next = self.reached_from(&[next]);
+        after.iter().all(|&n| n == next || after_next[n as usize])
+    }
+
+    /// The nodes a path from one of `nodes` reaches (not those nodes themselves, unless by a path).
+    fn reached_from(&self, nodes: &[u32]) -> Vec<bool> {
+        let mut reached = vec![false; self.desc.nodes.len()];
+        let mut stack = nodes.to_vec();
         while let Some(n) = stack.pop() {
             for &s in &self.successors[n as usize] {
                 if !reached[s as usize] {
@@ -204,7 +244,7 @@ impl<'a> Graph<'a> {
                 }
             }
         }
-        after.iter().all(|&n| n == next || reached[n as usize])
+        reached
     }
 
     /// How `members` (consecutive candidates of extent `len`) run as one tiled kernel; `Err` in words when
@@ -333,7 +373,10 @@ impl<'a> Graph<'a> {
             ));
         }
         Ok(Layout {
-            tiling: Tiling { tile, halo },
+            tiling: Tiling {
+                tile: tile_for(len, tile),
+                halo,
+            },
             reach,
             radius,
             tiles,
@@ -343,6 +386,17 @@ impl<'a> Graph<'a> {
             unbound: owned_unneeded,
         })
     }
+}
+
+/// The tile for buffers of `len` elements, at most `largest`: one that makes about [`TARGET_WORKGROUPS`]
+/// workgroups, a multiple of [`MIN_TILE`]. A chain of steps is latency-bound while the buffers are short: more,
+/// smaller tiles put more of the GPU's cores to work and each step loops fewer times over its tile, for some
+/// more halo. Long buffers get the largest tile, where the halo costs least.
+fn tile_for(len: u64, largest: u32) -> u32 {
+    let wanted = len / TARGET_WORKGROUPS / u64::from(MIN_TILE) * u64::from(MIN_TILE);
+    u32::try_from(wanted)
+        .unwrap_or(u32::MAX)
+        .clamp(MIN_TILE, largest.max(MIN_TILE))
 }
 
 /// Bytes one element takes in a workgroup array (a `vec3` is padded to 16).
@@ -405,37 +459,68 @@ pub fn groups(desc: &GraphDesc, lengths: &[Option<u64>]) -> Vec<Group> {
     groups
 }
 
-/// The groups among the candidates not `taken`: runs of candidates of one extent, consecutive in
-/// topological order, each cut into its longest valid prefixes.
+/// The groups among the candidates not `taken`: the candidates split into *lanes*, those of one extent
+/// connected through the buffers they bind (a chain, say, whatever else the topological order interleaves
+/// with it), each lane in topological order cut into its longest valid prefixes.
 fn groups_over(graph: &Graph<'_>, taken: &[bool]) -> Vec<Group> {
-    let mut groups = Vec::new();
-    let mut run: Vec<u32> = Vec::new();
-    let mut run_len = 0;
-    for &n in graph.desc.topological_order.iter() {
-        let extent = (!taken[n as usize]).then(|| graph.candidate(n)).flatten();
-        match extent {
-            Some(len) if len == run_len && !run.is_empty() => run.push(n),
-            _ => {
-                cut(graph, std::mem::take(&mut run), run_len, &mut groups);
-                if let Some(len) = extent {
-                    run.push(n);
-                    run_len = len;
+    let candidates: Vec<(u32, u64)> = graph
+        .desc
+        .topological_order
+        .iter()
+        .filter(|&&n| !taken[n as usize])
+        .filter_map(|&n| graph.candidate(n).map(|len| (n, len)))
+        .collect();
+    // Union-find over the candidates: two of one extent that bind one buffer share a lane.
+    let mut parent: Vec<usize> = (0..candidates.len()).collect();
+    fn root(parent: &mut [usize], mut i: usize) -> usize {
+        while parent[i] != i {
+            parent[i] = parent[parent[i]];
+            i = parent[i];
+        }
+        i
+    }
+    let mut binder: HashMap<(u32, u64), usize> = HashMap::new();
+    for (i, &(n, len)) in candidates.iter().enumerate() {
+        for a in graph.kernel(n).map_or(&[][..], |k| &k.bindings[..]) {
+            match binder.get(&(a.buffer, len)) {
+                Some(&other) => {
+                    let (x, y) = (root(&mut parent, i), root(&mut parent, other));
+                    parent[x] = y;
+                }
+                None => {
+                    binder.insert((a.buffer, len), i);
                 }
             }
         }
     }
-    cut(graph, run, run_len, &mut groups);
+    let mut lanes: Vec<(usize, Vec<u32>)> = Vec::new();
+    for (i, &(n, _)) in candidates.iter().enumerate() {
+        let r = root(&mut parent, i);
+        match lanes.iter_mut().find(|(lane, _)| *lane == r) {
+            Some((_, members)) => members.push(n),
+            None => lanes.push((r, vec![n])),
+        }
+    }
+    let mut groups = Vec::new();
+    for (lane, members) in lanes {
+        cut(graph, &members, candidates[lane].1, &mut groups);
+    }
+    groups.sort_by_key(|g| graph.position[g.members[0] as usize]);
     groups
 }
 
-/// `run` cut into groups: from its start, the longest valid prefix of at most [`MAX_STEPS`] kernels (of the
-/// [`PREFIXES_TRIED`] longest), then the same from where it ends; a start with none moves on by one.
-fn cut(graph: &Graph<'_>, run: Vec<u32>, len: u64, groups: &mut Vec<Group>) {
+/// `lane` (candidates of extent `len`, in topological order) cut into groups: from its start, the longest
+/// valid prefix of at most [`MAX_STEPS`] kernels (of the [`PREFIXES_TRIED`] longest), then the same from where
+/// it ends; a start with none moves on by one.
+fn cut(graph: &Graph<'_>, lane: &[u32], len: u64, groups: &mut Vec<Group>) {
     let mut start = 0;
-    while run.len() - start >= 2 {
-        let longest = (run.len() - start).min(MAX_STEPS);
+    while lane.len() - start >= 2 {
+        let longest = (lane.len() - start).min(MAX_STEPS);
         let found = (2..=longest).rev().take(PREFIXES_TRIED).find_map(|count| {
-            let members = &run[start..start + count];
+            let members = &lane[start..start + count];
+            if !graph.contractible(members) {
+                return None;
+            }
             graph.layout(members, len).ok().map(|layout| Group {
                 members: members.to_vec(),
                 layout,
@@ -566,7 +651,7 @@ pub fn kernel(desc: &GraphDesc, group: &Group) -> Result<KernelDesc, String> {
             let mut load = String::new();
             for &b in &layout.preloaded[j] {
                 load.push_str(&format!(
-                    "        if ({p}p >= 0 && {p}p < {p}n) {{ {t}[{p}p - {p}base] = {g}[{p}p]; }} \
+                    "        if (u32({p}p) < {p}len) {{ {t}[{p}p - {p}base] = {g}[{p}p]; }} \
                      else {{ {t}[{p}p - {p}base] = {e}(); }}\n",
                     t = tile_name(b),
                     g = bound_name(b),
@@ -589,7 +674,8 @@ pub fn kernel(desc: &GraphDesc, group: &Group) -> Result<KernelDesc, String> {
             })
             .collect();
         body.push_str(&positions(&format!(
-            "        if ({p}p >= 0 && {p}p < {p}n) {{ {}(vec3<u32>(u32({p}p), 0u, 0u)); }} else {{{zeros} }}\n",
+            // A position before the start is negative, and past every length as a `u32`.
+            "        if (u32({p}p) < {p}len) {{ {}(vec3<u32>(u32({p}p), 0u, 0u)); }} else {{{zeros} }}\n",
             member.function
         )));
         body.push_str("    workgroupBarrier();\n");

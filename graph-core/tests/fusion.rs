@@ -589,8 +589,9 @@ fn a_ping_pong_stencil_chain_is_tiled_in_groups_of_odd_length() {
     // Six would write `a` back while the first step reads it beyond its tile; five leave `a` to `s5`,
     // which overwrites it.
     assert_eq!(names(&fusion), vec![vec!["s0", "s1", "s2", "s3", "s4"]]);
+    // Buffers of 1024 elements get the smallest tile (many workgroups for a short, latency-bound chain).
     let tiling = fusion.groups[0].tiling.expect("a tiled group");
-    assert_eq!((tiling.tile, tiling.halo), (1024, 4));
+    assert_eq!((tiling.tile, tiling.halo), (64, 4));
     let OpDesc::Kernel(k) = &fusion.desc.nodes[0].op else {
         panic!("not a kernel")
     };
@@ -607,7 +608,7 @@ fn a_ping_pong_stencil_chain_is_tiled_in_groups_of_odd_length() {
     let DispatchDesc::Workgroups([x, ..]) = &k.dispatch else {
         panic!("not a dispatch of workgroups: {:?}", k.dispatch)
     };
-    assert_eq!(&*x.text, "b.len().div_ceil(1024)");
+    assert_eq!(&*x.text, "b.len().div_ceil(64)");
     assert_eq!(fusion.desc.nodes[5].name, "s5");
 }
 
@@ -629,6 +630,11 @@ fn graph_owned_steps_of_a_stencil_chain_stay_in_workgroup_memory() {
     assert_eq!(names(&fusion), vec![vec!["s0", "s1", "s2", "s3"]]);
     let group = &fusion.groups[0];
     assert_eq!(group.tiling.map(|t| t.halo), Some(3));
+    // Long buffers get the largest tile that fits: four tiles of 4-byte elements, 3 of halo on each side, in
+    // 16 KiB leave 1018, whose largest multiple of 64 is 960.
+    let long = vec![Some(1 << 24); desc.buffers.len()];
+    let fused_long = graph_core::fusion::fuse(&desc, &long, MAX_FUSED_BINDINGS);
+    assert_eq!(fused_long.groups[0].tiling.map(|t| t.tile), Some(960));
     let registers: Vec<&str> = group
         .registers
         .iter()
@@ -649,4 +655,58 @@ fn a_single_stencil_is_not_tiled() {
         .kernel("p", pointwise("y", "z"));
     let desc = built(&b);
     assert!(fuse(&desc).groups.iter().all(|g| g.tiling.is_none()));
+}
+
+#[test]
+fn interleaved_chains_are_tiled_each_on_its_own() {
+    let mut b = GraphBuilder::new("Lanes");
+    for c in 0..3 {
+        b.inout(&format!("a{c}"), "f32")
+            .inout(&format!("b{c}"), "f32");
+    }
+    // Declared step by step, so the topological order interleaves the chains.
+    for k in 0..4 {
+        for c in 0..3 {
+            let (a, bb) = (format!("a{c}"), format!("b{c}"));
+            let (src, dst) = if k % 2 == 0 { (&a, &bb) } else { (&bb, &a) };
+            b.kernel(&format!("c{c}s{k}"), smooth(src, dst));
+        }
+    }
+    let desc = built(&b);
+    let fusion = fuse(&desc);
+    assert_valid(&fusion);
+    assert_eq!(
+        names(&fusion),
+        (0..3)
+            .map(|c| (0..3).map(|k| format!("c{c}s{k}")).collect::<Vec<_>>())
+            .collect::<Vec<_>>()
+    );
+}
+
+#[test]
+fn a_node_reading_a_step_between_two_others_splits_the_chain_there() {
+    let mut b = GraphBuilder::new("Peek");
+    b.input("x", "f32").output("y", "f32");
+    b.owned("t", "f32", 4096).owned("u", "f32", 4096);
+    b.kernel("s0", smooth("x", "t"))
+        .readback("peek", "t")
+        .kernel("s1", smooth("t", "u"))
+        .kernel("s2", smooth("u", "t"))
+        .kernel("s3", smooth("t", "y"));
+    let desc = built(&b);
+    let lengths = vec![Some(4096); desc.buffers.len()];
+    let fusion = graph_core::fusion::fuse(&desc, &lengths, MAX_FUSED_BINDINGS);
+    assert_valid(&fusion);
+    // `peek` reads what `s0` wrote before `s2` overwrites it: all four cannot run as one node.
+    assert_eq!(names(&fusion), vec![vec!["s0", "s1"], vec!["s2", "s3"]]);
+    // `s0`'s `t` goes back to memory for `peek`.
+    let OpDesc::Kernel(k) = &fusion.desc.nodes[0].op else {
+        panic!("not a kernel")
+    };
+    let t = desc.buffers.iter().position(|b| b.name == "t").unwrap_or(0) as u32;
+    assert!(
+        k.bindings
+            .iter()
+            .any(|a| a.buffer == t && a.mode == AccessMode::Write)
+    );
 }

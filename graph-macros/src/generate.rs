@@ -781,8 +781,10 @@ pub fn graph_items(
             /// Topological levels: the nodes of one level have no path between them.
             pub const LEVELS: &'static [&'static [#node]] = #levels;
             /// The kernels the fusion pass merges at compile time, each group run as one kernel in this
-            /// order: pointwise kernels over the same extent of declared length, each group's kernel
-            /// made and validated as bake makes it. Bake runs every group listed here as one kernel (or
+            /// order: pointwise kernels over the same extent of declared length, and chains of
+            /// neighbourhood kernels (stencils) over buffers of one declared length, run as one dispatch of
+            /// `k` steps (the group's length) by overlapped tiling; each group's kernel made and validated
+            /// as bake makes it. Bake runs every group listed here as one kernel (or
             /// inside a larger one: kernels over bound buffers of one length may fuse too,
             /// `untyped().fused()`); where the device cannot, `untyped().fusion_declined()` says why.
             pub const FUSED: &'static [&'static [#node]] = #fused;

@@ -163,9 +163,9 @@ impl BakedGraph {
     }
 
     /// The kernels this graph replays as one kernel each, by node index in [`Self::description`]: pointwise
-    /// kernels over the same extent, fused at bake over the bound buffers' lengths (the graph's `FUSED`
-    /// constant lists what fuses whatever is bound). Empty when nothing fused or fusion is off
-    /// (`#[no_fusion]`).
+    /// kernels over the same extent, and chains of neighbourhood kernels (stencils) run by overlapped tiling
+    /// ([`FusedGroup::tiling`]), fused at bake over the bound buffers' lengths (the graph's `FUSED` constant
+    /// lists what fuses whatever is bound). Empty when nothing fused or fusion is off (`#[no_fusion]`).
     pub fn fused(&self) -> &[FusedGroup] {
         &self.state.fused.groups
     }
@@ -220,14 +220,24 @@ impl BakedGraph {
     }
 
     /// The baked graph in DOT (subgraphs flattened, as replayed), each member of a fused kernel marked with
-    /// the kernel it runs in, and a kernel whose fusion was declined with the reason.
+    /// the kernel it runs in (a tiled stencil group also with its steps, tile and halo), and a kernel whose
+    /// fusion was declined with the reason.
     pub fn to_dot(&self, detail: Detail) -> String {
         self.state.desc.to_dot_annotated(detail, &|name: &str| {
             let named = |names: &[String]| names.iter().any(|n| n == name);
             let fused = self.state.fused.groups.iter().find(|g| named(&g.names));
             let declined = self.state.fused.declined.iter().rfind(|d| named(&d.names));
             match (fused, declined) {
-                (Some(g), _) => Some(format!("fused: {}", g.names.join(" + "))),
+                (Some(g), _) => Some(match g.tiling {
+                    Some(t) => format!(
+                        "tiled: {} steps in one dispatch, tiles of {} with a halo of {}: {}",
+                        g.members.len(),
+                        t.tile,
+                        t.halo,
+                        g.names.join(" + ")
+                    ),
+                    None => format!("fused: {}", g.names.join(" + ")),
+                }),
                 (None, Some(d)) => Some(format!("not fused: {d}")),
                 (None, None) => None,
             }

@@ -7,7 +7,7 @@
 mod common;
 
 use common::{gpu, poison_f32, random_f32s, random_u32, read, rng};
-use graph_runtime::{BakedGraph, Error, Gpu, GraphBuilder, KernelSpec, LIBRARY};
+use graph_runtime::{BakedGraph, Error, Gpu, GraphBuilder, KernelSpec, LIBRARY, graph};
 
 /// How a step reads past the ends of the buffers.
 #[derive(Debug, Clone, Copy)]
@@ -103,8 +103,17 @@ fn expected(a: &[f32], k: f32) -> (Vec<f32>, Vec<f32>) {
     (a, b)
 }
 
-/// Replays `graph` on `a0` (with `b` poisoned) for each `k`, returning both buffers after each.
-fn run(gpu: &Gpu, fused: bool, a0: &[f32], ks: &[f32]) -> Result<(Vec<Vec<f32>>, usize), Error> {
+/// What one bake of the chain gave.
+struct Run {
+    /// `a` then `b` after the replay with each `k`.
+    buffers: Vec<Vec<f32>>,
+    /// How many steps ran tiled, and on what tile.
+    tiled: usize,
+    tile: Option<u32>,
+}
+
+/// Bakes the chain and replays it on `a0` (with `b` poisoned) for each `k`.
+fn run(gpu: &Gpu, fused: bool, a0: &[f32], ks: &[f32]) -> Result<Run, Error> {
     let desc = heat(fused).build(&LIBRARY).expect("a good graph");
     let a = gpu.buffer_from_slice(a0)?;
     let b = gpu.buffer_zeroed::<f32>(a0.len())?;
@@ -115,6 +124,7 @@ fn run(gpu: &Gpu, fused: bool, a0: &[f32], ks: &[f32]) -> Result<(Vec<Vec<f32>>,
         .filter(|g| g.tiling.is_some())
         .map(|g| g.members.len())
         .sum();
+    let tile = graph.fused().iter().find_map(|g| g.tiling).map(|t| t.tile);
     let mut out = Vec::new();
     for &k in ks {
         a.write(a0)?;
@@ -124,7 +134,11 @@ fn run(gpu: &Gpu, fused: bool, a0: &[f32], ks: &[f32]) -> Result<(Vec<Vec<f32>>,
         out.push(read(&a));
         out.push(read(&b));
     }
-    Ok((out, tiled))
+    Ok(Run {
+        buffers: out,
+        tiled,
+        tile,
+    })
 }
 
 #[test]
@@ -132,25 +146,32 @@ fn a_tiled_stencil_chain_gives_what_the_unfused_chain_and_the_cpu_give() -> Resu
     let gpu = gpu();
     let mut rng = rng();
     let ks = [0.2f32, 0.45];
-    // Lengths of one element, shorter than a tile, around a tile's 1024, and between tiles.
+    // Lengths of one element, shorter than a tile, around the smallest tile (64, which buffers shorter than
+    // 32K elements get), between tiles, and long enough for the largest tile (1024) and a partial last one.
     let lengths = [
         1,
         3,
-        1023,
-        1024,
-        1025,
+        63,
+        64,
+        65,
         2048 + random_u32(&mut rng, 2048) as usize,
+        (1 << 19) + 1 + random_u32(&mut rng, 1023) as usize,
     ];
     for len in lengths {
         let a0 = random_f32s(&mut rng, len);
-        let (fused, tiled) = run(&gpu, true, &a0, &ks)?;
-        let (unfused, untiled) = run(&gpu, false, &a0, &ks)?;
+        let fused = run(&gpu, true, &a0, &ks)?;
+        let unfused = run(&gpu, false, &a0, &ks)?;
         // Nine steps tile: ten or eleven would write back `a`, which the first step reads past its tile.
-        assert_eq!((tiled, untiled), (9, 0), "length {len}");
+        assert_eq!((fused.tiled, unfused.tiled), (9, 0), "length {len}");
+        let tile = if len > 1 << 19 { 1024 } else { 64 };
+        assert_eq!(fused.tile, Some(tile), "length {len}");
         for (i, k) in ks.iter().enumerate() {
             let (a, b) = expected(&a0, *k);
             for (which, cpu) in [(0, &a), (1, &b)] {
-                let (f, u) = (&fused[2 * i + which], &unfused[2 * i + which]);
+                let (f, u) = (
+                    &fused.buffers[2 * i + which],
+                    &unfused.buffers[2 * i + which],
+                );
                 let name = ["a", "b"][which];
                 let differing = (0..len).find(|&e| f[e].to_bits() != u[e].to_bits());
                 assert_eq!(
@@ -167,6 +188,82 @@ fn a_tiled_stencil_chain_gives_what_the_unfused_chain_and_the_cpu_give() -> Resu
                 }
             }
         }
+    }
+    Ok(())
+}
+
+graph! {
+    /// Three smoothing steps from `x` through graph-owned buffers into `y`, all of one declared length: the
+    /// macro lists them as one tiled group, and bake keeps it.
+    graph Smooth3 {
+        buffers { x: [f32; 3000] = input, t: [f32; 3000], u: [f32; 3000], y: [f32; 3000] = output }
+        kernel first(x: read, t: write) {
+            @compute @workgroup_size(64)
+            fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
+                let i = gid.x;
+                let n = arrayLength(&t);
+                if (i >= n) { return; }
+                t[i] = (x[max(i, 1u) - 1u] + 2.0 * x[i] + x[min(i + 1u, n - 1u)]) * 0.25;
+            }
+        }
+        kernel second(t: read, u: write) {
+            @compute @workgroup_size(64)
+            fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
+                let i = gid.x;
+                let n = arrayLength(&u);
+                if (i >= n) { return; }
+                u[i] = (t[max(i, 1u) - 1u] + 2.0 * t[i] + t[min(i + 1u, n - 1u)]) * 0.25;
+            }
+        }
+        kernel third(u: read, y: write) {
+            @compute @workgroup_size(64)
+            fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
+                let i = gid.x;
+                let n = arrayLength(&y);
+                if (i >= n) { return; }
+                y[i] = (u[max(i, 1u) - 1u] + 2.0 * u[i] + u[min(i + 1u, n - 1u)]) * 0.25;
+            }
+        }
+    }
+}
+
+#[test]
+fn the_macro_promises_a_tiled_group_and_bake_keeps_it() -> Result<(), Error> {
+    use Smooth3Node::{First, Second, Third};
+    assert_eq!(Smooth3::FUSED, &[&[First, Second, Third][..]]);
+    let gpu = gpu();
+    let mut rng = rng();
+    let xs = random_f32s(&mut rng, 3000);
+    let x = gpu.buffer_from_slice(&xs)?;
+    let y = gpu.buffer_zeroed::<f32>(3000)?;
+    poison_f32(&y);
+    let mut g = Smooth3::bake(&gpu, Smooth3Buffers { x: &x, y: &y })?;
+    g.check_fused(Smooth3::FUSED)?;
+    let group = &g.untyped().fused()[0];
+    assert_eq!(group.tiling.map(|t| t.halo), Some(2));
+    // `t` and `u` stay in workgroup memory: the bake allocates a placeholder for each.
+    assert_eq!(group.registers.len(), 2);
+    assert!(
+        g.untyped()
+            .to_dot(graph_runtime::pipeline::Detail::Plain)
+            .contains("tiled: 3 steps in one dispatch")
+    );
+    g.replay_blocking()?;
+    let smooth = |v: &[f32]| -> Vec<f32> {
+        let n = v.len();
+        (0..n)
+            .map(|i| (v[i.max(1) - 1] + 2.0 * v[i] + v[(i + 1).min(n - 1)]) * 0.25)
+            .collect()
+    };
+    let expected = smooth(&smooth(&smooth(&xs)));
+    let got = read(&y);
+    for i in 0..3000 {
+        assert!(
+            (got[i] - expected[i]).abs() <= 1e-6,
+            "y[{i}] is {} on the GPU, {} on the CPU",
+            got[i],
+            expected[i]
+        );
     }
     Ok(())
 }
