@@ -45,6 +45,10 @@ pub struct LibraryKernel {
     /// With no `threads`/`workgroups` clause, one invocation runs per element of this binding; `None`: of
     /// the first binding it writes.
     pub sized_by: Option<&'static str>,
+    /// Elements each invocation of the default dispatch handles: `sized_by.len().div_ceil(per_invocation)`
+    /// invocations (1: one per element). For kernels that stride over their input, so that work done once
+    /// per workgroup (the histogram's bins in workgroup memory) is paid for by enough elements.
+    pub per_invocation: u32,
 }
 
 /// A multi-pass library algorithm (reduce, scan): a graph of library kernels, used as a subgraph node

@@ -69,6 +69,7 @@ static KERNELS: [LibraryKernel; 3] = [
         pointwise: true,
         dispatch: "one invocation per element of the output",
         sized_by: None,
+        per_invocation: 1,
     },
     LibraryKernel {
         path: "reduce::sum",
@@ -85,6 +86,7 @@ fn main() {
         pointwise: false,
         dispatch: "one invocation per element of the output",
         sized_by: None,
+        per_invocation: 1,
     },
     LibraryKernel {
         path: "mix",
@@ -101,6 +103,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
         pointwise: true,
         dispatch: "one invocation per element of the output",
         sized_by: None,
+        per_invocation: 1,
     },
 ];
 

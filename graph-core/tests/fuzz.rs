@@ -121,6 +121,7 @@ static KERNELS: [LibraryKernel; 1] = [LibraryKernel {
     pointwise: true,
     dispatch: "one invocation per element of the output",
     sized_by: None,
+    per_invocation: 1,
 }];
 
 static LIBRARY: Library = Library {

@@ -41,6 +41,7 @@ static LIB: Library = Library {
         pointwise: false,
         dispatch: "one invocation per element",
         sized_by: None,
+        per_invocation: 1,
     }],
     subgraphs: &[],
 };

@@ -7,7 +7,8 @@
 //! - **chains 10x10**, **chains 20x20**: independent chains side by side, each updating its own buffer;
 //! - **tree**: a reduction tree, 64 leaves from `x` then pairwise sums down to one root (127 nodes, 7 levels);
 //! - **stencil chain**, **stencil 10x10**: the chain shapes with a 3-point stencil (each element from its
-//!   neighbours, between two buffers per chain), which the fusion pass cannot merge.
+//!   neighbours, between two buffers per chain), which the fusion pass runs by overlapped tiling
+//!   (`graph_core::stencil`).
 //!
 //! `cuda_graphs.py` beside this file builds the same shapes with PyTorch and replays them as CUDA Graphs, for
 //! the comparison on an NVIDIA GPU.

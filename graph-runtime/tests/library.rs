@@ -278,8 +278,9 @@ fn matmul_matches_the_cpu() -> Result<(), Error> {
 fn histogram_matches_the_cpu() -> Result<(), Error> {
     let gpu = gpu();
     let mut rng = rng();
-    // Few bins and many (a kernel that counts per workgroup in workgroup memory keeps up to 1024).
-    let few = 1 + random_u32(&mut rng, 300) as usize;
+    // Few bins and many: the kernel counts in workgroup memory up to 256 bins, and straight into memory past
+    // that.
+    let few = 1 + random_u32(&mut rng, 256) as usize;
     let many = 1025 + random_u32(&mut rng, 2000) as usize;
     let (lo, hi) = (-2.0f32, 3.0f32);
     for (n, bins) in [
@@ -288,6 +289,8 @@ fn histogram_matches_the_cpu() -> Result<(), Error> {
         // Not a whole number of 4096-element tiles.
         (4096 * 3 + 1 + random_u32(&mut rng, 4000) as usize, few),
         (BIG_SIDE * BIG_SIDE, few),
+        (BIG_SIDE * BIG_SIDE, 256),
+        (BIG_SIDE * BIG_SIDE, 257),
         (BIG_SIDE * BIG_SIDE, 1024),
         (65 + random_u32(&mut rng, 30000) as usize, many),
     ] {

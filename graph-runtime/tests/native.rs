@@ -390,7 +390,9 @@ fn copies_and_readbacks_between_kernels_see_what_the_kernels_wrote() -> Result<(
 
 graph! {
     /// Two stencils of one input side by side (one level, no hazard between them), then a stencil of their
-    /// sum: a level of two dispatches that overlap, and a level after a barrier.
+    /// sum: a level of two dispatches that overlap, and a level after a barrier. Not fused: tiled, the three
+    /// would be one dispatch (`tests/stencils.rs`).
+    #[no_fusion]
     graph Sides {
         buffers { x: [f32] = input, l: [f32; 2048], r: [f32; 2048], y: [f32] = output }
         kernel left(x: read, l: write) {

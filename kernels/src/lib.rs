@@ -41,8 +41,9 @@
 //!
 //! Elements are `f32` except where the table says `T` (any element type; histogram bins are `u32`); images are row-major, their edges clamped. Loops stay
 //! short on purpose: Mesa's llvmpipe stops a loop after 65535 iterations, which a histogram striding over 4
-//! million elements with one workgroup hit (its test found it), so `histogram` runs one invocation per
-//! input element by default (`sized_by`).
+//! million elements with one workgroup hit (its test found it), so `histogram` runs one invocation per 8
+//! input elements by default (`sized_by`, `per_invocation`): enough to pay for each workgroup's bins in
+//! workgroup memory, few enough that a loop stays short.
 
 #![forbid(unsafe_code)]
 

@@ -22,6 +22,7 @@ pub const KERNELS: &[LibraryKernel] = &[
         pointwise: true,
         dispatch: "one invocation per element of the output",
         sized_by: None,
+        per_invocation: 1,
     },
     LibraryKernel {
         path: "copy",
@@ -45,6 +46,7 @@ pub const KERNELS: &[LibraryKernel] = &[
         pointwise: true,
         dispatch: "one invocation per element of the output",
         sized_by: None,
+        per_invocation: 1,
     },
     LibraryKernel {
         path: "scale",
@@ -63,6 +65,7 @@ pub const KERNELS: &[LibraryKernel] = &[
         pointwise: true,
         dispatch: "one invocation per element of `data`",
         sized_by: None,
+        per_invocation: 1,
     },
     LibraryKernel {
         path: "axpy",
@@ -89,6 +92,7 @@ pub const KERNELS: &[LibraryKernel] = &[
         pointwise: true,
         dispatch: "one invocation per element of `y`",
         sized_by: None,
+        per_invocation: 1,
     },
     LibraryKernel {
         path: "threshold",
@@ -102,6 +106,7 @@ pub const KERNELS: &[LibraryKernel] = &[
         pointwise: true,
         dispatch: "one invocation per element of `output`",
         sized_by: None,
+        per_invocation: 1,
     },
     LibraryKernel {
         path: "transpose",
@@ -121,6 +126,7 @@ pub const KERNELS: &[LibraryKernel] = &[
         pointwise: false,
         dispatch: "one invocation per element of `output` (rows * cols)",
         sized_by: None,
+        per_invocation: 1,
     },
     LibraryKernel {
         path: "sobel",
@@ -134,6 +140,7 @@ pub const KERNELS: &[LibraryKernel] = &[
         pointwise: false,
         dispatch: "one invocation per pixel of `output`",
         sized_by: None,
+        per_invocation: 1,
     },
     LibraryKernel {
         path: "scharr",
@@ -147,6 +154,7 @@ pub const KERNELS: &[LibraryKernel] = &[
         pointwise: false,
         dispatch: "one invocation per pixel of `output`",
         sized_by: None,
+        per_invocation: 1,
     },
     LibraryKernel {
         path: "conv2d",
@@ -189,6 +197,7 @@ pub const KERNELS: &[LibraryKernel] = &[
         pointwise: false,
         dispatch: "one invocation per pixel of `output`",
         sized_by: None,
+        per_invocation: 1,
     },
     LibraryKernel {
         path: "blur_h",
@@ -202,6 +211,7 @@ pub const KERNELS: &[LibraryKernel] = &[
         pointwise: false,
         dispatch: "one invocation per pixel of `output`",
         sized_by: None,
+        per_invocation: 1,
     },
     LibraryKernel {
         path: "blur_v",
@@ -215,6 +225,7 @@ pub const KERNELS: &[LibraryKernel] = &[
         pointwise: false,
         dispatch: "one invocation per pixel of `output`",
         sized_by: None,
+        per_invocation: 1,
     },
     LibraryKernel {
         path: "softmax_rows",
@@ -228,6 +239,7 @@ pub const KERNELS: &[LibraryKernel] = &[
         pointwise: false,
         dispatch: "one invocation per element of `output`",
         sized_by: None,
+        per_invocation: 1,
     },
     LibraryKernel {
         path: "matmul",
@@ -271,6 +283,7 @@ pub const KERNELS: &[LibraryKernel] = &[
         dispatch: "any number of workgroups (each strides over the 8 x 8 tiles of `c`); the default, one \
                    invocation per element of `c`, gives about one tile per workgroup",
         sized_by: None,
+        per_invocation: 1,
     },
     LibraryKernel {
         path: "histogram",
@@ -301,9 +314,10 @@ pub const KERNELS: &[LibraryKernel] = &[
         ],
         source: include_str!("../wgsl/histogram.wgsl"),
         pointwise: false,
-        dispatch: "one invocation per element of `input` (each also strides over `input`, so any \
-                   dispatch counts every element)",
+        dispatch: "one invocation per 8 elements of `input` in workgroups of 256 (each strides over \
+                   `input`, so any dispatch counts every element)",
         sized_by: Some("input"),
+        per_invocation: 8,
     },
     reduce_step(
         "reduce::sum_step",
@@ -338,6 +352,7 @@ pub const KERNELS: &[LibraryKernel] = &[
         pointwise: false,
         dispatch: "workgroups of 256, any count; workgroup w writes output[w]",
         sized_by: None,
+        per_invocation: 1,
     },
     LibraryKernel {
         path: "scan::offsets",
@@ -353,6 +368,7 @@ pub const KERNELS: &[LibraryKernel] = &[
         pointwise: false,
         dispatch: "one workgroup of 256",
         sized_by: None,
+        per_invocation: 1,
     },
     scan_apply(
         "scan::apply_inclusive",
@@ -388,6 +404,7 @@ const fn reduce_step(
         pointwise: false,
         dispatch: "workgroups of 256, any count; workgroup w writes output[w]",
         sized_by: None,
+        per_invocation: 1,
     }
 }
 
@@ -406,6 +423,7 @@ const fn scan_apply(
         pointwise: false,
         dispatch: "as many workgroups of 256 as `scan::chunk_sums` had",
         sized_by: None,
+        per_invocation: 1,
     }
 }
 

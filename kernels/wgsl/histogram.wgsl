@@ -1,19 +1,49 @@
 // bins[b] += how many elements of input fall in bin b, the bins splitting [lo, hi) evenly; elements outside
 // [lo, hi) are not counted. The bins are atomics, so invocations add concurrently; zero them first (a fill).
-// Each invocation strides over input, so any dispatch counts every element.
-@compute @workgroup_size(64)
-fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {
+//
+// With at most LOCAL_BINS bins, each workgroup counts its share in workgroup memory first and then adds each
+// of its nonzero counts to `bins` once: one atomic on memory per bin per workgroup, not one per element
+// (the elements of an image crowd into few bins, and their atomics on memory queued behind each other).
+// Each invocation strides over input (the default dispatch gives it PER_INVOCATION elements, which pays for
+// the workgroup's zeroing and adding up), so any dispatch counts every element.
+const LOCAL_BINS: u32 = 256u;
+var<workgroup> local_bins: array<atomic<u32>, 256>;
+
+@compute @workgroup_size(256)
+fn main(
+    @builtin(global_invocation_id) gid: vec3<u32>,
+    @builtin(num_workgroups) groups: vec3<u32>,
+    @builtin(local_invocation_index) lid: u32,
+) {
     let count = arrayLength(&bins);
     let n = arrayLength(&input);
-    let stride = groups.x * groups.y * 64u;
-    if (count == 0u || !(hi() > lo())) {
-        return;
+    let stride = groups.x * groups.y * 256u;
+    let counting = count > 0u && hi() > lo();
+    let local = count <= LOCAL_BINS;
+    for (var b = lid; b < LOCAL_BINS; b += 256u) {
+        atomicStore(&local_bins[b], 0u);
     }
-    for (var i = gid.x + gid.y * groups.x * 64u; i < n; i += stride) {
-        let v = input[i];
-        if (v >= lo() && v < hi()) {
-            let b = min(u32((v - lo()) / (hi() - lo()) * f32(count)), count - 1u);
-            atomicAdd(&bins[b], 1u);
+    workgroupBarrier();
+    if (counting) {
+        for (var i = gid.x + gid.y * groups.x * 256u; i < n; i += stride) {
+            let v = input[i];
+            if (v >= lo() && v < hi()) {
+                let b = min(u32((v - lo()) / (hi() - lo()) * f32(count)), count - 1u);
+                if (local) {
+                    atomicAdd(&local_bins[b], 1u);
+                } else {
+                    atomicAdd(&bins[b], 1u);
+                }
+            }
+        }
+    }
+    workgroupBarrier();
+    if (local) {
+        for (var b = lid; b < count; b += 256u) {
+            let c = atomicLoad(&local_bins[b]);
+            if (c > 0u) {
+                atomicAdd(&bins[b], c);
+            }
         }
     }
 }

@@ -174,7 +174,20 @@ impl Checker<'_> {
                 _ => CheckedDispatch::Threads(sizes?),
             },
             (None, None) => match sized_by(library, kernel, &bindings) {
-                Some(b) => CheckedDispatch::BufferLen(b.buffer),
+                Some(b) => match library.map_or(1, |l| l.per_invocation) {
+                    0 | 1 => CheckedDispatch::BufferLen(b.buffer),
+                    per => CheckedDispatch::Threads(vec![SizeProgram {
+                        text: format!(
+                            "{}.len().div_ceil({per})",
+                            self.graph.buffers[b.buffer].name
+                        ),
+                        steps: vec![
+                            SizeStep::Len(b.buffer as u32),
+                            SizeStep::Literal(per),
+                            SizeStep::Op(SizeOp::DivCeil),
+                        ],
+                    }]),
+                },
                 None => {
                     self.diags.push(
                         Diagnostic::new(
