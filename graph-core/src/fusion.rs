@@ -17,7 +17,7 @@
 //! shader stage, at compile time; the device's own limit at bake.
 
 use std::borrow::Cow;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use crate::desc::{
     AccessDesc, DispatchDesc, EdgeDesc, EdgeOriginDesc, GraphDesc, KernelDesc, NodeDesc, OpDesc,
@@ -120,13 +120,15 @@ pub fn fuse<'a>(desc: &'a GraphDesc, lengths: &[Option<u64>], max_bindings: usiz
     let mut fused_groups = Vec::new();
     let mut declined = Vec::new();
     let tiled = stencil::groups(desc, lengths);
+    // Groups of one shape make one module: each distinct module is validated once.
+    let mut validated = HashSet::new();
     let mut taken = vec![false; desc.nodes.len()];
     for group in tiled {
         for &m in &group.members {
             taken[m as usize] = true;
         }
         let names = member_names(desc, &group.members);
-        match stencil::kernel(desc, &group) {
+        match stencil::kernel(desc, &group, &mut validated) {
             Ok(kernel) => {
                 absorb(desc, &mut nodes, &group.members, &names, kernel);
                 fused_groups.push(FusedGroup {
@@ -145,7 +147,8 @@ pub fn fuse<'a>(desc: &'a GraphDesc, lengths: &[Option<u64>], max_bindings: usiz
         }
     }
     for members in pointwise_groups(desc, lengths, max_bindings, &taken) {
-        for (members, kernel, registers) in buildable_runs(desc, &members, lengths, &mut declined) {
+        let runs = buildable_runs(desc, &members, lengths, &mut declined, &mut validated);
+        for (members, kernel, registers) in runs {
             let names = member_names(desc, &members);
             absorb(desc, &mut nodes, &members, &names, kernel);
             fused_groups.push(FusedGroup {
@@ -226,9 +229,10 @@ fn buildable_runs(
     members: &[u32],
     lengths: &[Option<u64>],
     declined: &mut Vec<Declined>,
+    validated: &mut HashSet<String>,
 ) -> Vec<(Vec<u32>, KernelDesc, Vec<u32>)> {
     let mut runs = Vec::new();
-    let whole = match build_group(desc, members, lengths) {
+    let whole = match build_group(desc, members, lengths, validated) {
         Ok((kernel, registers)) => {
             runs.push((members.to_vec(), kernel, registers));
             return runs;
@@ -241,7 +245,7 @@ fn buildable_runs(
     for &m in &members[1..] {
         let mut longer = run.clone();
         longer.push(m);
-        match build_group(desc, &longer, lengths) {
+        match build_group(desc, &longer, lengths, validated) {
             Ok(b) => {
                 run = longer;
                 built = Some(b);
@@ -280,6 +284,7 @@ fn build_group(
     desc: &GraphDesc,
     members: &[u32],
     lengths: &[Option<u64>],
+    validated: &mut HashSet<String>,
 ) -> Result<(KernelDesc, Vec<u32>), String> {
     let registers = register_candidates(desc, members, lengths);
     let mut reason = String::new();
@@ -288,7 +293,7 @@ fn build_group(
         (&registers[..], false),
         (&[][..], false),
     ] {
-        match fused_kernel(desc, members, registers, cache) {
+        match fused_kernel(desc, members, registers, cache, validated) {
             Ok(kernel) => return Ok((kernel, registers.to_vec())),
             Err(why) => reason = why,
         }
@@ -774,6 +779,7 @@ fn fused_kernel(
     members: &[u32],
     registers: &[u32],
     cache: bool,
+    validated: &mut HashSet<String>,
 ) -> Result<KernelDesc, String> {
     let name = |i: usize| &desc.nodes[members[i] as usize].name;
     let kernels: Vec<&KernelDesc> = members
@@ -944,10 +950,24 @@ fn fused_kernel(
         reach: None,
         no_fusion: false,
     };
-    let module = kernel.compose(&desc.params, desc.params.storage);
-    wgsl::validate(&module)
-        .map_err(|e| format!("the fused kernel does not validate: {}", e.message))?;
+    validate_once(&kernel, desc, validated)
+        .map_err(|message| format!("the fused kernel does not validate: {message}"))?;
     Ok(kernel)
+}
+
+/// Validates fused `kernel`'s module, unless one of the same text was (groups of one shape make one module,
+/// which a bake also compiles once); naga's message otherwise.
+pub(crate) fn validate_once(
+    kernel: &KernelDesc,
+    desc: &GraphDesc,
+    validated: &mut HashSet<String>,
+) -> Result<(), String> {
+    let module = kernel.compose(&desc.params, desc.params.storage);
+    if !validated.contains(&module) {
+        wgsl::validate(&module).map_err(|e| e.message)?;
+        validated.insert(module);
+    }
+    Ok(())
 }
 
 /// Kernel `k` (of node `name`) made the member of a fused module whose code is `source`: its name as a
@@ -970,9 +990,8 @@ pub(crate) fn member_of(
             "`{name}`'s declarations do not give each of its bindings a name of its own"
         ));
     }
-    // The member's name as a comment, escaped: a description made by hand may hold any name, and a line
-    // break in one would end the comment.
-    source.push_str(&format!("// {}\n", crate::names::escaped(name)));
+    // The member's code carries no comment with its name: groups of one shape then make one module, which
+    // is validated and compiled once (`FusedGroup::names` says which member is which).
     for arg in k.args.iter() {
         let function = format!("{prefix}{}", arg.name);
         source.push_str(&format!(

@@ -26,7 +26,7 @@
 //! length would write back the buffer its first step reads beyond its tile.
 
 use std::borrow::Cow;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use crate::desc::{AccessDesc, DispatchDesc, GraphDesc, KernelDesc, OpDesc, SizeDesc};
 use crate::fusion::MAX_FUSED_BINDINGS;
@@ -55,9 +55,9 @@ pub const TARGET_WORKGROUPS: u64 = 512;
 /// The most kernels one tiled dispatch runs.
 pub const MAX_STEPS: usize = 128;
 
-/// How many prefixes of a run are tried, longest first, before the run moves on by one kernel: keeps the
-/// grouping near linear in the node count.
-const PREFIXES_TRIED: usize = 16;
+/// How many longer runs of a lane are tried after one is refused, before the longest valid one so far is
+/// taken: keeps the grouping near linear in the node count.
+const MISSES_TRIED: usize = 8;
 
 /// How a group is tiled.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -102,6 +102,28 @@ struct Graph<'a> {
     lengths: &'a [Option<u64>],
     position: Vec<usize>,
     successors: Vec<Vec<u32>>,
+    /// Each buffer's nodes that read or write it.
+    touchers: Vec<Vec<u32>>,
+}
+
+/// Why a run of a lane is not a group, and whether a longer run cannot be one either.
+struct Refusal {
+    /// Tiles, halos and paths only grow with the run.
+    for_longer_too: bool,
+}
+
+impl Refusal {
+    fn this() -> Self {
+        Refusal {
+            for_longer_too: false,
+        }
+    }
+
+    fn longer_too() -> Self {
+        Refusal {
+            for_longer_too: true,
+        }
+    }
 }
 
 impl<'a> Graph<'a> {
@@ -114,11 +136,22 @@ impl<'a> Graph<'a> {
         for e in desc.edges.iter() {
             successors[e.from as usize].push(e.to);
         }
+        let mut touchers: Vec<Vec<u32>> = vec![Vec::new(); desc.buffers.len()];
+        for (n, node) in desc.nodes.iter().enumerate() {
+            for b in buffers_of(&node.op) {
+                if let Some(list) = touchers.get_mut(b as usize)
+                    && list.last() != Some(&(n as u32))
+                {
+                    list.push(n as u32);
+                }
+            }
+        }
         Graph {
             desc,
             lengths,
             position,
             successors,
+            touchers,
         }
     }
 
@@ -197,7 +230,7 @@ impl<'a> Graph<'a> {
     /// Whether buffer `b` is not needed after `members` have written it: graph-owned and touched by nothing
     /// else, first overwritten by the group; or overwritten, whole and without being read, by the next node
     /// that touches it, with every later one after that node.
-    fn dead_after(&self, members: &[u32], b: u32, len: u64) -> bool {
+    fn dead_after(&self, members: &[u32], after_group: &[bool], b: u32, len: u64) -> bool {
         let desc = self.desc;
         if desc.blocks.iter().any(|block| block.flag == Some(b)) {
             return false;
@@ -207,8 +240,10 @@ impl<'a> Graph<'a> {
                 .and_then(|k| k.bindings.iter().find(|a| a.buffer == b))
                 .map(|a| a.mode)
         };
-        let outside: Vec<u32> = (0..desc.nodes.len() as u32)
-            .filter(|n| !members.contains(n) && touches(&desc.nodes[*n as usize].op, b))
+        let outside: Vec<u32> = self.touchers[b as usize]
+            .iter()
+            .copied()
+            .filter(|n| !members.contains(n))
             .collect();
         if outside.is_empty() {
             let first = members.iter().find_map(|&m| mode_in(m));
@@ -216,7 +251,6 @@ impl<'a> Graph<'a> {
                 && first == Some(AccessMode::Write);
         }
         // The nodes that touch it after the group: those a path from a member reaches.
-        let after_group = self.reached_from(members);
         let after: Vec<u32> = outside
             .into_iter()
             .filter(|&n| after_group[n as usize])
@@ -249,14 +283,15 @@ impl<'a> Graph<'a> {
 
     /// How `members` (consecutive candidates of extent `len`) run as one tiled kernel; `Err` in words when
     /// they cannot.
-    fn layout(&self, members: &[u32], len: u64) -> Result<Layout, String> {
+    fn layout(&self, members: &[u32], len: u64) -> Result<Layout, Refusal> {
         let kernels: Vec<&KernelDesc> = members
             .iter()
-            .map(|&m| self.kernel(m).ok_or("a member is not a kernel"))
+            .map(|&m| self.kernel(m).ok_or_else(Refusal::longer_too))
             .collect::<Result<_, _>>()?;
         let reach: Vec<u32> = kernels.iter().map(|k| k.reach.unwrap_or(0)).collect();
+        // Fewer than two kernels that read neighbours: for the pointwise pass.
         if reach.iter().filter(|&&r| r > 0).count() < 2 {
-            return Err("fewer than two of its kernels read their neighbours".into());
+            return Err(Refusal::this());
         }
         // Which member wrote each buffer last, before each member; what each reads from memory.
         let mut last_writer: HashMap<u32, usize> = HashMap::new();
@@ -303,8 +338,9 @@ impl<'a> Graph<'a> {
 
         let mut written_back = Vec::new();
         let mut unbound = Vec::new();
+        let after_group = self.reached_from(members);
         for &b in &tiles {
-            if !self.dead_after(members, b, len) {
+            if !self.dead_after(members, &after_group, b, len) {
                 written_back.push(b);
             } else if !from_memory.iter().any(|&(_, read)| read == b) {
                 unbound.push(b);
@@ -314,19 +350,18 @@ impl<'a> Graph<'a> {
             .iter()
             .copied()
             .filter(|&b| {
-                let outside = (0..self.desc.nodes.len() as u32)
-                    .any(|n| !members.contains(&n) && touches(&self.desc.nodes[n as usize].op, b));
+                let outside = self.touchers[b as usize]
+                    .iter()
+                    .any(|n| !members.contains(n));
                 self.desc.buffers[b as usize].role == Role::Owned && !outside
             })
             .collect();
-        for &(j, b) in &from_memory {
-            // Another workgroup may have written the buffer back before this one reads past its tile.
-            if written_back.contains(&b) && (radius[j] > 0 || reach[j] > 0) {
-                return Err(format!(
-                    "`{}` reads `{}` beyond its tile, which the group also writes back",
-                    self.desc.nodes[members[j] as usize].name, self.desc.buffers[b as usize].name
-                ));
-            }
+        // Another workgroup may have written a buffer back before this one reads it past its tile.
+        let races = from_memory
+            .iter()
+            .any(|&(j, b)| written_back.contains(&b) && (radius[j] > 0 || reach[j] > 0));
+        if races {
+            return Err(Refusal::this());
         }
         let mut bound: Vec<AccessDesc> = Vec::new();
         for &(_, b) in &from_memory {
@@ -346,31 +381,20 @@ impl<'a> Graph<'a> {
                 }),
             }
         }
-        if bound.is_empty() {
-            return Err("it reads and writes back no buffer".into());
-        }
-        if bound.len() > MAX_FUSED_BINDINGS {
-            return Err(format!(
-                "it binds {} buffers, more than {MAX_FUSED_BINDINGS}",
-                bound.len()
-            ));
+        if bound.is_empty() || bound.len() > MAX_FUSED_BINDINGS {
+            return Err(Refusal::this());
         }
         let stride: u32 = tiles
             .iter()
             .map(|&b| element_stride(self.desc.buffers[b as usize].elem))
             .sum();
-        let tile = tile_size(stride, halo).ok_or_else(|| {
-            format!(
-                "its {} tiles with a halo of {halo} do not fit {TILE_MEMORY_BYTES} bytes of workgroup memory",
-                tiles.len()
-            )
-        })?;
+        // The tiles do not fit the workgroup memory.
+        let tile = tile_size(stride, halo).ok_or_else(Refusal::longer_too)?;
         // The halo's extra work: each step computes `2 * radius` elements besides its tile.
         let extra: u64 = radius.iter().map(|&r| 2 * u64::from(r)).sum();
+        // The halo would recompute more than a quarter of the work.
         if 4 * extra > members.len() as u64 * u64::from(tile) {
-            return Err(format!(
-                "its halo of {halo} would recompute more than a quarter of the work on tiles of {tile}"
-            ));
+            return Err(Refusal::longer_too());
         }
         Ok(Layout {
             tiling: Tiling {
@@ -414,17 +438,26 @@ fn tile_size(stride: u32, halo: u32) -> Option<u32> {
 
 /// Whether `op` reads or writes buffer `b` (its contents, not only its length).
 pub(crate) fn touches(op: &OpDesc, b: u32) -> bool {
+    buffers_of(op).contains(&b)
+}
+
+/// The buffers `op` reads or writes (their contents, not only their lengths), a buffer perhaps more than once.
+fn buffers_of(op: &OpDesc) -> Vec<u32> {
     match op {
         OpDesc::Kernel(k) => {
-            k.bindings.iter().any(|a| a.buffer == b) || k.dispatch == DispatchDesc::Indirect(b)
+            let mut buffers: Vec<u32> = k.bindings.iter().map(|a| a.buffer).collect();
+            if let DispatchDesc::Indirect(b) = k.dispatch {
+                buffers.push(b);
+            }
+            buffers
         }
-        OpDesc::Copy { src, dst, .. } => *src == b || *dst == b,
-        OpDesc::Upload { buffer, .. } | OpDesc::Readback { buffer, .. } => *buffer == b,
+        OpDesc::Copy { src, dst, .. } => vec![*src, *dst],
+        OpDesc::Upload { buffer, .. } | OpDesc::Readback { buffer, .. } => vec![*buffer],
         OpDesc::Host { accesses } | OpDesc::Interop { accesses } => {
-            accesses.iter().any(|a| a.buffer == b)
+            accesses.iter().map(|a| a.buffer).collect()
         }
-        OpDesc::Subgraph { bindings, .. } => bindings.iter().any(|s| s.buffer == b),
-        OpDesc::Empty => false,
+        OpDesc::Subgraph { bindings, .. } => bindings.iter().map(|s| s.buffer).collect(),
+        OpDesc::Empty => Vec::new(),
     }
 }
 
@@ -510,22 +543,49 @@ fn groups_over(graph: &Graph<'_>, taken: &[bool]) -> Vec<Group> {
 }
 
 /// `lane` (candidates of extent `len`, in topological order) cut into groups: from its start, the longest
-/// valid prefix of at most [`MAX_STEPS`] kernels (of the [`PREFIXES_TRIED`] longest), then the same from where
-/// it ends; a start with none moves on by one.
+/// valid run of at most [`MAX_STEPS`] kernels, then the same from where it ends; a start with none moves on
+/// by one. Runs are tried from two kernels up, until one is refused for a reason a longer run shares (no
+/// way back into the group, tiles or halos too large) or [`MISSES_TRIED`] in a row are refused for others
+/// (too many bindings, a buffer written back that a member reads past its tile: a ping-pong chain's runs of
+/// even length are refused, odd ones not).
 fn cut(graph: &Graph<'_>, lane: &[u32], len: u64, groups: &mut Vec<Group>) {
+    // Kernels that read neighbours, counted up to each place in the lane: a run with fewer than two is not
+    // tried (a lane of pointwise kernels is left to the pointwise pass at no cost).
+    let mut stencils_before = vec![0usize; lane.len() + 1];
+    for (i, &n) in lane.iter().enumerate() {
+        let reads_neighbours = graph.kernel(n).and_then(|k| k.reach).is_some_and(|r| r > 0);
+        stencils_before[i + 1] = stencils_before[i] + usize::from(reads_neighbours);
+    }
     let mut start = 0;
-    while lane.len() - start >= 2 {
+    while lane.len() - start >= 2 && stencils_before[lane.len()] - stencils_before[start] >= 2 {
         let longest = (lane.len() - start).min(MAX_STEPS);
-        let found = (2..=longest).rev().take(PREFIXES_TRIED).find_map(|count| {
+        let mut found: Option<Group> = None;
+        let mut misses = 0;
+        for count in 2..=longest {
+            if stencils_before[start + count] - stencils_before[start] < 2 {
+                continue;
+            }
             let members = &lane[start..start + count];
             if !graph.contractible(members) {
-                return None;
+                break;
             }
-            graph.layout(members, len).ok().map(|layout| Group {
-                members: members.to_vec(),
-                layout,
-            })
-        });
+            match graph.layout(members, len) {
+                Ok(layout) => {
+                    found = Some(Group {
+                        members: members.to_vec(),
+                        layout,
+                    });
+                    misses = 0;
+                }
+                Err(refusal) if refusal.for_longer_too => break,
+                Err(_) => {
+                    misses += 1;
+                    if misses >= MISSES_TRIED {
+                        break;
+                    }
+                }
+            }
+        }
         match found {
             Some(group) => {
                 start += group.members.len();
@@ -538,7 +598,11 @@ fn cut(graph: &Graph<'_>, lane: &[u32], len: u64, groups: &mut Vec<Group>) {
 
 /// The tiled kernel that runs `group` (found by [`groups`] over `lengths`); `Err` in words when a member's
 /// code has a form the renaming does not handle, or the kernel does not validate.
-pub fn kernel(desc: &GraphDesc, group: &Group) -> Result<KernelDesc, String> {
+pub fn kernel(
+    desc: &GraphDesc,
+    group: &Group,
+    validated: &mut HashSet<String>,
+) -> Result<KernelDesc, String> {
     let p = wgsl::FUSED_PREFIX;
     let layout = &group.layout;
     let Tiling { tile, halo } = layout.tiling;
@@ -741,8 +805,7 @@ pub fn kernel(desc: &GraphDesc, group: &Group) -> Result<KernelDesc, String> {
         reach: None,
         no_fusion: false,
     };
-    let module = kernel.compose(&desc.params, desc.params.storage);
-    wgsl::validate(&module)
-        .map_err(|e| format!("the tiled kernel does not validate: {}", e.message))?;
+    crate::fusion::validate_once(&kernel, desc, validated)
+        .map_err(|message| format!("the tiled kernel does not validate: {message}"))?;
     Ok(kernel)
 }

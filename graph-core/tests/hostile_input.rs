@@ -431,12 +431,12 @@ fn a_kernel_holds_no_nul() {
 }
 
 // ---------------------------------------------------------------------------------------------------------
-// The fusion pass writes members' names into a comment of the fused module.
+// A fused module holds no member's name (groups of one shape make one module, compiled once).
 
-/// A description is public data (a `TaskGraph` may be written by hand), so a member's name goes into the
-/// fused module's comment escaped: a line break in it cannot end the comment.
+/// A description is public data (a `TaskGraph` may be written by hand), and a member's name, whatever it holds,
+/// does not reach the fused module's code.
 #[test]
-fn a_member_name_cannot_end_its_comment_in_a_fused_module() {
+fn a_member_name_does_not_reach_a_fused_module() {
     let mut b = GraphBuilder::new("G");
     b.buffer("x", "f32", graph_core::ir::Role::Output, Some(64))
         .buffer("y", "f32", graph_core::ir::Role::Output, Some(64))
@@ -450,10 +450,5 @@ fn a_member_name_cannot_end_its_comment_in_a_fused_module() {
     let OpDesc::Kernel(k) = &fusion.desc.nodes[0].op else {
         panic!("the fused kernel");
     };
-    assert!(k.source.contains("// a\\nfn evil()"), "{}", k.source);
-    assert!(
-        !k.source.lines().any(|line| line.starts_with("fn evil")),
-        "{}",
-        k.source
-    );
+    assert!(!k.source.contains("evil"), "{}", k.source);
 }

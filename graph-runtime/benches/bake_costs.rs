@@ -1,5 +1,6 @@
 //! What a bake costs for large graphs: a chain and a fan of pointwise kernels (each over buffers of its own,
-//! as in `replay_vs_hand_written`), and a fan whose kernels each have a constant of their own (no two alike),
+//! as in `replay_vs_hand_written`), a fan whose kernels each have a constant of their own (no two alike), and
+//! a chain of 3-point stencils (each over buffers of its own, so tiled in groups of 7 by the binding limit),
 //! at several sizes, with fusion on and off. The first bake of a shape in a process is the cold one: a
 //! driver may keep what it compiled for later bakes (NVIDIA does, in memory and on disk unless
 //! `__GL_SHADER_DISK_CACHE=0`), so the first and the median of the rest are printed, with what fusion made
@@ -28,6 +29,9 @@ enum Shape {
     Fan,
     /// `b[k] = b[0] * k` for k in 1..=n.
     FanDistinct,
+    /// `b[k][i] = (b[k - 1][i - 1] + 2 b[k - 1][i] + b[k - 1][i + 1]) / 4`, the ends repeated: a chain of
+    /// stencils, which fuses by overlapped tiling.
+    Stencil,
 }
 
 impl Shape {
@@ -36,23 +40,34 @@ impl Shape {
             Shape::Chain => "chain",
             Shape::Fan => "fan",
             Shape::FanDistinct => "fan, distinct",
+            Shape::Stencil => "stencil chain",
         }
     }
 
     /// What node `k` (from 1) reads and computes from `v`, its input's element.
     fn input(self, k: usize) -> usize {
         match self {
-            Shape::Chain => k - 1,
+            Shape::Chain | Shape::Stencil => k - 1,
             Shape::Fan | Shape::FanDistinct => 0,
         }
     }
 
-    fn apply(self, k: usize, v: f32) -> f32 {
-        match self {
-            Shape::Chain => v * 0.5 + 1.0,
-            Shape::Fan => v * 2.0,
-            Shape::FanDistinct => v * k as f32,
-        }
+    /// Node `k`'s output from its input `from`.
+    fn apply(self, k: usize, from: &[f32]) -> Vec<f32> {
+        let n = from.len();
+        (0..n)
+            .map(|i| {
+                let v = from[i];
+                match self {
+                    Shape::Chain => v * 0.5 + 1.0,
+                    Shape::Fan => v * 2.0,
+                    Shape::FanDistinct => v * k as f32,
+                    Shape::Stencil => {
+                        (from[i.max(1) - 1] + 2.0 * v + from[(i + 1).min(n - 1)]) * 0.25
+                    }
+                }
+            })
+            .collect()
     }
 
     fn expression(self, k: usize, input: &str) -> String {
@@ -60,6 +75,9 @@ impl Shape {
             Shape::Chain => format!("{input}[i] * 0.5 + 1.0"),
             Shape::Fan => format!("{input}[i] * 2.0"),
             Shape::FanDistinct => format!("{input}[i] * {k}.0"),
+            Shape::Stencil => format!(
+                "({input}[max(i, 1u) - 1u] + 2.0 * {input}[i] + {input}[min(i + 1u, arrayLength(&{input}) - 1u)]) * 0.25"
+            ),
         }
     }
 }
@@ -69,7 +87,10 @@ fn description(
     nodes: usize,
     fusion: bool,
 ) -> Result<graph_runtime::GraphDesc, Error> {
-    let mut b = GraphBuilder::new(format!("{}{nodes}", shape.name().replace(", ", "_")));
+    let mut b = GraphBuilder::new(format!(
+        "{}{nodes}",
+        shape.name().replace(", ", "_").replace(' ', "_")
+    ));
     b.input("b0", "f32");
     for k in 1..=nodes {
         b.inout(&format!("b{k}"), "f32");
@@ -134,8 +155,7 @@ fn check(shape: Shape, baked: &mut BakedGraph, buffers: &[Buffer<f32>]) -> Resul
     baked.replay_blocking()?;
     let mut expected = vec![input];
     for k in 1..buffers.len() {
-        let from = &expected[shape.input(k)];
-        let next: Vec<f32> = from.iter().map(|&v| shape.apply(k, v)).collect();
+        let next = shape.apply(k, &expected[shape.input(k)]);
         expected.push(next);
     }
     for (k, (b, want)) in buffers.iter().zip(&expected).enumerate().skip(1) {
@@ -168,7 +188,7 @@ fn main() -> Result<(), Error> {
         "| shape | nodes | fusion | first bake ms | later bakes ms | fused kernels | largest group | declined | checked |"
     );
     println!("|---|---:|---|---:|---:|---:|---:|---:|---|");
-    for shape in [Shape::Chain, Shape::Fan, Shape::FanDistinct] {
+    for shape in [Shape::Chain, Shape::Fan, Shape::FanDistinct, Shape::Stencil] {
         for &nodes in &sizes {
             let buffers: Vec<Buffer<f32>> = (0..=nodes)
                 .map(|_| gpu.buffer_zeroed::<f32>(N))
