@@ -52,6 +52,9 @@ pub const MIN_TILE: u32 = 64;
 /// (an H100 has 132).
 pub const TARGET_WORKGROUPS: u64 = 512;
 
+/// The most workgroups a tiled dispatch has: WebGPU's default `maxComputeWorkgroupsPerDimension`.
+pub const MAX_WORKGROUPS: u32 = 65535;
+
 /// The most kernels one tiled dispatch runs.
 pub const MAX_STEPS: usize = 128;
 
@@ -396,11 +399,14 @@ impl<'a> Graph<'a> {
         if 4 * extra > members.len() as u64 * u64::from(tile) {
             return Err(Refusal::longer_too());
         }
+        // More workgroups than one dimension of a dispatch may have on every device (the tiled kernel is not
+        // folded into two).
+        let tile = tile_for(len, tile);
+        if len.div_ceil(u64::from(tile)) > u64::from(MAX_WORKGROUPS) {
+            return Err(Refusal::longer_too());
+        }
         Ok(Layout {
-            tiling: Tiling {
-                tile: tile_for(len, tile),
-                halo,
-            },
+            tiling: Tiling { tile, halo },
             reach,
             radius,
             tiles,

@@ -610,6 +610,13 @@ fn a_ping_pong_stencil_chain_is_tiled_in_groups_of_odd_length() {
     };
     assert_eq!(&*x.text, "b.len().div_ceil(64)");
     assert_eq!(fusion.desc.nodes[5].name, "s5");
+    // Past 65535 tiles of 1024 the dispatch would not fit one dimension: left unfused.
+    let longest = vec![Some(65535 * 1024); desc.buffers.len()];
+    let tiled = graph_core::fusion::fuse(&desc, &longest, MAX_FUSED_BINDINGS);
+    assert_eq!(tiled.groups.len(), 1);
+    let longer = vec![Some(65535 * 1024 + 1); desc.buffers.len()];
+    let unfused = graph_core::fusion::fuse(&desc, &longer, MAX_FUSED_BINDINGS);
+    assert!(unfused.groups.is_empty(), "{:?}", names(&unfused));
 }
 
 #[test]
