@@ -215,14 +215,22 @@ fn image_filters_match_the_cpu() -> Result<(), Error> {
 fn softmax_rows_matches_the_cpu() -> Result<(), Error> {
     let gpu = gpu();
     let mut rng = rng();
-    // Each invocation reads its whole row: the long case has short rows.
+    // Rows of at most 64 are read by each invocation, longer ones by the workgroup together: both, at the
+    // boundary, rows longer than a workgroup's chunk of 4096 elements and rows that straddle chunks.
     let shapes = [
         (1, 1),
+        (7, 64),
+        (7, 65),
         (
             3 + random_u32(&mut rng, 20) as usize,
             65 + random_u32(&mut rng, 100) as usize,
         ),
+        (
+            2 + random_u32(&mut rng, 4) as usize,
+            4097 + random_u32(&mut rng, 5000) as usize,
+        ),
         (BIG_SIDE * BIG_SIDE / 5, 5),
+        (BIG_SIDE * BIG_SIDE / 1000, 1000),
     ];
     for (rows, cols) in shapes {
         let n = rows * cols;

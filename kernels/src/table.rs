@@ -237,9 +237,10 @@ pub const KERNELS: &[LibraryKernel] = &[
         }],
         source: include_str!("../wgsl/softmax_rows.wgsl"),
         pointwise: false,
-        dispatch: "one invocation per element of `output`",
+        dispatch: "one invocation per 16 elements of `output` in workgroups of 256; the workgroups split the \
+                   elements evenly, so any dispatch computes every row",
         sized_by: None,
-        per_invocation: 1,
+        per_invocation: 16,
     },
     LibraryKernel {
         path: "matmul",
