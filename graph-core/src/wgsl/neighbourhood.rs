@@ -853,3 +853,233 @@ mod tests {
         );
     }
 }
+
+/// The proof checked against the arithmetic: random index expressions of the forms the domain reads, each
+/// written as WGSL and evaluated on the CPU with WGSL's wrapping, for every invocation of small extents. Where
+/// the proof gives a reach, every in-bounds read it allowed lies within it.
+#[cfg(test)]
+mod soundness {
+    use proptest::prelude::*;
+
+    /// A `u32` index expression.
+    #[derive(Debug, Clone)]
+    enum U {
+        /// `i + c`, `c` perhaps negative (`i - c`).
+        Own(i64),
+        /// `min(u, n - k)`.
+        MinLen(Box<U>, u32),
+        /// `max(u, k)`.
+        Max(Box<U>, u32),
+        /// `select(a, b, cond)`.
+        Select(Box<U>, Box<U>, Cond),
+        /// `u32(s)`.
+        FromSigned(Box<S>),
+    }
+
+    /// An `i32` index expression.
+    #[derive(Debug, Clone)]
+    enum S {
+        /// `i32(u) + c`.
+        Signed(Box<U>, i64),
+        /// `clamp(s, 0, i32(n) - 1)`.
+        Clamp(Box<S>),
+        /// `max(s, 0)`.
+        AtLeastZero(Box<S>),
+    }
+
+    /// A condition on the invocation's index.
+    #[derive(Debug, Clone)]
+    enum Cond {
+        /// `i + c < n`.
+        BelowLen(u32),
+        /// `i > k`.
+        Above(u32),
+        /// `i == k`.
+        Is(u32),
+        /// `i < k`.
+        Below(u32),
+    }
+
+    fn cond() -> impl Strategy<Value = Cond> {
+        prop_oneof![
+            (0u32..4).prop_map(Cond::BelowLen),
+            (0u32..4).prop_map(Cond::Above),
+            (0u32..4).prop_map(Cond::Is),
+            (0u32..4).prop_map(Cond::Below),
+        ]
+    }
+
+    fn signed(u: U, c: i64) -> U {
+        U::FromSigned(Box::new(S::Signed(Box::new(u), c)))
+    }
+
+    fn unsigned() -> impl Strategy<Value = U> {
+        let leaf = (-3i64..=3).prop_map(U::Own);
+        leaf.prop_recursive(3, 12, 2, |inner| {
+            prop_oneof![
+                (inner.clone(), 0u32..3).prop_map(|(u, k)| U::MinLen(Box::new(u), k)),
+                (inner.clone(), 0u32..3).prop_map(|(u, k)| U::Max(Box::new(u), k)),
+                (inner.clone(), inner.clone(), cond()).prop_map(|(a, b, c)| U::Select(
+                    Box::new(a),
+                    Box::new(b),
+                    c
+                )),
+                (inner.clone(), -3i64..=3).prop_map(|(u, c)| signed(u, c)),
+                inner
+                    .clone()
+                    .prop_map(|u| U::FromSigned(Box::new(S::Clamp(Box::new(S::Signed(
+                        Box::new(u),
+                        0
+                    )))))),
+                (inner, -3i64..=3).prop_map(|(u, c)| U::FromSigned(Box::new(S::AtLeastZero(
+                    Box::new(S::Signed(Box::new(u), c))
+                )))),
+            ]
+        })
+    }
+
+    fn wgsl_u(u: &U) -> String {
+        match u {
+            U::Own(c) if *c >= 0 => format!("(i + {c}u)"),
+            U::Own(c) => format!("(i - {}u)", -c),
+            U::MinLen(u, k) => format!("min({}, n - {k}u)", wgsl_u(u)),
+            U::Max(u, k) => format!("max({}, {k}u)", wgsl_u(u)),
+            U::Select(a, b, c) => format!("select({}, {}, {})", wgsl_u(a), wgsl_u(b), wgsl_c(c)),
+            U::FromSigned(s) => format!("u32({})", wgsl_s(s)),
+        }
+    }
+
+    fn wgsl_s(s: &S) -> String {
+        match s {
+            S::Signed(u, c) => format!("(i32({}) + {c})", wgsl_u(u)),
+            S::Clamp(s) => format!("clamp({}, 0, i32(n) - 1)", wgsl_s(s)),
+            S::AtLeastZero(s) => format!("max({}, 0)", wgsl_s(s)),
+        }
+    }
+
+    fn wgsl_c(c: &Cond) -> String {
+        match c {
+            Cond::BelowLen(k) => format!("i + {k}u < n"),
+            Cond::Above(k) => format!("i > {k}u"),
+            Cond::Is(k) => format!("i == {k}u"),
+            Cond::Below(k) => format!("i < {k}u"),
+        }
+    }
+
+    /// The value WGSL computes, `u32` arithmetic wrapping.
+    fn eval_u(u: &U, i: u32, n: u32) -> u32 {
+        match u {
+            U::Own(c) => i.wrapping_add(*c as i32 as u32),
+            U::MinLen(u, k) => eval_u(u, i, n).min(n.wrapping_sub(*k)),
+            U::Max(u, k) => eval_u(u, i, n).max(*k),
+            U::Select(a, b, c) => {
+                if eval_c(c, i, n) {
+                    eval_u(b, i, n)
+                } else {
+                    eval_u(a, i, n)
+                }
+            }
+            U::FromSigned(s) => eval_s(s, i, n) as u32,
+        }
+    }
+
+    fn eval_s(s: &S, i: u32, n: u32) -> i32 {
+        match s {
+            S::Signed(u, c) => (eval_u(u, i, n) as i32).wrapping_add(*c as i32),
+            S::Clamp(s) => eval_s(s, i, n).clamp(0, n as i32 - 1),
+            S::AtLeastZero(s) => eval_s(s, i, n).max(0),
+        }
+    }
+
+    fn eval_c(c: &Cond, i: u32, n: u32) -> bool {
+        match c {
+            Cond::BelowLen(k) => i + k < n,
+            Cond::Above(k) => i > *k,
+            Cond::Is(k) => i == *k,
+            Cond::Below(k) => i < *k,
+        }
+    }
+
+    /// The reach the proof gives a kernel reading `x` at `index`, under `guard` if given.
+    fn proved(index: &U, guard: Option<&Cond>) -> (String, Option<u32>) {
+        let read = format!("x[{}]", wgsl_u(index));
+        let body = match guard {
+            Some(c) => format!("var v = 0.0; if ({}) {{ v = {read}; }}", wgsl_c(c)),
+            None => format!("let v = {read};"),
+        };
+        let source = format!(
+            "@group(0) @binding(0) var<storage, read> x: array<f32>;\n\
+             @group(0) @binding(1) var<storage, read_write> y: array<f32>;\n\
+             @compute @workgroup_size(64)\n\
+             fn main(@builtin(global_invocation_id) gid: vec3<u32>) {{\n\
+                 let i = gid.x;\n\
+                 let n = arrayLength(&y);\n\
+                 if (i >= n) {{ return; }}\n\
+                 {body}\n\
+                 y[i] = v;\n\
+             }}\n"
+        );
+        let module = naga::front::wgsl::parse_str(&source).expect("generated WGSL parses");
+        let info = naga::valid::Validator::new(
+            naga::valid::ValidationFlags::all(),
+            naga::valid::Capabilities::all(),
+        )
+        .validate(&module)
+        .expect("generated WGSL validates");
+        let reach = super::reach(&module, &info, 0);
+        (source, reach)
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(400))]
+        #[test]
+        fn every_read_the_proof_allows_is_within_its_reach(
+            index in unsigned(),
+            guard in proptest::option::of(cond()),
+        ) {
+            let (source, reach) = proved(&index, guard.as_ref());
+            // Refusing costs a fusion, never a wrong kernel.
+            let Some(reach) = reach else {
+                return Ok(());
+            };
+            for n in [1u32, 2, 3, 4, 5, 7, 16, 65] {
+                for i in 0..n {
+                    if guard.as_ref().is_some_and(|c| !eval_c(c, i, n)) {
+                        continue;
+                    }
+                    let at = eval_u(&index, i, n);
+                    if at < n {
+                        let distance = (i64::from(at) - i64::from(i)).abs();
+                        prop_assert!(
+                            distance <= i64::from(reach),
+                            "{source}\nn = {n}, i = {i}: reads x[{at}], {distance} away, past the proved reach {reach}"
+                        );
+                    }
+                }
+            }
+        }
+    }
+
+    /// The property above is not met only by refusals: most of the forms it draws are proved.
+    #[test]
+    fn most_drawn_forms_are_proved() {
+        use proptest::strategy::ValueTree;
+        use proptest::test_runner::TestRunner;
+        let mut runner = TestRunner::deterministic();
+        let strategy = (unsigned(), proptest::option::of(cond()));
+        let drawn = 300;
+        let proved_count = (0..drawn)
+            .filter(|_| {
+                let (index, guard) = strategy
+                    .new_tree(&mut runner)
+                    .expect("a drawn expression")
+                    .current();
+                proved(&index, guard.as_ref()).1.is_some()
+            })
+            .count();
+        assert!(
+            proved_count * 2 > drawn,
+            "only {proved_count} of {drawn} drawn forms proved"
+        );
+    }
+}
