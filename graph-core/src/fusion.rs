@@ -33,6 +33,15 @@ use crate::wgsl;
 /// `maxStorageBuffersPerShaderStage`.
 pub const MAX_FUSED_BINDINGS: usize = 8;
 
+/// The workgroup of a wide fused kernel: the widest every WebGPU device runs, which on the H100 copied 16M
+/// elements in half the time of 64-wide ones.
+pub const WIDE_WORKGROUP: u32 = 256;
+
+/// Elements each invocation of a wide fused kernel runs the members for, a grid apart (coalesced). On the H100
+/// over the benchmark's 64K-element buffers, 4 took 1.4-1.8x the GPU time of 1 on every fused shape; the
+/// loop is kept so that longer buffers can be given more.
+pub const WIDE_ELEMENTS: u32 = 1;
+
 /// How many of the latest groups of its extent a kernel tries to join: enough for the branches of one
 /// level, and it keeps the pass linear in the node count.
 const GROUPS_TRIED: usize = 8;
@@ -892,11 +901,33 @@ fn fused_kernel(
             }
         }
     }
-    let [x, y, z] = kernels[0].workgroup_size;
+    // A group dispatched one invocation per element of a buffer, whose members take no builtin but their
+    // index and the workgroup count (which a pointwise member uses only to fold its index), runs in wide
+    // workgroups, each invocation calling the members for `WIDE_ELEMENTS` elements a grid apart (`wide`);
+    // another keeps its members' workgroup, one element per invocation.
+    let wide = match kernels[0].dispatch {
+        DispatchDesc::BufferLen(sized_by) => builtins
+            .iter()
+            .all(|b| b == "global_invocation_id" || b == "num_workgroups")
+            .then_some(sized_by),
+        _ => None,
+    };
+    let [x, y, z] = match wide {
+        Some(_) => [WIDE_WORKGROUP, 1, 1],
+        None => kernels[0].workgroup_size,
+    };
     // Around the calls: the cached elements loaded at the invocation's own index, and stored back. Members
     // are dispatched in one row (`candidate`), folded into two only when every member indexes in the folded
-    // form (`foldable`), so the folded form is each member's index (`gid.y` is 0 in one row).
+    // form (`foldable`), so the folded form is each member's index (`gid.y` is 0 in one row). A wide kernel
+    // passes each element's index to its members as `gid.x` of one row.
     let (mut load, mut store) = (String::new(), String::new());
+    if wide.is_some() {
+        for b in ["global_invocation_id", "num_workgroups"] {
+            if !builtins.iter().any(|have| have == b) {
+                builtins.push(b.to_string());
+            }
+        }
+    }
     if !cached.is_empty() {
         for b in ["global_invocation_id", "num_workgroups"] {
             if !builtins.iter().any(|have| have == b) {
@@ -920,30 +951,62 @@ fn fused_kernel(
             }
         }
     }
-    let parameters: Vec<String> = builtins
-        .iter()
-        .map(|b| {
-            let ty = wgsl::builtin_type(b).unwrap_or("u32");
-            format!("@builtin({b}) {}{b}: {ty}", wgsl::FUSED_PREFIX)
-        })
-        .collect();
-    let entry = format!("{}main", wgsl::FUSED_PREFIX);
-    source.push_str(&format!(
-        "@compute @workgroup_size({x}, {y}, {z})\nfn {entry}({}) {{\n{load}{calls}{store}}}\n",
-        parameters.join(", ")
-    ));
+    let p = wgsl::FUSED_PREFIX;
+    let entry = format!("{p}main");
+    match wide {
+        None => {
+            let parameters: Vec<String> = builtins
+                .iter()
+                .map(|b| {
+                    let ty = wgsl::builtin_type(b).unwrap_or("u32");
+                    format!("@builtin({b}) {p}{b}: {ty}")
+                })
+                .collect();
+            source.push_str(&format!(
+                "@compute @workgroup_size({x}, {y}, {z})\nfn {entry}({}) {{\n{load}{calls}{store}}}\n",
+                parameters.join(", ")
+            ));
+        }
+        Some(sized_by) => {
+            // The elements the unfused kernels ran for: the sizing buffer's, bound or (kept in registers)
+            // of its declared length.
+            let elements = match registers.contains(&sized_by) {
+                false => format!("arrayLength(&{})", binding_name(sized_by)),
+                true => format!("{}u", desc.buffers[sized_by as usize].len.unwrap_or(0)),
+            };
+            source.push_str(&format!(
+                "@compute @workgroup_size({WIDE_WORKGROUP})\n\
+                 fn {entry}(@builtin(global_invocation_id) {p}g: vec3<u32>, @builtin(num_workgroups) {p}groups: vec3<u32>) {{\n\
+                 \x20   let {p}first = {p}g.x + {p}g.y * {p}groups.x * {WIDE_WORKGROUP}u;\n\
+                 \x20   let {p}threads = {p}groups.x * {p}groups.y * {WIDE_WORKGROUP}u;\n\
+                 \x20   let {p}elements = {elements};\n\
+                 \x20   for (var {p}e = 0u; {p}e < {WIDE_ELEMENTS}u; {p}e++) {{\n\
+                 \x20       let {p}at = {p}first + {p}e * {p}threads;\n\
+                 \x20       if ({p}at >= {p}elements) {{ break; }}\n\
+                 \x20       let {p}global_invocation_id = vec3<u32>({p}at, 0u, 0u);\n\
+                 \x20       let {p}num_workgroups = {p}groups;\n\
+                 {load}{calls}{store}\
+                 \x20   }}\n\
+                 }}\n"
+            ));
+        }
+    }
     let kernel = KernelDesc {
         declarations: declarations.into(),
         args: Cow::Owned(Vec::new()),
         source: source.into(),
         entry: entry.into(),
-        workgroup_size: kernels[0].workgroup_size,
+        workgroup_size: [x, y, z],
         bindings: bindings
             .into_iter()
             .filter(|b| !registers.contains(&b.buffer))
             .collect(),
-        dispatch: kernels[0].dispatch.clone(),
-        foldable: kernels.iter().all(|k| k.foldable),
+        dispatch: match wide {
+            Some(sized_by) => wide_dispatch(desc, sized_by),
+            None => kernels[0].dispatch.clone(),
+        },
+        // A wide kernel folds its own index, whatever its members do.
+        foldable: wide.is_some() || kernels.iter().all(|k| k.foldable),
         range: None,
         alternative: None,
         pointwise: true,
@@ -1007,6 +1070,28 @@ pub(crate) fn member_of(
             wgsl::FUSED_PREFIX
         )
     })
+}
+
+/// A wide fused kernel's dispatch: one invocation per [`WIDE_ELEMENTS`] elements of buffer `sized_by`.
+fn wide_dispatch(desc: &GraphDesc, sized_by: u32) -> DispatchDesc {
+    let one = || SizeDesc {
+        text: "1".into(),
+        steps: vec![SizeStep::Literal(1)].into(),
+    };
+    let threads = SizeDesc {
+        text: format!(
+            "{}.len().div_ceil({WIDE_ELEMENTS})",
+            desc.buffers[sized_by as usize].name
+        )
+        .into(),
+        steps: vec![
+            SizeStep::Len(sized_by),
+            SizeStep::Literal(WIDE_ELEMENTS),
+            SizeStep::Op(crate::size::SizeOp::DivCeil),
+        ]
+        .into(),
+    };
+    DispatchDesc::Threads([threads, one(), one()])
 }
 
 /// The private variable that caches binding `binding`'s element: `fuse_b3` -> `fuse_c3`.

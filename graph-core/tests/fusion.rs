@@ -101,6 +101,15 @@ fn a_pointwise_chain_becomes_one_kernel_in_order() {
         })
         .collect();
     assert!(calls.windows(2).all(|w| w[0] < w[1]), "calls out of order");
+    // Dispatched one invocation per element of `y`, with members that take only their index: a wide kernel,
+    // which folds its own index.
+    assert_eq!(k.workgroup_size, [graph_core::fusion::WIDE_WORKGROUP, 1, 1]);
+    assert!(k.foldable);
+    assert!(
+        matches!(&k.dispatch, DispatchDesc::Threads([x, ..]) if x.text.contains("y.len().div_ceil")),
+        "{:?}",
+        k.dispatch
+    );
     assert_eq!(k.bindings.len(), 2);
     assert_eq!(k.bindings[0].mode, AccessMode::Read);
     assert_eq!(k.bindings[1].mode, AccessMode::ReadWrite);
