@@ -267,3 +267,49 @@ fn the_macro_promises_a_tiled_group_and_bake_keeps_it() -> Result<(), Error> {
     }
     Ok(())
 }
+
+/// The steps that run tiled, and on what tile.
+fn tiling(graph: &BakedGraph) -> (usize, Option<u32>) {
+    let tiled = graph.fused().iter().filter(|g| g.tiling.is_some());
+    (
+        tiled.clone().map(|g| g.members.len()).sum(),
+        tiled.map(|g| g.tiling.map(|t| t.tile)).next().flatten(),
+    )
+}
+
+#[test]
+fn a_rebind_tiles_again_for_the_new_lengths() -> Result<(), Error> {
+    let gpu = gpu();
+    let mut rng = rng();
+    let desc = heat(true).build(&LIBRARY).expect("a good graph");
+    let short = random_f32s(&mut rng, 100);
+    let (a, b) = (
+        gpu.buffer_from_slice(&short)?,
+        gpu.buffer_zeroed::<f32>(100)?,
+    );
+    let mut graph = BakedGraph::bake(&gpu, desc, &[("a", a.as_any()), ("b", b.as_any())])?;
+    assert_eq!(tiling(&graph), (9, Some(64)));
+    let len = (1 << 19) + 1 + random_u32(&mut rng, 1000) as usize;
+    let long = random_f32s(&mut rng, len);
+    let (a, b) = (
+        gpu.buffer_from_slice(&long)?,
+        gpu.buffer_zeroed::<f32>(len)?,
+    );
+    // Between the two rebinds the buffers differ in length: nothing tiles.
+    graph.rebind("a", a.as_any())?;
+    assert_eq!(tiling(&graph), (0, None));
+    graph.rebind("b", b.as_any())?;
+    assert_eq!(tiling(&graph), (9, Some(1024)));
+    poison_f32(&b);
+    graph.set_param("k", 0.3f32)?;
+    graph.replay_blocking()?;
+    let (want_a, want_b) = expected(&long, 0.3);
+    for (name, got, want) in [("a", read(&a), want_a), ("b", read(&b), want_b)] {
+        let off = (0..len).find(|&e| (got[e] - want[e]).abs() > 1e-5);
+        assert_eq!(
+            off, None,
+            "`{name}` after the rebind differs from the CPU there"
+        );
+    }
+    Ok(())
+}
