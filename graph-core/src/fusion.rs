@@ -23,15 +23,13 @@ use crate::desc::{
     AccessDesc, DispatchDesc, EdgeDesc, EdgeOriginDesc, GraphDesc, KernelDesc, NodeDesc, OpDesc,
     SizeDesc,
 };
+pub use crate::fusion_parts::{MAX_FUSED_BINDINGS, declared_lengths};
+use crate::fusion_parts::{member_of, touches, validate_once};
 use crate::ir::{AccessMode, Role};
 use crate::schedule::topological_order;
 use crate::size::SizeStep;
 use crate::stencil::{self, Tiling};
 use crate::wgsl;
-
-/// The most storage buffers a fused kernel binds on any device: WebGPU's default
-/// `maxStorageBuffersPerShaderStage`.
-pub const MAX_FUSED_BINDINGS: usize = 8;
 
 /// The workgroup of a wide fused kernel: the widest every WebGPU device runs, which on the H100 copied 16M
 /// elements in half the time of 64-wide ones.
@@ -308,11 +306,6 @@ fn build_group(
         }
     }
     Err(reason)
-}
-
-/// The buffer lengths a description declares (`None` where the buffer is bound at bake).
-pub fn declared_lengths(desc: &GraphDesc) -> Vec<Option<u64>> {
-    desc.buffers.iter().map(|b| b.len.map(u64::from)).collect()
 }
 
 /// What a kernel must share with the others of its group: its invocations and its workgroup.
@@ -757,7 +750,7 @@ fn register_candidates(desc: &GraphDesc, members: &[u32], lengths: &[Option<u64>
             .nodes
             .iter()
             .enumerate()
-            .all(|(n, node)| members.contains(&(n as u32)) || !stencil::touches(&node.op, b))
+            .all(|(n, node)| members.contains(&(n as u32)) || !touches(&node.op, b))
             && desc.blocks.iter().all(|block| block.flag != Some(b));
         if buffer.role == Role::Owned
             && buffer.len.map(u64::from).is_some()
@@ -1016,60 +1009,6 @@ fn fused_kernel(
     validate_once(&kernel, desc, validated)
         .map_err(|message| format!("the fused kernel does not validate: {message}"))?;
     Ok(kernel)
-}
-
-/// Validates fused `kernel`'s module, unless one of the same text was (groups of one shape make one module,
-/// which a bake also compiles once); naga's message otherwise.
-pub(crate) fn validate_once(
-    kernel: &KernelDesc,
-    desc: &GraphDesc,
-    validated: &mut HashSet<String>,
-) -> Result<(), String> {
-    let module = kernel.compose(&desc.params, desc.params.storage);
-    if !validated.contains(&module) {
-        wgsl::validate(&module).map_err(|e| e.message)?;
-        validated.insert(module);
-    }
-    Ok(())
-}
-
-/// Kernel `k` (of node `name`) made the member of a fused module whose code is `source`: its name as a
-/// comment and its library arguments as functions appended to `source`, its code renamed apart with
-/// `prefix`, each binding `binding` by `bound(binding)`. The caller appends the code.
-pub(crate) fn member_of(
-    source: &mut String,
-    name: &str,
-    k: &KernelDesc,
-    prefix: &str,
-    bound: &dyn Fn(&AccessDesc) -> String,
-) -> Result<wgsl::Member, String> {
-    let mut renames: HashMap<String, String> = wgsl::binding_names(&k.declarations)
-        .into_iter()
-        .zip(k.bindings.iter())
-        .map(|(binding, b)| (binding, bound(b)))
-        .collect();
-    if renames.len() != k.bindings.len() {
-        return Err(format!(
-            "`{name}`'s declarations do not give each of its bindings a name of its own"
-        ));
-    }
-    // The member's code carries no comment with its name: groups of one shape then make one module, which
-    // is validated and compiled once (`FusedGroup::names` says which member is which).
-    for arg in k.args.iter() {
-        let function = format!("{prefix}{}", arg.name);
-        source.push_str(&format!(
-            "fn {function}() -> {} {{ return {}; }}\n",
-            arg.ty, arg.value
-        ));
-        renames.insert(arg.name.to_string(), function);
-    }
-    wgsl::member(&k.source, &k.entry, prefix, &renames).ok_or_else(|| {
-        format!(
-            "`{name}`'s code has a form the renaming does not handle (a directive, an `override`, a name \
-             starting with `{}`, or an entry point argument that is not a builtin)",
-            wgsl::FUSED_PREFIX
-        )
-    })
 }
 
 /// A wide fused kernel's dispatch: one invocation per [`WIDE_ELEMENTS`] elements of buffer `sized_by`.

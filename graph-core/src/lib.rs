@@ -40,6 +40,7 @@ pub mod file_spans;
 pub mod fill;
 pub mod flatten;
 pub mod fusion;
+mod fusion_parts;
 pub mod ir;
 pub mod layout;
 pub mod library;

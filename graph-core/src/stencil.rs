@@ -29,7 +29,9 @@ use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
 
 use crate::desc::{AccessDesc, DispatchDesc, GraphDesc, KernelDesc, OpDesc, SizeDesc};
-use crate::fusion::MAX_FUSED_BINDINGS;
+use crate::fusion_parts::{
+    MAX_FUSED_BINDINGS, buffers_of, declared_lengths, member_of, validate_once,
+};
 use crate::ir::{AccessMode, Role};
 use crate::size::{SizeOp, SizeStep};
 use crate::types::ValueType;
@@ -442,37 +444,12 @@ fn tile_size(stride: u32, halo: u32) -> Option<u32> {
     (tile >= MIN_TILE).then_some(tile)
 }
 
-/// Whether `op` reads or writes buffer `b` (its contents, not only its length).
-pub(crate) fn touches(op: &OpDesc, b: u32) -> bool {
-    buffers_of(op).contains(&b)
-}
-
-/// The buffers `op` reads or writes (their contents, not only their lengths), a buffer perhaps more than once.
-fn buffers_of(op: &OpDesc) -> Vec<u32> {
-    match op {
-        OpDesc::Kernel(k) => {
-            let mut buffers: Vec<u32> = k.bindings.iter().map(|a| a.buffer).collect();
-            if let DispatchDesc::Indirect(b) = k.dispatch {
-                buffers.push(b);
-            }
-            buffers
-        }
-        OpDesc::Copy { src, dst, .. } => vec![*src, *dst],
-        OpDesc::Upload { buffer, .. } | OpDesc::Readback { buffer, .. } => vec![*buffer],
-        OpDesc::Host { accesses } | OpDesc::Interop { accesses } => {
-            accesses.iter().map(|a| a.buffer).collect()
-        }
-        OpDesc::Subgraph { bindings, .. } => bindings.iter().map(|s| s.buffer).collect(),
-        OpDesc::Empty => Vec::new(),
-    }
-}
-
 /// The groups of `desc` (checked, flattened) over the buffer `lengths` given. The macro's `FUSED` lists the
 /// groups over the declared lengths, and bake must keep each: when the groups over the given lengths contain
 /// them all, those; otherwise the declared ones, then, among the kernels left, those only the given lengths
 /// allow.
 pub fn groups(desc: &GraphDesc, lengths: &[Option<u64>]) -> Vec<Group> {
-    let declared = crate::fusion::declared_lengths(desc);
+    let declared = declared_lengths(desc);
     let none = vec![false; desc.nodes.len()];
     let promised = groups_over(&Graph::new(desc, &declared), &none);
     if declared.as_slice() == lengths {
@@ -678,7 +655,7 @@ pub fn kernel(
             .filter(|a| tiled(a))
             .map(|a| a.buffer)
             .collect();
-        let member = crate::fusion::member_of(&mut source, name, k, &prefix, &|a| {
+        let member = member_of(&mut source, name, k, &prefix, &|a| {
             if tiled(a) {
                 tile_name(a.buffer)
             } else {
@@ -811,7 +788,7 @@ pub fn kernel(
         reach: None,
         no_fusion: false,
     };
-    crate::fusion::validate_once(&kernel, desc, validated)
+    validate_once(&kernel, desc, validated)
         .map_err(|message| format!("the tiled kernel does not validate: {message}"))?;
     Ok(kernel)
 }
