@@ -18,11 +18,12 @@
 //! - a buffer it does not write back is dead after it: graph-owned and touched by no other node, first
 //!   overwritten by the group; or overwritten, whole and unread, by the next node that touches it;
 //! - its tiles fit [`TILE_MEMORY_BYTES`] with a tile of at least [`MIN_TILE`] elements, the halo recomputes at
-//!   most a quarter of the work, and it binds at most [`crate::fusion::MAX_FUSED_BINDINGS`] buffers.
+//!   most a quarter of the work, it binds at most [`MAX_FUSED_BINDINGS`] buffers, and it needs at most
+//!   [`MAX_WORKGROUPS`] workgroups.
 //!
 //! Every limit is WebGPU's default, on every device, so the macro's `FUSED` constant lists what bake fuses.
-//! Of a lane, the longest valid prefix (at most [`MAX_STEPS`] kernels) becomes a group, and the rest is
-//! grouped the same way. A ping-pong chain (`a -> b`, `b -> a`, ..) gets groups of odd length: a group of even
+//! Of a lane, the longest valid run from its start (at most [`MAX_STEPS`] kernels, tried from two up: `cut`)
+//! becomes a group, and the rest is grouped the same way. A ping-pong chain (`a -> b`, `b -> a`, ..) gets groups of odd length: a group of even
 //! length would write back the buffer its first step reads beyond its tile.
 
 use std::borrow::Cow;
