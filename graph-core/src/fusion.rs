@@ -10,7 +10,9 @@
 //! and the pass runs again after each update.
 //!
 //! Two kernels may share a group when both are pointwise (each invocation touches only its own elements:
-//! [`KernelDesc::pointwise`], proved from naga's IR), have the same dispatch and workgroup, are in no block
+//! [`KernelDesc::pointwise`], proved from naga's IR), have the same dispatch and workgroup (a kernel
+//! dispatched per element of a buffer that takes only its index is called with its element's index, so its
+//! workgroup does not matter; a group of only such kernels runs 256-wide), are in no block
 //! and no group of alternatives, fill no range, and are not marked `#[no_fusion]`; and when merging them
 //! leaves the graph acyclic (no path from one to the other through a node outside the group). A group binds
 //! at most as many buffers as the caller allows: [`MAX_FUSED_BINDINGS`], what every WebGPU device offers one
@@ -312,7 +314,26 @@ fn build_group(
 #[derive(Debug, Clone, PartialEq, Eq)]
 struct Extent<'a> {
     invocations: Invocations<'a>,
-    workgroup_size: [u32; 3],
+    /// `None` for a kernel that runs whatever the fused kernel's workgroup (called with its element's
+    /// index); a group's is its first member's that needs one.
+    workgroup_size: Option<[u32; 3]>,
+}
+
+impl Extent<'_> {
+    /// Whether a kernel of extent `other` may join a group of this one: the same invocations, and no two
+    /// different workgroups needed.
+    fn joins(&self, other: &Extent<'_>) -> bool {
+        self.invocations == other.invocations
+            && match (self.workgroup_size, other.workgroup_size) {
+                (Some(a), Some(b)) => a == b,
+                _ => true,
+            }
+    }
+
+    /// This group's extent once a kernel of extent `other` joined it.
+    fn absorb(&mut self, other: &Extent<'_>) {
+        self.workgroup_size = self.workgroup_size.or(other.workgroup_size);
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -346,9 +367,15 @@ fn candidate<'a>(
         && k.alternative.is_none()
         && one_dimensional
         && !in_block
-        && k.bindings.len() <= max_bindings
-        // Code the renaming handles (no directives, `override`s or names of its own prefix).
-        && wgsl::member(&k.source, &k.entry, wgsl::FUSED_PREFIX, &HashMap::new()).is_some();
+        && k.bindings.len() <= max_bindings;
+    // Code the renaming handles (no directives, `override`s or names of its own prefix).
+    let member = wgsl::member(&k.source, &k.entry, wgsl::FUSED_PREFIX, &HashMap::new());
+    let fusable = fusable && member.is_some();
+    // A kernel dispatched per element of a buffer that takes no builtin but its index and the workgroup
+    // count runs in a wide fused kernel, called with each element's index: its own workgroup does not
+    // matter, so kernels of any width group. Others share their workgroup.
+    let width_free = matches!(k.dispatch, DispatchDesc::BufferLen(_))
+        && member.is_some_and(|m| index_only(&m.builtins));
     let invocations = match k.dispatch {
         DispatchDesc::BufferLen(b) => match lengths.get(b as usize).copied().flatten() {
             Some(len) => Invocations::Elements(len),
@@ -360,7 +387,7 @@ fn candidate<'a>(
         k,
         Extent {
             invocations,
-            workgroup_size: k.workgroup_size,
+            workgroup_size: (!width_free).then_some(k.workgroup_size),
         },
     ))
 }
@@ -503,7 +530,7 @@ fn join_units(
         };
         let joined = (0..groups.len())
             .rev()
-            .filter(|&g| groups[g].0 == extent)
+            .filter(|&g| groups[g].0.joins(&extent))
             .take(GROUPS_TRIED)
             .find_map(|g| {
                 let (_, group_buffers, group_bytes) = &groups[g];
@@ -516,6 +543,7 @@ fn join_units(
         match joined {
             Some((g, union)) => {
                 contraction.join(item, g);
+                groups[g].0.absorb(&extent);
                 groups[g].1 = union;
                 groups[g].2 += bytes;
             }
@@ -584,9 +612,10 @@ fn unit_shape<'a>(
         let (kernel, extent) = candidate(desc, lengths, max_bindings, node)?;
         let (unit_extent, buffers, bytes) =
             shape.get_or_insert_with(|| (extent.clone(), Vec::new(), 0));
-        if *unit_extent != extent {
+        if !unit_extent.joins(&extent) {
             return None;
         }
+        unit_extent.absorb(&extent);
         for b in kernel.bindings.iter().map(|b| b.buffer) {
             if !buffers.contains(&b) {
                 buffers.push(b);
@@ -849,6 +878,9 @@ fn fused_kernel(
     }
     let mut calls = String::new();
     let mut builtins: Vec<String> = Vec::new();
+    // The workgroup the first member that needs one has; whether a member is called with its element's index.
+    let mut needed_width: Option<[u32; 3]> = None;
+    let mut any_width_free = false;
     for (i, k) in kernels.iter().enumerate() {
         let prefix = format!("{}k{i}_", wgsl::FUSED_PREFIX);
         let member = member_of(&mut source, name(i), k, &prefix, &|b| {
@@ -882,11 +914,22 @@ fn fused_kernel(
         }
         source.push_str(&code);
         source.push('\n');
+        // A member that takes only its index (and the workgroup count, to fold it) is called with its
+        // element's index as `gid.x` of one row, whatever the fused kernel's workgroup.
+        let width_free =
+            index_only(&member.builtins) && matches!(k.dispatch, DispatchDesc::BufferLen(_));
+        if !width_free && needed_width.is_none() {
+            needed_width = Some(k.workgroup_size);
+        }
         let args: Vec<String> = member
             .builtins
             .iter()
-            .map(|b| format!("{}{b}", wgsl::FUSED_PREFIX))
+            .map(|b| match (width_free, b.as_str()) {
+                (true, "global_invocation_id") => format!("{}element", wgsl::FUSED_PREFIX),
+                _ => format!("{}{b}", wgsl::FUSED_PREFIX),
+            })
             .collect();
+        any_width_free |= width_free && !member.builtins.is_empty();
         calls.push_str(&format!("    {}({});\n", member.function, args.join(", ")));
         for b in member.builtins {
             if !builtins.contains(&b) {
@@ -899,28 +942,30 @@ fn fused_kernel(
     // workgroups, each invocation calling the members for `WIDE_ELEMENTS` elements a grid apart (`wide`);
     // another keeps its members' workgroup, one element per invocation.
     let wide = match kernels[0].dispatch {
-        DispatchDesc::BufferLen(sized_by) => builtins
-            .iter()
-            .all(|b| b == "global_invocation_id" || b == "num_workgroups")
-            .then_some(sized_by),
+        DispatchDesc::BufferLen(sized_by) => index_only(&builtins).then_some(sized_by),
         _ => None,
     };
     let [x, y, z] = match wide {
         Some(_) => [WIDE_WORKGROUP, 1, 1],
-        None => kernels[0].workgroup_size,
+        None => needed_width.unwrap_or(kernels[0].workgroup_size),
     };
     // Around the calls: the cached elements loaded at the invocation's own index, and stored back. Members
     // are dispatched in one row (`candidate`), folded into two only when every member indexes in the folded
     // form (`foldable`), so the folded form is each member's index (`gid.y` is 0 in one row). A wide kernel
     // passes each element's index to its members as `gid.x` of one row.
     let (mut load, mut store) = (String::new(), String::new());
-    if wide.is_some() {
+    if wide.is_some() || any_width_free {
         for b in ["global_invocation_id", "num_workgroups"] {
             if !builtins.iter().any(|have| have == b) {
                 builtins.push(b.to_string());
             }
         }
     }
+    // The element's index, for the members called with it: in one row, folded by the fused kernel's width.
+    let element = format!(
+        "    let {p}element = vec3<u32>({p}global_invocation_id.x + {p}global_invocation_id.y * {p}num_workgroups.x * {x}u, 0u, 0u);\n",
+        p = wgsl::FUSED_PREFIX
+    );
     if !cached.is_empty() {
         for b in ["global_invocation_id", "num_workgroups"] {
             if !builtins.iter().any(|have| have == b) {
@@ -955,8 +1000,9 @@ fn fused_kernel(
                     format!("@builtin({b}) {p}{b}: {ty}")
                 })
                 .collect();
+            let element = if any_width_free { element.as_str() } else { "" };
             source.push_str(&format!(
-                "@compute @workgroup_size({x}, {y}, {z})\nfn {entry}({}) {{\n{load}{calls}{store}}}\n",
+                "@compute @workgroup_size({x}, {y}, {z})\nfn {entry}({}) {{\n{element}{load}{calls}{store}}}\n",
                 parameters.join(", ")
             ));
         }
@@ -978,6 +1024,7 @@ fn fused_kernel(
                  \x20       if ({p}at >= {p}elements) {{ break; }}\n\
                  \x20       let {p}global_invocation_id = vec3<u32>({p}at, 0u, 0u);\n\
                  \x20       let {p}num_workgroups = {p}groups;\n\
+                 \x20       let {p}element = {p}global_invocation_id;\n\
                  {load}{calls}{store}\
                  \x20   }}\n\
                  }}\n"
@@ -1009,6 +1056,14 @@ fn fused_kernel(
     validate_once(&kernel, desc, validated)
         .map_err(|message| format!("the fused kernel does not validate: {message}"))?;
     Ok(kernel)
+}
+
+/// Whether a kernel taking `builtins` takes only its index and the workgroup count (which a pointwise kernel
+/// uses only to fold its index).
+fn index_only(builtins: &[String]) -> bool {
+    builtins
+        .iter()
+        .all(|b| b == "global_invocation_id" || b == "num_workgroups")
 }
 
 /// A wide fused kernel's dispatch: one invocation per [`WIDE_ELEMENTS`] elements of buffer `sized_by`.

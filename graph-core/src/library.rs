@@ -34,7 +34,7 @@ pub struct LibraryKernel {
     pub bindings: &'static [LibraryBinding],
     pub args: &'static [LibraryArg],
     /// WGSL with one `@compute` entry point; the bindings and argument functions are declared for it. An
-    /// element-wise kernel (workgroup size 64) computes its index as `gid.x + gid.y * num_workgroups.x * 64`,
+    /// element-wise kernel (workgroup size 256) computes its index as `gid.x + gid.y * num_workgroups.x * 256`,
     /// so the runtime may fold a long one-dimensional dispatch into two dimensions; the reduce and scan
     /// passes (256) are dispatched in a fixed number of workgroups and stride.
     pub source: &'static str,

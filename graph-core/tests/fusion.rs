@@ -96,7 +96,7 @@ fn a_pointwise_chain_becomes_one_kernel_in_order() {
     let calls: Vec<usize> = (0..5)
         .map(|i| {
             k.source
-                .find(&format!("fuse_k{i}_main(fuse_global"))
+                .find(&format!("fuse_k{i}_main(fuse_element"))
                 .expect("a call")
         })
         .collect();

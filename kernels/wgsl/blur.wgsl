@@ -1,9 +1,9 @@
 // One pass of a separable Gaussian blur of a width x height image (row-major), edges clamped: weights
 // exp(-d^2 / (2 sigma^2)) for d in -radius..=radius, normalised to sum to 1. The library prepends
 // `const ALONG_ROWS: bool` (true for `blur_h`, false for `blur_v`); run blur_h then blur_v.
-@compute @workgroup_size(64)
+@compute @workgroup_size(256)
 fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {
-    let i = gid.x + gid.y * groups.x * 64u;
+    let i = gid.x + gid.y * groups.x * 256u;
     let n = width() * height();
     if (i < min(n, min(arrayLength(&input), arrayLength(&output)))) {
         let x = i32(i % width());

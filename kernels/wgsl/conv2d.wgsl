@@ -1,8 +1,8 @@
 // output = input (width x height, row-major) convolved with weights ((2 radius + 1)^2, row-major, applied as
 // written: output[y][x] = sum weights[dy + r][dx + r] * input[y + dy][x + dx]), edges clamped.
-@compute @workgroup_size(64)
+@compute @workgroup_size(256)
 fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {
-    let i = gid.x + gid.y * groups.x * 64u;
+    let i = gid.x + gid.y * groups.x * 256u;
     let n = width() * height();
     let r = i32(radius());
     let side = 2u * radius() + 1u;

@@ -7,9 +7,9 @@ fn pixel(x: i32, y: i32) -> f32 {
     return input[cy * width() + cx];
 }
 
-@compute @workgroup_size(64)
+@compute @workgroup_size(256)
 fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {
-    let i = gid.x + gid.y * groups.x * 64u;
+    let i = gid.x + gid.y * groups.x * 256u;
     let n = width() * height();
     if (i < min(n, min(arrayLength(&input), arrayLength(&output)))) {
         let x = i32(i % width());
