@@ -366,6 +366,19 @@ impl SizeDesc {
         text: Cow::Borrowed("1"),
         steps: Cow::Borrowed(&[SizeStep::Literal(1)]),
     };
+
+    /// `name.len().div_ceil(divisor)`, `name` the buffer at index `buffer`.
+    pub fn len_div_ceil(buffer: u32, name: &str, divisor: u32) -> SizeDesc {
+        SizeDesc {
+            text: format!("{name}.len().div_ceil({divisor})").into(),
+            steps: vec![
+                SizeStep::Len(buffer),
+                SizeStep::Literal(divisor),
+                SizeStep::Op(crate::size::SizeOp::DivCeil),
+            ]
+            .into(),
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

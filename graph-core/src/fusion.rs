@@ -1068,24 +1068,9 @@ fn index_only(builtins: &[String]) -> bool {
 
 /// A wide fused kernel's dispatch: one invocation per [`WIDE_ELEMENTS`] elements of buffer `sized_by`.
 fn wide_dispatch(desc: &GraphDesc, sized_by: u32) -> DispatchDesc {
-    let one = || SizeDesc {
-        text: "1".into(),
-        steps: vec![SizeStep::Literal(1)].into(),
-    };
-    let threads = SizeDesc {
-        text: format!(
-            "{}.len().div_ceil({WIDE_ELEMENTS})",
-            desc.buffers[sized_by as usize].name
-        )
-        .into(),
-        steps: vec![
-            SizeStep::Len(sized_by),
-            SizeStep::Literal(WIDE_ELEMENTS),
-            SizeStep::Op(crate::size::SizeOp::DivCeil),
-        ]
-        .into(),
-    };
-    DispatchDesc::Threads([threads, one(), one()])
+    let name = &desc.buffers[sized_by as usize].name;
+    let threads = SizeDesc::len_div_ceil(sized_by, name, WIDE_ELEMENTS);
+    DispatchDesc::Threads([threads, SizeDesc::ONE, SizeDesc::ONE])
 }
 
 /// The private variable that caches binding `binding`'s element: `fuse_b3` -> `fuse_c3`.

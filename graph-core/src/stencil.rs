@@ -34,7 +34,7 @@ use crate::fusion_parts::{
     MAX_FUSED_BINDINGS, buffers_of, declared_lengths, member_of, validate_once,
 };
 use crate::ir::{AccessMode, Role};
-use crate::size::{SizeOp, SizeStep};
+use crate::size::SizeStep;
 use crate::types::ValueType;
 use crate::wgsl;
 
@@ -757,23 +757,7 @@ pub fn kernel(
         },
         _ => return Err("the first member's dispatch is not a buffer's length".into()),
     };
-    let one = || SizeDesc {
-        text: "1".into(),
-        steps: vec![SizeStep::Literal(1)].into(),
-    };
-    let workgroups = SizeDesc {
-        text: format!(
-            "{}.len().div_ceil({tile})",
-            desc.buffers[sized_by as usize].name
-        )
-        .into(),
-        steps: vec![
-            SizeStep::Len(sized_by),
-            SizeStep::Literal(tile),
-            SizeStep::Op(SizeOp::DivCeil),
-        ]
-        .into(),
-    };
+    let workgroups = SizeDesc::len_div_ceil(sized_by, &desc.buffers[sized_by as usize].name, tile);
     let kernel = KernelDesc {
         declarations: declarations.into(),
         args: Cow::Owned(Vec::new()),
@@ -781,7 +765,7 @@ pub fn kernel(
         entry: entry.into(),
         workgroup_size: [WORKGROUP, 1, 1],
         bindings: layout.bound.clone().into(),
-        dispatch: DispatchDesc::Workgroups([workgroups, one(), one()]),
+        dispatch: DispatchDesc::Workgroups([workgroups, SizeDesc::ONE, SizeDesc::ONE]),
         foldable: false,
         range: None,
         alternative: None,
