@@ -37,10 +37,29 @@ use crate::wgsl;
 /// elements in half the time of 64-wide ones.
 pub const WIDE_WORKGROUP: u32 = 256;
 
-/// Elements each invocation of a wide fused kernel runs the members for, a grid apart (coalesced). On the H100
-/// over the benchmark's 64K-element buffers, 4 took 1.4-1.8x the GPU time of 1 on every fused shape; the
-/// loop is kept so that longer buffers can be given more.
-pub const WIDE_ELEMENTS: u32 = 1;
+/// The invocations a wide kernel keeps before it gives each more than one element: about what an H100 holds
+/// at once (132 multiprocessors of 2048 invocations). Fewer, and each would wait on its loads alone; on the
+/// H100 over the benchmark's 64K-element buffers, 4 elements per invocation took 1.4-1.8x the GPU time of 1
+/// on every fused shape.
+pub const WIDE_MIN_INVOCATIONS: u64 = 1 << 18;
+
+/// The most elements one invocation of a wide kernel runs: a copy of 16M `f32` on the H100 took 104 us at
+/// one element per invocation, 60 at four and no less at eight.
+pub const WIDE_MAX_ELEMENTS: u32 = 4;
+
+/// Elements each invocation of a wide kernel over `elements` runs the members for, a grid apart (so that
+/// neighbouring invocations touch neighbouring elements): the most, up to [`WIDE_MAX_ELEMENTS`], that leave
+/// [`WIDE_MIN_INVOCATIONS`]; one where the length is not known.
+pub fn wide_elements(elements: Option<u64>) -> u32 {
+    let Some(elements) = elements else {
+        return 1;
+    };
+    let mut per = 1;
+    while per < WIDE_MAX_ELEMENTS && elements / u64::from(2 * per) >= WIDE_MIN_INVOCATIONS {
+        per *= 2;
+    }
+    per
+}
 
 /// How many of the latest groups of its extent a kernel tries to join: enough for the branches of one
 /// level, and it keeps the pass linear in the node count.
@@ -62,6 +81,10 @@ pub struct Fusion<'a> {
     /// Kernels the grouping put together whose fused kernel could not be made, each with the reason: the
     /// group is then fused in the largest runs that can be made, and these members stay apart.
     pub declined: Vec<Declined>,
+    /// Pointwise kernels that run alone, made wide as a fused kernel is ([`wide_elements`] elements per
+    /// invocation, workgroups of [`WIDE_WORKGROUP`]): those over buffers long enough for more than one
+    /// element per invocation.
+    pub widened: Vec<u32>,
 }
 
 /// Kernels merged into one.
@@ -171,11 +194,25 @@ pub fn fuse<'a>(desc: &'a GraphDesc, lengths: &[Option<u64>], max_bindings: usiz
     }
     let position = topological_positions(desc);
     fused_groups.sort_by_key(|g| position[g.node as usize]);
-    if fused_groups.is_empty() {
+    for g in &fused_groups {
+        for &m in &g.members {
+            taken[m as usize] = true;
+        }
+    }
+    let widened = widen_singles(
+        desc,
+        lengths,
+        max_bindings,
+        &taken,
+        &mut nodes,
+        &mut validated,
+    );
+    if fused_groups.is_empty() && widened.is_empty() {
         return Fusion {
             desc: Cow::Borrowed(desc),
             groups: Vec::new(),
             declined,
+            widened,
         };
     }
     match rewire(desc, nodes, &fused_groups) {
@@ -183,6 +220,7 @@ pub fn fuse<'a>(desc: &'a GraphDesc, lengths: &[Option<u64>], max_bindings: usiz
             desc: Cow::Owned(fused),
             groups: fused_groups,
             declined,
+            widened,
         },
         // Grouping keeps the graph acyclic (`Contraction::may_join`); should it not, the graph runs unfused,
         // and says so.
@@ -196,9 +234,48 @@ pub fn fuse<'a>(desc: &'a GraphDesc, lengths: &[Option<u64>], max_bindings: usiz
                 desc: Cow::Borrowed(desc),
                 groups: Vec::new(),
                 declined,
+                widened: Vec::new(),
             }
         }
     }
+}
+
+/// Makes each pointwise kernel not `taken` by a group wide, in `nodes`, where it may fuse, takes only its
+/// index and runs over a buffer long enough for more than one element per invocation: it is then the wide
+/// fused kernel of one member. Returns those kernels; one whose wide kernel does not validate stays as it
+/// is.
+fn widen_singles(
+    desc: &GraphDesc,
+    lengths: &[Option<u64>],
+    max_bindings: usize,
+    taken: &[bool],
+    nodes: &mut [NodeDesc],
+    validated: &mut HashSet<String>,
+) -> Vec<u32> {
+    let mut widened = Vec::new();
+    for n in 0..desc.nodes.len() {
+        if taken[n] {
+            continue;
+        }
+        let Some((k, extent)) = candidate(desc, lengths, max_bindings, n) else {
+            continue;
+        };
+        let DispatchDesc::BufferLen(sized_by) = k.dispatch else {
+            continue;
+        };
+        let long = wide_elements(lengths.get(sized_by as usize).copied().flatten()) > 1;
+        if !long || extent.workgroup_size.is_some() {
+            continue;
+        }
+        if let Ok(kernel) = fused_kernel(desc, &[n as u32], lengths, &[], false, validated) {
+            nodes[n] = NodeDesc {
+                name: desc.nodes[n].name.clone(),
+                op: OpDesc::Kernel(kernel),
+            };
+            widened.push(n as u32);
+        }
+    }
+    widened
 }
 
 /// `nodes` with `members`' kernel at the first member and the others empty.
@@ -302,7 +379,7 @@ fn build_group(
         (&registers[..], false),
         (&[][..], false),
     ] {
-        match fused_kernel(desc, members, registers, cache, validated) {
+        match fused_kernel(desc, members, lengths, registers, cache, validated) {
             Ok(kernel) => return Ok((kernel, registers.to_vec())),
             Err(why) => reason = why,
         }
@@ -808,6 +885,7 @@ fn register_candidates(desc: &GraphDesc, members: &[u32], lengths: &[Option<u64>
 fn fused_kernel(
     desc: &GraphDesc,
     members: &[u32],
+    lengths: &[Option<u64>],
     registers: &[u32],
     cache: bool,
     validated: &mut HashSet<String>,
@@ -939,8 +1017,8 @@ fn fused_kernel(
     }
     // A group dispatched one invocation per element of a buffer, whose members take no builtin but their
     // index and the workgroup count (which a pointwise member uses only to fold its index), runs in wide
-    // workgroups, each invocation calling the members for `WIDE_ELEMENTS` elements a grid apart (`wide`);
-    // another keeps its members' workgroup, one element per invocation.
+    // workgroups, each invocation calling the members for `per` elements a grid apart (`wide`); another
+    // keeps its members' workgroup, one element per invocation.
     let wide = match kernels[0].dispatch {
         DispatchDesc::BufferLen(sized_by) => index_only(&builtins).then_some(sized_by),
         _ => None,
@@ -1007,6 +1085,7 @@ fn fused_kernel(
             ));
         }
         Some(sized_by) => {
+            let per = wide_elements(lengths.get(sized_by as usize).copied().flatten());
             // The elements the unfused kernels ran for: the sizing buffer's, bound or (kept in registers)
             // of its declared length.
             let elements = match registers.contains(&sized_by) {
@@ -1019,7 +1098,7 @@ fn fused_kernel(
                  \x20   let {p}first = {p}g.x + {p}g.y * {p}groups.x * {WIDE_WORKGROUP}u;\n\
                  \x20   let {p}threads = {p}groups.x * {p}groups.y * {WIDE_WORKGROUP}u;\n\
                  \x20   let {p}elements = {elements};\n\
-                 \x20   for (var {p}e = 0u; {p}e < {WIDE_ELEMENTS}u; {p}e++) {{\n\
+                 \x20   for (var {p}e = 0u; {p}e < {per}u; {p}e++) {{\n\
                  \x20       let {p}at = {p}first + {p}e * {p}threads;\n\
                  \x20       if ({p}at >= {p}elements) {{ break; }}\n\
                  \x20       let {p}global_invocation_id = vec3<u32>({p}at, 0u, 0u);\n\
@@ -1042,7 +1121,7 @@ fn fused_kernel(
             .filter(|b| !registers.contains(&b.buffer))
             .collect(),
         dispatch: match wide {
-            Some(sized_by) => wide_dispatch(desc, sized_by),
+            Some(sized_by) => wide_dispatch(desc, sized_by, lengths),
             None => kernels[0].dispatch.clone(),
         },
         // A wide kernel folds its own index, whatever its members do.
@@ -1066,10 +1145,11 @@ fn index_only(builtins: &[String]) -> bool {
         .all(|b| b == "global_invocation_id" || b == "num_workgroups")
 }
 
-/// A wide fused kernel's dispatch: one invocation per [`WIDE_ELEMENTS`] elements of buffer `sized_by`.
-fn wide_dispatch(desc: &GraphDesc, sized_by: u32) -> DispatchDesc {
+/// A wide kernel's dispatch: one invocation per [`wide_elements`] elements of buffer `sized_by`.
+fn wide_dispatch(desc: &GraphDesc, sized_by: u32, lengths: &[Option<u64>]) -> DispatchDesc {
     let name = &desc.buffers[sized_by as usize].name;
-    let threads = SizeDesc::len_div_ceil(sized_by, name, WIDE_ELEMENTS);
+    let per = wide_elements(lengths.get(sized_by as usize).copied().flatten());
+    let threads = SizeDesc::len_div_ceil(sized_by, name, per);
     DispatchDesc::Threads([threads, SizeDesc::ONE, SizeDesc::ONE])
 }
 

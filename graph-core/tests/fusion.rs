@@ -188,6 +188,69 @@ fn a_path_through_another_node_keeps_kernels_apart() {
 }
 
 #[test]
+fn a_kernel_alone_over_a_long_buffer_runs_several_elements_per_invocation() {
+    use graph_core::fusion::{WIDE_WORKGROUP, wide_elements};
+    // Elements per invocation by length: more only while a quarter of a million invocations remain.
+    assert_eq!(wide_elements(None), 1);
+    assert_eq!(wide_elements(Some((1 << 19) - 1)), 1);
+    assert_eq!(wide_elements(Some(1 << 19)), 2);
+    assert_eq!(wide_elements(Some((1 << 20) - 1)), 2);
+    assert_eq!(wide_elements(Some(1 << 20)), 4);
+    assert_eq!(wide_elements(Some(1 << 30)), 4);
+    for (len, per) in [(1024u64, 1u32), (1 << 19, 2), ((1 << 20) + 3, 4)] {
+        let mut b = GraphBuilder::new("Alone");
+        b.input("x", "f32").inout("y", "f32");
+        b.kernel("k", pointwise("x", "y"));
+        let desc = built(&b);
+        let lengths = vec![Some(len); desc.buffers.len()];
+        let fusion = graph_core::fusion::fuse(&desc, &lengths, MAX_FUSED_BINDINGS);
+        assert!(fusion.groups.is_empty(), "{len}: one kernel is no group");
+        if per == 1 {
+            assert!(fusion.widened.is_empty(), "{len}: widened");
+            assert_eq!(fusion.desc.nodes[0], desc.nodes[0], "{len}: changed");
+            continue;
+        }
+        assert_eq!(fusion.widened, vec![0], "{len}");
+        assert_eq!(fusion.desc.nodes[0].name, "k", "it keeps its name");
+        let OpDesc::Kernel(k) = &fusion.desc.nodes[0].op else {
+            panic!("not a kernel")
+        };
+        assert_eq!(k.workgroup_size, [WIDE_WORKGROUP, 1, 1]);
+        assert!(
+            k.source.contains(&format!("fuse_e < {per}u;")),
+            "{len}: {}",
+            k.source
+        );
+        assert!(
+            matches!(&k.dispatch, DispatchDesc::Threads([x, ..]) if x.text == format!("y.len().div_ceil({per})")),
+            "{len}: {:?}",
+            k.dispatch
+        );
+        let module = k.compose(&fusion.desc.params, fusion.desc.params.storage);
+        graph_core::wgsl::validate(&module).expect("the wide kernel validates");
+    }
+    // A kernel that reads its workgroup's own index, or its neighbours, runs as it is written.
+    let local = KernelSpec::wgsl(
+        "@compute @workgroup_size(64)\n\
+         fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>) {\n\
+             if (gid.x < arrayLength(&y)) { y[gid.x] = x[gid.x] + f32(lid.x); }\n\
+         }\n",
+    )
+    .read("x")
+    .read_write("y");
+    for (name, spec) in [("local", local), ("stencil", stencil("x", "y"))] {
+        let mut b = GraphBuilder::new("Alone");
+        b.input("x", "f32").inout("y", "f32");
+        b.kernel(name, spec);
+        let desc = built(&b);
+        let lengths = vec![Some(1u64 << 22); desc.buffers.len()];
+        let fusion = graph_core::fusion::fuse(&desc, &lengths, MAX_FUSED_BINDINGS);
+        assert!(fusion.widened.is_empty(), "{name} widened");
+        assert_eq!(fusion.desc.nodes[0], desc.nodes[0], "{name} changed");
+    }
+}
+
+#[test]
 fn independent_branches_fuse_across_a_level() {
     let mut b = GraphBuilder::new("Chains");
     b.input("x", "f32");

@@ -447,14 +447,21 @@ pub(crate) fn build_replay(
     for declined in &fusion.declined {
         tracing::warn!(graph = %desc.name, "{declined}");
     }
-    let bound = bind_buffers(gpu, desc, externals, previous, &fusion.registers())?;
-    let program = Program::compile(&fusion.desc, &bound.lens, DeviceLimits::from(&limits))?;
+    let bound = {
+        let _span = tracing::debug_span!("bind buffers").entered();
+        bind_buffers(gpu, desc, externals, previous, &fusion.registers())?
+    };
+    let program = {
+        let _span = tracing::debug_span!("compile program").entered();
+        Program::compile(&fusion.desc, &bound.lens, DeviceLimits::from(&limits))?
+    };
     Ok(Replayable {
         bound,
         program,
         fused: Fused {
             groups: fusion.groups,
             declined: fusion.declined,
+            widened: fusion.widened,
         },
         desc: fusion.desc.into_owned(),
     })
@@ -474,4 +481,5 @@ pub(crate) struct Replayable {
 pub(crate) struct Fused {
     pub groups: Vec<FusedGroup>,
     pub declined: Vec<Declined>,
+    pub widened: Vec<u32>,
 }

@@ -178,6 +178,14 @@ impl BakedGraph {
         &self.state.fused.declined
     }
 
+    /// The kernels that run alone but several elements per invocation, by node index: pointwise kernels
+    /// over buffers long enough (half a million elements and more) that one invocation per element would
+    /// leave each waiting on its loads alone ([`crate::pipeline::fusion::wide_elements`]), made wide by the fusion
+    /// pass as it makes a fused kernel.
+    pub fn widened(&self) -> &[u32] {
+        &self.state.fused.widened
+    }
+
     /// Replays through the portable recorder from now on, whatever [`crate::env::RECORDER_ENV`] says (to compare
     /// the two, say). An update made later chooses again.
     pub fn use_portable_recorder(&mut self) {

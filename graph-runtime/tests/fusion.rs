@@ -76,10 +76,29 @@ fn expected(x: &[f32], y: &[f32], a: f32) -> (Vec<f64>, Vec<f64>, Vec<f64>) {
 
 #[test]
 fn a_fused_graph_gives_what_the_unfused_graph_and_the_cpu_give() -> Result<(), Error> {
-    let gpu = gpu();
     let mut rng = rng();
     // Past one workgroup, and not a multiple of one.
-    let n = 2 + random_u32(&mut rng, 5000) as usize;
+    fused_against_unfused(2 + random_u32(&mut rng, 5000) as usize, 1)
+}
+
+#[test]
+fn over_long_buffers_fused_kernels_run_several_elements_per_invocation() -> Result<(), Error> {
+    let mut rng = rng();
+    // Two and four elements per invocation, the last invocations' share cut short.
+    fused_against_unfused((1 << 19) + 1 + random_u32(&mut rng, 1000) as usize, 2)?;
+    fused_against_unfused((1 << 20) + 1 + 4 * random_u32(&mut rng, 1000) as usize, 4)
+}
+
+/// Replays [`Fused`] and [`Unfused`] over `n` elements and compares both with the CPU and each other; the
+/// fused kernels run `per` elements per invocation.
+fn fused_against_unfused(n: usize, per: u32) -> Result<(), Error> {
+    assert_eq!(
+        graph_runtime::pipeline::fusion::wide_elements(Some(n as u64)),
+        per,
+        "{n} elements"
+    );
+    let gpu = gpu();
+    let mut rng = rng();
     let xs = random_f32s(&mut rng, n);
     let ys = random_f32s(&mut rng, n);
     let a = 0.5 + random_f32s(&mut rng, 1)[0].abs();
@@ -138,6 +157,54 @@ fn a_fused_graph_gives_what_the_unfused_graph_and_the_cpu_give() -> Result<(), E
     assert!(unfused.2.is_empty(), "`#[no_fusion]` fused {:?}", unfused.2);
     assert_eq!(fused.0, unfused.0, "z fused and unfused");
     assert_eq!(fused.1, unfused.1, "w fused and unfused");
+    Ok(())
+}
+
+graph! {
+    /// Two pointwise kernels that cannot fuse (their extents differ), each alone: the library's `copy`, and
+    /// a kernel of 64-wide workgroups that folds its index.
+    graph Alone {
+        buffers { x: [f32] = input, y: [f32] = output, s: [f32] = input, t: [f32] = output }
+        kernel copy = kernels::copy(input: x, output: y);
+        kernel affine(s: read, t: write) {
+            @compute @workgroup_size(64)
+            fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {
+                let i = gid.x + gid.y * groups.x * 64u;
+                if (i < arrayLength(&t)) { t[i] = s[i] * 2.0 + 1.0; }
+            }
+        }
+    }
+}
+
+#[test]
+fn over_long_buffers_a_kernel_alone_runs_several_elements_per_invocation() -> Result<(), Error> {
+    let gpu = gpu();
+    let mut rng = rng();
+    // `x` and `y` long enough for four elements per invocation, `s` and `t` for two; neither a multiple.
+    let n = (1 << 20) + 1 + random_u32(&mut rng, 4000) as usize;
+    let m = (1 << 19) + 1 + random_u32(&mut rng, 4000) as usize;
+    let (xs, ss) = (random_f32s(&mut rng, n), random_f32s(&mut rng, m));
+    let (x, s) = (gpu.buffer_from_slice(&xs)?, gpu.buffer_from_slice(&ss)?);
+    let (y, t) = (gpu.buffer_zeroed::<f32>(n)?, gpu.buffer_zeroed::<f32>(m)?);
+    poison_f32(&y);
+    poison_f32(&t);
+    let mut g = Alone::bake(
+        &gpu,
+        AloneBuffers {
+            x: &x,
+            y: &y,
+            s: &s,
+            t: &t,
+        },
+    )?;
+    assert!(Alone::FUSED.is_empty() && g.untyped().fused().is_empty());
+    assert_eq!(g.untyped().widened(), &[0, 1], "both run wide");
+    g.replay()?.wait()?;
+    assert!(read(&y) == xs, "the copy differs from its input");
+    let want: Vec<f32> = ss.iter().map(|v| v * 2.0 + 1.0).collect();
+    let got = read(&t);
+    let wrong = (0..m).find(|&i| got[i] != want[i]);
+    assert_eq!(wrong, None, "t differs from the CPU's");
     Ok(())
 }
 
