@@ -13,6 +13,8 @@
 
 #[path = "common/args.rs"]
 mod args;
+#[path = "common/span_times.rs"]
+mod span_times;
 
 use std::time::{Duration, Instant};
 
@@ -117,14 +119,22 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {{
         .map_err(|e| Error::Gpu(format!("{}: {e}", shape.name())))
 }
 
-/// Bakes `desc` `runs` times over `buffers`: the first bake's time, the median of the others', and the last
-/// baked graph.
+/// What [`bake`] measured: the first bake's time, the median of the others', the last baked graph, and
+/// where the first bake's time went (by span).
+struct Bakes {
+    first: Duration,
+    later: Option<Duration>,
+    baked: BakedGraph,
+    first_spans: Vec<(&'static str, Duration)>,
+}
+
+/// Bakes `desc` `runs` times over `buffers`.
 fn bake(
     gpu: &Gpu,
     desc: &graph_runtime::GraphDesc,
     buffers: &[Buffer<f32>],
     runs: usize,
-) -> Result<(Duration, Option<Duration>, BakedGraph), Error> {
+) -> Result<Bakes, Error> {
     let names: Vec<String> = (0..buffers.len()).map(|k| format!("b{k}")).collect();
     let bound: Vec<(&str, &graph_runtime::AnyBuffer)> = names
         .iter()
@@ -133,16 +143,26 @@ fn bake(
         .collect();
     let mut times = Vec::new();
     let mut last = None;
-    for _ in 0..runs.max(1) {
+    let mut spans = Vec::new();
+    for run in 0..runs.max(1) {
+        span_times::take();
         let start = Instant::now();
         let baked = BakedGraph::bake(gpu, desc.clone(), &bound)?;
         times.push(start.elapsed());
+        if run == 0 {
+            spans = span_times::take();
+        }
         last = Some(baked);
     }
     let baked = last.ok_or_else(|| Error::Gpu("no bake".into()))?;
     let first = times.remove(0);
     times.sort();
-    Ok((first, times.get(times.len() / 2).copied(), baked))
+    Ok(Bakes {
+        first,
+        later: times.get(times.len() / 2).copied(),
+        baked,
+        first_spans: spans,
+    })
 }
 
 /// Replays `baked` once over poisoned outputs and compares every buffer with the CPU's.
@@ -177,6 +197,7 @@ fn check(shape: Shape, baked: &mut BakedGraph, buffers: &[Buffer<f32>]) -> Resul
 fn main() -> Result<(), Error> {
     let sizes = args::numbers("--sizes", "100,1000");
     let runs = args::number("--runs", 3).max(1);
+    let spans = span_times::install();
     let gpu = Gpu::new_blocking()?;
     println!("adapter: {}", gpu.summary());
     println!(
@@ -188,6 +209,7 @@ fn main() -> Result<(), Error> {
         "| shape | nodes | fusion | first bake ms | later bakes ms | fused kernels | largest group | declined | checked |"
     );
     println!("|---|---:|---|---:|---:|---:|---:|---:|---|");
+    let mut breakdowns = Vec::new();
     for shape in [Shape::Chain, Shape::Fan, Shape::FanDistinct, Shape::Stencil] {
         for &nodes in &sizes {
             let buffers: Vec<Buffer<f32>> = (0..=nodes)
@@ -195,7 +217,12 @@ fn main() -> Result<(), Error> {
                 .collect::<Result<_, _>>()?;
             for fusion in [true, false] {
                 let desc = description(shape, nodes, fusion)?;
-                let (first, later, mut baked) = bake(&gpu, &desc, &buffers, runs)?;
+                let Bakes {
+                    first,
+                    later,
+                    mut baked,
+                    first_spans,
+                } = bake(&gpu, &desc, &buffers, runs)?;
                 let groups = baked.fused().len();
                 let largest = baked.fused().iter().map(|g| g.members.len()).max();
                 let declined = baked.fusion_declined().len();
@@ -209,7 +236,31 @@ fn main() -> Result<(), Error> {
                     later.map_or("-".into(), ms),
                     largest.map_or("-".into(), |l| l.to_string()),
                 );
+                let parts: Vec<String> = first_spans
+                    .iter()
+                    .filter(|(name, _)| *name != "bake")
+                    .map(|(name, d)| format!("{name} {}", ms(*d)))
+                    .collect();
+                breakdowns.push(format!(
+                    "| {} | {nodes} | {} | {} | {} |",
+                    shape.name(),
+                    if fusion { "on" } else { "off" },
+                    ms(first),
+                    parts.join(", ")
+                ));
             }
+        }
+    }
+    if spans {
+        println!();
+        println!(
+            "where each first bake's time went (ms in the runtime's tracing spans, longest first; spans nest):"
+        );
+        println!();
+        println!("| shape | nodes | fusion | first bake ms | spans |");
+        println!("|---|---:|---|---:|---|");
+        for row in breakdowns {
+            println!("{row}");
         }
     }
     Ok(())

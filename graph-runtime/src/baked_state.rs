@@ -98,13 +98,16 @@ impl BakedState {
             &bound_externals,
             previous.as_ref().map(|p| &p.bound),
         )?;
-        let (gates, gates_built) = Gates::new(
-            gpu,
-            &desc,
-            &r.program.gates,
-            &r.bound.buffers,
-            previous.as_ref().and_then(|p| p.gates.as_ref()),
-        );
+        let (gates, gates_built) = {
+            let _span = tracing::debug_span!("gates").entered();
+            Gates::new(
+                gpu,
+                &desc,
+                &r.program.gates,
+                &r.bound.buffers,
+                previous.as_ref().and_then(|p| p.gates.as_ref()),
+            )
+        };
         let native = NativeReplay::new(
             gpu,
             &r.desc,
@@ -121,6 +124,7 @@ impl BakedState {
         let (kernels, built) = match &native {
             Some(_) => (None, Built::default()),
             None => {
+                let _span = tracing::debug_span!("portable pipelines").entered();
                 let (kernels, built) = build_kernels(
                     gpu,
                     &r.program,

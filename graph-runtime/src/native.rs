@@ -184,7 +184,11 @@ pub(crate) enum NativeParams {
 /// - every Vulkan object here was made on `raw`, the `VkDevice` behind `device`, which this struct keeps
 ///   alive (a `wgpu::Device` clone);
 /// - every [`NativePipeline`], [`SetPool`] and [`NativeGraph`] made with it holds an `Arc` of it, so its
-///   layouts and cache are destroyed after every object made with them.
+///   layouts and cache are destroyed after every object made with them;
+/// - what several threads may do at once through it (bake makes pipelines in parallel) is what Vulkan
+///   allows: create objects on one device, and create pipelines through one `VkPipelineCache`, which
+///   Vulkan synchronises itself as it is made without `VK_PIPELINE_CACHE_CREATE_EXTERNALLY_SYNCHRONIZED_BIT`;
+///   the set layouts are behind a mutex.
 pub(crate) struct NativeShared {
     device: wgpu::Device,
     raw: ash::Device,

@@ -128,10 +128,80 @@ struct Pipelines<'a> {
     shared: &'a Arc<NativeShared>,
     old: Option<&'a HashMap<PipelineKey, Arc<NativePipeline>>>,
     made: HashMap<PipelineKey, Arc<NativePipeline>>,
+    /// What [`Pipelines::prepare`] could not make, for [`Pipelines::get`] to return.
+    failed: HashMap<PipelineKey, String>,
     built: usize,
 }
 
 impl Pipelines<'_> {
+    /// The key of `source`'s `entry` with override `constants`, binding `bindings` storage buffers.
+    fn key(
+        source: String,
+        entry: &str,
+        constants: &[(&'static str, f64)],
+        bindings: u32,
+    ) -> PipelineKey {
+        (
+            source,
+            entry.to_string(),
+            constants.iter().map(|&(n, v)| (n, v.to_bits())).collect(),
+            bindings,
+        )
+    }
+
+    /// Makes the pipelines of `wanted` that neither this replay nor the one before has, several at once:
+    /// naga's SPIR-V and the driver's compile are most of a cold bake, and one pipeline's do not wait for
+    /// another's. [`Pipelines::get`] then finds each made, or its error.
+    fn prepare(&mut self, wanted: impl IntoIterator<Item = PipelineKey>) {
+        let mut todo: Vec<PipelineKey> = Vec::new();
+        for key in wanted {
+            let have = self.made.contains_key(&key)
+                || self.old.is_some_and(|old| old.contains_key(&key))
+                || todo.contains(&key);
+            if !have {
+                todo.push(key);
+            }
+        }
+        let threads = std::thread::available_parallelism()
+            .map_or(1, |n| n.get())
+            .min(todo.len());
+        if threads < 2 {
+            // `get` makes it, on this thread.
+            return;
+        }
+        let next = std::sync::atomic::AtomicUsize::new(0);
+        let results: Vec<std::sync::OnceLock<Result<Arc<NativePipeline>, String>>> =
+            todo.iter().map(|_| std::sync::OnceLock::new()).collect();
+        let shared = self.shared;
+        std::thread::scope(|scope| {
+            for _ in 0..threads {
+                scope.spawn(|| {
+                    loop {
+                        let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                        let Some(key) = todo.get(i) else {
+                            break;
+                        };
+                        // Each index is taken by one thread, so the cell is empty.
+                        let _ = results[i].set(make_pipeline(shared, key));
+                    }
+                });
+            }
+        });
+        for (key, result) in todo.into_iter().zip(results) {
+            match result.into_inner() {
+                Some(Ok(pipeline)) => {
+                    self.built += 1;
+                    self.made.insert(key, pipeline);
+                }
+                Some(Err(e)) => {
+                    self.failed.insert(key, e);
+                }
+                // A thread that panicked left it: `get` tries again, and reports what fails.
+                None => {}
+            }
+        }
+    }
+
     /// The pipeline of `source`'s `entry` with override `constants`, binding `bindings` storage buffers; an
     /// error says what the kernel lacks ("has no SPIR-V: ..").
     fn get(
@@ -141,22 +211,17 @@ impl Pipelines<'_> {
         constants: &[(&'static str, f64)],
         bindings: u32,
     ) -> Result<Arc<NativePipeline>, String> {
-        let key: PipelineKey = (
-            source,
-            entry.to_string(),
-            constants.iter().map(|&(n, v)| (n, v.to_bits())).collect(),
-            bindings,
-        );
+        let key = Self::key(source, entry, constants, bindings);
         if let Some(p) = self.made.get(&key) {
             return Ok(p.clone());
+        }
+        if let Some(e) = self.failed.get(&key) {
+            return Err(e.clone());
         }
         let pipeline = match self.old.and_then(|old| old.get(&key)) {
             Some(p) => p.clone(),
             None => {
-                let words =
-                    spirv(&key.0, entry, constants).map_err(|e| format!("has no SPIR-V: {e}"))?;
-                let p = NativePipeline::new(self.shared, &words, entry, bindings)
-                    .map_err(|e| format!("has no pipeline: {e}"))?;
+                let p = make_pipeline(self.shared, &key)?;
                 self.built += 1;
                 p
             }
@@ -164,6 +229,22 @@ impl Pipelines<'_> {
         self.made.insert(key, pipeline.clone());
         Ok(pipeline)
     }
+}
+
+/// Makes `key`'s pipeline: its SPIR-V from naga, then the driver's. Safe to call from several threads at once
+/// (see [`NativePipeline::new`]).
+fn make_pipeline(
+    shared: &Arc<NativeShared>,
+    key: &PipelineKey,
+) -> Result<Arc<NativePipeline>, String> {
+    let (source, entry, constants, bindings) = key;
+    let constants: Vec<(&str, f64)> = constants
+        .iter()
+        .map(|&(name, bits)| (name, f64::from_bits(bits)))
+        .collect();
+    let words = spirv(source, entry, &constants).map_err(|e| format!("has no SPIR-V: {e}"))?;
+    NativePipeline::new(shared, &words, entry, *bindings)
+        .map_err(|e| format!("has no pipeline: {e}"))
 }
 
 /// What the command buffers were recorded with.
@@ -299,8 +380,25 @@ impl NativeReplay {
             shared: &shared,
             old,
             made: HashMap::new(),
+            failed: HashMap::new(),
             built: 0,
         };
+        {
+            let _span = tracing::debug_span!("native pipelines").entered();
+            let used = program.nodes.iter().flatten().map(|node| node.kernel);
+            let mut kernels: Vec<usize> = used.collect();
+            kernels.sort_unstable();
+            kernels.dedup();
+            pipelines.prepare(kernels.into_iter().map(|k| {
+                let entry = &program.kernels[k];
+                Pipelines::key(
+                    entry.module(params_storage),
+                    &entry.entry,
+                    &entry.constants,
+                    entry.modes.len() as u32,
+                )
+            }));
+        }
         let mut native_kernels = Vec::new();
         let mut checks = Checks::new(program, previous.and_then(|p| p.checked_counts.clone()));
         // Each entry of the kernel table once, made for the storage this recorder reads parameters from.
