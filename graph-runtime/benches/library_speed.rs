@@ -2,10 +2,11 @@
 //! `n` `f32` elements, its GPU time by timestamps (the median of several profiled replays), the bytes it
 //! must move at least (each input read once, each output written once), and what that is as a fraction of
 //! the bandwidth a copy of the same size reaches on the same device (the `copy` row, itself a library
-//! kernel). Each kernel's output is checked against its CPU reference (`kernels::cpu`) first.
+//! kernel). Each kernel's output is checked against its CPU reference (`kernels::cpu`) first, and each is
+//! replayed for a second before it is timed, so that the GPU's clocks are up.
 //!
-//! After them, copies written by hand four ways (workgroup width, elements per invocation) show what the
-//! library's form of kernel costs.
+//! Before them, copies written by hand (workgroup width, elements per invocation, the library's own source)
+//! show what the library's form of kernel costs.
 //!
 //! `cargo bench -p graph-runtime --bench library_speed -- [--sides 1024,4096] [--runs 9]`
 
@@ -14,6 +15,7 @@
 #[path = "common/args.rs"]
 mod args;
 
+use graph_runtime::ir::{AccessMode, Role};
 use graph_runtime::kernels::cpu;
 use graph_runtime::{AnyBuffer, BakedGraph, Buffer, Error, Gpu, GraphBuilder, KernelSpec, LIBRARY};
 
@@ -25,6 +27,8 @@ struct Case {
     args: Vec<(&'static str, String)>,
     /// The least it moves: each input read once, each output written once.
     bytes: u64,
+    /// The arithmetic it must do, where that and not its bytes bounds it (a product's `2 m n k`); else 0.
+    flops: u64,
     /// The output binding it writes, and what the CPU says it holds.
     expected: (&'static str, Expected),
 }
@@ -36,7 +40,13 @@ enum Data {
 }
 
 enum Expected {
+    /// Every element, within a tolerance relative to its size.
     F32(Vec<f32>, f32),
+    /// Every element, each within its own bound (sums added in another order on the GPU).
+    Within(Vec<f64>, Vec<f64>),
+    /// Some elements (index, value), within a tolerance relative to each: where the CPU's answer of every
+    /// element would take too long.
+    Spots(Vec<(usize, f32)>, f32),
     U32(Vec<u32>),
 }
 
@@ -58,16 +68,7 @@ fn cases(side: usize) -> Vec<Case> {
 
     let mut copied = vec![0.0; n];
     cpu::copy(&x, &mut copied);
-    cases.push(Case {
-        path: "copy",
-        buffers: vec![
-            ("input", Data::F32(x.clone())),
-            ("output", Data::Poisoned(n)),
-        ],
-        args: vec![],
-        bytes: bytes(2 * n),
-        expected: ("output", Expected::F32(copied, 0.0)),
-    });
+    cases.push(input_output("copy", &x, vec![], Expected::F32(copied, 0.0)));
 
     let mut scaled = x.clone();
     cpu::scale(&mut scaled, 1.5);
@@ -76,6 +77,7 @@ fn cases(side: usize) -> Vec<Case> {
         buffers: vec![("data", Data::F32(x.clone()))],
         args: vec![("alpha", "1.5".into())],
         bytes: bytes(2 * n),
+        flops: 0,
         expected: ("data", Expected::F32(scaled, 1e-6)),
     });
 
@@ -86,35 +88,28 @@ fn cases(side: usize) -> Vec<Case> {
         buffers: vec![("x", Data::F32(x.clone())), ("y", Data::F32(y.clone()))],
         args: vec![("a", "0.75".into())],
         bytes: bytes(3 * n),
+        flops: 0,
         expected: ("y", Expected::F32(axpy, 1e-6)),
     });
 
     let mut thresholded = vec![0.0; n];
     cpu::threshold(&x, &mut thresholded, 0.25);
-    cases.push(Case {
-        path: "threshold",
-        buffers: vec![
-            ("input", Data::F32(x.clone())),
-            ("output", Data::Poisoned(n)),
-        ],
-        args: vec![("level", "0.25".into())],
-        bytes: bytes(2 * n),
-        expected: ("output", Expected::F32(thresholded, 0.0)),
-    });
+    cases.push(input_output(
+        "threshold",
+        &x,
+        vec![("level", "0.25".into())],
+        Expected::F32(thresholded, 0.0),
+    ));
 
     let mut transposed = vec![0.0; n];
     cpu::transpose(&x, &mut transposed, side, side);
     let dims = vec![("rows", format!("{side}u")), ("cols", format!("{side}u"))];
-    cases.push(Case {
-        path: "transpose",
-        buffers: vec![
-            ("input", Data::F32(x.clone())),
-            ("output", Data::Poisoned(n)),
-        ],
-        args: dims,
-        bytes: bytes(2 * n),
-        expected: ("output", Expected::F32(transposed, 0.0)),
-    });
+    cases.push(input_output(
+        "transpose",
+        &x,
+        dims,
+        Expected::F32(transposed, 0.0),
+    ));
 
     let image_args = || {
         vec![
@@ -124,16 +119,12 @@ fn cases(side: usize) -> Vec<Case> {
     };
     let mut edges = vec![0.0; n];
     cpu::sobel(&x, &mut edges, side, side);
-    cases.push(Case {
-        path: "sobel",
-        buffers: vec![
-            ("input", Data::F32(x.clone())),
-            ("output", Data::Poisoned(n)),
-        ],
-        args: image_args(),
-        bytes: bytes(2 * n),
-        expected: ("output", Expected::F32(edges, 1e-4)),
-    });
+    cases.push(input_output(
+        "sobel",
+        &x,
+        image_args(),
+        Expected::F32(edges, 1e-4),
+    ));
 
     for (path, along_rows) in [("blur_h", true), ("blur_v", false)] {
         let mut blurred = vec![0.0; n];
@@ -148,22 +139,97 @@ fn cases(side: usize) -> Vec<Case> {
             ],
             args,
             bytes: bytes(2 * n),
+            flops: 0,
             expected: ("output", Expected::F32(blurred, 1e-4)),
         });
     }
 
-    let mut softmax = vec![0.0; n];
-    cpu::softmax_rows(&x, &mut softmax, side);
+    let weights: Vec<f32> = (0..9)
+        .map(|i| [1.0, 2.0, 1.0][i % 3] * [0.5, 1.0, 0.5][i / 3] / 4.0)
+        .collect();
+    let mut convolved = vec![0.0; n];
+    cpu::conv2d(&x, &weights, &mut convolved, (side, side), 1);
+    let mut args = image_args();
+    args.push(("radius", "1u".to_string()));
     cases.push(Case {
-        path: "softmax_rows",
+        path: "conv2d",
         buffers: vec![
             ("input", Data::F32(x.clone())),
+            ("weights", Data::F32(weights)),
             ("output", Data::Poisoned(n)),
         ],
-        args: vec![("cols", format!("{side}u"))],
+        args,
         bytes: bytes(2 * n),
-        expected: ("output", Expected::F32(softmax, 1e-4)),
+        flops: 0,
+        expected: ("output", Expected::F32(convolved, 1e-4)),
     });
+
+    // A side x side product: its bound is arithmetic (2 side^3 operations), not bytes.
+    let b_matrix: Vec<f32> = y.iter().map(|v| v * 0.5).collect();
+    let spots: Vec<(usize, f32)> = (0..64)
+        .map(|s| {
+            let at = (s * 7919 + s * s * 104_729) % n;
+            let (row, col) = (at / side, at % side);
+            let sum = (0..side).fold(0.0f32, |sum, j| {
+                sum + x[row * side + j] * b_matrix[j * side + col]
+            });
+            (at, sum)
+        })
+        .collect();
+    cases.push(Case {
+        path: "matmul",
+        buffers: vec![
+            ("a", Data::F32(x.clone())),
+            ("b", Data::F32(b_matrix)),
+            ("c", Data::Poisoned(n)),
+        ],
+        args: vec![
+            ("m", format!("{side}u")),
+            ("n", format!("{side}u")),
+            ("k", format!("{side}u")),
+        ],
+        bytes: bytes(3 * n),
+        flops: 2 * (side as u64).pow(3),
+        expected: ("c", Expected::Spots(spots, 1e-3)),
+    });
+
+    let magnitudes: Vec<f64> = x
+        .iter()
+        .scan(0.0, |sum, v| {
+            *sum += f64::from(v.abs());
+            Some(*sum)
+        })
+        .collect();
+    let total = magnitudes.last().copied().unwrap_or(0.0);
+    cases.push(Case {
+        path: "reduce::sum",
+        buffers: vec![
+            ("input", Data::F32(x.clone())),
+            ("output", Data::Poisoned(1)),
+        ],
+        args: vec![],
+        bytes: bytes(n),
+        flops: 0,
+        expected: (
+            "output",
+            Expected::Within(vec![cpu::reduce_sum(&x)], vec![1e-6 * total + 1e-6]),
+        ),
+    });
+    let scanned = Expected::Within(
+        cpu::scan(&x, true),
+        magnitudes.iter().map(|m| 1e-6 * m + 1e-6).collect(),
+    );
+    cases.push(input_output("scan::inclusive", &x, vec![], scanned));
+
+    let mut softmax = vec![0.0; n];
+    cpu::softmax_rows(&x, &mut softmax, side);
+    let cols = vec![("cols", format!("{side}u"))];
+    cases.push(input_output(
+        "softmax_rows",
+        &x,
+        cols,
+        Expected::F32(softmax, 1e-4),
+    ));
 
     let mut bins = vec![0u32; 256];
     cpu::histogram(&x, &mut bins, -1.0, 1.5);
@@ -172,9 +238,30 @@ fn cases(side: usize) -> Vec<Case> {
         buffers: vec![("input", Data::F32(x)), ("bins", Data::Zeros(256))],
         args: vec![("lo", "-1.0".into()), ("hi", "1.5".into())],
         bytes: bytes(n),
+        flops: 0,
         expected: ("bins", Expected::U32(bins)),
     });
     cases
+}
+
+/// The case of a kernel that reads `input` and writes all of `output`, both of `x`'s length.
+fn input_output(
+    path: &'static str,
+    x: &[f32],
+    args: Vec<(&'static str, String)>,
+    expected: Expected,
+) -> Case {
+    Case {
+        path,
+        buffers: vec![
+            ("input", Data::F32(x.to_vec())),
+            ("output", Data::Poisoned(x.len())),
+        ],
+        args,
+        bytes: (8 * x.len()) as u64,
+        flops: 0,
+        expected: ("output", expected),
+    }
 }
 
 /// A bound buffer of the element type its binding takes.
@@ -195,23 +282,42 @@ impl Bound {
 /// Bakes `case` alone, checks one replay's output against the CPU, then profiles `runs` replays: the
 /// median GPU time of the kernel's dispatch, in microseconds.
 fn measure(gpu: &Gpu, case: &Case, runs: usize) -> Result<f64, Error> {
-    let kernel = LIBRARY
-        .get(case.path)
-        .ok_or_else(|| Error::Gpu(format!("no library kernel `{}`", case.path)))?;
+    // A kernel's bindings, or a subgraph's external buffers: each name, element type and access.
+    let bindings: Vec<(String, String, AccessMode)> =
+        match (LIBRARY.get(case.path), LIBRARY.subgraph(case.path)) {
+            (Some(kernel), _) => kernel
+                .bindings
+                .iter()
+                .map(|b| (b.name.to_string(), b.elem.to_string(), b.mode))
+                .collect(),
+            (None, Some(subgraph)) => (subgraph.graph)()
+                .buffers
+                .into_iter()
+                .filter_map(|b| {
+                    let mode = match b.role {
+                        Role::Input => AccessMode::Read,
+                        Role::Output => AccessMode::Write,
+                        Role::InOut => AccessMode::ReadWrite,
+                        Role::Owned => return None,
+                    };
+                    Some((b.name, b.elem, mode))
+                })
+                .collect(),
+            (None, None) => {
+                return Err(Error::Gpu(format!("no library kernel `{}`", case.path)));
+            }
+        };
     let mut b = GraphBuilder::new("One");
     let mut bound = Vec::new();
-    for binding in kernel.bindings {
-        let Some((_, data)) = case.buffers.iter().find(|(n, _)| *n == binding.name) else {
-            return Err(Error::Gpu(format!(
-                "{}: no data for `{}`",
-                case.path, binding.name
-            )));
+    for (name, elem, mode) in &bindings {
+        let Some((name, data)) = case.buffers.iter().find(|(n, _)| n == name) else {
+            return Err(Error::Gpu(format!("{}: no data for `{name}`", case.path)));
         };
-        let elem = if binding.elem == "u32" { "u32" } else { "f32" };
-        match binding.mode {
-            graph_runtime::ir::AccessMode::Read => b.input(binding.name, elem),
-            graph_runtime::ir::AccessMode::Write => b.output(binding.name, elem),
-            graph_runtime::ir::AccessMode::ReadWrite => b.inout(binding.name, elem),
+        let elem = if elem == "u32" { "u32" } else { "f32" };
+        match mode {
+            AccessMode::Read => b.input(name, elem),
+            AccessMode::Write => b.output(name, elem),
+            AccessMode::ReadWrite => b.inout(name, elem),
         };
         let buffer = match (data, elem) {
             (Data::Zeros(len), "u32") => Bound::U32(gpu.buffer_from_slice(&vec![0u32; *len])?),
@@ -220,11 +326,22 @@ fn measure(gpu: &Gpu, case: &Case, runs: usize) -> Result<f64, Error> {
                 Bound::F32(gpu.buffer_from_slice(&vec![f32::NAN; *len])?)
             }
         };
-        bound.push((binding.name, buffer));
+        bound.push((*name, buffer));
     }
-    let bindings: Vec<(&str, &str)> = kernel.bindings.iter().map(|b| (b.name, b.name)).collect();
     let args: Vec<(&str, &str)> = case.args.iter().map(|(n, v)| (*n, v.as_str())).collect();
-    b.library("k", case.path, &bindings, &args);
+    if LIBRARY.get(case.path).is_some() {
+        let names: Vec<(&str, &str)> = bindings
+            .iter()
+            .map(|(n, _, _)| (n.as_str(), n.as_str()))
+            .collect();
+        b.library("k", case.path, &names, &args);
+    } else {
+        let names: Vec<(&str, &str, AccessMode)> = bindings
+            .iter()
+            .map(|(n, _, mode)| (n.as_str(), n.as_str(), *mode))
+            .collect();
+        b.library_subgraph("k", case.path, &names);
+    }
     let desc = b
         .build(&LIBRARY)
         .map_err(|e| Error::Gpu(format!("{}: {e}", case.path)))?;
@@ -244,6 +361,29 @@ fn measure(gpu: &Gpu, case: &Case, runs: usize) -> Result<f64, Error> {
                 return Err(Error::Gpu(format!(
                     "{}: `{name}`[{i}] is {}, the CPU says {}",
                     case.path, got[i], want[i]
+                )));
+            }
+        }
+        (Bound::F32(buffer), Expected::Within(want, bounds)) => {
+            let got = buffer.read_blocking()?;
+            if let Some(i) =
+                (0..want.len()).find(|&i| (f64::from(got[i]) - want[i]).abs() > bounds[i])
+            {
+                return Err(Error::Gpu(format!(
+                    "{}: `{name}`[{i}] is {}, the CPU says {}",
+                    case.path, got[i], want[i]
+                )));
+            }
+        }
+        (Bound::F32(buffer), Expected::Spots(spots, tolerance)) => {
+            let got = buffer.read_blocking()?;
+            if let Some(&(i, want)) = spots
+                .iter()
+                .find(|&&(i, want)| (got[i] - want).abs() > tolerance * (1.0 + want.abs()))
+            {
+                return Err(Error::Gpu(format!(
+                    "{}: `{name}`[{i}] is {}, the CPU says {want}",
+                    case.path, got[i]
                 )));
             }
         }
@@ -270,12 +410,34 @@ fn measure(gpu: &Gpu, case: &Case, runs: usize) -> Result<f64, Error> {
             )));
         }
     }
-    let mut times = Vec::new();
-    for _ in 0..runs.max(1) {
+    gpu_time(&mut graph, runs, || {
         // The histogram counts up: zero its bins, so each run counts the same.
         if let Some((_, Bound::U32(bins))) = bound.iter().find(|(n, _)| *n == "bins") {
             bins.write(&vec![0u32; bins.len()])?;
         }
+        Ok(())
+    })
+}
+
+/// How long `graph` keeps the GPU busy before it is timed. An idle H100 lowers its clocks within seconds
+/// (the CPU references here take that long), and runs a 16M-element copy in 270-290 us instead of 104 until
+/// about half a second of work brings them back.
+const WARM_UP: std::time::Duration = std::time::Duration::from_secs(1);
+
+/// The median over `runs` profiled replays of `graph`'s GPU time (its dispatches' timestamps), in
+/// microseconds, each after `before`, once [`WARM_UP`] of replays has brought the clocks up.
+fn gpu_time(
+    graph: &mut BakedGraph,
+    runs: usize,
+    mut before: impl FnMut() -> Result<(), Error>,
+) -> Result<f64, Error> {
+    let start = std::time::Instant::now();
+    while start.elapsed() < WARM_UP {
+        graph.replay_blocking()?;
+    }
+    let mut times = Vec::new();
+    for _ in 0..runs.max(1) {
+        before()?;
         let profile = graph.profile()?;
         let ns: f64 = profile.dispatches.iter().map(|d| d.duration_ns()).sum();
         times.push(ns / 1e3);
@@ -284,9 +446,12 @@ fn measure(gpu: &Gpu, case: &Case, runs: usize) -> Result<f64, Error> {
     Ok(times[times.len() / 2])
 }
 
-/// Copies of `n` elements written four ways, to see what limits the library's one-element kernels: its
-/// label, its WGSL (`input` to `output`), its workgroup width and how many invocations it runs.
-fn copy_shapes(n: usize) -> Vec<(&'static str, String, usize, usize)> {
+/// Copies of `n` elements written by hand, to see what limits the library's one-element kernels: its label,
+/// its WGSL (`input` to `output`), its workgroup width and how many invocations it runs. Besides the widths
+/// and the elements per invocation (each invocation's elements a grid apart, so that neighbouring
+/// invocations touch neighbouring elements), the library's own `copy` source dispatched as an inline kernel
+/// tells whether it is the source or the way a library node is dispatched that costs.
+fn copy_shapes(n: usize) -> Vec<(String, String, usize, usize)> {
     let guarded = |body: &str, width: u32| {
         format!(
             "@compute @workgroup_size({width})
@@ -297,15 +462,15 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
 }}"
         )
     };
-    vec![
+    let mut shapes = vec![
         (
-            "copy, 64 per workgroup",
+            "copy, 64 per workgroup".to_string(),
             guarded("if (t < n) { output[t] = input[t]; }", 64),
             64,
             n,
         ),
         (
-            "copy, 64 per workgroup, bounded by both lengths",
+            "copy, 64 per workgroup, bounded by both lengths".to_string(),
             guarded(
                 "if (t < min(n, arrayLength(&input))) { output[t] = input[t]; }",
                 64,
@@ -313,30 +478,39 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
             64,
             n,
         ),
-        (
-            "copy, 256 per workgroup",
-            guarded("if (t < n) { output[t] = input[t]; }", 256),
+    ];
+    for per in [1usize, 2, 4, 8] {
+        let body = match per {
+            1 => "if (t < n) { output[t] = input[t]; }".to_string(),
+            _ => format!(
+                "let q = (n + {m}u) / {per}u;
+    for (var k = 0u; k < {per}u; k++) {{ let i = t + k * q; if (t < q && i < n) {{ output[i] = input[i]; }} }}",
+                m = per - 1
+            ),
+        };
+        shapes.push((
+            format!("copy, 256 per workgroup, {per} per invocation"),
+            guarded(&body, 256),
+            256,
+            n.div_ceil(per),
+        ));
+    }
+    if let Some(copy) = LIBRARY.get("copy") {
+        shapes.push((
+            "the library's `copy` source as an inline kernel".to_string(),
+            copy.source.to_string(),
             256,
             n,
-        ),
-        (
-            "copy, 256 per workgroup, 4 per invocation",
-            guarded(
-                "let q = (n + 3u) / 4u;
-    for (var k = 0u; k < 4u; k++) { let i = t + k * q; if (t < q && i < n) { output[i] = input[i]; } }",
-                256,
-            ),
-            256,
-            n.div_ceil(4),
-        ),
-    ]
+        ));
+    }
+    shapes
 }
 
 /// Bakes a copy of `shape` over a `side` x `side` image, checks it, and profiles it as [`measure`] does.
 fn measure_copy(
     gpu: &Gpu,
     side: usize,
-    (label, wgsl, width, threads): &(&str, String, usize, usize),
+    (label, wgsl, width, threads): &(String, String, usize, usize),
     runs: usize,
 ) -> Result<f64, Error> {
     let n = side * side;
@@ -367,20 +541,7 @@ fn measure_copy(
             "{label}: the copy differs from its input"
         )));
     }
-    let mut times = Vec::new();
-    for _ in 0..runs.max(1) {
-        let profile = graph.profile()?;
-        times.push(
-            profile
-                .dispatches
-                .iter()
-                .map(|d| d.duration_ns())
-                .sum::<f64>()
-                / 1e3,
-        );
-    }
-    times.sort_by(f64::total_cmp);
-    Ok(times[times.len() / 2])
+    gpu_time(&mut graph, runs, || Ok(()))
 }
 
 fn main() -> Result<(), Error> {
@@ -394,32 +555,50 @@ fn main() -> Result<(), Error> {
          as a fraction of the `copy` row's at the same size"
     );
     println!();
-    println!("copies written four ways (inline kernels, each checked):");
+    println!(
+        "copies written by hand (inline kernels, each checked), between two runs of the library's `copy` node:"
+    );
     println!();
     println!("| copy | elements | GPU us | GB/s |");
     println!("|---|---:|---:|---:|");
     for &side in &sides {
         let n = side * side;
+        let rate = |us: f64| (8 * n) as f64 / (us * 1e3);
+        let library_copy = cases(side).into_iter().next();
+        if let Some(case) = &library_copy {
+            let us = measure(&gpu, case, runs)?;
+            println!(
+                "| the library's `copy` node | {n} | {us:.1} | {:.0} |",
+                rate(us)
+            );
+        }
         for shape in copy_shapes(n) {
             let us = measure_copy(&gpu, side, &shape, runs)?;
+            println!("| {} | {n} | {us:.1} | {:.0} |", shape.0, rate(us));
+        }
+        if let Some(case) = &library_copy {
+            let us = measure(&gpu, case, runs)?;
             println!(
-                "| {} | {n} | {us:.1} | {:.0} |",
-                shape.0,
-                (8 * n) as f64 / (us * 1e3)
+                "| the library's `copy` node, again | {n} | {us:.1} | {:.0} |",
+                rate(us)
             );
         }
     }
     println!();
-    println!("| kernel | elements | bytes | GPU us | GB/s | of copy |");
-    println!("|---|---:|---:|---:|---:|---:|");
+    println!("| kernel | elements | bytes | GPU us | GB/s | of copy | GFLOP/s |");
+    println!("|---|---:|---:|---:|---:|---:|---:|");
     for &side in &sides {
         let mut copy_rate = None;
         for case in cases(side) {
             let us = measure(&gpu, &case, runs)?;
             let rate = case.bytes as f64 / (us * 1e3);
             let copy = *copy_rate.get_or_insert(rate);
+            let flops = match case.flops {
+                0 => "-".to_string(),
+                f => format!("{:.0}", f as f64 / (us * 1e3)),
+            };
             println!(
-                "| {} | {} | {} | {us:.1} | {rate:.1} | {:.2} |",
+                "| {} | {} | {} | {us:.1} | {rate:.1} | {:.2} | {flops} |",
                 case.path,
                 side * side,
                 case.bytes,
