@@ -200,6 +200,10 @@ pub(crate) struct NativeShared {
     /// Storage-buffer set layouts, by their number of bindings.
     set_layouts: Mutex<HashMap<u32, vk::DescriptorSetLayout>>,
     cache: vk::PipelineCache,
+    /// Whether the device zeroes workgroup memory itself (`shaderZeroInitializeWorkgroupMemory`, which
+    /// wgpu enables wherever it is offered): then SPIR-V leaves it to the driver rather than have one
+    /// invocation store the zeros (see [`NativeShared::zero_init_native`]).
+    zero_init_native: bool,
 }
 
 impl std::fmt::Debug for NativeShared {
@@ -208,6 +212,29 @@ impl std::fmt::Debug for NativeShared {
             .field("push_size", &self.push_size)
             .finish_non_exhaustive()
     }
+}
+
+/// Whether `device` was opened with `shaderZeroInitializeWorkgroupMemory` on: wgpu-hal enables the feature
+/// wherever the device offers it (Vulkan 1.3, or `VK_KHR_zero_initialize_workgroup_memory`), so this asks
+/// the physical device the same way.
+fn zero_init_native(device: &wgpu::hal::vulkan::Device) -> bool {
+    let instance = device.shared_instance().raw_instance();
+    let physical = device.raw_physical_device();
+    let extension = device
+        .enabled_device_extensions()
+        .contains(&ash::khr::zero_initialize_workgroup_memory::NAME);
+    let mut zero_init = vk::PhysicalDeviceZeroInitializeWorkgroupMemoryFeatures::default();
+    // SAFETY: `physical` is the physical device `device` was opened on, of `instance`, both alive while
+    // `device` is; the queries only write into the structs passed, which outlive the calls.
+    let api_version = unsafe {
+        let mut features = vk::PhysicalDeviceFeatures2::default().push_next(&mut zero_init);
+        instance.get_physical_device_features2(physical, &mut features);
+        instance
+            .get_physical_device_properties(physical)
+            .api_version
+    };
+    (api_version >= vk::API_VERSION_1_3 || extension)
+        && zero_init.shader_zero_initialize_workgroup_memory == vk::TRUE
 }
 
 impl NativeShared {
@@ -220,14 +247,19 @@ impl NativeShared {
         // SAFETY: the hal device is only read here (its raw handle and queue family), while `device` is alive;
         // the cloned `ash::Device` is a function table over the same `VkDevice`, which `NativeShared` keeps
         // alive with a `wgpu::Device` clone (see the struct's invariants).
-        let (raw, family) = {
+        let (raw, family, zero_init_native) = {
             let hal = unsafe { device.as_hal::<wgpu::hal::api::Vulkan>() }?;
-            (hal.raw_device().clone(), hal.queue_family_index())
+            (
+                hal.raw_device().clone(),
+                hal.queue_family_index(),
+                zero_init_native(&hal),
+            )
         };
         let mut shared = NativeShared {
             device: device.clone(),
             raw,
             family,
+            zero_init_native,
             push_size: match params {
                 NativeParams::PushConstants(size) => *size,
                 _ => 0,
@@ -264,6 +296,14 @@ impl NativeShared {
             }
         }
         Ok(())
+    }
+
+    /// Whether the device zeroes workgroup memory itself, as WGSL asks at the start of every workgroup. Where
+    /// it does not, naga's SPIR-V has the workgroup's first invocation store zeros over every workgroup
+    /// variable, element by element: for a tile of 1024 that was a thousand stores by one invocation in
+    /// every workgroup, and llvmpipe took 10-20 s to compile such a kernel.
+    pub(crate) fn zero_init_native(&self) -> bool {
+        self.zero_init_native
     }
 
     /// Whether kernels that get the parameters as `params` says fit these layouts.

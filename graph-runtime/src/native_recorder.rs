@@ -242,7 +242,8 @@ fn make_pipeline(
         .iter()
         .map(|&(name, bits)| (name, f64::from_bits(bits)))
         .collect();
-    let words = spirv(source, entry, &constants).map_err(|e| format!("has no SPIR-V: {e}"))?;
+    let words = spirv(source, entry, &constants, shared.zero_init_native())
+        .map_err(|e| format!("has no SPIR-V: {e}"))?;
     NativePipeline::new(shared, &words, entry, *bindings)
         .map_err(|e| format!("has no pipeline: {e}"))
 }
@@ -809,7 +810,12 @@ fn recorded_segments(program: &Program, workgroups: &[[u32; 3]]) -> Vec<Vec<Reco
 /// bounds, a gate's words) and the bounds checks wgpu's own Vulkan compilation uses where the device lacks
 /// `robustBufferAccess2`: an index out of bounds is clamped to the last element (`Restrict`), so a kernel
 /// behaves the same on either recorder. (`ReadZeroSkipWrite` has no atomics in naga's SPIR-V writer.)
-fn spirv(source: &str, entry: &str, constants: &[(&str, f64)]) -> Result<Vec<u32>, String> {
+fn spirv(
+    source: &str,
+    entry: &str,
+    constants: &[(&str, f64)],
+    zero_init_native: bool,
+) -> Result<Vec<u32>, String> {
     let module = naga::front::wgsl::parse_str(source).map_err(|e| e.message().to_string())?;
     let info = naga::valid::Validator::new(
         naga::valid::ValidationFlags::all(),
@@ -834,6 +840,12 @@ fn spirv(source: &str, entry: &str, constants: &[(&str, f64)]) -> Result<Vec<u32
             index: policy,
             buffer: policy,
             ..Default::default()
+        },
+        // As wgpu does: the driver zeroes workgroup memory where it can (see `NativeShared::zero_init_native`).
+        zero_initialize_workgroup_memory: if zero_init_native {
+            naga::back::spv::ZeroInitializeWorkgroupMemoryMode::Native
+        } else {
+            naga::back::spv::ZeroInitializeWorkgroupMemoryMode::Polyfill
         },
         ..Default::default()
     };

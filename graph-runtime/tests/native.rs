@@ -607,3 +607,60 @@ fn waiting_for_a_replay_returns_only_once_its_work_finished() -> Result<(), Erro
     }
     Ok(())
 }
+
+graph! {
+    /// Reads workgroup memory it never writes, which WGSL zeroes at the start of every workgroup: the native
+    /// recorder leaves that to the driver where the device offers it, and has naga's SPIR-V store the zeros
+    /// where not.
+    graph Untouched {
+        buffers { out: [f32] = output, dirt: [f32] = output }
+        // Leaves sevens in its workgroup memory, where a driver may hand the next kernel the same memory.
+        kernel dirty(dirt: write) {
+            var<workgroup> junk: array<f32, 1024>;
+            @compute @workgroup_size(256)
+            fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+                for (var i = lid; i < 1024u; i += 256u) {
+                    junk[i] = 7.0;
+                }
+                workgroupBarrier();
+                if (gid.x < arrayLength(&dirt)) {
+                    dirt[gid.x] = junk[1023u - lid];
+                }
+            }
+        }
+        kernel read_untouched(dirt: read, out: write) {
+            var<workgroup> scratch: array<f32, 1024>;
+            @compute @workgroup_size(256)
+            fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+                if (gid.x < arrayLength(&out)) {
+                    out[gid.x] = scratch[lid] + scratch[lid + 768u] + 1.0 + 0.0 * dirt[gid.x];
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn workgroup_memory_starts_zeroed_through_either_recorder() -> Result<(), Error> {
+    let gpu = gpu();
+    let mut rng = rng();
+    let n = 1000 + random_u32(&mut rng, 5000) as usize;
+    let (out, dirt) = (gpu.buffer_zeroed::<f32>(n)?, gpu.buffer_zeroed::<f32>(n)?);
+    let mut g = Untouched::bake(
+        &gpu,
+        UntouchedBuffers {
+            out: &out,
+            dirt: &dirt,
+        },
+    )?;
+    for way in ways(&gpu) {
+        replay_as(&mut g, &gpu, way)?;
+        poison_f32(&out);
+        g.replay()?.wait()?;
+        let got = read(&out);
+        let wrong = got.iter().position(|&v| v != 1.0);
+        assert_eq!(wrong, None, "{way:?}: {:?}", wrong.map(|i| got[i]));
+        assert!(read(&dirt).iter().all(|&v| v == 7.0), "{way:?}: no dirt");
+    }
+    Ok(())
+}
