@@ -124,9 +124,10 @@ pub const KERNELS: &[LibraryKernel] = &[
         ],
         source: include_str!("../wgsl/transpose.wgsl"),
         pointwise: false,
-        dispatch: "one invocation per element of `output` (rows * cols)",
+        dispatch: "one invocation per 4 elements of `output` in workgroups of 256 (each strides over the \
+                   32 x 32 tiles: any count of workgroups)",
         sized_by: None,
-        per_invocation: 1,
+        per_invocation: 4,
     },
     LibraryKernel {
         path: "sobel",
@@ -244,7 +245,7 @@ pub const KERNELS: &[LibraryKernel] = &[
     },
     LibraryKernel {
         path: "matmul",
-        summary: "c (m x n) = a (m x k) * b (k x n), row-major, in 8 x 8 tiles through workgroup memory",
+        summary: "c (m x n) = a (m x k) * b (k x n), row-major, in 64 x 64 tiles through workgroup memory",
         bindings: &[
             LibraryBinding {
                 name: "a",
@@ -281,10 +282,10 @@ pub const KERNELS: &[LibraryKernel] = &[
         ],
         source: include_str!("../wgsl/matmul.wgsl"),
         pointwise: false,
-        dispatch: "any number of workgroups (each strides over the 8 x 8 tiles of `c`); the default, one \
-                   invocation per element of `c`, gives about one tile per workgroup",
+        dispatch: "any number of workgroups of 256 (each strides over the 64 x 64 tiles of `c`); the \
+                   default, one invocation per 16 elements of `c`, gives about one tile per workgroup",
         sized_by: None,
-        per_invocation: 1,
+        per_invocation: 16,
     },
     LibraryKernel {
         path: "histogram",
@@ -315,10 +316,10 @@ pub const KERNELS: &[LibraryKernel] = &[
         ],
         source: include_str!("../wgsl/histogram.wgsl"),
         pointwise: false,
-        dispatch: "one invocation per 8 elements of `input` in workgroups of 256 (each strides over \
+        dispatch: "one invocation per 16 elements of `input` in workgroups of 256 (each strides over \
                    `input`, so any dispatch counts every element)",
         sized_by: Some("input"),
-        per_invocation: 8,
+        per_invocation: 16,
     },
     reduce_step(
         "reduce::sum_step",
@@ -357,7 +358,7 @@ pub const KERNELS: &[LibraryKernel] = &[
     },
     LibraryKernel {
         path: "scan::offsets",
-        summary: "the first 256 elements of sums replaced by their exclusive prefix sums (a scan's second pass)",
+        summary: "the first 4096 elements of sums replaced by their exclusive prefix sums (a scan's second pass)",
         bindings: &[LibraryBinding {
             name: "sums",
             mode: ReadWrite,

@@ -4,10 +4,13 @@
 // With at most LOCAL_BINS bins, each workgroup counts its share in workgroup memory first and then adds each
 // of its nonzero counts to `bins` once: one atomic on memory per bin per workgroup, not one per element
 // (the elements of an image crowd into few bins, and their atomics on memory queued behind each other).
-// Each invocation strides over input (the default dispatch gives it PER_INVOCATION elements, which pays for
-// the workgroup's zeroing and adding up), so any dispatch counts every element.
+// Each invocation strides over input (the default dispatch gives it 16 elements, which pays for
+// the workgroup's zeroing and adding up), so any dispatch counts every element. The workgroup keeps COPIES
+// copies of its bins, invocation `i` counting in copy `i % COPIES`: neighbouring elements of an image fall in
+// one bin, and the neighbouring invocations that read them would otherwise queue on one atomic.
 const LOCAL_BINS: u32 = 256u;
-var<workgroup> local_bins: array<atomic<u32>, 256>;
+const COPIES: u32 = 4u;
+var<workgroup> local_bins: array<atomic<u32>, 1024>;
 
 @compute @workgroup_size(256)
 fn main(
@@ -20,9 +23,10 @@ fn main(
     let stride = groups.x * groups.y * 256u;
     let counting = count > 0u && hi() > lo();
     let local = count <= LOCAL_BINS;
-    for (var b = lid; b < LOCAL_BINS; b += 256u) {
+    for (var b = lid; b < LOCAL_BINS * COPIES; b += 256u) {
         atomicStore(&local_bins[b], 0u);
     }
+    let copy = (lid % COPIES) * LOCAL_BINS;
     workgroupBarrier();
     if (counting) {
         for (var i = gid.x + gid.y * groups.x * 256u; i < n; i += stride) {
@@ -30,7 +34,7 @@ fn main(
             if (v >= lo() && v < hi()) {
                 let b = min(u32((v - lo()) / (hi() - lo()) * f32(count)), count - 1u);
                 if (local) {
-                    atomicAdd(&local_bins[b], 1u);
+                    atomicAdd(&local_bins[copy + b], 1u);
                 } else {
                     atomicAdd(&bins[b], 1u);
                 }
@@ -40,7 +44,10 @@ fn main(
     workgroupBarrier();
     if (local) {
         for (var b = lid; b < count; b += 256u) {
-            let c = atomicLoad(&local_bins[b]);
+            var c = 0u;
+            for (var k = 0u; k < COPIES; k++) {
+                c += atomicLoad(&local_bins[k * LOCAL_BINS + b]);
+            }
             if (c > 0u) {
                 atomicAdd(&bins[b], c);
             }

@@ -11,11 +11,24 @@ fn main(
     @builtin(num_workgroups) groups: vec3<u32>,
 ) {
     let n = arrayLength(&input);
-    var acc = IDENTITY;
-    for (var i = wid.x * 256u + lid.x; i < n; i += groups.x * 256u) {
-        acc = combine(acc, input[i]);
+    let stride = groups.x * 256u;
+    // Four loads in flight per invocation, into four partial results: one load at a time would leave the
+    // memory waiting on each load's latency.
+    var a0 = IDENTITY;
+    var a1 = IDENTITY;
+    var a2 = IDENTITY;
+    var a3 = IDENTITY;
+    var i = wid.x * 256u + lid.x;
+    for (; i + 3u * stride < n; i += 4u * stride) {
+        a0 = combine(a0, input[i]);
+        a1 = combine(a1, input[i + stride]);
+        a2 = combine(a2, input[i + 2u * stride]);
+        a3 = combine(a3, input[i + 3u * stride]);
     }
-    partial[lid.x] = acc;
+    for (; i < n; i += stride) {
+        a0 = combine(a0, input[i]);
+    }
+    partial[lid.x] = combine(combine(a0, a1), combine(a2, a3));
     workgroupBarrier();
     for (var half = 128u; half > 0u; half = half / 2u) {
         if (lid.x < half) {
