@@ -16,27 +16,27 @@
 //! | `scale` | `data: read_write` | `alpha: f32` | one per element of `data` |
 //! | `axpy` | `x: read`, `y: read_write` | `a: f32` | one per element of `y` |
 //! | `threshold` | `input: read`, `output: write` | `level: f32` | one per element of `output` |
-//! | `transpose` | `input: read`, `output: write` | `rows: u32`, `cols: u32` | one per element of `output` |
+//! | `transpose` | `input: read`, `output: write` | `rows: u32`, `cols: u32` | any; 32 x 32 tiles, strided (default one per 4 elements of `output`) |
 //! | `sobel`, `scharr` | `input: read`, `output: write` | `width: u32`, `height: u32` | one per pixel |
 //! | `conv2d` | `input: read`, `weights: read`, `output: write` | `width`, `height`, `radius: u32` | one per pixel |
 //! | `blur_h`, `blur_v` | `input: read`, `output: write` | `width`, `height`, `radius: u32`, `sigma: f32` | one per pixel |
-//! | `softmax_rows` | `input: read`, `output: write` | `cols: u32` | one per element of `output` |
-//! | `histogram` | `input: read`, `bins: read_write` (atomic `u32`) | `lo`, `hi: f32` | one per element of `input` |
-//! | `matmul` | `a: read`, `b: read`, `c: write` | `m`, `n`, `k: u32` | any; 8 x 8 tiles, strided |
+//! | `softmax_rows` | `input: read`, `output: write` | `cols: u32` | one per 16 elements of `output`, workgroups of 256 |
+//! | `histogram` | `input: read`, `bins: read_write` (atomic `u32`) | `lo`, `hi: f32` | any, strided (default one per 16 elements of `input`) |
+//! | `matmul` | `a: read`, `b: read`, `c: write` | `m`, `n`, `k: u32` | any; 64 x 64 tiles, strided (default one per 16 elements of `c`) |
 //! | `reduce::sum_step`, `min_step`, `max_step` | `input: read`, `output: write` | | workgroups of 256, any count; workgroup `w` writes `output[w]` |
 //! | `scan::chunk_sums` | `input: read`, `output: write` | | workgroups of 256, one contiguous chunk each |
-//! | `scan::offsets` | `sums: read_write` | | one workgroup of 256 |
+//! | `scan::offsets` | `sums: read_write` (its first 4096) | | one workgroup of 256 |
 //! | `scan::apply_inclusive`, `apply_exclusive` | `input: read`, `offsets: read`, `output: write` | | as `chunk_sums` |
 //!
 //! Multi-pass algorithms are library *subgraphs* of those kernels, used as subgraph nodes
 //! (`subgraph total = kernels::reduce::sum(input: x: read, output: total: write);`, the builder's
 //! `library_subgraph`, a graph file's `"graph": "kernels::reduce::sum"`), each over `input: [f32] = input`
-//! and `output: [f32] = output`, with 256 graph-owned partial results, in a fixed number of passes for any
-//! length:
+//! and `output: [f32] = output`, with graph-owned partial results (1024 for a reduction, 4096 chunk sums for
+//! a scan), in a fixed number of passes for any length:
 //!
 //! | subgraph | computes | passes |
 //! |---|---|---|
-//! | `reduce::sum`, `reduce::min`, `reduce::max` | `output[0]` = the sum, least, greatest of `input` | 256 workgroups into 256 partials, then one |
+//! | `reduce::sum`, `reduce::min`, `reduce::max` | `output[0]` = the sum, least, greatest of `input` | 1024 workgroups into 1024 partials, then one |
 //! | `scan::inclusive`, `scan::exclusive` | `output[i]` = the sum of `input[..=i]` (or `input[..i]`) | chunk sums, their exclusive scan, each chunk scanned from its offset |
 //!
 //! Elements are `f32` except where the table says `T` (any element type; histogram bins are `u32`); images are row-major, their edges clamped. Loops stay
