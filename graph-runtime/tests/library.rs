@@ -208,6 +208,39 @@ fn image_filters_match_the_cpu() -> Result<(), Error> {
             assert_close(&got, &want, 1e-5, &what(path));
         }
     }
+    // Radii near and past the image's size: most taps clamped at an edge.
+    let (w, h) = (40 + random_u32(&mut rng, 9) as usize, 37);
+    let (n, xs) = (w * h, random_f32s(&mut rng, w * h));
+    let mut want = vec![0.0; n];
+    let size = [("width", format!("{w}u")), ("height", format!("{h}u"))];
+    let (radius, side) = (16, 33);
+    let weights: Vec<f32> = random_f32s(&mut rng, side * side);
+    let mut args = size.to_vec();
+    args.push(("radius", format!("{radius}u")));
+    let got = only(run(
+        &gpu,
+        "conv2d",
+        &[("input", &xs), ("weights", &weights)],
+        n,
+        &args,
+    )?);
+    cpu::conv2d(&xs, &weights, &mut want, (w, h), radius);
+    assert_close(
+        &got,
+        &want,
+        1e-5 * (side * side) as f32,
+        "conv2d of radius 16",
+    );
+    let mut args = size.to_vec();
+    args.extend([
+        ("radius", "128u".to_string()),
+        ("sigma", "40.0".to_string()),
+    ]);
+    for (path, along_rows) in [("blur_h", true), ("blur_v", false)] {
+        let got = only(run(&gpu, path, &[("input", &xs)], n, &args)?);
+        cpu::blur(&xs, &mut want, (w, h), (128, 40.0), along_rows);
+        assert_close(&got, &want, 1e-5, &format!("{path} of radius 128"));
+    }
     Ok(())
 }
 

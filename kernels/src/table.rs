@@ -139,9 +139,10 @@ pub const KERNELS: &[LibraryKernel] = &[
             include_str!("../wgsl/gradient.wgsl")
         ),
         pointwise: false,
-        dispatch: "one invocation per pixel of `output`",
+        dispatch: "one invocation per 4 pixels of `output` in workgroups of 256 (each strides over the \
+                   pixels: any dispatch covers the image)",
         sized_by: None,
-        per_invocation: 1,
+        per_invocation: 4,
     },
     LibraryKernel {
         path: "scharr",
@@ -153,9 +154,10 @@ pub const KERNELS: &[LibraryKernel] = &[
             include_str!("../wgsl/gradient.wgsl")
         ),
         pointwise: false,
-        dispatch: "one invocation per pixel of `output`",
+        dispatch: "one invocation per 4 pixels of `output` in workgroups of 256 (each strides over the \
+                   pixels: any dispatch covers the image)",
         sized_by: None,
-        per_invocation: 1,
+        per_invocation: 4,
     },
     LibraryKernel {
         path: "conv2d",
@@ -196,9 +198,10 @@ pub const KERNELS: &[LibraryKernel] = &[
         ],
         source: include_str!("../wgsl/conv2d.wgsl"),
         pointwise: false,
-        dispatch: "one invocation per pixel of `output`",
+        dispatch: "one invocation per 4 pixels of `output` in workgroups of 256 (each strides over the \
+                   pixels: any dispatch covers the image)",
         sized_by: None,
-        per_invocation: 1,
+        per_invocation: 4,
     },
     LibraryKernel {
         path: "blur_h",
@@ -210,9 +213,10 @@ pub const KERNELS: &[LibraryKernel] = &[
             include_str!("../wgsl/blur.wgsl")
         ),
         pointwise: false,
-        dispatch: "one invocation per pixel of `output`",
+        dispatch: "one invocation per 4 pixels of `output` in workgroups of 256 (each strides over the \
+                   pixels: any dispatch covers the image)",
         sized_by: None,
-        per_invocation: 1,
+        per_invocation: 4,
     },
     LibraryKernel {
         path: "blur_v",
@@ -224,9 +228,10 @@ pub const KERNELS: &[LibraryKernel] = &[
             include_str!("../wgsl/blur.wgsl")
         ),
         pointwise: false,
-        dispatch: "one invocation per pixel of `output`",
+        dispatch: "one invocation per 4 pixels of `output` in workgroups of 256 (each strides over the \
+                   pixels: any dispatch covers the image)",
         sized_by: None,
-        per_invocation: 1,
+        per_invocation: 4,
     },
     LibraryKernel {
         path: "softmax_rows",

@@ -1,12 +1,16 @@
 // output = input (width x height, row-major) convolved with weights ((2 radius + 1)^2, row-major, applied as
-// written: output[y][x] = sum weights[dy + r][dx + r] * input[y + dy][x + dx]), edges clamped.
+// written: output[y][x] = sum weights[dy + r][dx + r] * input[y + dy][x + dx]), edges clamped. Each invocation
+// strides over the pixels, so any dispatch covers the image.
 @compute @workgroup_size(256)
 fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {
-    let i = gid.x + gid.y * groups.x * 256u;
-    let n = width() * height();
+    let n = min(width() * height(), min(arrayLength(&input), arrayLength(&output)));
     let r = i32(radius());
     let side = 2u * radius() + 1u;
-    if (i < min(n, min(arrayLength(&input), arrayLength(&output))) && side * side <= arrayLength(&weights)) {
+    if (side * side > arrayLength(&weights)) {
+        return;
+    }
+    // Pixels a grid apart (the default dispatch gives each invocation 4): more loads in flight per invocation.
+    for (var i = gid.x + gid.y * groups.x * 256u; i < n; i += groups.x * groups.y * 256u) {
         let x = i32(i % width());
         let y = i32(i / width());
         var sum = 0.0;
