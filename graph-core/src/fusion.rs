@@ -82,8 +82,8 @@ pub struct Fusion<'a> {
     /// group is then fused in the largest runs that can be made, and these members stay apart.
     pub declined: Vec<Declined>,
     /// Pointwise kernels that run alone, made wide as a fused kernel is ([`wide_elements`] elements per
-    /// invocation, workgroups of [`WIDE_WORKGROUP`]): those over buffers long enough for more than one
-    /// element per invocation.
+    /// invocation, workgroups of [`WIDE_WORKGROUP`]) by [`widen`]: those over buffers long enough for more
+    /// than one element per invocation. Empty until [`widen`] runs.
     pub widened: Vec<u32>,
 }
 
@@ -194,25 +194,12 @@ pub fn fuse<'a>(desc: &'a GraphDesc, lengths: &[Option<u64>], max_bindings: usiz
     }
     let position = topological_positions(desc);
     fused_groups.sort_by_key(|g| position[g.node as usize]);
-    for g in &fused_groups {
-        for &m in &g.members {
-            taken[m as usize] = true;
-        }
-    }
-    let widened = widen_singles(
-        desc,
-        lengths,
-        max_bindings,
-        &taken,
-        &mut nodes,
-        &mut validated,
-    );
-    if fused_groups.is_empty() && widened.is_empty() {
+    if fused_groups.is_empty() {
         return Fusion {
             desc: Cow::Borrowed(desc),
             groups: Vec::new(),
             declined,
-            widened,
+            widened: Vec::new(),
         };
     }
     match rewire(desc, nodes, &fused_groups) {
@@ -220,7 +207,7 @@ pub fn fuse<'a>(desc: &'a GraphDesc, lengths: &[Option<u64>], max_bindings: usiz
             desc: Cow::Owned(fused),
             groups: fused_groups,
             declined,
-            widened,
+            widened: Vec::new(),
         },
         // Grouping keeps the graph acyclic (`Contraction::may_join`); should it not, the graph runs unfused,
         // and says so.
@@ -240,24 +227,21 @@ pub fn fuse<'a>(desc: &'a GraphDesc, lengths: &[Option<u64>], max_bindings: usiz
     }
 }
 
-/// Makes each pointwise kernel not `taken` by a group wide, in `nodes`, where it may fuse, takes only its
-/// index and runs over a buffer long enough for more than one element per invocation: it is then the wide
-/// fused kernel of one member. Returns those kernels; one whose wide kernel does not validate stays as it
-/// is.
-fn widen_singles(
-    desc: &GraphDesc,
+/// `fusion` with each pointwise kernel that runs alone made wide, as a wide fused kernel of one member is,
+/// where it may fuse, takes only its index and runs over a buffer long enough for more than one element per
+/// invocation ([`wide_elements`]); those kernels listed in [`Fusion::widened`]. A kernel whose wide form does
+/// not validate stays as it is. Bake runs it after [`fuse`], over the bound lengths; what fuses, and so the
+/// macro's `FUSED`, does not depend on it.
+pub fn widen<'a>(
+    mut fusion: Fusion<'a>,
     lengths: &[Option<u64>],
     max_bindings: usize,
-    taken: &[bool],
-    nodes: &mut [NodeDesc],
-    validated: &mut HashSet<String>,
-) -> Vec<u32> {
-    let mut widened = Vec::new();
-    for n in 0..desc.nodes.len() {
-        if taken[n] {
-            continue;
-        }
-        let Some((k, extent)) = candidate(desc, lengths, max_bindings, n) else {
+) -> Fusion<'a> {
+    let mut validated = HashSet::new();
+    for n in 0..fusion.desc.nodes.len() {
+        // A fused group's kernel is dispatched by threads, a tiled one is no pointwise kernel, an absorbed
+        // member is empty: only kernels that run alone pass.
+        let Some((k, extent)) = candidate(&fusion.desc, lengths, max_bindings, n) else {
             continue;
         };
         let DispatchDesc::BufferLen(sized_by) = k.dispatch else {
@@ -267,15 +251,23 @@ fn widen_singles(
         if !long || extent.workgroup_size.is_some() {
             continue;
         }
-        if let Ok(kernel) = fused_kernel(desc, &[n as u32], lengths, &[], false, validated) {
-            nodes[n] = NodeDesc {
-                name: desc.nodes[n].name.clone(),
+        if let Ok(kernel) = fused_kernel(
+            &fusion.desc,
+            &[n as u32],
+            lengths,
+            &[],
+            false,
+            &mut validated,
+        ) {
+            let name = fusion.desc.nodes[n].name.clone();
+            fusion.desc.to_mut().nodes.to_mut()[n] = NodeDesc {
+                name,
                 op: OpDesc::Kernel(kernel),
             };
-            widened.push(n as u32);
+            fusion.widened.push(n as u32);
         }
     }
-    widened
+    fusion
 }
 
 /// `nodes` with `members`' kernel at the first member and the others empty.

@@ -203,8 +203,10 @@ fn a_kernel_alone_over_a_long_buffer_runs_several_elements_per_invocation() {
         b.kernel("k", pointwise("x", "y"));
         let desc = built(&b);
         let lengths = vec![Some(len); desc.buffers.len()];
-        let fusion = graph_core::fusion::fuse(&desc, &lengths, MAX_FUSED_BINDINGS);
-        assert!(fusion.groups.is_empty(), "{len}: one kernel is no group");
+        let fused = graph_core::fusion::fuse(&desc, &lengths, MAX_FUSED_BINDINGS);
+        assert!(fused.groups.is_empty(), "{len}: one kernel is no group");
+        assert!(fused.widened.is_empty(), "{len}: `fuse` widens nothing");
+        let fusion = graph_core::fusion::widen(fused, &lengths, MAX_FUSED_BINDINGS);
         if per == 1 {
             assert!(fusion.widened.is_empty(), "{len}: widened");
             assert_eq!(fusion.desc.nodes[0], desc.nodes[0], "{len}: changed");
@@ -229,6 +231,29 @@ fn a_kernel_alone_over_a_long_buffer_runs_several_elements_per_invocation() {
         let module = k.compose(&fusion.desc.params, fusion.desc.params.storage);
         graph_core::wgsl::validate(&module).expect("the wide kernel validates");
     }
+    // Beside a fused group (over buffers of another length), a kernel alone is made wide all the same.
+    let mut b = GraphBuilder::new("Beside");
+    b.input("x", "f32")
+        .inout("y", "f32")
+        .input("s", "f32")
+        .inout("t", "f32");
+    b.kernel("a", pointwise("x", "y"))
+        .kernel("b", pointwise("x", "y"));
+    b.kernel("alone", pointwise("s", "t"));
+    let desc = built(&b);
+    let lengths = [Some(1024), Some(1024), Some(1 << 20), Some(1 << 20)];
+    let fusion = graph_core::fusion::widen(
+        graph_core::fusion::fuse(&desc, &lengths, MAX_FUSED_BINDINGS),
+        &lengths,
+        MAX_FUSED_BINDINGS,
+    );
+    assert_valid(&fusion);
+    assert_eq!(names(&fusion), vec![vec!["a", "b"]]);
+    assert_eq!(fusion.widened, vec![2]);
+    let OpDesc::Kernel(k) = &fusion.desc.nodes[2].op else {
+        panic!("not a kernel")
+    };
+    assert!(k.source.contains("fuse_e < 4u;"), "{}", k.source);
     // A kernel that reads its workgroup's own index, or its neighbours, runs as it is written.
     let local = KernelSpec::wgsl(
         "@compute @workgroup_size(64)\n\
@@ -244,7 +269,8 @@ fn a_kernel_alone_over_a_long_buffer_runs_several_elements_per_invocation() {
         b.kernel(name, spec);
         let desc = built(&b);
         let lengths = vec![Some(1u64 << 22); desc.buffers.len()];
-        let fusion = graph_core::fusion::fuse(&desc, &lengths, MAX_FUSED_BINDINGS);
+        let fused = graph_core::fusion::fuse(&desc, &lengths, MAX_FUSED_BINDINGS);
+        let fusion = graph_core::fusion::widen(fused, &lengths, MAX_FUSED_BINDINGS);
         assert!(fusion.widened.is_empty(), "{name} widened");
         assert_eq!(fusion.desc.nodes[0], desc.nodes[0], "{name} changed");
     }

@@ -8,7 +8,7 @@ use std::borrow::Cow;
 use std::collections::HashMap;
 
 use graph_core::desc::{DispatchDesc, GraphDesc, OpDesc};
-use graph_core::fusion::{Declined, FusedGroup, fuse};
+use graph_core::fusion::{Declined, FusedGroup, fuse, widen};
 use graph_core::ir::{AccessMode, Role};
 
 use crate::buffer::AnyBuffer;
@@ -442,7 +442,7 @@ pub(crate) fn build_replay(
     let max_bindings = max_bindings.min(FUSED_MAX_BINDINGS);
     let fusion = {
         let _span = tracing::debug_span!("fuse", graph = %desc.name).entered();
-        fuse(desc, &lengths, max_bindings)
+        widen(fuse(desc, &lengths, max_bindings), &lengths, max_bindings)
     };
     for declined in &fusion.declined {
         tracing::warn!(graph = %desc.name, "{declined}");

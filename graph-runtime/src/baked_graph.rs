@@ -180,8 +180,8 @@ impl BakedGraph {
 
     /// The kernels that run alone but several elements per invocation, by node index: pointwise kernels
     /// over buffers long enough (half a million elements and more) that one invocation per element would
-    /// leave each waiting on its loads alone ([`crate::pipeline::fusion::wide_elements`]), made wide by the fusion
-    /// pass as it makes a fused kernel.
+    /// leave each waiting on its loads alone ([`crate::pipeline::fusion::wide_elements`]), made wide by bake
+    /// as the fusion pass makes a fused kernel ([`crate::pipeline::fusion::widen`]).
     pub fn widened(&self) -> &[u32] {
         &self.state.fused.widened
     }
