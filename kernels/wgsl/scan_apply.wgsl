@@ -1,6 +1,9 @@
-// The last pass of a scan: each workgroup scans its chunk (as the first pass split input) in tiles of 256,
-// starting from its chunk's offset. Preceded by `const INCLUSIVE: bool`.
-var<workgroup> tile: array<f32, 256>;
+// The last pass of a scan: each workgroup scans its chunk (as the first pass split input) in tiles of 1024,
+// starting from its chunk's offset. Each invocation scans 4 neighbouring elements of a tile in turn, the
+// workgroup scans those 256 totals, and each invocation adds the total before its own: a quarter of the
+// barriers of one element per invocation. Preceded by `const INCLUSIVE: bool`.
+const PER_INVOCATION: u32 = 4u;
+var<workgroup> totals: array<f32, 256>;
 
 @compute @workgroup_size(256)
 fn main(
@@ -16,29 +19,40 @@ fn main(
     if (wid.x < arrayLength(&offsets)) {
         carry = offsets[wid.x];
     }
-    for (var base = start; base < end; base += 256u) {
-        let i = base + lid.x;
-        var own = 0.0;
-        if (i < end) {
-            own = input[i];
+    for (var base = start; base < end; base += 256u * PER_INVOCATION) {
+        let first = base + lid.x * PER_INVOCATION;
+        // This invocation's elements, and the sums within them: before[k] of those before element k.
+        var own = array<f32, 4>(0.0, 0.0, 0.0, 0.0);
+        var before = array<f32, 4>(0.0, 0.0, 0.0, 0.0);
+        var sum = 0.0;
+        for (var k = 0u; k < PER_INVOCATION; k++) {
+            if (first + k < end) {
+                own[k] = input[first + k];
+            }
+            before[k] = sum;
+            sum += own[k];
         }
-        tile[lid.x] = own;
+        totals[lid.x] = sum;
         workgroupBarrier();
+        // Hillis-Steele: after the step of `offset`, totals[i] sums the 2 * offset totals ending at i.
         for (var offset = 1u; offset < 256u; offset = offset * 2u) {
             var add = 0.0;
             if (lid.x >= offset) {
-                add = tile[lid.x - offset];
+                add = totals[lid.x - offset];
             }
             workgroupBarrier();
-            tile[lid.x] += add;
+            totals[lid.x] += add;
             workgroupBarrier();
         }
-        if (i < end && i < arrayLength(&output)) {
-            // Exclusive: the inclusive prefix one place back, so both sum in the same order.
-            let before = select(0.0, tile[max(lid.x, 1u) - 1u], lid.x > 0u);
-            output[i] = carry + select(before, tile[lid.x], INCLUSIVE);
+        // What the invocations before this one hold: the inclusive total one place back.
+        let prefix = carry + select(0.0, totals[max(lid.x, 1u) - 1u], lid.x > 0u);
+        for (var k = 0u; k < PER_INVOCATION; k++) {
+            let i = first + k;
+            if (i < end && i < arrayLength(&output)) {
+                output[i] = prefix + select(before[k], before[k] + own[k], INCLUSIVE);
+            }
         }
-        carry += tile[255];
+        carry += totals[255];
         workgroupBarrier();
     }
 }
