@@ -26,7 +26,7 @@ use crate::desc::{
     SizeDesc,
 };
 pub use crate::fusion_parts::{MAX_FUSED_BINDINGS, declared_lengths};
-use crate::fusion_parts::{member_of, touches, validate_once};
+use crate::fusion_parts::{member_of, touchers, validate_once};
 use crate::ir::{AccessMode, Role};
 use crate::schedule::topological_order;
 use crate::size::SizeStep;
@@ -178,8 +178,12 @@ pub fn fuse<'a>(desc: &'a GraphDesc, lengths: &[Option<u64>], max_bindings: usiz
             }),
         }
     }
+    let context = Context {
+        lengths,
+        touchers: touchers(desc),
+    };
     for members in pointwise_groups(desc, lengths, max_bindings, &taken) {
-        let runs = buildable_runs(desc, &members, lengths, &mut declined, &mut validated);
+        let runs = buildable_runs(desc, &members, &context, &mut declined, &mut validated);
         for (members, kernel, registers) in runs {
             let names = member_names(desc, &members);
             absorb(desc, &mut nodes, &members, &names, kernel);
@@ -298,6 +302,14 @@ fn member_names(desc: &GraphDesc, members: &[u32]) -> Vec<String> {
         .collect()
 }
 
+/// What making each group's kernel reads of the whole graph, computed once per pass: the buffers' lengths,
+/// and by buffer the nodes that touch it (whether a buffer is only the group's walked the whole graph for
+/// every buffer of every group, most of a 1000-node chain's bake).
+struct Context<'a> {
+    lengths: &'a [Option<u64>],
+    touchers: Vec<Vec<u32>>,
+}
+
 /// A group's fused kernel, or, when it cannot be made, the group cut into the longest runs (in its order)
 /// whose kernels can, each break written down in `declined`. Each run is a group of two or more; a run of
 /// the group's order keeps the contracted graph acyclic, since the whole group did (a path out of a run and
@@ -305,12 +317,12 @@ fn member_names(desc: &GraphDesc, members: &[u32]) -> Vec<String> {
 fn buildable_runs(
     desc: &GraphDesc,
     members: &[u32],
-    lengths: &[Option<u64>],
+    context: &Context<'_>,
     declined: &mut Vec<Declined>,
     validated: &mut HashSet<String>,
 ) -> Vec<(Vec<u32>, KernelDesc, Vec<u32>)> {
     let mut runs = Vec::new();
-    let whole = match build_group(desc, members, lengths, validated) {
+    let whole = match build_group(desc, members, context, validated) {
         Ok((kernel, registers)) => {
             runs.push((members.to_vec(), kernel, registers));
             return runs;
@@ -323,7 +335,7 @@ fn buildable_runs(
     for &m in &members[1..] {
         let mut longer = run.clone();
         longer.push(m);
-        match build_group(desc, &longer, lengths, validated) {
+        match build_group(desc, &longer, context, validated) {
             Ok(b) => {
                 run = longer;
                 built = Some(b);
@@ -361,10 +373,11 @@ fn buildable_runs(
 fn build_group(
     desc: &GraphDesc,
     members: &[u32],
-    lengths: &[Option<u64>],
+    context: &Context<'_>,
     validated: &mut HashSet<String>,
 ) -> Result<(KernelDesc, Vec<u32>), String> {
-    let registers = register_candidates(desc, members, lengths);
+    let lengths = context.lengths;
+    let registers = register_candidates(desc, members, context);
     let mut reason = String::new();
     for (registers, cache) in [
         (&registers[..], true),
@@ -823,7 +836,8 @@ impl Contraction {
 /// The buffers a group may keep in registers: graph-owned, of one element per invocation of the group, touched
 /// by no node outside it (nor by a block's flag), and first touched by a member that overwrites it (`write`:
 /// it reads none of the old contents, so the replay before needs to leave nothing in it).
-fn register_candidates(desc: &GraphDesc, members: &[u32], lengths: &[Option<u64>]) -> Vec<u32> {
+fn register_candidates(desc: &GraphDesc, members: &[u32], context: &Context<'_>) -> Vec<u32> {
+    let lengths = context.lengths;
     let kernels: Vec<&KernelDesc> = members
         .iter()
         .filter_map(|&m| match &desc.nodes[m as usize].op {
@@ -841,22 +855,21 @@ fn register_candidates(desc: &GraphDesc, members: &[u32], lengths: &[Option<u64>
         .flat_map(|k| k.bindings.iter().map(|a| a.buffer))
     {
         let buffer = &desc.buffers[b as usize];
+        let sized = buffer.len.map(u64::from).is_some() && buffer.len.map(u64::from) == invocations;
+        if buffer.role != Role::Owned || !sized || candidates.contains(&b) {
+            continue;
+        }
         let first_mode = kernels
             .iter()
             .find_map(|k| k.bindings.iter().find(|a| a.buffer == b).map(|a| a.mode));
-        let only_here = desc
-            .nodes
+        if first_mode != Some(AccessMode::Write) {
+            continue;
+        }
+        let only_here = context.touchers[b as usize]
             .iter()
-            .enumerate()
-            .all(|(n, node)| members.contains(&(n as u32)) || !touches(&node.op, b))
+            .all(|n| members.contains(n))
             && desc.blocks.iter().all(|block| block.flag != Some(b));
-        if buffer.role == Role::Owned
-            && buffer.len.map(u64::from).is_some()
-            && buffer.len.map(u64::from) == invocations
-            && first_mode == Some(AccessMode::Write)
-            && only_here
-            && !candidates.contains(&b)
-        {
+        if only_here {
             candidates.push(b);
         }
     }

@@ -1,5 +1,5 @@
 //! What both fusion passes ([`crate::fusion`]'s pointwise groups and [`crate::stencil`]'s tiled ones) make
-//! their kernels from: the binding cap, the lengths a description declares, which buffers a node touches, a
+//! their kernels from: the binding cap, the lengths a description declares, which nodes touch a buffer, a
 //! kernel made a member of a fused module, and a fused module validated once per distinct text.
 
 use std::collections::{HashMap, HashSet};
@@ -16,13 +16,24 @@ pub fn declared_lengths(desc: &GraphDesc) -> Vec<Option<u64>> {
     desc.buffers.iter().map(|b| b.len.map(u64::from)).collect()
 }
 
-/// Whether `op` reads or writes buffer `b` (its contents, not only its length).
-pub(crate) fn touches(op: &OpDesc, b: u32) -> bool {
-    buffers_of(op).contains(&b)
+/// By buffer, the nodes that read or write it (their contents, not only their lengths), each once, in node
+/// order: computed once per pass, so asking who touches a buffer does not walk the graph.
+pub(crate) fn touchers(desc: &GraphDesc) -> Vec<Vec<u32>> {
+    let mut touchers: Vec<Vec<u32>> = vec![Vec::new(); desc.buffers.len()];
+    for (n, node) in desc.nodes.iter().enumerate() {
+        for b in buffers_of(&node.op) {
+            if let Some(list) = touchers.get_mut(b as usize)
+                && list.last() != Some(&(n as u32))
+            {
+                list.push(n as u32);
+            }
+        }
+    }
+    touchers
 }
 
 /// The buffers `op` reads or writes (their contents, not only their lengths), a buffer perhaps more than once.
-pub(crate) fn buffers_of(op: &OpDesc) -> Vec<u32> {
+fn buffers_of(op: &OpDesc) -> Vec<u32> {
     match op {
         OpDesc::Kernel(k) => {
             let mut buffers: Vec<u32> = k.bindings.iter().map(|a| a.buffer).collect();

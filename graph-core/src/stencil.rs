@@ -31,7 +31,7 @@ use std::collections::{HashMap, HashSet};
 
 use crate::desc::{AccessDesc, DispatchDesc, GraphDesc, KernelDesc, OpDesc, SizeDesc};
 use crate::fusion_parts::{
-    MAX_FUSED_BINDINGS, buffers_of, declared_lengths, member_of, validate_once,
+    MAX_FUSED_BINDINGS, declared_lengths, member_of, touchers, validate_once,
 };
 use crate::ir::{AccessMode, Role};
 use crate::size::SizeStep;
@@ -142,16 +142,7 @@ impl<'a> Graph<'a> {
         for e in desc.edges.iter() {
             successors[e.from as usize].push(e.to);
         }
-        let mut touchers: Vec<Vec<u32>> = vec![Vec::new(); desc.buffers.len()];
-        for (n, node) in desc.nodes.iter().enumerate() {
-            for b in buffers_of(&node.op) {
-                if let Some(list) = touchers.get_mut(b as usize)
-                    && list.last() != Some(&(n as u32))
-                {
-                    list.push(n as u32);
-                }
-            }
-        }
+        let touchers = touchers(desc);
         Graph {
             desc,
             lengths,
