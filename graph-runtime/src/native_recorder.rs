@@ -153,15 +153,15 @@ impl Pipelines<'_> {
     /// naga's SPIR-V and the driver's compile are most of a cold bake, and one pipeline's do not wait for
     /// another's. [`Pipelines::get`] then finds each made, or its error.
     fn prepare(&mut self, wanted: impl IntoIterator<Item = PipelineKey>) {
-        let mut todo: Vec<PipelineKey> = Vec::new();
-        for key in wanted {
-            let have = self.made.contains_key(&key)
-                || self.old.is_some_and(|old| old.contains_key(&key))
-                || todo.contains(&key);
-            if !have {
-                todo.push(key);
-            }
-        }
+        let mut todo: Vec<PipelineKey> = wanted
+            .into_iter()
+            .filter(|key| {
+                !self.made.contains_key(key) && !self.old.is_some_and(|old| old.contains_key(key))
+            })
+            .collect();
+        // Sorted, not searched per key: a thousand distinct kernels are a thousand whole modules to compare.
+        todo.sort_unstable();
+        todo.dedup();
         let threads = std::thread::available_parallelism()
             .map_or(1, |n| n.get())
             .min(todo.len());
@@ -187,6 +187,8 @@ impl Pipelines<'_> {
                 });
             }
         });
+        // Every cell is set: the threads take every index, and a thread that panicked has made the scope
+        // panic before this (an empty cell would leave the key to `get`).
         for (key, result) in todo.into_iter().zip(results) {
             match result.into_inner() {
                 Some(Ok(pipeline)) => {
@@ -196,7 +198,6 @@ impl Pipelines<'_> {
                 Some(Err(e)) => {
                     self.failed.insert(key, e);
                 }
-                // A thread that panicked left it: `get` tries again, and reports what fails.
                 None => {}
             }
         }
