@@ -321,10 +321,10 @@ pub const KERNELS: &[LibraryKernel] = &[
         ],
         source: include_str!("../wgsl/histogram.wgsl"),
         pointwise: false,
-        dispatch: "one invocation per 16 elements of `input` in workgroups of 256 (each strides over \
+        dispatch: "one invocation per 8 elements of `input` in workgroups of 256 (each strides over \
                    `input`, so any dispatch counts every element)",
         sized_by: Some("input"),
-        per_invocation: 16,
+        per_invocation: 8,
     },
     reduce_step(
         "reduce::sum_step",
