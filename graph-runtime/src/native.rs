@@ -218,14 +218,19 @@ impl std::fmt::Debug for NativeShared {
 /// wherever the device offers it (Vulkan 1.3, or `VK_KHR_zero_initialize_workgroup_memory`), so this asks
 /// the physical device the same way.
 fn zero_init_native(device: &wgpu::hal::vulkan::Device) -> bool {
+    // `vkGetPhysicalDeviceFeatures2` is Vulkan 1.1's: below that, naga's stores.
+    if device.shared_instance().instance_api_version() < vk::API_VERSION_1_1 {
+        return false;
+    }
     let instance = device.shared_instance().raw_instance();
     let physical = device.raw_physical_device();
     let extension = device
         .enabled_device_extensions()
         .contains(&ash::khr::zero_initialize_workgroup_memory::NAME);
     let mut zero_init = vk::PhysicalDeviceZeroInitializeWorkgroupMemoryFeatures::default();
-    // SAFETY: `physical` is the physical device `device` was opened on, of `instance`, both alive while
-    // `device` is; the queries only write into the structs passed, which outlive the calls.
+    // SAFETY: `physical` is the physical device `device` was opened on, of `instance` (Vulkan 1.1 or later,
+    // checked above), both alive while `device` is; the queries only write into the structs passed, which
+    // outlive the calls.
     let api_version = unsafe {
         let mut features = vk::PhysicalDeviceFeatures2::default().push_next(&mut zero_init);
         instance.get_physical_device_features2(physical, &mut features);
