@@ -49,6 +49,10 @@ pub struct LibraryKernel {
     /// invocations (1: one per element). For kernels that stride over their input, so that work done once
     /// per workgroup (the histogram's bins in workgroup memory) is paid for by enough elements.
     pub per_invocation: u32,
+    /// The most invocations of the default dispatch (0: no cap), for kernels that stride: past it each
+    /// invocation handles more elements, so that work done once per workgroup stays small beside the rest
+    /// (the histogram's bins, zeroed and added up by every workgroup).
+    pub most_invocations: u32,
 }
 
 /// A multi-pass library algorithm (reduce, scan): a graph of library kernels, used as a subgraph node

@@ -70,6 +70,7 @@ static KERNELS: [LibraryKernel; 3] = [
         dispatch: "one invocation per element of the output",
         sized_by: None,
         per_invocation: 1,
+        most_invocations: 0,
     },
     LibraryKernel {
         path: "reduce::sum",
@@ -87,6 +88,7 @@ fn main() {
         dispatch: "one invocation per element of the output",
         sized_by: None,
         per_invocation: 1,
+        most_invocations: 0,
     },
     LibraryKernel {
         path: "mix",
@@ -104,6 +106,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
         dispatch: "one invocation per element of the output",
         sized_by: None,
         per_invocation: 1,
+        most_invocations: 0,
     },
 ];
 

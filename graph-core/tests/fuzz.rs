@@ -122,6 +122,7 @@ static KERNELS: [LibraryKernel; 1] = [LibraryKernel {
     dispatch: "one invocation per element of the output",
     sized_by: None,
     per_invocation: 1,
+    most_invocations: 0,
 }];
 
 static LIBRARY: Library = Library {

@@ -42,6 +42,7 @@ static LIB: Library = Library {
         dispatch: "one invocation per element",
         sized_by: None,
         per_invocation: 1,
+        most_invocations: 0,
     }],
     subgraphs: &[],
 };

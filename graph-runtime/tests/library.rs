@@ -316,6 +316,36 @@ fn matmul_matches_the_cpu() -> Result<(), Error> {
 }
 
 #[test]
+fn the_histograms_default_dispatch_is_one_invocation_per_8_elements_up_to_2048_workgroups() {
+    use graph_runtime::desc::{DispatchDesc, OpDesc};
+    let mut b = GraphBuilder::new("Counts");
+    b.input("x", "f32").inout("bins", "u32");
+    b.library(
+        "h",
+        "histogram",
+        &[("input", "x"), ("bins", "bins")],
+        &[("lo", "0.0"), ("hi", "1.0")],
+    );
+    let desc = b.build(&LIBRARY).expect("a good graph");
+    let OpDesc::Kernel(k) = &desc.nodes[0].op else {
+        panic!("not a kernel")
+    };
+    let DispatchDesc::Threads(dims) = &k.dispatch else {
+        panic!("{:?}", k.dispatch)
+    };
+    assert_eq!(&*dims[0].text, "min(x.len().div_ceil(8), 524288)");
+    for (len, threads) in [
+        (1, 1),
+        (262_144, 32_768),
+        (1 << 22, 1 << 19),
+        (1 << 24, 1 << 19),
+    ] {
+        let got = graph_core::size::evaluate(&dims[0].steps, &[], &[len, 256]).ok();
+        assert_eq!(got, Some(threads), "{len} elements");
+    }
+}
+
+#[test]
 fn histogram_matches_the_cpu() -> Result<(), Error> {
     let gpu = gpu();
     let mut rng = rng();

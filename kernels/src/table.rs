@@ -23,6 +23,7 @@ pub const KERNELS: &[LibraryKernel] = &[
         dispatch: "one invocation per element of the output",
         sized_by: None,
         per_invocation: 1,
+        most_invocations: 0,
     },
     LibraryKernel {
         path: "copy",
@@ -47,6 +48,7 @@ pub const KERNELS: &[LibraryKernel] = &[
         dispatch: "one invocation per element of the output",
         sized_by: None,
         per_invocation: 1,
+        most_invocations: 0,
     },
     LibraryKernel {
         path: "scale",
@@ -66,6 +68,7 @@ pub const KERNELS: &[LibraryKernel] = &[
         dispatch: "one invocation per element of `data`",
         sized_by: None,
         per_invocation: 1,
+        most_invocations: 0,
     },
     LibraryKernel {
         path: "axpy",
@@ -93,6 +96,7 @@ pub const KERNELS: &[LibraryKernel] = &[
         dispatch: "one invocation per element of `y`",
         sized_by: None,
         per_invocation: 1,
+        most_invocations: 0,
     },
     LibraryKernel {
         path: "threshold",
@@ -107,6 +111,7 @@ pub const KERNELS: &[LibraryKernel] = &[
         dispatch: "one invocation per element of `output`",
         sized_by: None,
         per_invocation: 1,
+        most_invocations: 0,
     },
     LibraryKernel {
         path: "transpose",
@@ -128,6 +133,7 @@ pub const KERNELS: &[LibraryKernel] = &[
                    32 x 32 tiles: any count of workgroups)",
         sized_by: None,
         per_invocation: 4,
+        most_invocations: 0,
     },
     LibraryKernel {
         path: "sobel",
@@ -143,6 +149,7 @@ pub const KERNELS: &[LibraryKernel] = &[
                    pixels: any dispatch covers the image)",
         sized_by: None,
         per_invocation: 4,
+        most_invocations: 0,
     },
     LibraryKernel {
         path: "scharr",
@@ -158,6 +165,7 @@ pub const KERNELS: &[LibraryKernel] = &[
                    pixels: any dispatch covers the image)",
         sized_by: None,
         per_invocation: 4,
+        most_invocations: 0,
     },
     LibraryKernel {
         path: "conv2d",
@@ -202,6 +210,7 @@ pub const KERNELS: &[LibraryKernel] = &[
                    pixels: any dispatch covers the image)",
         sized_by: None,
         per_invocation: 4,
+        most_invocations: 0,
     },
     LibraryKernel {
         path: "blur_h",
@@ -217,6 +226,7 @@ pub const KERNELS: &[LibraryKernel] = &[
                    pixels: any dispatch covers the image)",
         sized_by: None,
         per_invocation: 4,
+        most_invocations: 0,
     },
     LibraryKernel {
         path: "blur_v",
@@ -232,6 +242,7 @@ pub const KERNELS: &[LibraryKernel] = &[
                    pixels: any dispatch covers the image)",
         sized_by: None,
         per_invocation: 4,
+        most_invocations: 0,
     },
     LibraryKernel {
         path: "softmax_rows",
@@ -247,6 +258,7 @@ pub const KERNELS: &[LibraryKernel] = &[
                    elements evenly, so any dispatch computes every row",
         sized_by: None,
         per_invocation: 16,
+        most_invocations: 0,
     },
     LibraryKernel {
         path: "matmul",
@@ -291,6 +303,7 @@ pub const KERNELS: &[LibraryKernel] = &[
                    default, one invocation per 16 elements of `c`, gives about one tile per workgroup",
         sized_by: None,
         per_invocation: 16,
+        most_invocations: 0,
     },
     LibraryKernel {
         path: "histogram",
@@ -321,10 +334,11 @@ pub const KERNELS: &[LibraryKernel] = &[
         ],
         source: include_str!("../wgsl/histogram.wgsl"),
         pointwise: false,
-        dispatch: "one invocation per 8 elements of `input` in workgroups of 256 (each strides over \
-                   `input`, so any dispatch counts every element)",
+        dispatch: "one invocation per 8 elements of `input`, at most 524,288 (2048 workgroups of 256; each \
+                   strides over `input`, so any dispatch counts every element)",
         sized_by: Some("input"),
         per_invocation: 8,
+        most_invocations: 1 << 19,
     },
     reduce_step(
         "reduce::sum_step",
@@ -360,6 +374,7 @@ pub const KERNELS: &[LibraryKernel] = &[
         dispatch: "workgroups of 256, any count; workgroup w writes output[w]",
         sized_by: None,
         per_invocation: 1,
+        most_invocations: 0,
     },
     LibraryKernel {
         path: "scan::offsets",
@@ -376,6 +391,7 @@ pub const KERNELS: &[LibraryKernel] = &[
         dispatch: "one workgroup of 256",
         sized_by: None,
         per_invocation: 1,
+        most_invocations: 0,
     },
     scan_apply(
         "scan::apply_inclusive",
@@ -412,6 +428,7 @@ const fn reduce_step(
         dispatch: "workgroups of 256, any count; workgroup w writes output[w]",
         sized_by: None,
         per_invocation: 1,
+        most_invocations: 0,
     }
 }
 
@@ -431,6 +448,7 @@ const fn scan_apply(
         dispatch: "as many workgroups of 256 as `scan::chunk_sums` had",
         sized_by: None,
         per_invocation: 1,
+        most_invocations: 0,
     }
 }
 

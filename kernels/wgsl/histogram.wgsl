@@ -4,12 +4,12 @@
 // With at most LOCAL_BINS bins, each workgroup counts its share in workgroup memory first and then adds each
 // of its nonzero counts to `bins` once: one atomic on memory per bin per workgroup, not one per element
 // (the elements of an image crowd into few bins, and their atomics on memory queued behind each other).
-// Each invocation strides over input (the default dispatch gives it 8 elements, which pays for
-// the workgroup's zeroing and adding up), so any dispatch counts every element. The workgroup keeps COPIES
+// Each invocation strides over input, so any dispatch counts every element. The workgroup keeps COPIES
 // copies of its bins, invocation `i` counting in copy `i % COPIES`: neighbouring elements of an image fall in
-// one bin, and the neighbouring invocations that read them would otherwise queue on one atomic. (16 elements
-// per invocation took 16M elements in 57 us instead of 87 on the H100, but the flagship's 262,144 pixels in
-// 7.8 us instead of 5.7: too few workgroups for them.)
+// one bin, and the neighbouring invocations that read them would otherwise queue on one atomic. The default
+// dispatch is one invocation per 8 elements, at most 2048 workgroups: on the H100, 16M elements at 8 took
+// 87 us (8192 workgroups, each zeroing and adding up its bins), at 16 57 and capped 50, and the flagship's
+// 262,144 pixels 5.7 us at 8 but 7.8 at 16 (too few workgroups for them).
 const LOCAL_BINS: u32 = 256u;
 const COPIES: u32 = 4u;
 var<workgroup> local_bins: array<atomic<u32>, 1024>;

@@ -174,20 +174,19 @@ impl Checker<'_> {
                 _ => CheckedDispatch::Threads(sizes?),
             },
             (None, None) => match sized_by(library, kernel, &bindings) {
-                Some(b) => match library.map_or(1, |l| l.per_invocation) {
-                    0 | 1 => CheckedDispatch::BufferLen(b.buffer),
-                    per => CheckedDispatch::Threads(vec![SizeProgram {
-                        text: format!(
-                            "{}.len().div_ceil({per})",
-                            self.graph.buffers[b.buffer].name
-                        ),
-                        steps: vec![
-                            SizeStep::Len(b.buffer as u32),
-                            SizeStep::Literal(per),
-                            SizeStep::Op(SizeOp::DivCeil),
-                        ],
-                    }]),
-                },
+                Some(b) => {
+                    let (per, most) =
+                        library.map_or((1, 0), |l| (l.per_invocation, l.most_invocations));
+                    match (per, most) {
+                        (0 | 1, 0) => CheckedDispatch::BufferLen(b.buffer),
+                        _ => CheckedDispatch::Threads(vec![default_threads(
+                            &self.graph.buffers[b.buffer].name,
+                            b.buffer as u32,
+                            per.max(1),
+                            most,
+                        )]),
+                    }
+                }
                 None => {
                     self.diags.push(
                         Diagnostic::new(
@@ -891,4 +890,20 @@ fn sized_by<'b>(
             .and_then(|i| bindings.get(i)),
         None => bindings.iter().find(|b| b.mode.writes()),
     }
+}
+
+/// A library kernel's default dispatch over buffer `buffer` (named `name`): one invocation per `per`
+/// elements, at most `most` of them where `most` is not 0.
+fn default_threads(name: &str, buffer: u32, per: u32, most: u32) -> SizeProgram {
+    let mut text = format!("{name}.len().div_ceil({per})");
+    let mut steps = vec![
+        SizeStep::Len(buffer),
+        SizeStep::Literal(per),
+        SizeStep::Op(SizeOp::DivCeil),
+    ];
+    if most > 0 {
+        text = format!("min({text}, {most})");
+        steps.extend([SizeStep::Literal(most), SizeStep::Op(SizeOp::Min)]);
+    }
+    SizeProgram { text, steps }
 }
