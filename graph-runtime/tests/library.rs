@@ -185,61 +185,65 @@ fn image_filters_match_the_cpu() -> Result<(), Error> {
         }
 
         let radius = 1 + random_u32(&mut rng, 2) as usize;
-        let side = 2 * radius + 1;
-        let weights = random_f32s(&mut rng, side * side);
-        let mut args = size.to_vec();
-        args.push(("radius", format!("{radius}u")));
-        let got = only(run(
-            &gpu,
-            "conv2d",
-            &[("input", &xs), ("weights", &weights)],
-            n,
-            &args,
-        )?);
-        cpu::conv2d(&xs, &weights, &mut want, (w, h), radius);
-        // Sums of up to 25 products of values in [-1, 1): rounding of each, in any order.
-        assert_close(&got, &want, 1e-5 * (side * side) as f32, &what("conv2d"));
-
         let sigma = 0.5 + random_f32s(&mut rng, 1)[0].abs() * 2.0;
-        args.push(("sigma", format!("{sigma:?}")));
-        for (path, along_rows) in [("blur_h", true), ("blur_v", false)] {
-            let got = only(run(&gpu, path, &[("input", &xs)], n, &args)?);
-            cpu::blur(&xs, &mut want, (w, h), (radius, sigma), along_rows);
-            assert_close(&got, &want, 1e-5, &what(path));
-        }
+        conv2d_matches(&gpu, &mut rng, &xs, (w, h), radius, &what("conv2d"))?;
+        blurs_match(&gpu, &xs, (w, h), (radius, sigma), &what("blur"))?;
     }
-    // Radii near and past the image's size: most taps clamped at an edge.
+    // Radii near and past the image's size: most taps clamped at an edge. (llvmpipe stops a loop after
+    // 65535 iterations, which conv2d's two loops of 257 would pass.)
     let (w, h) = (40 + random_u32(&mut rng, 9) as usize, 37);
-    let (n, xs) = (w * h, random_f32s(&mut rng, w * h));
+    let xs = random_f32s(&mut rng, w * h);
+    conv2d_matches(&gpu, &mut rng, &xs, (w, h), 16, "conv2d of radius 16")?;
+    blurs_match(&gpu, &xs, (w, h), (128, 40.0), "blur of radius 128")
+}
+
+/// The arguments of an image filter over `(w, h)` pixels of radius `radius`.
+fn filter_args((w, h): (usize, usize), radius: usize) -> Vec<(&'static str, String)> {
+    vec![
+        ("width", format!("{w}u")),
+        ("height", format!("{h}u")),
+        ("radius", format!("{radius}u")),
+    ]
+}
+
+/// conv2d with random weights over the image `xs` of `(w, h)`, against the CPU.
+fn conv2d_matches(
+    gpu: &Gpu,
+    rng: &mut TestRng,
+    xs: &[f32],
+    (w, h): (usize, usize),
+    radius: usize,
+    what: &str,
+) -> Result<(), Error> {
+    let n = w * h;
+    let side = 2 * radius + 1;
+    let weights = random_f32s(rng, side * side);
+    let args = filter_args((w, h), radius);
+    let inputs = [("input", xs), ("weights", &weights[..])];
+    let got = only(run(gpu, "conv2d", &inputs, n, &args)?);
     let mut want = vec![0.0; n];
-    let size = [("width", format!("{w}u")), ("height", format!("{h}u"))];
-    let (radius, side) = (16, 33);
-    let weights: Vec<f32> = random_f32s(&mut rng, side * side);
-    let mut args = size.to_vec();
-    args.push(("radius", format!("{radius}u")));
-    let got = only(run(
-        &gpu,
-        "conv2d",
-        &[("input", &xs), ("weights", &weights)],
-        n,
-        &args,
-    )?);
-    cpu::conv2d(&xs, &weights, &mut want, (w, h), radius);
-    assert_close(
-        &got,
-        &want,
-        1e-5 * (side * side) as f32,
-        "conv2d of radius 16",
-    );
-    let mut args = size.to_vec();
-    args.extend([
-        ("radius", "128u".to_string()),
-        ("sigma", "40.0".to_string()),
-    ]);
+    cpu::conv2d(xs, &weights, &mut want, (w, h), radius);
+    // Sums of (2 radius + 1)^2 products of values in [-1, 1): rounding of each, in any order.
+    assert_close(&got, &want, 1e-5 * (side * side) as f32, what);
+    Ok(())
+}
+
+/// Both blur passes over the image `xs` of `(w, h)`, against the CPU.
+fn blurs_match(
+    gpu: &Gpu,
+    xs: &[f32],
+    (w, h): (usize, usize),
+    (radius, sigma): (usize, f32),
+    what: &str,
+) -> Result<(), Error> {
+    let n = w * h;
+    let mut args = filter_args((w, h), radius);
+    args.push(("sigma", format!("{sigma:?}")));
+    let mut want = vec![0.0; n];
     for (path, along_rows) in [("blur_h", true), ("blur_v", false)] {
-        let got = only(run(&gpu, path, &[("input", &xs)], n, &args)?);
-        cpu::blur(&xs, &mut want, (w, h), (128, 40.0), along_rows);
-        assert_close(&got, &want, 1e-5, &format!("{path} of radius 128"));
+        let got = only(run(gpu, path, &[("input", xs)], n, &args)?);
+        cpu::blur(xs, &mut want, (w, h), (radius, sigma), along_rows);
+        assert_close(&got, &want, 1e-5, &format!("{what}: {path}"));
     }
     Ok(())
 }
