@@ -1025,7 +1025,10 @@ fn fused_kernel(
     // workgroups, each invocation calling the members for `per` elements a grid apart (`wide`); another
     // keeps its members' workgroup, one element per invocation.
     let wide = match kernels[0].dispatch {
-        DispatchDesc::BufferLen(sized_by) => index_only(&builtins).then_some(sized_by),
+        DispatchDesc::BufferLen(sized_by) => index_only(&builtins).then(|| {
+            let per = wide_elements(lengths.get(sized_by as usize).copied().flatten());
+            (sized_by, per)
+        }),
         _ => None,
     };
     let [x, y, z] = match wide {
@@ -1089,8 +1092,7 @@ fn fused_kernel(
                 parameters.join(", ")
             ));
         }
-        Some(sized_by) => {
-            let per = wide_elements(lengths.get(sized_by as usize).copied().flatten());
+        Some((sized_by, per)) => {
             // The elements the unfused kernels ran for: the sizing buffer's, bound or (kept in registers)
             // of its declared length.
             let elements = match registers.contains(&sized_by) {
@@ -1126,7 +1128,7 @@ fn fused_kernel(
             .filter(|b| !registers.contains(&b.buffer))
             .collect(),
         dispatch: match wide {
-            Some(sized_by) => wide_dispatch(desc, sized_by, lengths),
+            Some((sized_by, per)) => wide_dispatch(desc, sized_by, per),
             None => kernels[0].dispatch.clone(),
         },
         // A wide kernel folds its own index, whatever its members do.
@@ -1150,10 +1152,9 @@ fn index_only(builtins: &[String]) -> bool {
         .all(|b| b == "global_invocation_id" || b == "num_workgroups")
 }
 
-/// A wide kernel's dispatch: one invocation per [`wide_elements`] elements of buffer `sized_by`.
-fn wide_dispatch(desc: &GraphDesc, sized_by: u32, lengths: &[Option<u64>]) -> DispatchDesc {
+/// A wide kernel's dispatch: one invocation per `per` elements of buffer `sized_by`.
+fn wide_dispatch(desc: &GraphDesc, sized_by: u32, per: u32) -> DispatchDesc {
     let name = &desc.buffers[sized_by as usize].name;
-    let per = wide_elements(lengths.get(sized_by as usize).copied().flatten());
     let threads = SizeDesc::len_div_ceil(sized_by, name, per);
     DispatchDesc::Threads([threads, SizeDesc::ONE, SizeDesc::ONE])
 }
