@@ -296,8 +296,21 @@ pub struct KernelDesc {
     /// ([`crate::fusion`]). `None` when not proved.
     #[serde(default)]
     pub reach: Option<u32>,
+    /// A library image kernel's neighbourhood on the image its `width` and `height` arguments give
+    /// ([`crate::library::GridShape`], its reach known): a chain of such kernels fuses by 2-D overlapped
+    /// tiling. `None` for every other kernel.
+    #[serde(default)]
+    pub grid: Option<GridDesc>,
     /// Left alone by the fusion pass (`#[no_fusion]` on the node or its graph).
     pub no_fusion: bool,
+}
+
+/// How far a library image kernel reads: pixels at most `x` columns and `y` rows from its own, clamped into
+/// the image ([`KernelDesc::grid`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GridDesc {
+    pub x: u32,
+    pub y: u32,
 }
 
 impl KernelDesc {

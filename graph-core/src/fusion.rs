@@ -245,7 +245,12 @@ pub fn widen<'a>(
     for n in 0..fusion.desc.nodes.len() {
         // A fused group's kernel is dispatched by threads, a tiled one is no pointwise kernel, an absorbed
         // member is empty: only kernels that run alone pass.
-        let Some((k, extent)) = candidate(&fusion.desc, lengths, max_bindings, n) else {
+        // Pointwise kernels, and the library's image kernels (which read neighbours: their invocations share
+        // nothing all the same, `GridShape`).
+        let independent = |k: &KernelDesc| k.pointwise || k.grid.is_some();
+        let Some((k, extent)) =
+            candidate_where(&fusion.desc, lengths, max_bindings, n, independent)
+        else {
             continue;
         };
         let DispatchDesc::BufferLen(sized_by) = k.dispatch else {
@@ -433,6 +438,19 @@ fn candidate<'a>(
     max_bindings: usize,
     n: usize,
 ) -> Option<(&'a KernelDesc, Extent<'a>)> {
+    candidate_where(desc, lengths, max_bindings, n, |k| k.pointwise)
+}
+
+/// [`candidate`], for kernels `independent` accepts instead of pointwise ones: kernels whose invocations
+/// share nothing (no workgroup memory, barriers or local ids), which [`widen`] may call several times in
+/// one invocation whatever they read.
+fn candidate_where<'a>(
+    desc: &'a GraphDesc,
+    lengths: &[Option<u64>],
+    max_bindings: usize,
+    n: usize,
+    independent: impl Fn(&KernelDesc) -> bool,
+) -> Option<(&'a KernelDesc, Extent<'a>)> {
     let OpDesc::Kernel(k) = &desc.nodes[n].op else {
         return None;
     };
@@ -443,7 +461,7 @@ fn candidate<'a>(
         DispatchDesc::Indirect(_) => false,
     };
     let in_block = desc.blocks.iter().any(|b| b.nodes.contains(&(n as u32)));
-    let fusable = k.pointwise
+    let fusable = independent(k)
         && !k.no_fusion
         && k.range.is_none()
         && k.alternative.is_none()
@@ -1135,8 +1153,10 @@ fn fused_kernel(
         foldable: wide.is_some() || kernels.iter().all(|k| k.foldable),
         range: None,
         alternative: None,
-        pointwise: true,
+        // A wide kernel alone may read neighbours ([`widen`]).
+        pointwise: kernels.iter().all(|k| k.pointwise),
         reach: None,
+        grid: None,
         no_fusion: false,
     };
     validate_once(&kernel, desc, validated)

@@ -53,6 +53,31 @@ pub struct LibraryKernel {
     /// invocation handles more elements, so that work done once per workgroup stays small beside the rest
     /// (the histogram's bins, zeroed and added up by every workgroup).
     pub most_invocations: u32,
+    /// A kernel over a `width` x `height` image (row-major, its arguments of those names) that is a
+    /// neighbourhood kernel on it, so that a chain of them fuses by 2-D overlapped tiling
+    /// ([`crate::stencil`]). `None` for every other kernel.
+    pub grid: Option<GridShape>,
+}
+
+/// How far a library image kernel reads (see [`LibraryKernel::grid`]). Its entry point computes one pixel,
+/// `i = gid.x + gid.y * num_workgroups.x * 256`, and, for every `i < min(width * height, the lengths of its
+/// buffers)`, writes `output[i]` whatever the data, reading its inputs only at pixels at most `x` columns and
+/// `y` rows from its own, clamped into the image; past that extent it writes nothing. The library is ours:
+/// this is stated, not proved from the IR as a user kernel's reach is, and the GPU tests compare every fused
+/// form with the unfused kernels and the CPU.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct GridShape {
+    pub x: GridReach,
+    pub y: GridReach,
+}
+
+/// A reach along one axis of a [`GridShape`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GridReach {
+    Fixed(u32),
+    /// The value of this `u32` argument, when the graph gives it as a literal (a parameter's value is not
+    /// known when the graph is fused, so such a kernel does not fuse).
+    Arg(&'static str),
 }
 
 /// A multi-pass library algorithm (reduce, scan): a graph of library kernels, used as a subgraph node

@@ -28,13 +28,14 @@
 
 use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
+use std::fmt;
 
 use crate::desc::{AccessDesc, DispatchDesc, GraphDesc, KernelDesc, OpDesc, SizeDesc};
 use crate::fusion_parts::{
     MAX_FUSED_BINDINGS, declared_lengths, member_of, touchers, validate_once,
 };
 use crate::ir::{AccessMode, Role};
-use crate::size::SizeStep;
+use crate::size::{SizeOp, SizeStep};
 use crate::types::ValueType;
 use crate::wgsl;
 
@@ -50,6 +51,9 @@ pub const MAX_TILE: u32 = 1024;
 
 /// The smallest tile worth a group: below it the halo costs more than the dispatches it saves.
 pub const MIN_TILE: u32 = 64;
+
+/// The narrowest tile of an image: a row of it is 128 bytes of `f32`, one memory transaction of a warp.
+pub const MIN_TILE_WIDTH: u32 = 32;
 
 /// The workgroups a tiled dispatch aims for when the buffers are short: a large GPU's cores each with several
 /// (an H100 has 132).
@@ -68,10 +72,39 @@ const MISSES_TRIED: usize = 8;
 /// How a group is tiled.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Tiling {
-    /// Elements each workgroup writes.
-    pub tile: u32,
-    /// Elements the first step computes on each side of the tile.
-    pub halo: u32,
+    /// Elements each workgroup writes: `tile[0]` columns of `tile[1]` rows of an image, or `tile[0]`
+    /// elements of a line (`tile[1]` is 1).
+    pub tile: [u32; 2],
+    /// Elements the first step computes past the tile on each side, along each axis.
+    pub halo: [u32; 2],
+    /// The group runs over an image ([`Shape::Image`]).
+    pub image: bool,
+}
+
+impl fmt::Display for Tiling {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let Tiling {
+            tile: [tx, ty],
+            halo: [hx, hy],
+            image,
+        } = *self;
+        match image {
+            true => write!(
+                f,
+                "tiles of {tx} x {ty} pixels with a halo of {hx} columns and {hy} rows"
+            ),
+            false => write!(f, "tiles of {tx} with a halo of {hx}"),
+        }
+    }
+}
+
+/// What a candidate runs over, besides its length: a line of elements (a kernel with a proved
+/// [`KernelDesc::reach`]), or an image of `width` x `height` pixels, stored row by row (a library image
+/// kernel, [`KernelDesc::grid`]), its sizes as the kernel's arguments give them. Kernels of one lane share it.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum Shape {
+    Line,
+    Image { width: String, height: String },
 }
 
 /// A group of neighbourhood kernels, with how it runs.
@@ -86,9 +119,10 @@ pub struct Group {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Layout {
     pub tiling: Tiling,
-    /// Per member: its reach, and how many elements past the tile on each side it computes.
-    reach: Vec<u32>,
-    radius: Vec<u32>,
+    pub shape: Shape,
+    /// Per member: its reach, and how many elements past the tile on each side it computes, along each axis.
+    reach: Vec<[u32; 2]>,
+    radius: Vec<[u32; 2]>,
     /// Buffers the members write, each in a workgroup array, in the order first written.
     tiles: Vec<u32>,
     /// The tiles written back to their buffers at the end.
@@ -159,12 +193,12 @@ impl<'a> Graph<'a> {
         }
     }
 
-    /// The number of elements of every buffer kernel `n` binds and of its invocations, if it is a
-    /// neighbourhood kernel the pass may tile.
-    fn extent(&self, n: u32) -> Option<u64> {
+    /// The number of elements of every buffer kernel `n` binds and of its invocations, and what they form,
+    /// if it is a neighbourhood kernel the pass may tile.
+    fn extent(&self, n: u32) -> Option<(u64, Shape)> {
         let k = self.kernel(n)?;
         let in_block = self.desc.blocks.iter().any(|b| b.nodes.contains(&n));
-        if k.reach.is_none()
+        if (k.reach.is_none() && k.grid.is_none())
             || k.no_fusion
             || k.range.is_some()
             || k.alternative.is_some()
@@ -186,15 +220,32 @@ impl<'a> Graph<'a> {
             .bindings
             .iter()
             .all(|a| self.lengths.get(a.buffer as usize).copied().flatten() == Some(len));
-        (equal && len > 0).then_some(len)
+        if !equal || len == 0 {
+            return None;
+        }
+        let shape = match k.grid {
+            None => Shape::Line,
+            Some(_) => {
+                let arg = |name: &str| {
+                    let value = k.args.iter().find(|a| a.name == name)?.value.to_string();
+                    // The tiled dispatch is sized by the image's sizes: only sizes it can compute.
+                    image_size(self.desc, &value).map(|_| value)
+                };
+                Shape::Image {
+                    width: arg("width")?,
+                    height: arg("height")?,
+                }
+            }
+        };
+        Some((len, shape))
     }
 
     /// A candidate's extent, when its code can also be renamed into a fused module.
-    fn candidate(&self, n: u32) -> Option<u64> {
-        let len = self.extent(n)?;
+    fn candidate(&self, n: u32) -> Option<(u64, Shape)> {
+        let extent = self.extent(n)?;
         let k = self.kernel(n)?;
         wgsl::member(&k.source, &k.entry, wgsl::FUSED_PREFIX, &HashMap::new())?;
-        Some(len)
+        Some(extent)
     }
 
     /// Whether `members` (in topological order) can run as one node: no path leaves them and comes back.
@@ -227,7 +278,13 @@ impl<'a> Graph<'a> {
     /// Whether buffer `b` is not needed after `members` have written it: graph-owned and touched by nothing
     /// else, first overwritten by the group; or overwritten, whole and without being read, by the next node
     /// that touches it, with every later one after that node.
-    fn dead_after(&self, members: &[u32], after_group: &[bool], b: u32, len: u64) -> bool {
+    fn dead_after(
+        &self,
+        members: &[u32],
+        after_group: &[bool],
+        b: u32,
+        extent: &(u64, Shape),
+    ) -> bool {
         let desc = self.desc;
         if desc.blocks.iter().any(|block| block.flag == Some(b)) {
             return false;
@@ -255,7 +312,7 @@ impl<'a> Graph<'a> {
         let Some(&next) = after.iter().min_by_key(|&&n| self.position[n as usize]) else {
             return false;
         };
-        if mode_in(next) != Some(AccessMode::Write) || self.extent(next) != Some(len) {
+        if mode_in(next) != Some(AccessMode::Write) || self.extent(next).as_ref() != Some(extent) {
             return false;
         }
         // Every later node that touches `b` comes after `next`.
@@ -280,14 +337,15 @@ impl<'a> Graph<'a> {
 
     /// How `members` (consecutive candidates of extent `len`) run as one tiled kernel; `Err` in words when
     /// they cannot.
-    fn layout(&self, members: &[u32], len: u64) -> Result<Layout, Refusal> {
+    fn layout(&self, members: &[u32], extent: &(u64, Shape)) -> Result<Layout, Refusal> {
+        let (len, shape) = extent;
         let kernels: Vec<&KernelDesc> = members
             .iter()
             .map(|&m| self.kernel(m).ok_or_else(Refusal::longer_too))
             .collect::<Result<_, _>>()?;
-        let reach: Vec<u32> = kernels.iter().map(|k| k.reach.unwrap_or(0)).collect();
+        let reach: Vec<[u32; 2]> = kernels.iter().map(|k| reach_of(k)).collect();
         // Fewer than two kernels that read neighbours: for the pointwise pass.
-        if reach.iter().filter(|&&r| r > 0).count() < 2 {
+        if reach.iter().filter(|r| **r != [0, 0]).count() < 2 {
             return Err(Refusal::this());
         }
         // Which member wrote each buffer last, before each member; what each reads from memory.
@@ -322,22 +380,24 @@ impl<'a> Graph<'a> {
         }
         // How far each step computes past the tile: as far as the steps that read its output need, plus
         // their reach (members in reverse topological order).
-        let mut radius = vec![0u32; members.len()];
+        let mut radius = vec![[0u32; 2]; members.len()];
         for j in (0..members.len()).rev() {
-            radius[j] = reads_of
-                .iter()
-                .filter(|&&(_, w)| w == j)
-                .map(|&(r, _)| radius[r] + reach[r])
-                .max()
-                .unwrap_or(0);
+            for axis in 0..2 {
+                radius[j][axis] = reads_of
+                    .iter()
+                    .filter(|&&(_, w)| w == j)
+                    .map(|&(r, _)| radius[r][axis] + reach[r][axis])
+                    .max()
+                    .unwrap_or(0);
+            }
         }
-        let halo = radius.iter().copied().max().unwrap_or(0);
+        let halo = [0, 1].map(|axis| radius.iter().map(|r| r[axis]).max().unwrap_or(0));
 
         let mut written_back = Vec::new();
         let mut unbound = Vec::new();
         let after_group = self.reached_from(members);
         for &b in &tiles {
-            if !self.dead_after(members, &after_group, b, len) {
+            if !self.dead_after(members, &after_group, b, extent) {
                 written_back.push(b);
             } else if !from_memory.iter().any(|&(_, read)| read == b) {
                 unbound.push(b);
@@ -354,9 +414,9 @@ impl<'a> Graph<'a> {
             })
             .collect();
         // Another workgroup may have written a buffer back before this one reads it past its tile.
-        let races = from_memory
-            .iter()
-            .any(|&(j, b)| written_back.contains(&b) && (radius[j] > 0 || reach[j] > 0));
+        let races = from_memory.iter().any(|&(j, b)| {
+            written_back.contains(&b) && (radius[j] != [0, 0] || reach[j] != [0, 0])
+        });
         if races {
             return Err(Refusal::this());
         }
@@ -385,22 +445,17 @@ impl<'a> Graph<'a> {
             .iter()
             .map(|&b| element_stride(self.desc.buffers[b as usize].elem))
             .sum();
-        // The tiles do not fit the workgroup memory.
-        let tile = tile_size(stride, halo).ok_or_else(Refusal::longer_too)?;
-        // The halo's extra work: each step computes `2 * radius` elements besides its tile.
-        let extra: u64 = radius.iter().map(|&r| 2 * u64::from(r)).sum();
-        // The halo would recompute more than a quarter of the work.
-        if 4 * extra > members.len() as u64 * u64::from(tile) {
-            return Err(Refusal::longer_too());
-        }
-        // More workgroups than one dimension of a dispatch may have on every device (the tiled kernel is not
-        // folded into two).
-        let tile = tile_for(len, tile);
-        if len.div_ceil(u64::from(tile)) > u64::from(MAX_WORKGROUPS) {
-            return Err(Refusal::longer_too());
-        }
+        let tile = match shape {
+            Shape::Line => line_tile(*len, stride, &radius)?,
+            Shape::Image { .. } => image_tile(stride, &radius)?,
+        };
         Ok(Layout {
-            tiling: Tiling { tile, halo },
+            tiling: Tiling {
+                tile,
+                halo,
+                image: matches!(shape, Shape::Image { .. }),
+            },
+            shape: shape.clone(),
             reach,
             radius,
             tiles,
@@ -410,6 +465,79 @@ impl<'a> Graph<'a> {
             unbound: owned_unneeded,
         })
     }
+}
+
+/// A kernel's reach along each axis: along the line, or across and down the image.
+fn reach_of(k: &KernelDesc) -> [u32; 2] {
+    match k.grid {
+        Some(grid) => [grid.x, grid.y],
+        None => [k.reach.unwrap_or(0), 0],
+    }
+}
+
+/// The tile of a line of `len` elements whose steps compute `radius` past it, `stride` bytes per element
+/// across the tiles (see [`tile_for`]), if the tiles fit and the halo's work is small enough.
+fn line_tile(len: u64, stride: u32, radius: &[[u32; 2]]) -> Result<[u32; 2], Refusal> {
+    let halo = radius.iter().map(|r| r[0]).max().unwrap_or(0);
+    // The tiles do not fit the workgroup memory.
+    let tile = tile_size(stride, halo).ok_or_else(Refusal::longer_too)?;
+    // The halo's extra work: each step computes `2 * radius` elements besides its tile.
+    let extra: u64 = radius.iter().map(|r| 2 * u64::from(r[0])).sum();
+    // The halo would recompute more than a quarter of the work.
+    if 4 * extra > radius.len() as u64 * u64::from(tile) {
+        return Err(Refusal::longer_too());
+    }
+    // More workgroups than one dimension of a dispatch may have on every device (the tiled kernel is not
+    // folded into two).
+    let tile = tile_for(len, tile);
+    if len.div_ceil(u64::from(tile)) > u64::from(MAX_WORKGROUPS) {
+        return Err(Refusal::longer_too());
+    }
+    Ok([tile, 1])
+}
+
+/// The tile of an image whose steps compute `radius` columns and rows past it, `stride` bytes per pixel
+/// across the tiles: of the shapes whose arrays fit [`TILE_MEMORY_BYTES`], whose halo recomputes at most a
+/// quarter of the work, between [`MIN_TILE`] and [`MAX_TILE`] pixels and at least [`MIN_TILE_WIDTH`] wide
+/// (rows of a tile are read and written whole, as one access of a warp), the one that computes fewest
+/// pixels per pixel written; of equals, the larger, then the wider.
+fn image_tile(stride: u32, radius: &[[u32; 2]]) -> Result<[u32; 2], Refusal> {
+    let halo = [0, 1].map(|axis| radius.iter().map(|r| r[axis]).max().unwrap_or(0));
+    let mut best: Option<(u64, [u32; 2])> = None;
+    for width in [
+        MIN_TILE_WIDTH,
+        2 * MIN_TILE_WIDTH,
+        4 * MIN_TILE_WIDTH,
+        8 * MIN_TILE_WIDTH,
+    ] {
+        for height in [1, 2, 4, 8, 16, 32, 64] {
+            let area = width * height;
+            if !(MIN_TILE..=MAX_TILE).contains(&area) {
+                continue;
+            }
+            let span = u64::from(width + 2 * halo[0]) * u64::from(height + 2 * halo[1]);
+            if span * u64::from(stride.max(1)) > u64::from(TILE_MEMORY_BYTES) {
+                continue;
+            }
+            let computed: u64 = radius
+                .iter()
+                .map(|r| u64::from(width + 2 * r[0]) * u64::from(height + 2 * r[1]))
+                .sum();
+            let written = radius.len() as u64 * u64::from(area);
+            if 4 * (computed - written) > written {
+                continue;
+            }
+            // Pixels computed per pixel written, in thousandths, then larger and wider tiles first.
+            let cost = computed * 1000 / u64::from(area);
+            let better = best.is_none_or(|(c, [w, h])| {
+                (cost, u32::MAX - area, u32::MAX - width) < (c, u32::MAX - w * h, u32::MAX - w)
+            });
+            if better {
+                best = Some((cost, [width, height]));
+            }
+        }
+    }
+    best.map(|(_, tile)| tile).ok_or_else(Refusal::longer_too)
 }
 
 /// The tile for buffers of `len` elements, at most `largest`: one that makes about [`TARGET_WORKGROUPS`]
@@ -471,12 +599,12 @@ pub fn groups(desc: &GraphDesc, lengths: &[Option<u64>]) -> Vec<Group> {
 /// connected through the buffers they bind (a chain, say, whatever else the topological order interleaves
 /// with it), each lane in topological order cut into its longest valid prefixes.
 fn groups_over(graph: &Graph<'_>, taken: &[bool]) -> Vec<Group> {
-    let candidates: Vec<(u32, u64)> = graph
+    let candidates: Vec<(u32, (u64, Shape))> = graph
         .desc
         .topological_order
         .iter()
         .filter(|&&n| !taken[n as usize])
-        .filter_map(|&n| graph.candidate(n).map(|len| (n, len)))
+        .filter_map(|&n| graph.candidate(n).map(|extent| (n, extent)))
         .collect();
     // Union-find over the candidates: two of one extent that bind one buffer share a lane.
     let mut parent: Vec<usize> = (0..candidates.len()).collect();
@@ -487,16 +615,16 @@ fn groups_over(graph: &Graph<'_>, taken: &[bool]) -> Vec<Group> {
         }
         i
     }
-    let mut binder: HashMap<(u32, u64), usize> = HashMap::new();
-    for (i, &(n, len)) in candidates.iter().enumerate() {
-        for a in graph.kernel(n).map_or(&[][..], |k| &k.bindings[..]) {
-            match binder.get(&(a.buffer, len)) {
+    let mut binder: HashMap<(u32, &(u64, Shape)), usize> = HashMap::new();
+    for (i, (n, extent)) in candidates.iter().enumerate() {
+        for a in graph.kernel(*n).map_or(&[][..], |k| &k.bindings[..]) {
+            match binder.get(&(a.buffer, extent)) {
                 Some(&other) => {
                     let (x, y) = (root(&mut parent, i), root(&mut parent, other));
                     parent[x] = y;
                 }
                 None => {
-                    binder.insert((a.buffer, len), i);
+                    binder.insert((a.buffer, extent), i);
                 }
             }
         }
@@ -511,7 +639,7 @@ fn groups_over(graph: &Graph<'_>, taken: &[bool]) -> Vec<Group> {
     }
     let mut groups = Vec::new();
     for (lane, members) in lanes {
-        cut(graph, &members, candidates[lane].1, &mut groups);
+        cut(graph, &members, &candidates[lane].1, &mut groups);
     }
     groups.sort_by_key(|g| graph.position[g.members[0] as usize]);
     groups
@@ -523,12 +651,12 @@ fn groups_over(graph: &Graph<'_>, taken: &[bool]) -> Vec<Group> {
 /// way back into the group, tiles or halos too large) or [`MISSES_TRIED`] in a row are refused for others
 /// (too many bindings, a buffer written back that a member reads past its tile: a ping-pong chain's runs of
 /// even length are refused, odd ones not).
-fn cut(graph: &Graph<'_>, lane: &[u32], len: u64, groups: &mut Vec<Group>) {
+fn cut(graph: &Graph<'_>, lane: &[u32], extent: &(u64, Shape), groups: &mut Vec<Group>) {
     // Kernels that read neighbours, counted up to each place in the lane: a run with fewer than two is not
     // tried (a lane of pointwise kernels is left to the pointwise pass at no cost).
     let mut stencils_before = vec![0usize; lane.len() + 1];
     for (i, &n) in lane.iter().enumerate() {
-        let reads_neighbours = graph.kernel(n).and_then(|k| k.reach).is_some_and(|r| r > 0);
+        let reads_neighbours = graph.kernel(n).is_some_and(|k| reach_of(k) != [0, 0]);
         stencils_before[i + 1] = stencils_before[i] + usize::from(reads_neighbours);
     }
     let mut start = 0;
@@ -544,7 +672,7 @@ fn cut(graph: &Graph<'_>, lane: &[u32], len: u64, groups: &mut Vec<Group>) {
             if !graph.contractible(members) {
                 break;
             }
-            match graph.layout(members, len) {
+            match graph.layout(members, extent) {
                 Ok(layout) => {
                     found = Some(Group {
                         members: members.to_vec(),
@@ -571,8 +699,44 @@ fn cut(graph: &Graph<'_>, lane: &[u32], len: u64, groups: &mut Vec<Group>) {
     }
 }
 
+/// The size an image kernel's `width` or `height` argument gives (`value`, its WGSL), as a dispatch computes
+/// it: a `u32` parameter (`params.name`) or a literal; `None` for anything else.
+fn image_size(desc: &GraphDesc, value: &str) -> Option<SizeDesc> {
+    let value = value.trim();
+    let step = match value.strip_prefix("params.") {
+        Some(name) => {
+            let field = desc
+                .params
+                .fields
+                .iter()
+                .find(|f| *f.name == *name && f.ty == ValueType::U32)?;
+            SizeStep::Param(field.offset)
+        }
+        None => SizeStep::Literal(wgsl::value::literal_u32(value)?),
+    };
+    Some(SizeDesc {
+        text: value.to_string().into(),
+        steps: vec![step].into(),
+    })
+}
+
+/// `size.div_ceil(divisor)`.
+fn div_ceil(size: SizeDesc, divisor: u32) -> SizeDesc {
+    let mut steps = size.steps.into_owned();
+    steps.extend([SizeStep::Literal(divisor), SizeStep::Op(SizeOp::DivCeil)]);
+    SizeDesc {
+        text: format!("{}.div_ceil({divisor})", size.text).into(),
+        steps: steps.into(),
+    }
+}
+
 /// The tiled kernel that runs `group` (found by [`groups`] over `lengths`); `Err` in words when a member's
 /// code has a form the renaming does not handle, or the kernel does not validate.
+///
+/// Each step runs over the tile and its own radius past it ([`positions`]): a line's elements, or an image's
+/// pixels, each with its place in the tile arrays (its *slot*). A member's reads of a tile go through
+/// `slot`, which finds an element's place from its index in the buffer: for an image, from its row and
+/// column, so a read of a neighbouring row lands in the tile's row above or below.
 pub fn kernel(
     desc: &GraphDesc,
     group: &Group,
@@ -580,7 +744,11 @@ pub fn kernel(
 ) -> Result<KernelDesc, String> {
     let p = wgsl::FUSED_PREFIX;
     let layout = &group.layout;
-    let Tiling { tile, halo } = layout.tiling;
+    let Tiling {
+        tile: [tx, ty],
+        halo: [hx, hy],
+        ..
+    } = layout.tiling;
     let kernels: Vec<&KernelDesc> = group
         .members
         .iter()
@@ -614,26 +782,76 @@ pub fn kernel(
             .map(|(name, elem, mode)| (name.as_str(), *elem, *mode)),
         &[],
     );
-    let span = tile + 2 * halo;
+    // Each tile array spans the tile and the halo: `span_x` columns of `span_y` rows (one row for a line).
+    let (span_x, span_y) = (tx + 2 * hx, ty + 2 * hy);
     let mut source = String::new();
     for &b in &layout.tiles {
         source.push_str(&format!(
-            "var<workgroup> {}: array<{}, {span}>;\n",
+            "var<workgroup> {}: array<{}, {}>;\n",
             tile_name(b),
-            elem(b)
+            elem(b),
+            span_x * span_y
         ));
     }
-    source.push_str(&format!(
-        "var<private> {p}base: i32;\nvar<private> {p}len: u32;\n\
-         fn {p}slot(position: i32) -> i32 {{ return position - {p}base; }}\n"
-    ));
     let mut body = format!(
-        "    {p}len = arrayLength(&{first});\n\
-         \x20   let {p}start = i32({p}workgroup.x * {tile}u);\n\
-         \x20   {p}base = {p}start - {halo};\n\
-         \x20   let {p}n = i32({p}len);\n",
+        "    {p}len = arrayLength(&{first});\n",
         first = bound_name(layout.bound[0].buffer),
     );
+    let dispatch = match &layout.shape {
+        Shape::Line => {
+            source.push_str(&format!(
+                "var<private> {p}base: i32;\nvar<private> {p}len: u32;\n\
+                 fn {p}slot(position: i32) -> i32 {{ return position - {p}base; }}\n"
+            ));
+            body.push_str(&format!(
+                "    let {p}start = i32({p}workgroup.x * {tx}u);\n\
+                 \x20   {p}base = {p}start - {hx};\n"
+            ));
+            let first = kernels[0];
+            let sized_by = match &first.dispatch {
+                DispatchDesc::BufferLen(b) => *b,
+                DispatchDesc::Threads([x, ..]) => match *x.steps {
+                    [SizeStep::Len(b)] => b,
+                    _ => return Err("the first member's dispatch is not a buffer's length".into()),
+                },
+                _ => return Err("the first member's dispatch is not a buffer's length".into()),
+            };
+            let workgroups =
+                SizeDesc::len_div_ceil(sized_by, &desc.buffers[sized_by as usize].name, tx);
+            [workgroups, SizeDesc::ONE, SizeDesc::ONE]
+        }
+        Shape::Image { width, height } => {
+            // The image's sizes as the first member's arguments give them (every member's are the same).
+            source.push_str(&format!(
+                "var<private> {p}width: u32;\nvar<private> {p}left: i32;\nvar<private> {p}top: i32;\n\
+                 var<private> {p}len: u32;\n\
+                 fn {p}slot(position: i32) -> i32 {{\n\
+                 \x20   let element = u32(position);\n\
+                 \x20   return (i32(element / {p}width) - {p}top) * {span_x} + i32(element % {p}width) - {p}left;\n\
+                 }}\n"
+            ));
+            body.push_str(&format!(
+                "    {p}width = {p}k0_width();\n\
+                 \x20   let {p}height = {p}k0_height();\n\
+                 \x20   let {p}x0 = i32({p}workgroup.x * {tx}u);\n\
+                 \x20   let {p}y0 = i32({p}workgroup.y * {ty}u);\n\
+                 \x20   {p}left = {p}x0 - {hx};\n\
+                 \x20   {p}top = {p}y0 - {hy};\n"
+            ));
+            let size = |value: &str| {
+                image_size(desc, value).ok_or_else(|| {
+                    format!("the image size `{value}` is not a parameter or a literal")
+                })
+            };
+            [
+                div_ceil(size(width)?, tx),
+                div_ceil(size(height)?, ty),
+                SizeDesc::ONE,
+            ]
+        }
+    };
+    let image = matches!(layout.shape, Shape::Image { .. });
+    let positions = |radius: [u32; 2], what: &str| positions(image, layout.tiling, radius, what);
     // Tiles each member reads or writes, by the buffers it binds.
     let mut written: Vec<u32> = Vec::new();
     for (j, k) in kernels.iter().enumerate() {
@@ -654,11 +872,16 @@ pub fn kernel(
                 bound_name(a.buffer)
             }
         })?;
-        if member.builtins != ["global_invocation_id"] {
-            return Err(format!(
-                "`{name}` takes builtins other than `global_invocation_id`"
-            ));
-        }
+        // The member is called once per position, as the invocation of that index in one row of workgroups.
+        let arguments = member
+            .builtins
+            .iter()
+            .map(|b| match b.as_str() {
+                "global_invocation_id" => Ok(format!("vec3<u32>(u32({p}p), 0u, 0u)")),
+                "num_workgroups" => Ok("vec3<u32>(1u, 1u, 1u)".to_string()),
+                other => Err(format!("`{name}` takes the builtin `{other}`")),
+            })
+            .collect::<Result<Vec<_>, _>>()?;
         let mut code = member.code;
         for &b in &in_tile {
             code = wgsl::in_tile(
@@ -678,45 +901,33 @@ pub fn kernel(
         source.push('\n');
 
         let radius = layout.radius[j];
-        let positions = |what: &str| {
-            format!(
-                "    for (var {p}p = {p}start - {radius} + i32({p}lid); {p}p < {p}start + {end}; {p}p += {WORKGROUP}) {{\n\
-                 {what}\
-                 \x20   }}\n",
-                end = tile + radius
-            )
-        };
         if !layout.preloaded[j].is_empty() {
             let mut load = String::new();
             for &b in &layout.preloaded[j] {
                 load.push_str(&format!(
-                    "        if (u32({p}p) < {p}len) {{ {t}[{p}p - {p}base] = {g}[{p}p]; }} \
-                     else {{ {t}[{p}p - {p}base] = {e}(); }}\n",
+                    "        if ({p}inside) {{ {t}[{p}s] = {g}[{p}p]; }} else {{ {t}[{p}s] = {e}(); }}\n",
                     t = tile_name(b),
                     g = bound_name(b),
                     e = elem(b)
                 ));
             }
-            body.push_str(&positions(&load));
+            body.push_str(&positions(radius, &load));
             body.push_str("    workgroupBarrier();\n");
         }
         let zeros: String = k
             .bindings
             .iter()
             .filter(|a| a.mode != AccessMode::Read)
-            .map(|a| {
-                format!(
-                    " {}[{p}p - {p}base] = {}();",
-                    tile_name(a.buffer),
-                    elem(a.buffer)
-                )
-            })
+            .map(|a| format!(" {}[{p}s] = {}();", tile_name(a.buffer), elem(a.buffer)))
             .collect();
-        body.push_str(&positions(&format!(
-            // A position before the start is negative, and past every length as a `u32`.
-            "        if (u32({p}p) < {p}len) {{ {}(vec3<u32>(u32({p}p), 0u, 0u)); }} else {{{zeros} }}\n",
-            member.function
-        )));
+        body.push_str(&positions(
+            radius,
+            &format!(
+                "        if ({p}inside) {{ {}({}); }} else {{{zeros} }}\n",
+                member.function,
+                arguments.join(", ")
+            ),
+        ));
         body.push_str("    workgroupBarrier();\n");
         for a in k.bindings.iter().filter(|a| a.mode != AccessMode::Read) {
             if !written.contains(&a.buffer) {
@@ -725,12 +936,13 @@ pub fn kernel(
         }
     }
     for &b in &layout.written_back {
-        body.push_str(&format!(
-            "    for (var {p}p = {p}start + i32({p}lid); {p}p < min({p}start + {tile}, {p}n); {p}p += {WORKGROUP}) {{\n\
-             \x20       {g}[{p}p] = {t}[{p}p - {p}base];\n\
-             \x20   }}\n",
-            g = bound_name(b),
-            t = tile_name(b)
+        body.push_str(&positions(
+            [0, 0],
+            &format!(
+                "        if ({p}inside) {{ {g}[{p}p] = {t}[{p}s]; }}\n",
+                g = bound_name(b),
+                t = tile_name(b)
+            ),
         ));
     }
     let entry = format!("{p}main");
@@ -739,16 +951,6 @@ pub fn kernel(
          fn {entry}(@builtin(workgroup_id) {p}workgroup: vec3<u32>, \
          @builtin(local_invocation_index) {p}lid: u32) {{\n{body}}}\n"
     ));
-    let first = kernels[0];
-    let sized_by = match &first.dispatch {
-        DispatchDesc::BufferLen(b) => *b,
-        DispatchDesc::Threads([x, ..]) => match *x.steps {
-            [SizeStep::Len(b)] => b,
-            _ => return Err("the first member's dispatch is not a buffer's length".into()),
-        },
-        _ => return Err("the first member's dispatch is not a buffer's length".into()),
-    };
-    let workgroups = SizeDesc::len_div_ceil(sized_by, &desc.buffers[sized_by as usize].name, tile);
     let kernel = KernelDesc {
         declarations: declarations.into(),
         args: Cow::Owned(Vec::new()),
@@ -756,15 +958,59 @@ pub fn kernel(
         entry: entry.into(),
         workgroup_size: [WORKGROUP, 1, 1],
         bindings: layout.bound.clone().into(),
-        dispatch: DispatchDesc::Workgroups([workgroups, SizeDesc::ONE, SizeDesc::ONE]),
+        dispatch: DispatchDesc::Workgroups(dispatch),
         foldable: false,
         range: None,
         alternative: None,
         pointwise: false,
         reach: None,
+        grid: None,
         no_fusion: false,
     };
     validate_once(&kernel, desc, validated)
         .map_err(|message| format!("the tiled kernel does not validate: {message}"))?;
     Ok(kernel)
+}
+
+/// A loop of the tiled kernel's workgroup over the positions a step computes: the tile and `radius` past it
+/// on each side, along each axis. `what` runs for each, with `p` (prefixed) the position's index in the
+/// buffers, `s` its slot in the tile arrays and `inside` whether it is an element of the buffers (of the
+/// image, for an image: a column left or right of it is not the next row's first or last pixel).
+fn positions(image: bool, tiling: Tiling, radius: [u32; 2], what: &str) -> String {
+    let p = wgsl::FUSED_PREFIX;
+    let Tiling {
+        tile: [tx, ty],
+        halo: [hx, hy],
+        ..
+    } = tiling;
+    let [rx, ry] = radius;
+    if !image {
+        return format!(
+            "    for (var {p}p = {p}start - {rx} + i32({p}lid); {p}p < {p}start + {end}; {p}p += {WORKGROUP}) {{\n\
+             \x20       let {p}s = {p}p - {p}base;\n\
+             \x20       // A position before the start is negative, and past every length as a `u32`.\n\
+             \x20       let {p}inside = u32({p}p) < {p}len;\n\
+             {what}\
+             \x20   }}\n",
+            end = tx + rx
+        );
+    }
+    let (columns, rows) = (tx + 2 * rx, ty + 2 * ry);
+    format!(
+        "    for (var {p}q = {p}lid; {p}q < {count}u; {p}q += {WORKGROUP}u) {{\n\
+         \x20       let {p}cx = i32({p}q % {columns}u) + {skip_x};\n\
+         \x20       let {p}cy = i32({p}q / {columns}u) + {skip_y};\n\
+         \x20       let {p}x = {p}left + {p}cx;\n\
+         \x20       let {p}y = {p}top + {p}cy;\n\
+         \x20       let {p}s = {p}cy * {span_x} + {p}cx;\n\
+         \x20       let {p}p = {p}y * i32({p}width) + {p}x;\n\
+         \x20       let {p}inside = {p}x >= 0 && {p}y >= 0 && u32({p}x) < {p}width && u32({p}y) < {p}height \
+         && u32({p}p) < {p}len;\n\
+         {what}\
+         \x20   }}\n",
+        count = columns * rows,
+        skip_x = hx - rx,
+        skip_y = hy - ry,
+        span_x = tx + 2 * hx,
+    )
 }

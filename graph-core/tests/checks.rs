@@ -71,6 +71,7 @@ static KERNELS: [LibraryKernel; 3] = [
         sized_by: None,
         per_invocation: 1,
         most_invocations: 0,
+        grid: None,
     },
     LibraryKernel {
         path: "reduce::sum",
@@ -89,6 +90,7 @@ fn main() {
         sized_by: None,
         per_invocation: 1,
         most_invocations: 0,
+        grid: None,
     },
     LibraryKernel {
         path: "mix",
@@ -107,6 +109,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
         sized_by: None,
         per_invocation: 1,
         most_invocations: 0,
+        grid: None,
     },
 ];
 

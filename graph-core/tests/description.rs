@@ -31,6 +31,7 @@ fn kernel_with(bindings: Vec<AccessDesc>, dispatch: DispatchDesc) -> KernelDesc 
         alternative: None,
         pointwise: false,
         reach: None,
+        grid: None,
         no_fusion: false,
     }
 }

@@ -689,7 +689,7 @@ fn a_ping_pong_stencil_chain_is_tiled_in_groups_of_odd_length() {
     assert_eq!(names(&fusion), vec![vec!["s0", "s1", "s2", "s3", "s4"]]);
     // Buffers of 1024 elements get the smallest tile (many workgroups for a short, latency-bound chain).
     let tiling = fusion.groups[0].tiling.expect("a tiled group");
-    assert_eq!((tiling.tile, tiling.halo), (64, 4));
+    assert_eq!((tiling.tile, tiling.halo), ([64, 1], [4, 0]));
     let OpDesc::Kernel(k) = &fusion.desc.nodes[0].op else {
         panic!("not a kernel")
     };
@@ -734,12 +734,12 @@ fn graph_owned_steps_of_a_stencil_chain_stay_in_workgroup_memory() {
     assert_valid(&fusion);
     assert_eq!(names(&fusion), vec![vec!["s0", "s1", "s2", "s3"]]);
     let group = &fusion.groups[0];
-    assert_eq!(group.tiling.map(|t| t.halo), Some(3));
+    assert_eq!(group.tiling.map(|t| t.halo), Some([3, 0]));
     // Long buffers get the largest tile that fits: four tiles of 4-byte elements, 3 of halo on each side, in
     // 16 KiB leave 1018, whose largest multiple of 64 is 960.
     let long = vec![Some(1 << 24); desc.buffers.len()];
     let fused_long = graph_core::fusion::fuse(&desc, &long, MAX_FUSED_BINDINGS);
-    assert_eq!(fused_long.groups[0].tiling.map(|t| t.tile), Some(960));
+    assert_eq!(fused_long.groups[0].tiling.map(|t| t.tile), Some([960, 1]));
     let registers: Vec<&str> = group
         .registers
         .iter()

@@ -123,6 +123,7 @@ static KERNELS: [LibraryKernel; 1] = [LibraryKernel {
     sized_by: None,
     per_invocation: 1,
     most_invocations: 0,
+    grid: None,
 }];
 
 static LIBRARY: Library = Library {

@@ -43,6 +43,7 @@ static LIB: Library = Library {
         sized_by: None,
         per_invocation: 1,
         most_invocations: 0,
+        grid: None,
     }],
     subgraphs: &[],
 };

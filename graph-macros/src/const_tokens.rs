@@ -7,8 +7,8 @@ use std::hash::{Hash, Hasher};
 
 use graph_core::desc::{
     AccessDesc, AlternativeDesc, BlockDesc, BufferDesc, DispatchDesc, EdgeDesc, GraphDesc,
-    KernelArgDesc, KernelDesc, OpDesc, ParamFieldDesc, ParamsDesc, PartitionDesc, RangeDesc,
-    SizeDesc, SubgraphBinding,
+    GridDesc, KernelArgDesc, KernelDesc, OpDesc, ParamFieldDesc, ParamsDesc, PartitionDesc,
+    RangeDesc, SizeDesc, SubgraphBinding,
 };
 use graph_core::ir::{AccessMode, ParamsStorage, Role};
 use graph_core::size::{SizeOp, SizeStep};
@@ -118,7 +118,8 @@ structs! {
     SubgraphBinding in desc { name, buffer, mode }
     BlockDesc in desc { name, count, flag, nodes }
     AccessDesc in desc { buffer, mode }
-    KernelDesc in desc { declarations, args, source, entry, workgroup_size, bindings, dispatch, foldable, range, alternative, pointwise, reach, no_fusion }
+    KernelDesc in desc { declarations, args, source, entry, workgroup_size, bindings, dispatch, foldable, range, alternative, pointwise, reach, grid, no_fusion }
+    GridDesc in desc { x, y }
     AlternativeDesc in desc { group, choice }
     RangeDesc in desc { start, end }
     KernelArgDesc in desc { name, ty, value }

@@ -606,5 +606,109 @@ fn main() -> Result<(), Error> {
             );
         }
     }
+    println!();
+    println!(
+        "the flagship's image chain (blur along rows, along columns, Sobel's gradient; each output written), \
+         tiled into one dispatch and unfused (`no_fusion`), both checked against the CPU; bytes: the image read \
+         once and the three outputs written once"
+    );
+    println!();
+    println!("| chain | pixels | bytes | GPU us | GB/s | of copy |");
+    println!("|---|---:|---:|---:|---:|---:|");
+    for &side in &sides {
+        let copy_rate = match cases(side).into_iter().next() {
+            Some(case) => (8 * side * side) as f64 / (measure(&gpu, &case, runs)? * 1e3),
+            None => f64::NAN,
+        };
+        for tiled in [true, false] {
+            let us = measure_chain(&gpu, side, tiled, runs)?;
+            let bytes = 16 * side * side;
+            let rate = bytes as f64 / (us * 1e3);
+            println!(
+                "| {} | {} | {bytes} | {us:.1} | {rate:.1} | {:.2} |",
+                if tiled { "tiled" } else { "unfused" },
+                side * side,
+                rate / copy_rate
+            );
+        }
+    }
     Ok(())
+}
+
+/// The flagship's blur and Sobel's gradient over a `side` x `side` image, tiled into one dispatch or every
+/// step `no_fusion`: each output checked against the CPU, then profiled as [`measure`] does.
+fn measure_chain(gpu: &Gpu, side: usize, tiled: bool, runs: usize) -> Result<f64, Error> {
+    let n = side * side;
+    let picture = image(side);
+    let mut b = GraphBuilder::new(if tiled { "Tiled" } else { "Unfused" });
+    b.input("image", "f32")
+        .output("rows", "f32")
+        .output("blurred", "f32")
+        .output("gradient", "f32");
+    let size = [
+        ("width", side.to_string() + "u"),
+        ("height", side.to_string() + "u"),
+    ];
+    let mut blur = size.to_vec();
+    blur.extend([("radius", "2u".to_string()), ("sigma", "1.0".to_string())]);
+    let as_args =
+        |args: &[(&'static str, String)]| -> Vec<(&'static str, String)> { args.to_vec() };
+    let steps = [
+        ("along_rows", "blur_h", ("image", "rows"), as_args(&blur)),
+        (
+            "along_columns",
+            "blur_v",
+            ("rows", "blurred"),
+            as_args(&blur),
+        ),
+        ("sobel", "sobel", ("blurred", "gradient"), as_args(&size)),
+    ];
+    for (name, path, (input, output), args) in &steps {
+        let args: Vec<(&str, &str)> = args.iter().map(|(n, v)| (*n, v.as_str())).collect();
+        b.library(name, path, &[("input", input), ("output", output)], &args);
+        if !tiled {
+            b.no_fusion(name);
+        }
+    }
+    let desc = b
+        .build(&LIBRARY)
+        .map_err(|e| Error::Gpu(format!("chain: {e}")))?;
+    let input = gpu.buffer_from_slice(&picture)?;
+    let outputs = [
+        gpu.buffer_from_slice(&vec![f32::NAN; n])?,
+        gpu.buffer_from_slice(&vec![f32::NAN; n])?,
+        gpu.buffer_from_slice(&vec![f32::NAN; n])?,
+    ];
+    let mut graph = BakedGraph::bake(
+        gpu,
+        desc,
+        &[
+            ("image", input.as_any()),
+            ("rows", outputs[0].as_any()),
+            ("blurred", outputs[1].as_any()),
+            ("gradient", outputs[2].as_any()),
+        ],
+    )?;
+    let groups = graph.fused().iter().filter(|g| g.tiling.is_some()).count();
+    if groups != usize::from(tiled) {
+        return Err(Error::Gpu(format!(
+            "chain: {groups} tiled groups, tiled: {tiled}"
+        )));
+    }
+    graph.replay_blocking()?;
+    let mut want = [vec![0.0; n], vec![0.0; n], vec![0.0; n]];
+    let [rows, blurred, gradient] = &mut want;
+    cpu::blur(&picture, rows, (side, side), (2, 1.0), true);
+    cpu::blur(rows, blurred, (side, side), (2, 1.0), false);
+    cpu::sobel(blurred, gradient, side, side);
+    for (k, (buffer, want)) in outputs.iter().zip(&want).enumerate() {
+        let got = buffer.read_blocking()?;
+        if let Some(i) = (0..n).find(|&i| (got[i] - want[i]).abs() > 1e-4 * (1.0 + want[i].abs())) {
+            return Err(Error::Gpu(format!(
+                "chain: output {k}[{i}] is {}, the CPU says {}",
+                got[i], want[i]
+            )));
+        }
+    }
+    gpu_time(&mut graph, runs, || Ok(()))
 }

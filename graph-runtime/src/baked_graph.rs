@@ -238,10 +238,8 @@ impl BakedGraph {
             match (fused, declined) {
                 (Some(g), _) => Some(match g.tiling {
                     Some(t) => format!(
-                        "tiled: {} steps in one dispatch, tiles of {} with a halo of {}: {}",
+                        "tiled: {} steps in one dispatch, {t}: {}",
                         g.members.len(),
-                        t.tile,
-                        t.halo,
                         g.names.join(" + ")
                     ),
                     None => format!("fused: {}", g.names.join(" + ")),

@@ -553,6 +553,7 @@ fn copy_kernel(
     let kernel = KernelDesc {
         pointwise: false,
         reach: None,
+        grid: None,
         no_fusion: true,
         declarations: declarations.into(),
         args: Default::default(),

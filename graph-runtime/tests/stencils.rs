@@ -124,7 +124,11 @@ fn run(gpu: &Gpu, fused: bool, a0: &[f32], ks: &[f32]) -> Result<Run, Error> {
         .filter(|g| g.tiling.is_some())
         .map(|g| g.members.len())
         .sum();
-    let tile = graph.fused().iter().find_map(|g| g.tiling).map(|t| t.tile);
+    let tile = graph
+        .fused()
+        .iter()
+        .find_map(|g| g.tiling)
+        .map(|t| t.tile[0]);
     let mut out = Vec::new();
     for &k in ks {
         a.write(a0)?;
@@ -240,7 +244,7 @@ fn the_macro_promises_a_tiled_group_and_bake_keeps_it() -> Result<(), Error> {
     let mut g = Smooth3::bake(&gpu, Smooth3Buffers { x: &x, y: &y })?;
     g.check_fused(Smooth3::FUSED)?;
     let group = &g.untyped().fused()[0];
-    assert_eq!(group.tiling.map(|t| t.halo), Some(2));
+    assert_eq!(group.tiling.map(|t| t.halo), Some([2, 0]));
     // `t` and `u` stay in workgroup memory: the bake allocates a placeholder for each.
     assert_eq!(group.registers.len(), 2);
     assert!(
@@ -273,7 +277,7 @@ fn tiling(graph: &BakedGraph) -> (usize, Option<u32>) {
     let tiled = graph.fused().iter().filter(|g| g.tiling.is_some());
     (
         tiled.clone().map(|g| g.members.len()).sum(),
-        tiled.map(|g| g.tiling.map(|t| t.tile)).next().flatten(),
+        tiled.map(|g| g.tiling.map(|t| t.tile[0])).next().flatten(),
     )
 }
 

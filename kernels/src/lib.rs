@@ -17,9 +17,9 @@
 //! | `axpy` | `x: read`, `y: read_write` | `a: f32` | one per element of `y` |
 //! | `threshold` | `input: read`, `output: write` | `level: f32` | one per element of `output` |
 //! | `transpose` | `input: read`, `output: write` | `rows: u32`, `cols: u32` | any; 32 x 32 tiles, strided (default one per 4 elements of `output`) |
-//! | `sobel`, `scharr` | `input: read`, `output: write` | `width: u32`, `height: u32` | any, strided (default one per 4 pixels) |
+//! | `sobel`, `scharr` | `input: read`, `output: write` | `width: u32`, `height: u32` | one per pixel (made wide at bake); fuses with other image kernels |
 //! | `conv2d` | `input: read`, `weights: read`, `output: write` | `width`, `height`, `radius: u32` | any, strided (default one per 4 pixels) |
-//! | `blur_h`, `blur_v` | `input: read`, `output: write` | `width`, `height`, `radius: u32`, `sigma: f32` | any, strided (default one per 4 pixels) |
+//! | `blur_h`, `blur_v` | `input: read`, `output: write` | `width`, `height`, `radius: u32`, `sigma: f32` | one per pixel (made wide at bake); fuses with other image kernels when `radius` is a literal |
 //! | `softmax_rows` | `input: read`, `output: write` | `cols: u32` | one per 16 elements of `output`, workgroups of 256 |
 //! | `histogram` | `input: read`, `bins: read_write` (atomic `u32`) | `lo`, `hi: f32` | any, strided (default one per 8 elements of `input`, at most 2048 workgroups) |
 //! | `matmul` | `a: read`, `b: read`, `c: write` | `m`, `n`, `k: u32` | any; 64 x 64 tiles, strided (default one per 16 elements of `c`) |

@@ -2,7 +2,31 @@
 //! validates each kernel's WGSL with naga against its metadata, so a bad kernel fails the build.
 
 use graph_core::ir::AccessMode::{Read, ReadWrite, Write};
-use graph_core::library::{GENERIC, LibraryArg, LibraryBinding, LibraryKernel};
+use graph_core::library::{
+    GENERIC, GridReach, GridShape, LibraryArg, LibraryBinding, LibraryKernel,
+};
+
+/// The image kernels' dispatch: one pixel per invocation, made wide at bake where the image is large.
+const PER_PIXEL: &str = "one invocation per pixel of `output` in workgroups of 256 (several pixels a grid \
+                         apart per invocation at bake, from 512K pixels)";
+
+/// Sobel's and Scharr's 3 x 3 neighbourhood.
+const GRADIENT: GridShape = GridShape {
+    x: GridReach::Fixed(1),
+    y: GridReach::Fixed(1),
+};
+
+/// The blur along rows: `radius` columns either side.
+const ALONG_ROWS: GridShape = GridShape {
+    x: GridReach::Arg("radius"),
+    y: GridReach::Fixed(0),
+};
+
+/// The blur along columns: `radius` rows either side.
+const ALONG_COLUMNS: GridShape = GridShape {
+    x: GridReach::Fixed(0),
+    y: GridReach::Arg("radius"),
+};
 
 pub const KERNELS: &[LibraryKernel] = &[
     LibraryKernel {
@@ -24,6 +48,7 @@ pub const KERNELS: &[LibraryKernel] = &[
         sized_by: None,
         per_invocation: 1,
         most_invocations: 0,
+        grid: None,
     },
     LibraryKernel {
         path: "copy",
@@ -49,6 +74,7 @@ pub const KERNELS: &[LibraryKernel] = &[
         sized_by: None,
         per_invocation: 1,
         most_invocations: 0,
+        grid: None,
     },
     LibraryKernel {
         path: "scale",
@@ -69,6 +95,7 @@ pub const KERNELS: &[LibraryKernel] = &[
         sized_by: None,
         per_invocation: 1,
         most_invocations: 0,
+        grid: None,
     },
     LibraryKernel {
         path: "axpy",
@@ -97,6 +124,7 @@ pub const KERNELS: &[LibraryKernel] = &[
         sized_by: None,
         per_invocation: 1,
         most_invocations: 0,
+        grid: None,
     },
     LibraryKernel {
         path: "threshold",
@@ -112,6 +140,7 @@ pub const KERNELS: &[LibraryKernel] = &[
         sized_by: None,
         per_invocation: 1,
         most_invocations: 0,
+        grid: None,
     },
     LibraryKernel {
         path: "transpose",
@@ -134,6 +163,7 @@ pub const KERNELS: &[LibraryKernel] = &[
         sized_by: None,
         per_invocation: 4,
         most_invocations: 0,
+        grid: None,
     },
     LibraryKernel {
         path: "sobel",
@@ -145,11 +175,11 @@ pub const KERNELS: &[LibraryKernel] = &[
             include_str!("../wgsl/gradient.wgsl")
         ),
         pointwise: false,
-        dispatch: "one invocation per 4 pixels of `output` in workgroups of 256 (each strides over the \
-                   pixels: any dispatch covers the image)",
+        dispatch: PER_PIXEL,
         sized_by: None,
-        per_invocation: 4,
+        per_invocation: 1,
         most_invocations: 0,
+        grid: Some(GRADIENT),
     },
     LibraryKernel {
         path: "scharr",
@@ -161,11 +191,11 @@ pub const KERNELS: &[LibraryKernel] = &[
             include_str!("../wgsl/gradient.wgsl")
         ),
         pointwise: false,
-        dispatch: "one invocation per 4 pixels of `output` in workgroups of 256 (each strides over the \
-                   pixels: any dispatch covers the image)",
+        dispatch: PER_PIXEL,
         sized_by: None,
-        per_invocation: 4,
+        per_invocation: 1,
         most_invocations: 0,
+        grid: Some(GRADIENT),
     },
     LibraryKernel {
         path: "conv2d",
@@ -211,6 +241,7 @@ pub const KERNELS: &[LibraryKernel] = &[
         sized_by: None,
         per_invocation: 4,
         most_invocations: 0,
+        grid: None,
     },
     LibraryKernel {
         path: "blur_h",
@@ -222,11 +253,11 @@ pub const KERNELS: &[LibraryKernel] = &[
             include_str!("../wgsl/blur.wgsl")
         ),
         pointwise: false,
-        dispatch: "one invocation per 4 pixels of `output` in workgroups of 256 (each strides over the \
-                   pixels: any dispatch covers the image)",
+        dispatch: PER_PIXEL,
         sized_by: None,
-        per_invocation: 4,
+        per_invocation: 1,
         most_invocations: 0,
+        grid: Some(ALONG_ROWS),
     },
     LibraryKernel {
         path: "blur_v",
@@ -238,11 +269,11 @@ pub const KERNELS: &[LibraryKernel] = &[
             include_str!("../wgsl/blur.wgsl")
         ),
         pointwise: false,
-        dispatch: "one invocation per 4 pixels of `output` in workgroups of 256 (each strides over the \
-                   pixels: any dispatch covers the image)",
+        dispatch: PER_PIXEL,
         sized_by: None,
-        per_invocation: 4,
+        per_invocation: 1,
         most_invocations: 0,
+        grid: Some(ALONG_COLUMNS),
     },
     LibraryKernel {
         path: "softmax_rows",
@@ -259,6 +290,7 @@ pub const KERNELS: &[LibraryKernel] = &[
         sized_by: None,
         per_invocation: 16,
         most_invocations: 0,
+        grid: None,
     },
     LibraryKernel {
         path: "matmul",
@@ -304,6 +336,7 @@ pub const KERNELS: &[LibraryKernel] = &[
         sized_by: None,
         per_invocation: 16,
         most_invocations: 0,
+        grid: None,
     },
     LibraryKernel {
         path: "histogram",
@@ -339,6 +372,7 @@ pub const KERNELS: &[LibraryKernel] = &[
         sized_by: Some("input"),
         per_invocation: 8,
         most_invocations: 1 << 19,
+        grid: None,
     },
     reduce_step(
         "reduce::sum_step",
@@ -375,6 +409,7 @@ pub const KERNELS: &[LibraryKernel] = &[
         sized_by: None,
         per_invocation: 1,
         most_invocations: 0,
+        grid: None,
     },
     LibraryKernel {
         path: "scan::offsets",
@@ -392,6 +427,7 @@ pub const KERNELS: &[LibraryKernel] = &[
         sized_by: None,
         per_invocation: 1,
         most_invocations: 0,
+        grid: None,
     },
     scan_apply(
         "scan::apply_inclusive",
@@ -429,6 +465,7 @@ const fn reduce_step(
         sized_by: None,
         per_invocation: 1,
         most_invocations: 0,
+        grid: None,
     }
 }
 
@@ -449,6 +486,7 @@ const fn scan_apply(
         sized_by: None,
         per_invocation: 1,
         most_invocations: 0,
+        grid: None,
     }
 }
 

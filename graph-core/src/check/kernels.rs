@@ -4,12 +4,13 @@
 use super::values::ValueOf;
 use super::{CheckedDispatch, CheckedKernel, CheckedRange, Checker, SizeProgram, Space};
 use crate::deps::BufferAccess;
+use crate::desc::GridDesc;
 use crate::diagnostic::{Diagnostic, Loc};
 use crate::ir::{
     AccessMode, DispatchSpec, Kernel, KernelSource, NodeKind, ParamsStorage, WorkgroupLimits,
 };
 use crate::layout::ParamsLayout;
-use crate::library::{GENERIC, LibraryKernel};
+use crate::library::{GENERIC, GridReach, LibraryKernel};
 use crate::names::{escaped, unknown};
 use crate::size::{SizeOp, SizeStep};
 use crate::types::ValueType;
@@ -202,6 +203,7 @@ impl Checker<'_> {
                 }
             },
         };
+        let grid = library.and_then(|l| grid_reach(l, &args));
         Some(CheckedKernel {
             bindings,
             declarations,
@@ -212,6 +214,7 @@ impl Checker<'_> {
             dispatch,
             pointwise: detail.pointwise && library.is_none_or(|l| l.pointwise),
             reach: detail.reach,
+            grid,
             foldable: library.is_some(),
             range: None,
         })
@@ -359,6 +362,7 @@ impl Checker<'_> {
             },
             pointwise: true,
             reach: None,
+            grid: None,
             foldable: true,
             range,
         })
@@ -821,6 +825,23 @@ fn snippet(text: &str, range: &std::ops::Range<usize>, path: &str) -> String {
 /// `wanted`.
 fn value_type_instead(composed: &Composed, value: &str, wanted: &str) -> Option<String> {
     wgsl::expression_type(composed.prelude(), value).filter(|actual| actual != wanted)
+}
+
+/// A library image kernel's reach ([`LibraryKernel::grid`]) with the arguments it depends on given as
+/// literals; `None` for other kernels, or when such an argument is a parameter or an expression.
+fn grid_reach(lib: &LibraryKernel, args: &[(String, String, String)]) -> Option<GridDesc> {
+    let shape = lib.grid?;
+    let reach = |r: GridReach| match r {
+        GridReach::Fixed(v) => Some(v),
+        GridReach::Arg(name) => {
+            let (_, _, value) = args.iter().find(|(arg, _, _)| arg == name)?;
+            wgsl::value::literal_u32(value)
+        }
+    };
+    Some(GridDesc {
+        x: reach(shape.x)?,
+        y: reach(shape.y)?,
+    })
 }
 
 fn arg_refs(args: &[(String, String, String)]) -> Vec<(&str, &str, &str)> {

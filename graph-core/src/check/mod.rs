@@ -101,6 +101,8 @@ pub struct CheckedKernel {
     /// A neighbourhood kernel's reach (see [`crate::wgsl`]'s neighbourhood proof): reads within it of its own
     /// index, writes only its own, whatever the data.
     pub reach: Option<u32>,
+    /// A library image kernel's neighbourhood, its reach known ([`crate::desc::KernelDesc::grid`]).
+    pub grid: Option<crate::desc::GridDesc>,
     /// The kernel indexes elements as `gid.x + gid.y * num_workgroups.x * workgroup_size.x` (library kernels),
     /// so a one-dimensional dispatch past the per-dimension limit may be folded into two dimensions.
     pub foldable: bool,

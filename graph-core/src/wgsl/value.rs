@@ -122,6 +122,16 @@ pub fn isolated_prelude(params_struct: &str) -> String {
     format!("{params_struct}{params}")
 }
 
+/// The value of a decimal `u32` literal as WGSL writes one (`2u`, `2`); `None` for anything else.
+pub fn literal_u32(text: &str) -> Option<u32> {
+    let text = text.trim();
+    let digits = text.strip_suffix('u').unwrap_or(text);
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    digits.parse().ok()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,0 +1,203 @@
+//! 2-D stencil fusion on the GPU: the library's image kernels (the flagship's blur passes and a gradient)
+//! chained over one image run as one tiled dispatch, and give, to the bit, what the same graph gives unfused,
+//! and what the CPU gives: on images narrower and shorter than a tile, of one row or one column, spanning
+//! several tiles each way with partial tiles at the right and bottom edges, and with the image's sizes changed
+//! between replays of one bake. Inputs are fresh and random, outputs poisoned.
+
+#![forbid(unsafe_code)]
+
+mod common;
+
+use common::{assert_exact, gpu, poison_f32, random_f32s, random_u32, read, rng};
+use graph_runtime::kernels::cpu;
+use graph_runtime::{BakedGraph, Error, Gpu, graph};
+
+/// The chain, fused or not: `$attr` is `no_fusion` for the unfused twin.
+macro_rules! edges {
+    ($name:ident $(#[$attr:ident])?) => {
+        graph! {
+            /// Blur along rows, then columns, then Sobel's gradient: three neighbourhood steps on one image.
+            $(#[$attr])?
+            graph $name {
+                params { width: u32, height: u32 }
+                buffers {
+                    image: [f32] = input,
+                    rows: [f32] = output,
+                    blurred: [f32] = output,
+                    gradient: [f32] = output,
+                }
+                kernel along_rows = kernels::blur_h(
+                    input: image, output: rows, width: params.width, height: params.height, radius: 2u, sigma: 1.0
+                );
+                kernel along_columns = kernels::blur_v(
+                    input: rows, output: blurred, width: params.width, height: params.height, radius: 2u, sigma: 1.0
+                );
+                kernel sobel = kernels::sobel(input: blurred, output: gradient, width: params.width, height: params.height);
+            }
+        }
+    };
+}
+
+edges!(Tiled);
+edges!(Unfused #[no_fusion]);
+
+graph! {
+    /// The same blur with its radius a parameter: how far it reads is not known when the graph is fused.
+    graph RadiusParam {
+        params { width: u32, height: u32, radius: u32 }
+        buffers { image: [f32] = input, rows: [f32] = output, blurred: [f32] = output }
+        kernel along_rows = kernels::blur_h(
+            input: image, output: rows, width: params.width, height: params.height, radius: params.radius, sigma: 1.0
+        );
+        kernel along_columns = kernels::blur_v(
+            input: rows, output: blurred, width: params.width, height: params.height, radius: params.radius, sigma: 1.0
+        );
+    }
+}
+
+/// The three outputs after the chain on the CPU.
+fn expected(image: &[f32], (w, h): (usize, usize)) -> Outputs {
+    let n = w * h;
+    let (mut rows, mut blurred, mut gradient) = (vec![0.0; n], vec![0.0; n], vec![0.0; n]);
+    cpu::blur(image, &mut rows, (w, h), (2, 1.0), true);
+    cpu::blur(&rows, &mut blurred, (w, h), (2, 1.0), false);
+    cpu::sobel(&blurred, &mut gradient, w, h);
+    [rows, blurred, gradient]
+}
+
+/// Each output within a few ulp of the CPU's, relative to `1 + |value|` (the GPU's `exp` and the order of the
+/// sums differ from the CPU's).
+#[track_caller]
+fn assert_close(got: &[f32], want: &[f32], what: &str) {
+    assert_eq!(got.len(), want.len(), "{what}: length");
+    for (i, (g, w)) in got.iter().zip(want).enumerate() {
+        let bound = 1e-5 * (1.0 + w.abs());
+        assert!(
+            (g - w).abs() <= bound,
+            "{what}[{i}]: GPU {g}, CPU {w}, off by {:e}",
+            (g - w).abs()
+        );
+    }
+}
+
+/// `rows`, `blurred` and `gradient` after one replay.
+type Outputs = [Vec<f32>; 3];
+
+/// One bake of a chain over buffers of `len` elements, replayed on each image size of `sizes` with a fresh
+/// picture: the outputs of each replay, and the tiled groups' member counts.
+fn run(
+    gpu: &Gpu,
+    tiled: bool,
+    len: usize,
+    sizes: &[(usize, usize)],
+    pictures: &[Vec<f32>],
+) -> Result<(Vec<Outputs>, Vec<usize>), Error> {
+    let image = gpu.buffer_zeroed::<f32>(len)?;
+    let outputs = [(); 3].map(|_| gpu.buffer_zeroed::<f32>(len));
+    let [rows, blurred, gradient] = outputs;
+    let (rows, blurred, gradient) = (rows?, blurred?, gradient?);
+    let buffers = [
+        ("image", image.as_any()),
+        ("rows", rows.as_any()),
+        ("blurred", blurred.as_any()),
+        ("gradient", gradient.as_any()),
+    ];
+    let mut graph = match tiled {
+        true => BakedGraph::bake(gpu, Tiled::DESCRIPTION, &buffers)?,
+        false => BakedGraph::bake(gpu, Unfused::DESCRIPTION, &buffers)?,
+    };
+    let groups = graph
+        .fused()
+        .iter()
+        .filter(|g| g.tiling.is_some_and(|t| t.image))
+        .map(|g| g.members.len())
+        .collect();
+    let mut results = Vec::new();
+    for (&(w, h), picture) in sizes.iter().zip(pictures) {
+        image.write(picture)?;
+        for b in [&rows, &blurred, &gradient] {
+            poison_f32(b);
+        }
+        graph.set_param("width", w as u32)?;
+        graph.set_param("height", h as u32)?;
+        graph.replay_blocking()?;
+        results.push([read(&rows), read(&blurred), read(&gradient)]);
+    }
+    Ok((results, groups))
+}
+
+#[test]
+fn an_image_chain_runs_as_one_tiled_dispatch_equal_to_the_unfused_graph_and_the_cpu()
+-> Result<(), Error> {
+    let gpu = gpu();
+    let mut rng = rng();
+    // One bake per buffer length, replayed on each size of pixels that fit it (the first fills it).
+    let odd = 33 + random_u32(&mut rng, 30) as usize;
+    let shapes: Vec<Vec<(usize, usize)>> = vec![
+        vec![(1, 1)],
+        vec![(1, 50), (50, 1), (5, 10)],
+        vec![(odd, 70), (70, odd), (odd * 7, 10)],
+        vec![(300, 130), (130, 300), (1000, 39)],
+    ];
+    for sizes in shapes {
+        let len = sizes[0].0 * sizes[0].1;
+        let pictures: Vec<Vec<f32>> = sizes.iter().map(|_| random_f32s(&mut rng, len)).collect();
+        let (tiled, groups) = run(&gpu, true, len, &sizes, &pictures)?;
+        let (unfused, none) = run(&gpu, false, len, &sizes, &pictures)?;
+        // The three steps in one dispatch; none with `#[no_fusion]`.
+        assert_eq!(groups, vec![3], "tiled groups over {len} pixels");
+        assert!(none.is_empty(), "`#[no_fusion]` tiled {none:?}");
+        for (i, &(w, h)) in sizes.iter().enumerate() {
+            let n = w * h;
+            let want = expected(&pictures[i][..n], (w, h));
+            for (k, name) in ["rows", "blurred", "gradient"].iter().enumerate() {
+                let what = format!("{name} of {w}x{h} (buffers of {len})");
+                // The same arithmetic in the same order: equal to the bit.
+                assert_exact(
+                    &tiled[i][k],
+                    &unfused[i][k],
+                    &format!("{what}: tiled vs unfused"),
+                );
+                assert_close(&tiled[i][k][..n], &want[k], &what);
+                // Past the image, the buffers keep what they held: neither graph writes there.
+                assert!(
+                    tiled[i][k][n..].iter().all(|v| v.is_nan()),
+                    "{what}: written past the image"
+                );
+            }
+        }
+    }
+    Ok(())
+}
+
+#[test]
+fn a_blur_whose_radius_is_a_parameter_is_not_tiled_and_still_right() -> Result<(), Error> {
+    let gpu = gpu();
+    let mut rng = rng();
+    let (w, h) = (40 + random_u32(&mut rng, 30) as usize, 23);
+    let picture = random_f32s(&mut rng, w * h);
+    let image = gpu.buffer_from_slice(&picture)?;
+    let rows = gpu.buffer_zeroed::<f32>(w * h)?;
+    let blurred = gpu.buffer_zeroed::<f32>(w * h)?;
+    poison_f32(&blurred);
+    let mut graph = BakedGraph::bake(
+        &gpu,
+        RadiusParam::DESCRIPTION,
+        &[
+            ("image", image.as_any()),
+            ("rows", rows.as_any()),
+            ("blurred", blurred.as_any()),
+        ],
+    )?;
+    assert!(graph.fused().iter().all(|g| g.tiling.is_none()));
+    graph.set_param("width", w as u32)?;
+    graph.set_param("height", h as u32)?;
+    graph.set_param("radius", 3u32)?;
+    graph.replay_blocking()?;
+    let mut want_rows = vec![0.0; w * h];
+    let mut want = vec![0.0; w * h];
+    cpu::blur(&picture, &mut want_rows, (w, h), (3, 1.0), true);
+    cpu::blur(&want_rows, &mut want, (w, h), (3, 1.0), false);
+    assert_close(&read(&blurred), &want, "blurred with a radius of 3");
+    Ok(())
+}
