@@ -296,21 +296,22 @@ pub struct KernelDesc {
     /// ([`crate::fusion`]). `None` when not proved.
     #[serde(default)]
     pub reach: Option<u32>,
-    /// A library image kernel's neighbourhood on the image its `width` and `height` arguments give
-    /// ([`crate::library::GridShape`], its reach known): a chain of such kernels fuses by 2-D overlapped
-    /// tiling. `None` for every other kernel.
+    /// A library image kernel ([`crate::library::GridShape`]): its invocations share nothing, and when its
+    /// reach on the image its `width` and `height` arguments give is known, a chain of such kernels fuses by
+    /// 2-D overlapped tiling. `None` for every other kernel.
     #[serde(default)]
     pub grid: Option<GridDesc>,
     /// Left alone by the fusion pass (`#[no_fusion]` on the node or its graph).
     pub no_fusion: bool,
 }
 
-/// How far a library image kernel reads: pixels at most `x` columns and `y` rows from its own, clamped into
-/// the image ([`KernelDesc::grid`]).
+/// A library image kernel ([`KernelDesc::grid`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct GridDesc {
-    pub x: u32,
-    pub y: u32,
+    /// How far it reads: pixels at most `reach[0]` columns and `reach[1]` rows from its own, clamped into the
+    /// image; `None` when an argument it depends on is not a literal (a parameter's value is not known when
+    /// the graph is fused).
+    pub reach: Option<[u32; 2]>,
 }
 
 impl KernelDesc {

@@ -31,6 +31,7 @@ use crate::ir::{AccessMode, Role};
 use crate::schedule::topological_order;
 use crate::size::SizeStep;
 use crate::stencil::{self, Tiling};
+use crate::stencil_kernel;
 use crate::wgsl;
 
 /// The workgroup of a wide fused kernel: the widest every WebGPU device runs, which on the H100 copied 16M
@@ -160,7 +161,7 @@ pub fn fuse<'a>(desc: &'a GraphDesc, lengths: &[Option<u64>], max_bindings: usiz
             taken[m as usize] = true;
         }
         let names = member_names(desc, &group.members);
-        match stencil::kernel(desc, &group, &mut validated) {
+        match stencil_kernel::kernel(desc, &group, &mut validated) {
             Ok(kernel) => {
                 absorb(desc, &mut nodes, &group.members, &names, kernel);
                 fused_groups.push(FusedGroup {
@@ -231,7 +232,8 @@ pub fn fuse<'a>(desc: &'a GraphDesc, lengths: &[Option<u64>], max_bindings: usiz
     }
 }
 
-/// `fusion` with each pointwise kernel that runs alone made wide, as a wide fused kernel of one member is,
+/// `fusion` with each pointwise kernel, and each library image kernel (`KernelDesc::grid`), that runs alone made
+/// wide, as a wide fused kernel of one member is,
 /// where it may fuse, takes only its index and runs over a buffer long enough for more than one element per
 /// invocation ([`wide_elements`]); those kernels listed in [`Fusion::widened`]. A kernel whose wide form does
 /// not validate stays as it is. Bake runs it after [`fuse`], over the bound lengths; what fuses, and so the

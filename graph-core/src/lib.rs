@@ -52,6 +52,7 @@ pub mod schedule;
 pub mod size;
 pub mod size_parse;
 pub mod stencil;
+pub mod stencil_kernel;
 pub mod subgraph;
 pub mod topology;
 pub mod types;

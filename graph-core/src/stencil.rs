@@ -1,41 +1,47 @@
-//! Stencil fusion by overlapped tiling: a chain of neighbourhood kernels over one extent (each invocation
-//! reads within a reach of its own element and writes its own: [`KernelDesc::reach`]) runs as one dispatch.
-//! Each workgroup owns a tile of `tile` elements and computes every step over the tile plus a halo, in
-//! workgroup memory: a step whose output a later step reads at distance `r` computes `r` more elements on
-//! each side than that step (recomputing what the neighbouring workgroups compute too), so the last step's
-//! tile needs nothing from another workgroup. The first step reads the buffers from memory; each buffer a
-//! step writes lives in a workgroup array (its *tile*) and goes back to memory once, at the end, where the
-//! graph still needs it. Positions past either end of the buffers are zero in a tile (a kernel's read there
-//! is out of bounds, whose value WGSL leaves to the implementation).
+//! Stencil fusion by overlapped tiling: a chain of neighbourhood kernels over one extent runs as one dispatch.
+//! Each workgroup owns a tile and computes every step over the tile plus a halo, in workgroup memory: a step
+//! whose output a later step reads at distance `r` computes `r` more elements on each side than that step
+//! (recomputing what the neighbouring workgroups compute too), so the last step's tile needs nothing from
+//! another workgroup. Each buffer a step writes lives in a workgroup array (its *tile*) and goes back to
+//! memory once, at the end, where the graph still needs it. The kernel is made by [`crate::stencil_kernel`].
 //!
-//! Candidates of one extent connected through the buffers they bind form a *lane* (a chain, whatever else
-//! the topological order interleaves with it). A group is a run of a lane, in topological order, with at
-//! least two kernels that read neighbours, that can run as one node (no path leaves it and comes back). It
-//! is valid when:
+//! Two shapes ([`Shape`]):
+//!
+//! - **A line**: kernels each of whose invocations reads within a reach of its own element and writes its
+//!   own, proved from naga's IR ([`KernelDesc::reach`]); tiles of up to [`MAX_TILE`] elements.
+//! - **An image**: the library's image kernels (`blur_h`, `blur_v`, `sobel`, `scharr`), which read pixels at
+//!   most some columns and rows away, clamped into a `width` x `height` image ([`KernelDesc::grid`]: stated by
+//!   the library, not proved); 2-D tiles at least [`MIN_TILE_WIDTH`] wide, of the shape that recomputes least.
+//!   Only images of at most [`MAX_TILED_PIXELS`] are tiled: past that the kernels' arithmetic, not memory or
+//!   latency, bounds them, and the halo adds to it.
+//!
+//! Candidates of one extent (a length, and for an image its width and height as the kernels' arguments give
+//! them) connected through the buffers they bind form a *lane* (a chain, whatever else the topological order
+//! interleaves with it). A group is a run of a lane, in topological order, with at least two kernels that
+//! read neighbours, that can run as one node (no path leaves it and comes back). It is valid when:
 //!
 //! - every buffer it writes back is read from memory by no member that reads beyond its own tile (another
 //!   workgroup may already have written it back);
 //! - a buffer it does not write back is dead after it: graph-owned and touched by no other node, first
 //!   overwritten by the group; or overwritten, whole and unread, by the next node that touches it;
-//! - its tiles fit [`TILE_MEMORY_BYTES`] with a tile of at least [`MIN_TILE`] elements, the halo recomputes at
-//!   most a quarter of the work, it binds at most [`MAX_FUSED_BINDINGS`] buffers, and it needs at most
-//!   [`MAX_WORKGROUPS`] workgroups.
+//! - its arrays fit [`TILE_MEMORY_BYTES`] with a tile of at least [`MIN_TILE`] elements, the halo recomputes
+//!   at most a quarter of the work, it binds at most [`MAX_FUSED_BINDINGS`] buffers, and (a line) it needs at
+//!   most [`MAX_WORKGROUPS`] workgroups.
 //!
 //! Every limit is WebGPU's default, on every device, so the macro's `FUSED` constant lists what bake fuses.
 //! Of a lane, the longest valid run from its start (at most [`MAX_STEPS`] kernels, tried from two up: `cut`)
-//! becomes a group, and the rest is grouped the same way. A ping-pong chain (`a -> b`, `b -> a`, ..) gets groups of odd length: a group of even
-//! length would write back the buffer its first step reads beyond its tile.
+//! becomes a group, and the rest is grouped the same way. A ping-pong chain (`a -> b`, `b -> a`, ..) gets
+//! groups of odd length: a group of even length would write back the buffer its first step reads beyond its
+//! tile.
 
-use std::borrow::Cow;
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::fmt;
 
 use crate::desc::{AccessDesc, DispatchDesc, GraphDesc, KernelDesc, OpDesc, SizeDesc};
-use crate::fusion_parts::{
-    MAX_FUSED_BINDINGS, declared_lengths, member_of, touchers, validate_once,
-};
+use crate::fusion_parts::{MAX_FUSED_BINDINGS, declared_lengths, touchers};
 use crate::ir::{AccessMode, Role};
-use crate::size::{SizeOp, SizeStep};
+use crate::size::SizeStep;
+use crate::stencil_kernel::image_size;
 use crate::types::ValueType;
 use crate::wgsl;
 
@@ -51,6 +57,11 @@ pub const MAX_TILE: u32 = 1024;
 
 /// The smallest tile worth a group: below it the halo costs more than the dispatches it saves.
 pub const MIN_TILE: u32 = 64;
+
+/// The largest image a group tiles. On an H100 the flagship's blur pair and the blur then Sobel took 0.91x
+/// as long tiled as step by step over 512 x 512 pixels, 1.09-1.17x over 724 x 724 and 1.53-1.79x over 4096 x 4096
+/// (`library_speed`): the image kernels' arithmetic bounds them there, and the tiles' halos add to it.
+pub const MAX_TILED_PIXELS: u64 = 1 << 18;
 
 /// The narrowest tile of an image: a row of it is 128 bytes of `f32`, one memory transaction of a warp.
 pub const MIN_TILE_WIDTH: u32 = 32;
@@ -121,17 +132,22 @@ pub struct Layout {
     pub tiling: Tiling,
     pub shape: Shape,
     /// Per member: its reach, and how many elements past the tile on each side it computes, along each axis.
-    reach: Vec<[u32; 2]>,
-    radius: Vec<[u32; 2]>,
+    pub(crate) reach: Vec<[u32; 2]>,
+    pub(crate) radius: Vec<[u32; 2]>,
     /// Buffers the members write, each in a workgroup array, in the order first written.
-    tiles: Vec<u32>,
+    pub(crate) tiles: Vec<u32>,
+    /// An image group's buffers read from memory, each staged whole into a workgroup array before the
+    /// first step, as far past the tile as given.
+    pub(crate) staged: Vec<(u32, [u32; 2])>,
+    /// Every buffer with a workgroup array: the tiles, then the staged buffers that are not tiles too.
+    pub(crate) arrays: Vec<u32>,
     /// The tiles written back to their buffers at the end.
-    written_back: Vec<u32>,
+    pub(crate) written_back: Vec<u32>,
     /// Buffers bound: read from memory, or written back.
-    bound: Vec<AccessDesc>,
+    pub(crate) bound: Vec<AccessDesc>,
     /// Per member: the buffers it writes and also reads, with no earlier member having written them: their
     /// tiles are loaded from memory before the member runs.
-    preloaded: Vec<Vec<u32>>,
+    pub(crate) preloaded: Vec<Vec<u32>>,
     /// Tiles neither bound nor needed after the group: graph-owned buffers a bake need not allocate.
     pub unbound: Vec<u32>,
 }
@@ -198,7 +214,8 @@ impl<'a> Graph<'a> {
     fn extent(&self, n: u32) -> Option<(u64, Shape)> {
         let k = self.kernel(n)?;
         let in_block = self.desc.blocks.iter().any(|b| b.nodes.contains(&n));
-        if (k.reach.is_none() && k.grid.is_none())
+        let grid_reach = k.grid.and_then(|g| g.reach);
+        if (k.reach.is_none() && grid_reach.is_none())
             || k.no_fusion
             || k.range.is_some()
             || k.alternative.is_some()
@@ -223,8 +240,11 @@ impl<'a> Graph<'a> {
         if !equal || len == 0 {
             return None;
         }
-        let shape = match k.grid {
+        let shape = match grid_reach {
             None => Shape::Line,
+            // A large image is not tiled: its kernels wait on their own instructions, not on memory or
+            // latency, and a tile's halo and phases only add to those.
+            Some(_) if len > MAX_TILED_PIXELS => return None,
             Some(_) => {
                 let arg = |name: &str| {
                     let value = k.args.iter().find(|a| a.name == name)?.value.to_string();
@@ -441,13 +461,41 @@ impl<'a> Graph<'a> {
         if bound.is_empty() || bound.len() > MAX_FUSED_BINDINGS {
             return Err(Refusal::this());
         }
-        let stride: u32 = tiles
+        // An image group reads every buffer through its tiles, in tile coordinates (`image_kernel`): the
+        // buffers it reads from memory are staged into arrays of their own first, as far past the tile as
+        // their readers compute plus their reach.
+        let mut staged: Vec<(u32, [u32; 2])> = Vec::new();
+        if matches!(shape, Shape::Image { .. }) {
+            for &(j, b) in &from_memory {
+                let margin = [0, 1].map(|axis| radius[j][axis] + reach[j][axis]);
+                match staged.iter_mut().find(|(s, _)| *s == b) {
+                    Some((_, m)) => *m = [0, 1].map(|axis| m[axis].max(margin[axis])),
+                    None => staged.push((b, margin)),
+                }
+            }
+        }
+        let mut arrays = tiles.clone();
+        for &(b, _) in &staged {
+            if !arrays.contains(&b) {
+                arrays.push(b);
+            }
+        }
+        // The arrays span the tile and the widest margin past it of any step or staged buffer.
+        let halo = [0, 1].map(|axis| {
+            staged
+                .iter()
+                .map(|(_, m)| m[axis])
+                .max()
+                .unwrap_or(0)
+                .max(halo[axis])
+        });
+        let stride: u32 = arrays
             .iter()
             .map(|&b| element_stride(self.desc.buffers[b as usize].elem))
             .sum();
         let tile = match shape {
             Shape::Line => line_tile(*len, stride, &radius)?,
-            Shape::Image { .. } => image_tile(stride, &radius)?,
+            Shape::Image { .. } => image_tile(stride, halo, &radius)?,
         };
         Ok(Layout {
             tiling: Tiling {
@@ -459,6 +507,8 @@ impl<'a> Graph<'a> {
             reach,
             radius,
             tiles,
+            staged,
+            arrays,
             written_back,
             bound,
             preloaded,
@@ -469,8 +519,8 @@ impl<'a> Graph<'a> {
 
 /// A kernel's reach along each axis: along the line, or across and down the image.
 fn reach_of(k: &KernelDesc) -> [u32; 2] {
-    match k.grid {
-        Some(grid) => [grid.x, grid.y],
+    match k.grid.and_then(|g| g.reach) {
+        Some(reach) => reach,
         None => [k.reach.unwrap_or(0), 0],
     }
 }
@@ -497,12 +547,11 @@ fn line_tile(len: u64, stride: u32, radius: &[[u32; 2]]) -> Result<[u32; 2], Ref
 }
 
 /// The tile of an image whose steps compute `radius` columns and rows past it, `stride` bytes per pixel
-/// across the tiles: of the shapes whose arrays fit [`TILE_MEMORY_BYTES`], whose halo recomputes at most a
+/// across the arrays, which span `halo` past it: of the shapes whose arrays fit [`TILE_MEMORY_BYTES`], whose halo recomputes at most a
 /// quarter of the work, between [`MIN_TILE`] and [`MAX_TILE`] pixels and at least [`MIN_TILE_WIDTH`] wide
 /// (rows of a tile are read and written whole, as one access of a warp), the one that computes fewest
 /// pixels per pixel written; of equals, the larger, then the wider.
-fn image_tile(stride: u32, radius: &[[u32; 2]]) -> Result<[u32; 2], Refusal> {
-    let halo = [0, 1].map(|axis| radius.iter().map(|r| r[axis]).max().unwrap_or(0));
+fn image_tile(stride: u32, halo: [u32; 2], radius: &[[u32; 2]]) -> Result<[u32; 2], Refusal> {
     let mut best: Option<(u64, [u32; 2])> = None;
     for width in [
         MIN_TILE_WIDTH,
@@ -697,320 +746,4 @@ fn cut(graph: &Graph<'_>, lane: &[u32], extent: &(u64, Shape), groups: &mut Vec<
             None => start += 1,
         }
     }
-}
-
-/// The size an image kernel's `width` or `height` argument gives (`value`, its WGSL), as a dispatch computes
-/// it: a `u32` parameter (`params.name`) or a literal; `None` for anything else.
-fn image_size(desc: &GraphDesc, value: &str) -> Option<SizeDesc> {
-    let value = value.trim();
-    let step = match value.strip_prefix("params.") {
-        Some(name) => {
-            let field = desc
-                .params
-                .fields
-                .iter()
-                .find(|f| *f.name == *name && f.ty == ValueType::U32)?;
-            SizeStep::Param(field.offset)
-        }
-        None => SizeStep::Literal(wgsl::value::literal_u32(value)?),
-    };
-    Some(SizeDesc {
-        text: value.to_string().into(),
-        steps: vec![step].into(),
-    })
-}
-
-/// `size.div_ceil(divisor)`.
-fn div_ceil(size: SizeDesc, divisor: u32) -> SizeDesc {
-    let mut steps = size.steps.into_owned();
-    steps.extend([SizeStep::Literal(divisor), SizeStep::Op(SizeOp::DivCeil)]);
-    SizeDesc {
-        text: format!("{}.div_ceil({divisor})", size.text).into(),
-        steps: steps.into(),
-    }
-}
-
-/// The tiled kernel that runs `group` (found by [`groups`] over `lengths`); `Err` in words when a member's
-/// code has a form the renaming does not handle, or the kernel does not validate.
-///
-/// Each step runs over the tile and its own radius past it ([`positions`]): a line's elements, or an image's
-/// pixels, each with its place in the tile arrays (its *slot*). A member's reads of a tile go through
-/// `slot`, which finds an element's place from its index in the buffer: for an image, from its row and
-/// column, so a read of a neighbouring row lands in the tile's row above or below.
-pub fn kernel(
-    desc: &GraphDesc,
-    group: &Group,
-    validated: &mut HashSet<String>,
-) -> Result<KernelDesc, String> {
-    let p = wgsl::FUSED_PREFIX;
-    let layout = &group.layout;
-    let Tiling {
-        tile: [tx, ty],
-        halo: [hx, hy],
-        ..
-    } = layout.tiling;
-    let kernels: Vec<&KernelDesc> = group
-        .members
-        .iter()
-        .map(|&m| match &desc.nodes[m as usize].op {
-            OpDesc::Kernel(k) => Ok(k),
-            _ => Err(format!("`{}` is not a kernel", desc.nodes[m as usize].name)),
-        })
-        .collect::<Result<_, _>>()?;
-    let bound_name = |b: u32| {
-        let slot = layout.bound.iter().position(|a| a.buffer == b).unwrap_or(0);
-        format!("{p}b{slot}")
-    };
-    let tile_name = |b: u32| {
-        let slot = layout.tiles.iter().position(|&t| t == b).unwrap_or(0);
-        format!("{p}t{slot}")
-    };
-    let elem = |b: u32| desc.buffers[b as usize].elem.wgsl();
-    let declarations = wgsl::binding_declarations(
-        layout
-            .bound
-            .iter()
-            .map(|a| {
-                (
-                    bound_name(a.buffer),
-                    desc.buffers[a.buffer as usize].elem,
-                    a.mode,
-                )
-            })
-            .collect::<Vec<_>>()
-            .iter()
-            .map(|(name, elem, mode)| (name.as_str(), *elem, *mode)),
-        &[],
-    );
-    // Each tile array spans the tile and the halo: `span_x` columns of `span_y` rows (one row for a line).
-    let (span_x, span_y) = (tx + 2 * hx, ty + 2 * hy);
-    let mut source = String::new();
-    for &b in &layout.tiles {
-        source.push_str(&format!(
-            "var<workgroup> {}: array<{}, {}>;\n",
-            tile_name(b),
-            elem(b),
-            span_x * span_y
-        ));
-    }
-    let mut body = format!(
-        "    {p}len = arrayLength(&{first});\n",
-        first = bound_name(layout.bound[0].buffer),
-    );
-    let dispatch = match &layout.shape {
-        Shape::Line => {
-            source.push_str(&format!(
-                "var<private> {p}base: i32;\nvar<private> {p}len: u32;\n\
-                 fn {p}slot(position: i32) -> i32 {{ return position - {p}base; }}\n"
-            ));
-            body.push_str(&format!(
-                "    let {p}start = i32({p}workgroup.x * {tx}u);\n\
-                 \x20   {p}base = {p}start - {hx};\n"
-            ));
-            let first = kernels[0];
-            let sized_by = match &first.dispatch {
-                DispatchDesc::BufferLen(b) => *b,
-                DispatchDesc::Threads([x, ..]) => match *x.steps {
-                    [SizeStep::Len(b)] => b,
-                    _ => return Err("the first member's dispatch is not a buffer's length".into()),
-                },
-                _ => return Err("the first member's dispatch is not a buffer's length".into()),
-            };
-            let workgroups =
-                SizeDesc::len_div_ceil(sized_by, &desc.buffers[sized_by as usize].name, tx);
-            [workgroups, SizeDesc::ONE, SizeDesc::ONE]
-        }
-        Shape::Image { width, height } => {
-            // The image's sizes as the first member's arguments give them (every member's are the same).
-            source.push_str(&format!(
-                "var<private> {p}width: u32;\nvar<private> {p}left: i32;\nvar<private> {p}top: i32;\n\
-                 var<private> {p}len: u32;\n\
-                 fn {p}slot(position: i32) -> i32 {{\n\
-                 \x20   let element = u32(position);\n\
-                 \x20   return (i32(element / {p}width) - {p}top) * {span_x} + i32(element % {p}width) - {p}left;\n\
-                 }}\n"
-            ));
-            body.push_str(&format!(
-                "    {p}width = {p}k0_width();\n\
-                 \x20   let {p}height = {p}k0_height();\n\
-                 \x20   let {p}x0 = i32({p}workgroup.x * {tx}u);\n\
-                 \x20   let {p}y0 = i32({p}workgroup.y * {ty}u);\n\
-                 \x20   {p}left = {p}x0 - {hx};\n\
-                 \x20   {p}top = {p}y0 - {hy};\n"
-            ));
-            let size = |value: &str| {
-                image_size(desc, value).ok_or_else(|| {
-                    format!("the image size `{value}` is not a parameter or a literal")
-                })
-            };
-            [
-                div_ceil(size(width)?, tx),
-                div_ceil(size(height)?, ty),
-                SizeDesc::ONE,
-            ]
-        }
-    };
-    let image = matches!(layout.shape, Shape::Image { .. });
-    let positions = |radius: [u32; 2], what: &str| positions(image, layout.tiling, radius, what);
-    // Tiles each member reads or writes, by the buffers it binds.
-    let mut written: Vec<u32> = Vec::new();
-    for (j, k) in kernels.iter().enumerate() {
-        let name = &desc.nodes[group.members[j] as usize].name;
-        let prefix = format!("{p}k{j}_");
-        // A buffer this member writes, or one an earlier member wrote, is its tile; others are bound.
-        let tiled = |a: &AccessDesc| a.mode != AccessMode::Read || written.contains(&a.buffer);
-        let in_tile: Vec<u32> = k
-            .bindings
-            .iter()
-            .filter(|a| tiled(a))
-            .map(|a| a.buffer)
-            .collect();
-        let member = member_of(&mut source, name, k, &prefix, &|a| {
-            if tiled(a) {
-                tile_name(a.buffer)
-            } else {
-                bound_name(a.buffer)
-            }
-        })?;
-        // The member is called once per position, as the invocation of that index in one row of workgroups.
-        let arguments = member
-            .builtins
-            .iter()
-            .map(|b| match b.as_str() {
-                "global_invocation_id" => Ok(format!("vec3<u32>(u32({p}p), 0u, 0u)")),
-                "num_workgroups" => Ok("vec3<u32>(1u, 1u, 1u)".to_string()),
-                other => Err(format!("`{name}` takes the builtin `{other}`")),
-            })
-            .collect::<Result<Vec<_>, _>>()?;
-        let mut code = member.code;
-        for &b in &in_tile {
-            code = wgsl::in_tile(
-                &code,
-                &tile_name(b),
-                &format!("{p}slot"),
-                &format!("{p}len"),
-            )
-            .ok_or_else(|| {
-                format!(
-                    "`{name}` uses buffer `{}` other than by indexing it",
-                    desc.buffers[b as usize].name
-                )
-            })?;
-        }
-        source.push_str(&code);
-        source.push('\n');
-
-        let radius = layout.radius[j];
-        if !layout.preloaded[j].is_empty() {
-            let mut load = String::new();
-            for &b in &layout.preloaded[j] {
-                load.push_str(&format!(
-                    "        if ({p}inside) {{ {t}[{p}s] = {g}[{p}p]; }} else {{ {t}[{p}s] = {e}(); }}\n",
-                    t = tile_name(b),
-                    g = bound_name(b),
-                    e = elem(b)
-                ));
-            }
-            body.push_str(&positions(radius, &load));
-            body.push_str("    workgroupBarrier();\n");
-        }
-        let zeros: String = k
-            .bindings
-            .iter()
-            .filter(|a| a.mode != AccessMode::Read)
-            .map(|a| format!(" {}[{p}s] = {}();", tile_name(a.buffer), elem(a.buffer)))
-            .collect();
-        body.push_str(&positions(
-            radius,
-            &format!(
-                "        if ({p}inside) {{ {}({}); }} else {{{zeros} }}\n",
-                member.function,
-                arguments.join(", ")
-            ),
-        ));
-        body.push_str("    workgroupBarrier();\n");
-        for a in k.bindings.iter().filter(|a| a.mode != AccessMode::Read) {
-            if !written.contains(&a.buffer) {
-                written.push(a.buffer);
-            }
-        }
-    }
-    for &b in &layout.written_back {
-        body.push_str(&positions(
-            [0, 0],
-            &format!(
-                "        if ({p}inside) {{ {g}[{p}p] = {t}[{p}s]; }}\n",
-                g = bound_name(b),
-                t = tile_name(b)
-            ),
-        ));
-    }
-    let entry = format!("{p}main");
-    source.push_str(&format!(
-        "@compute @workgroup_size({WORKGROUP})\n\
-         fn {entry}(@builtin(workgroup_id) {p}workgroup: vec3<u32>, \
-         @builtin(local_invocation_index) {p}lid: u32) {{\n{body}}}\n"
-    ));
-    let kernel = KernelDesc {
-        declarations: declarations.into(),
-        args: Cow::Owned(Vec::new()),
-        source: source.into(),
-        entry: entry.into(),
-        workgroup_size: [WORKGROUP, 1, 1],
-        bindings: layout.bound.clone().into(),
-        dispatch: DispatchDesc::Workgroups(dispatch),
-        foldable: false,
-        range: None,
-        alternative: None,
-        pointwise: false,
-        reach: None,
-        grid: None,
-        no_fusion: false,
-    };
-    validate_once(&kernel, desc, validated)
-        .map_err(|message| format!("the tiled kernel does not validate: {message}"))?;
-    Ok(kernel)
-}
-
-/// A loop of the tiled kernel's workgroup over the positions a step computes: the tile and `radius` past it
-/// on each side, along each axis. `what` runs for each, with `p` (prefixed) the position's index in the
-/// buffers, `s` its slot in the tile arrays and `inside` whether it is an element of the buffers (of the
-/// image, for an image: a column left or right of it is not the next row's first or last pixel).
-fn positions(image: bool, tiling: Tiling, radius: [u32; 2], what: &str) -> String {
-    let p = wgsl::FUSED_PREFIX;
-    let Tiling {
-        tile: [tx, ty],
-        halo: [hx, hy],
-        ..
-    } = tiling;
-    let [rx, ry] = radius;
-    if !image {
-        return format!(
-            "    for (var {p}p = {p}start - {rx} + i32({p}lid); {p}p < {p}start + {end}; {p}p += {WORKGROUP}) {{\n\
-             \x20       let {p}s = {p}p - {p}base;\n\
-             \x20       // A position before the start is negative, and past every length as a `u32`.\n\
-             \x20       let {p}inside = u32({p}p) < {p}len;\n\
-             {what}\
-             \x20   }}\n",
-            end = tx + rx
-        );
-    }
-    let (columns, rows) = (tx + 2 * rx, ty + 2 * ry);
-    format!(
-        "    for (var {p}q = {p}lid; {p}q < {count}u; {p}q += {WORKGROUP}u) {{\n\
-         \x20       let {p}cx = i32({p}q % {columns}u) + {skip_x};\n\
-         \x20       let {p}cy = i32({p}q / {columns}u) + {skip_y};\n\
-         \x20       let {p}x = {p}left + {p}cx;\n\
-         \x20       let {p}y = {p}top + {p}cy;\n\
-         \x20       let {p}s = {p}cy * {span_x} + {p}cx;\n\
-         \x20       let {p}p = {p}y * i32({p}width) + {p}x;\n\
-         \x20       let {p}inside = {p}x >= 0 && {p}y >= 0 && u32({p}x) < {p}width && u32({p}y) < {p}height \
-         && u32({p}p) < {p}len;\n\
-         {what}\
-         \x20   }}\n",
-        count = columns * rows,
-        skip_x = hx - rx,
-        skip_y = hy - ry,
-        span_x = tx + 2 * hx,
-    )
 }

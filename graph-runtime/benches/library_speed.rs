@@ -17,7 +17,9 @@ mod args;
 
 use graph_runtime::ir::{AccessMode, Role};
 use graph_runtime::kernels::cpu;
-use graph_runtime::{AnyBuffer, BakedGraph, Buffer, Error, Gpu, GraphBuilder, KernelSpec, LIBRARY};
+use graph_runtime::{
+    AnyBuffer, BakedGraph, Buffer, Error, Gpu, GraphBuilder, GraphDesc, KernelSpec, LIBRARY,
+};
 
 /// One kernel's case at one size.
 struct Case {
@@ -608,94 +610,127 @@ fn main() -> Result<(), Error> {
     }
     println!();
     println!(
-        "the flagship's image chain (blur along rows, along columns, Sobel's gradient; each output written), \
-         tiled into one dispatch and unfused (`no_fusion`), both checked against the CPU; bytes: the image read \
-         once and the three outputs written once"
+        "the flagship's blur (along rows, then columns) and the blur then Sobel's gradient, every output \
+         written: in one graph (tiled into one dispatch up to 512 x 512 pixels), and each step baked alone (as a graph that does not tile runs it: \
+         made wide from 512K pixels), both checked against the CPU; bytes: the image read once and each \
+         output written once"
     );
     println!();
-    println!("| chain | pixels | bytes | GPU us | GB/s | of copy |");
-    println!("|---|---:|---:|---:|---:|---:|");
-    for &side in &sides {
+    println!("| chain | pixels | how | bytes | GPU us | GB/s | of copy |");
+    println!("|---|---:|---|---:|---:|---:|---:|");
+    for &side in &args::numbers("--chain-sides", "512,1024,4096") {
         let copy_rate = match cases(side).into_iter().next() {
             Some(case) => (8 * side * side) as f64 / (measure(&gpu, &case, runs)? * 1e3),
             None => f64::NAN,
         };
-        for tiled in [true, false] {
-            let us = measure_chain(&gpu, side, tiled, runs)?;
-            let bytes = 16 * side * side;
-            let rate = bytes as f64 / (us * 1e3);
-            println!(
-                "| {} | {} | {bytes} | {us:.1} | {rate:.1} | {:.2} |",
-                if tiled { "tiled" } else { "unfused" },
-                side * side,
-                rate / copy_rate
-            );
+        for steps in [2, 3] {
+            for tiled in [true, false] {
+                let (us, how) = measure_chain(&gpu, side, &CHAIN[..steps], tiled, runs)?;
+                let bytes = 4 * (steps + 1) * side * side;
+                let rate = bytes as f64 / (us * 1e3);
+                println!(
+                    "| {} | {} | {how} | {bytes} | {us:.1} | {rate:.1} | {:.2} |",
+                    if steps == 2 { "blur" } else { "blur, Sobel" },
+                    side * side,
+                    rate / copy_rate
+                );
+            }
         }
     }
     Ok(())
 }
 
-/// The flagship's blur and Sobel's gradient over a `side` x `side` image, tiled into one dispatch or every
-/// step `no_fusion`: each output checked against the CPU, then profiled as [`measure`] does.
-fn measure_chain(gpu: &Gpu, side: usize, tiled: bool, runs: usize) -> Result<f64, Error> {
-    let n = side * side;
-    let picture = image(side);
-    let mut b = GraphBuilder::new(if tiled { "Tiled" } else { "Unfused" });
-    b.input("image", "f32")
-        .output("rows", "f32")
-        .output("blurred", "f32")
-        .output("gradient", "f32");
-    let size = [
-        ("width", side.to_string() + "u"),
-        ("height", side.to_string() + "u"),
-    ];
-    let mut blur = size.to_vec();
-    blur.extend([("radius", "2u".to_string()), ("sigma", "1.0".to_string())]);
-    let as_args =
-        |args: &[(&'static str, String)]| -> Vec<(&'static str, String)> { args.to_vec() };
-    let steps = [
-        ("along_rows", "blur_h", ("image", "rows"), as_args(&blur)),
-        (
-            "along_columns",
-            "blur_v",
-            ("rows", "blurred"),
-            as_args(&blur),
-        ),
-        ("sobel", "sobel", ("blurred", "gradient"), as_args(&size)),
-    ];
-    for (name, path, (input, output), args) in &steps {
-        let args: Vec<(&str, &str)> = args.iter().map(|(n, v)| (*n, v.as_str())).collect();
-        b.library(name, path, &[("input", input), ("output", output)], &args);
-        if !tiled {
-            b.no_fusion(name);
+/// The flagship's image steps: node, library kernel, its input and output buffer.
+const CHAIN: [(&str, &str, &str, &str); 3] = [
+    ("along_rows", "blur_h", "image", "rows"),
+    ("along_columns", "blur_v", "rows", "blurred"),
+    ("sobel", "sobel", "blurred", "gradient"),
+];
+
+/// A graph of `steps` over a `side` x `side` image: each buffer an output where a step writes it, else an
+/// input.
+fn chain_graph(side: usize, steps: &[(&str, &str, &str, &str)]) -> Result<GraphDesc, Error> {
+    let mut b = GraphBuilder::new("Chain");
+    let mut declared: Vec<&str> = Vec::new();
+    for &(_, _, input, output) in steps {
+        if !declared.contains(&input) && !steps.iter().any(|s| s.3 == input) {
+            b.input(input, "f32");
+            declared.push(input);
+        }
+        if !declared.contains(&output) {
+            b.output(output, "f32");
+            declared.push(output);
         }
     }
-    let desc = b
-        .build(&LIBRARY)
-        .map_err(|e| Error::Gpu(format!("chain: {e}")))?;
-    let input = gpu.buffer_from_slice(&picture)?;
-    let outputs = [
-        gpu.buffer_from_slice(&vec![f32::NAN; n])?,
-        gpu.buffer_from_slice(&vec![f32::NAN; n])?,
-        gpu.buffer_from_slice(&vec![f32::NAN; n])?,
-    ];
-    let mut graph = BakedGraph::bake(
-        gpu,
-        desc,
-        &[
-            ("image", input.as_any()),
-            ("rows", outputs[0].as_any()),
-            ("blurred", outputs[1].as_any()),
-            ("gradient", outputs[2].as_any()),
-        ],
-    )?;
-    let groups = graph.fused().iter().filter(|g| g.tiling.is_some()).count();
-    if groups != usize::from(tiled) {
-        return Err(Error::Gpu(format!(
-            "chain: {groups} tiled groups, tiled: {tiled}"
-        )));
+    let size = format!("{side}u");
+    for &(name, path, input, output) in steps {
+        let mut args = vec![("width", size.as_str()), ("height", size.as_str())];
+        if path.starts_with("blur") {
+            args.extend([("radius", "2u"), ("sigma", "1.0")]);
+        }
+        b.library(name, path, &[("input", input), ("output", output)], &args);
     }
-    graph.replay_blocking()?;
+    b.build(&LIBRARY)
+        .map_err(|e| Error::Gpu(format!("chain: {e}")))
+}
+
+/// `steps` of [`CHAIN`] over a `side` x `side` image, in one graph (`tiled`: tiled into one dispatch where
+/// the fusion pass tiles it) or each step baked alone: the outputs checked against the CPU, then the GPU time profiled as [`measure`] does (the sum of
+/// the steps' when alone). Also how it ran.
+fn measure_chain(
+    gpu: &Gpu,
+    side: usize,
+    steps: &[(&str, &str, &str, &str)],
+    tiled: bool,
+    runs: usize,
+) -> Result<(f64, String), Error> {
+    let n = side * side;
+    let picture = image(side);
+    let image_buffer = gpu.buffer_from_slice(&picture)?;
+    let outputs: Vec<Buffer<f32>> = (0..steps.len())
+        .map(|_| gpu.buffer_from_slice(&vec![f32::NAN; n]))
+        .collect::<Result<_, _>>()?;
+    let buffer = |name: &str| -> &AnyBuffer {
+        match steps.iter().position(|s| s.3 == name) {
+            Some(k) => outputs[k].as_any(),
+            None => image_buffer.as_any(),
+        }
+    };
+    let bake = |steps: &[(&str, &str, &str, &str)]| -> Result<BakedGraph, Error> {
+        let mut names: Vec<&str> = Vec::new();
+        for s in steps {
+            for name in [s.2, s.3] {
+                if !names.contains(&name) {
+                    names.push(name);
+                }
+            }
+        }
+        let bound: Vec<(&str, &AnyBuffer)> = names.iter().map(|&n| (n, buffer(n))).collect();
+        BakedGraph::bake(gpu, chain_graph(side, steps)?, &bound)
+    };
+    let mut graphs: Vec<BakedGraph> = match tiled {
+        true => vec![bake(steps)?],
+        false => steps
+            .iter()
+            .map(|s| bake(std::slice::from_ref(s)))
+            .collect::<Result<_, _>>()?,
+    };
+    let tilings: Vec<String> = graphs
+        .iter()
+        .flat_map(|g| {
+            g.fused()
+                .iter()
+                .filter_map(|f| f.tiling.map(|t| t.to_string()))
+        })
+        .collect();
+    let how = match (tiled, tilings.first()) {
+        (_, Some(tiling)) => format!("one dispatch, {tiling}"),
+        (true, None) => format!("one graph, not tiled: {} dispatches", steps.len()),
+        (false, None) => format!("{} graphs of one kernel", steps.len()),
+    };
+    for graph in &mut graphs {
+        graph.replay_blocking()?;
+    }
     let mut want = [vec![0.0; n], vec![0.0; n], vec![0.0; n]];
     let [rows, blurred, gradient] = &mut want;
     cpu::blur(&picture, rows, (side, side), (2, 1.0), true);
@@ -710,5 +745,9 @@ fn measure_chain(gpu: &Gpu, side: usize, tiled: bool, runs: usize) -> Result<f64
             )));
         }
     }
-    gpu_time(&mut graph, runs, || Ok(()))
+    let mut us = 0.0;
+    for graph in &mut graphs {
+        us += gpu_time(graph, runs, || Ok(()))?;
+    }
+    Ok((us, how))
 }

@@ -315,6 +315,7 @@ pub mod pipeline {
     pub use graph_core::fusion::{self, Declined, FusedGroup};
     pub use graph_core::pipeline::{describe_graph, describe_graph_with};
     pub use graph_core::plan::evaluate_range;
+    pub use graph_core::stencil;
     pub use graph_core::subgraph::Subgraphs;
 }
 

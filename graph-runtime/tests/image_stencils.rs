@@ -1,6 +1,6 @@
 //! 2-D stencil fusion on the GPU: the library's image kernels (the flagship's blur passes and a gradient)
-//! chained over one image run as one tiled dispatch, and give, to the bit, what the same graph gives unfused,
-//! and what the CPU gives: on images narrower and shorter than a tile, of one row or one column, spanning
+//! chained over one image run as one tiled dispatch, and give what the same graph gives unfused, to the last
+//! bits, and what the CPU gives: on images narrower and shorter than a tile, of one row or one column, spanning
 //! several tiles each way with partial tiles at the right and bottom edges, and with the image's sizes changed
 //! between replays of one bake. Inputs are fresh and random, outputs poisoned.
 
@@ -8,7 +8,7 @@
 
 mod common;
 
-use common::{assert_exact, gpu, poison_f32, random_f32s, random_u32, read, rng};
+use common::{gpu, poison_f32, random_f32s, random_u32, read, rng};
 use graph_runtime::kernels::cpu;
 use graph_runtime::{BakedGraph, Error, Gpu, graph};
 
@@ -69,12 +69,19 @@ fn expected(image: &[f32], (w, h): (usize, usize)) -> Outputs {
 /// sums differ from the CPU's).
 #[track_caller]
 fn assert_close(got: &[f32], want: &[f32], what: &str) {
+    assert_near(got, want, 1e-5, what);
+}
+
+/// Element-wise `|got - want| <= tolerance (1 + |want|)`, NaN (a poisoned element) never near; names the first
+/// bad index.
+#[track_caller]
+fn assert_near(got: &[f32], want: &[f32], tolerance: f32, what: &str) {
     assert_eq!(got.len(), want.len(), "{what}: length");
     for (i, (g, w)) in got.iter().zip(want).enumerate() {
-        let bound = 1e-5 * (1.0 + w.abs());
+        let near = (g - w).abs() <= tolerance * (1.0 + w.abs()) || (g.is_nan() && w.is_nan());
         assert!(
-            (g - w).abs() <= bound,
-            "{what}[{i}]: GPU {g}, CPU {w}, off by {:e}",
+            near,
+            "{what}[{i}]: {g} against {w}, off by {:e}",
             (g - w).abs()
         );
     }
@@ -138,24 +145,33 @@ fn an_image_chain_runs_as_one_tiled_dispatch_equal_to_the_unfused_graph_and_the_
         vec![(1, 50), (50, 1), (5, 10)],
         vec![(odd, 70), (70, odd), (odd * 7, 10)],
         vec![(300, 130), (130, 300), (1000, 39)],
+        // Past `MAX_TILED_PIXELS`: run step by step, each step wide.
+        vec![(700, 400), (400, 700)],
     ];
     for sizes in shapes {
         let len = sizes[0].0 * sizes[0].1;
         let pictures: Vec<Vec<f32>> = sizes.iter().map(|_| random_f32s(&mut rng, len)).collect();
         let (tiled, groups) = run(&gpu, true, len, &sizes, &pictures)?;
         let (unfused, none) = run(&gpu, false, len, &sizes, &pictures)?;
-        // The three steps in one dispatch; none with `#[no_fusion]`.
-        assert_eq!(groups, vec![3], "tiled groups over {len} pixels");
+        // The three steps in one dispatch up to `MAX_TILED_PIXELS`; none with `#[no_fusion]`.
+        let promised = match len as u64 <= graph_runtime::pipeline::stencil::MAX_TILED_PIXELS {
+            true => vec![3],
+            false => vec![],
+        };
+        assert_eq!(groups, promised, "tiled groups over {len} pixels");
         assert!(none.is_empty(), "`#[no_fusion]` tiled {none:?}");
         for (i, &(w, h)) in sizes.iter().enumerate() {
             let n = w * h;
             let want = expected(&pictures[i][..n], (w, h));
             for (k, name) in ["rows", "blurred", "gradient"].iter().enumerate() {
                 let what = format!("{name} of {w}x{h} (buffers of {len})");
-                // The same arithmetic in the same order: equal to the bit.
-                assert_exact(
+                // The same code in both, but compiled into other modules: llvmpipe's results differ in the
+                // last bit at some pixels (the driver may contract a product and a sum into one, or evaluate
+                // the blur's `exp` of constants when it compiles, in one module and not the other).
+                assert_near(
                     &tiled[i][k],
                     &unfused[i][k],
+                    1e-6,
                     &format!("{what}: tiled vs unfused"),
                 );
                 assert_close(&tiled[i][k][..n], &want[k], &what);

@@ -827,8 +827,8 @@ fn value_type_instead(composed: &Composed, value: &str, wanted: &str) -> Option<
     wgsl::expression_type(composed.prelude(), value).filter(|actual| actual != wanted)
 }
 
-/// A library image kernel's reach ([`LibraryKernel::grid`]) with the arguments it depends on given as
-/// literals; `None` for other kernels, or when such an argument is a parameter or an expression.
+/// A library image kernel's shape ([`LibraryKernel::grid`]), with its reach when the arguments it depends on
+/// are literals; `None` for other kernels.
 fn grid_reach(lib: &LibraryKernel, args: &[(String, String, String)]) -> Option<GridDesc> {
     let shape = lib.grid?;
     let reach = |r: GridReach| match r {
@@ -839,8 +839,7 @@ fn grid_reach(lib: &LibraryKernel, args: &[(String, String, String)]) -> Option<
         }
     };
     Some(GridDesc {
-        x: reach(shape.x)?,
-        y: reach(shape.y)?,
+        reach: reach(shape.x).zip(reach(shape.y)).map(|(x, y)| [x, y]),
     })
 }
 
