@@ -113,12 +113,12 @@ fn a_pointwise_chain_becomes_one_kernel_in_order() {
     assert_eq!(k.bindings.len(), 2);
     assert_eq!(k.bindings[0].mode, AccessMode::Read);
     assert_eq!(k.bindings[1].mode, AccessMode::ReadWrite);
-    // Both buffers are read, so each is cached: loaded once before the calls, `y` stored once after them,
-    // and no member touches memory.
+    // Both buffers are read, so each is cached: loaded once before the calls (every element of the
+    // invocation's first), `y` stored once after them, and no member touches memory.
     let (before, after) = (calls[0], calls[4]);
     for (b, load) in [
-        ("x", "fuse_c0 = fuse_b0[fuse_index]"),
-        ("y", "fuse_c1 = fuse_b1[fuse_index]"),
+        ("x", "fuse_c0_0 = fuse_b0[fuse_at0]"),
+        ("y", "fuse_c1_0 = fuse_b1[fuse_at0]"),
     ] {
         let at = k
             .source
@@ -128,11 +128,11 @@ fn a_pointwise_chain_becomes_one_kernel_in_order() {
     }
     let store = k
         .source
-        .find("fuse_b1[fuse_index] = fuse_c1")
+        .find("fuse_b1[fuse_at0] = fuse_c1_0")
         .expect("y is stored back");
     assert!(store > after, "y is stored before the last call");
     assert!(
-        !k.source.contains("fuse_b0[fuse_index] ="),
+        !k.source.contains("fuse_b0[fuse_at0] ="),
         "x, only read, is stored"
     );
     assert_eq!(k.source.matches("fuse_b1[").count(), 2, "{}", k.source);
@@ -218,11 +218,11 @@ fn a_kernel_alone_over_a_long_buffer_runs_several_elements_per_invocation() {
             panic!("not a kernel")
         };
         assert_eq!(k.workgroup_size, [WIDE_WORKGROUP, 1, 1]);
-        assert!(
-            k.source.contains(&format!("fuse_e < {per}u;")),
-            "{len}: {}",
-            k.source
-        );
+        // `y`, read and written, is cached: the `per` elements are written out one by one.
+        let elements = (0..per + 1)
+            .filter(|e| k.source.contains(&format!("let fuse_at{e} =")))
+            .count();
+        assert_eq!(elements, per as usize, "{len}: {}", k.source);
         assert!(
             matches!(&k.dispatch, DispatchDesc::Threads([x, ..]) if x.text == format!("y.len().div_ceil({per})")),
             "{len}: {:?}",
@@ -253,7 +253,11 @@ fn a_kernel_alone_over_a_long_buffer_runs_several_elements_per_invocation() {
     let OpDesc::Kernel(k) = &fusion.desc.nodes[2].op else {
         panic!("not a kernel")
     };
-    assert!(k.source.contains("fuse_e < 4u;"), "{}", k.source);
+    assert!(
+        k.source.contains("let fuse_at3 =") && !k.source.contains("let fuse_at4 ="),
+        "{}",
+        k.source
+    );
     // A kernel that reads its workgroup's own index, or its neighbours, runs as it is written.
     let local = KernelSpec::wgsl(
         "@compute @workgroup_size(64)\n\
@@ -405,7 +409,7 @@ fn only_buffers_whose_first_member_reads_them_are_cached() {
     // `x` is loaded once; the outputs, which their first member only writes, are written directly (caching
     // them would load every element for nothing).
     assert!(
-        k.source.contains("fuse_c0 = fuse_b0[fuse_index]"),
+        k.source.contains("fuse_c0_0 = fuse_b0[fuse_at0]"),
         "{}",
         k.source
     );
@@ -429,7 +433,7 @@ fn only_buffers_whose_first_member_reads_them_are_cached() {
     let k = a_and_b_fused(&b);
     assert!(!k.source.contains("fuse_c1"), "t is cached: {}", k.source);
     assert!(
-        k.source.contains("fuse_c2 = fuse_b2[fuse_index]"),
+        k.source.contains("fuse_c2_0 = fuse_b2[fuse_at0]"),
         "y is not cached: {}",
         k.source
     );

@@ -161,11 +161,12 @@ fn fused_against_unfused(n: usize, per: u32) -> Result<(), Error> {
 }
 
 graph! {
-    /// Two pointwise kernels that cannot fuse (their extents differ), each alone: the library's `copy`, and
-    /// a kernel of 64-wide workgroups that folds its index.
+    /// Three pointwise kernels that cannot fuse (their extents differ), each alone: the library's `copy`, a
+    /// kernel of 64-wide workgroups that folds its index, and the library's `scale`, in place.
     graph Alone {
-        buffers { x: [f32] = input, y: [f32] = output, s: [f32] = input, t: [f32] = output }
+        buffers { x: [f32] = input, y: [f32] = output, s: [f32] = input, t: [f32] = output, u: [f32] = inout }
         kernel copy = kernels::copy(input: x, output: y);
+        kernel triple = kernels::scale(data: u, alpha: 3.0);
         kernel affine(s: read, t: write) {
             @compute @workgroup_size(64)
             fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {
@@ -180,11 +181,22 @@ graph! {
 fn over_long_buffers_a_kernel_alone_runs_several_elements_per_invocation() -> Result<(), Error> {
     let gpu = gpu();
     let mut rng = rng();
-    // `x` and `y` long enough for four elements per invocation, `s` and `t` for two; neither a multiple.
+    // `x` and `y` long enough for four elements per invocation, `s`, `t` and `u` for two; none a multiple,
+    // `u` longer than `s`. `u`, read and written, is cached: every element of an invocation loaded before
+    // any is stored.
     let n = (1 << 20) + 1 + random_u32(&mut rng, 4000) as usize;
     let m = (1 << 19) + 1 + random_u32(&mut rng, 4000) as usize;
-    let (xs, ss) = (random_f32s(&mut rng, n), random_f32s(&mut rng, m));
-    let (x, s) = (gpu.buffer_from_slice(&xs)?, gpu.buffer_from_slice(&ss)?);
+    let l = (1 << 19) + 5001 + random_u32(&mut rng, 4000) as usize;
+    let (xs, ss, us) = (
+        random_f32s(&mut rng, n),
+        random_f32s(&mut rng, m),
+        random_f32s(&mut rng, l),
+    );
+    let (x, s, u) = (
+        gpu.buffer_from_slice(&xs)?,
+        gpu.buffer_from_slice(&ss)?,
+        gpu.buffer_from_slice(&us)?,
+    );
     let (y, t) = (gpu.buffer_zeroed::<f32>(n)?, gpu.buffer_zeroed::<f32>(m)?);
     poison_f32(&y);
     poison_f32(&t);
@@ -195,11 +207,16 @@ fn over_long_buffers_a_kernel_alone_runs_several_elements_per_invocation() -> Re
             y: &y,
             s: &s,
             t: &t,
+            u: &u,
         },
     )?;
     assert!(Alone::FUSED.is_empty() && g.untyped().fused().is_empty());
-    assert_eq!(g.untyped().widened(), &[0, 1], "both run wide");
+    assert_eq!(g.untyped().widened(), &[0, 1, 2], "all three run wide");
     g.replay()?.wait()?;
+    let tripled: Vec<f32> = us.iter().map(|v| v * 3.0).collect();
+    let got = read(&u);
+    let wrong = (0..l).find(|&i| got[i] != tripled[i]);
+    assert_eq!(wrong, None, "u differs from the CPU's");
     assert!(read(&y) == xs, "the copy differs from its input");
     let want: Vec<f32> = ss.iter().map(|v| v * 2.0 + 1.0).collect();
     let got = read(&t);
