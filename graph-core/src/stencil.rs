@@ -41,7 +41,6 @@ use crate::desc::{AccessDesc, DispatchDesc, GraphDesc, KernelDesc, OpDesc, SizeD
 use crate::fusion_parts::{MAX_FUSED_BINDINGS, declared_lengths, touchers};
 use crate::ir::{AccessMode, Role};
 use crate::size::SizeStep;
-use crate::stencil_kernel::image_size;
 use crate::types::ValueType;
 use crate::wgsl;
 
@@ -515,6 +514,27 @@ impl<'a> Graph<'a> {
             unbound: owned_unneeded,
         })
     }
+}
+
+/// The size an image kernel's `width` or `height` argument gives (`value`, its WGSL), as a dispatch computes
+/// it: a `u32` parameter (`params.name`) or a literal; `None` for anything else.
+pub(crate) fn image_size(desc: &GraphDesc, value: &str) -> Option<SizeDesc> {
+    let value = value.trim();
+    let step = match value.strip_prefix("params.") {
+        Some(name) => {
+            let field = desc
+                .params
+                .fields
+                .iter()
+                .find(|f| *f.name == *name && f.ty == ValueType::U32)?;
+            SizeStep::Param(field.offset)
+        }
+        None => SizeStep::Literal(wgsl::value::literal_u32(value)?),
+    };
+    Some(SizeDesc {
+        text: value.to_string().into(),
+        steps: vec![step].into(),
+    })
 }
 
 /// A kernel's reach along each axis: along the line, or across and down the image.

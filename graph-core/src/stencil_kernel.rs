@@ -27,30 +27,9 @@ use crate::desc::{
 use crate::fusion_parts::{member_of, validate_once};
 use crate::ir::AccessMode;
 use crate::size::{SizeOp, SizeStep};
-use crate::stencil::{Group, Shape, Tiling, WORKGROUP};
+use crate::stencil::{Group, Shape, Tiling, WORKGROUP, image_size};
 use crate::types::ValueType;
 use crate::wgsl;
-
-/// The size an image kernel's `width` or `height` argument gives (`value`, its WGSL), as a dispatch computes
-/// it: a `u32` parameter (`params.name`) or a literal; `None` for anything else.
-pub(crate) fn image_size(desc: &GraphDesc, value: &str) -> Option<SizeDesc> {
-    let value = value.trim();
-    let step = match value.strip_prefix("params.") {
-        Some(name) => {
-            let field = desc
-                .params
-                .fields
-                .iter()
-                .find(|f| *f.name == *name && f.ty == ValueType::U32)?;
-            SizeStep::Param(field.offset)
-        }
-        None => SizeStep::Literal(wgsl::value::literal_u32(value)?),
-    };
-    Some(SizeDesc {
-        text: value.to_string().into(),
-        steps: vec![step].into(),
-    })
-}
 
 /// `size.div_ceil(divisor)`.
 fn div_ceil(size: SizeDesc, divisor: u32) -> SizeDesc {
