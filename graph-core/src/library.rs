@@ -62,9 +62,12 @@ pub struct LibraryKernel {
 /// How far a library image kernel reads (see [`LibraryKernel::grid`]). Its entry point computes one pixel,
 /// `i = gid.x + gid.y * num_workgroups.x * 256`, and, for every `i < min(width * height, the lengths of its
 /// buffers)`, writes `output[i]` whatever the data, reading its inputs only at pixels at most `x` columns and
-/// `y` rows from its own, clamped into the image; past that extent it writes nothing. The library is ours:
-/// this is stated, not proved from the IR as a user kernel's reach is, and the GPU tests compare every fused
-/// form with the unfused kernels and the CPU.
+/// `y` rows from its own, clamped into the image; past that extent it writes nothing. It computes the pixel
+/// from those values alone, not from where the pixel is, and uses `width()` and `height()` only to find and
+/// clamp pixels: a tiled group runs it in the coordinates of its workgroup array ([`crate::stencil_kernel`]).
+/// Its invocations share nothing (no workgroup memory, barriers or atomics), so bake may also run several of
+/// them in one. The library is ours: this is stated, not proved from the IR as a user kernel's reach is, and
+/// the GPU tests compare every fused form with the unfused kernels and the CPU.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct GridShape {
     pub x: GridReach,
