@@ -1083,7 +1083,9 @@ fn fused_kernel(
         "    let {p}element = vec3<u32>({p}global_invocation_id.x + {p}global_invocation_id.y * {p}num_workgroups.x * {x}u, 0u, 0u);\n",
         p = wgsl::FUSED_PREFIX
     );
-    if !cached.is_empty() {
+    // One element per invocation: the cached elements loaded at its own index and stored back (a wide
+    // kernel loads and stores its elements its own way, below).
+    if wide.is_none() && !cached.is_empty() {
         for b in ["global_invocation_id", "num_workgroups"] {
             if !builtins.iter().any(|have| have == b) {
                 builtins.push(b.to_string());
