@@ -184,9 +184,12 @@ fn image_filters_match_the_cpu() -> Result<(), Error> {
             assert_close(&got, &want, 1e-5, &what(path));
         }
 
+        // conv2d writes out radii 1 and 2 tap by tap and loops over any other: each form at every size.
+        for radius in [1, 2, 3] {
+            conv2d_matches(&gpu, &mut rng, &xs, (w, h), radius, &what("conv2d"))?;
+        }
         let radius = 1 + random_u32(&mut rng, 2) as usize;
         let sigma = 0.5 + random_f32s(&mut rng, 1)[0].abs() * 2.0;
-        conv2d_matches(&gpu, &mut rng, &xs, (w, h), radius, &what("conv2d"))?;
         blurs_match(&gpu, &xs, (w, h), (radius, sigma), &what("blur"))?;
     }
     // Radii near and past the image's size: most taps clamped at an edge. (llvmpipe stops a loop after
@@ -194,7 +197,22 @@ fn image_filters_match_the_cpu() -> Result<(), Error> {
     let (w, h) = (40 + random_u32(&mut rng, 9) as usize, 37);
     let xs = random_f32s(&mut rng, w * h);
     conv2d_matches(&gpu, &mut rng, &xs, (w, h), 16, "conv2d of radius 16")?;
-    blurs_match(&gpu, &xs, (w, h), (128, 40.0), "blur of radius 128")
+    blurs_match(&gpu, &xs, (w, h), (128, 40.0), "blur of radius 128")?;
+    // Images narrower than the 5 x 5 taps: every one of them clamped.
+    for (w, h) in [(1, 1), (2, 3), (3, 1)] {
+        let xs = random_f32s(&mut rng, w * h);
+        for radius in [1, 2] {
+            conv2d_matches(
+                &gpu,
+                &mut rng,
+                &xs,
+                (w, h),
+                radius,
+                "conv2d of a tiny image",
+            )?;
+        }
+    }
+    Ok(())
 }
 
 /// The arguments of an image filter over `(w, h)` pixels of radius `radius`.
@@ -224,7 +242,8 @@ fn conv2d_matches(
     let mut want = vec![0.0; n];
     cpu::conv2d(xs, &weights, &mut want, (w, h), radius);
     // Sums of (2 radius + 1)^2 products of values in [-1, 1): rounding of each, in any order.
-    assert_close(&got, &want, 1e-5 * (side * side) as f32, what);
+    let what = format!("{what}, radius {radius}");
+    assert_close(&got, &want, 1e-5 * (side * side) as f32, &what);
     Ok(())
 }
 
@@ -293,10 +312,14 @@ fn matmul_matches_the_cpu() -> Result<(), Error> {
     let gpu = gpu();
     let mut rng = rng();
     let odd = |rng: &mut TestRng| 9 + 2 * random_u32(rng, 30) as usize;
-    // One element; sizes that are no multiple of the 8 x 8 tile; and a `c` past 65535 workgroups of 64.
+    // One element; sizes inside one 128 x 128 tile, and past one, that are no multiple of it, with a `k` that is
+    // no multiple of the 8 staged at a time; and a `c` of more tiles than the default dispatch has workgroups
+    // (each strides on to the next).
+    let past_a_tile = |rng: &mut TestRng| 129 + random_u32(rng, 120) as usize;
     let shapes = [
         (1, 1, 1),
         (odd(&mut rng), odd(&mut rng), odd(&mut rng)),
+        (past_a_tile(&mut rng), past_a_tile(&mut rng), odd(&mut rng)),
         (BIG_SIDE, BIG_SIDE, 3),
     ];
     for (m, n, k) in shapes {
@@ -320,7 +343,7 @@ fn matmul_matches_the_cpu() -> Result<(), Error> {
 }
 
 #[test]
-fn the_histograms_default_dispatch_is_one_invocation_per_8_elements_up_to_2048_workgroups() {
+fn the_histograms_default_dispatch_is_one_invocation_per_8_elements_up_to_1024_workgroups() {
     use graph_runtime::desc::{DispatchDesc, OpDesc};
     let mut b = GraphBuilder::new("Counts");
     b.input("x", "f32").inout("bins", "u32");
@@ -337,12 +360,13 @@ fn the_histograms_default_dispatch_is_one_invocation_per_8_elements_up_to_2048_w
     let DispatchDesc::Threads(dims) = &k.dispatch else {
         panic!("{:?}", k.dispatch)
     };
-    assert_eq!(&*dims[0].text, "min(x.len().div_ceil(8), 524288)");
+    assert_eq!(&*dims[0].text, "min(x.len().div_ceil(8), 262144)");
     for (len, threads) in [
         (1, 1),
         (262_144, 32_768),
-        (1 << 22, 1 << 19),
-        (1 << 24, 1 << 19),
+        (1 << 21, 1 << 18),
+        (1 << 22, 1 << 18),
+        (1 << 24, 1 << 18),
     ] {
         let got = graph_core::size::evaluate(&dims[0].steps, &[], &[len, 256]).ok();
         assert_eq!(got, Some(threads), "{len} elements");

