@@ -42,8 +42,8 @@
 //! dispatch, through the recorder each replays with): the GPU time from the first dispatch's start to the
 //! last one's end is printed, and the traces written to `DIR` as Chrome trace JSON.
 //!
-//! Run: `cargo bench -p graph-runtime --bench replay_vs_hand_written [-- --runs N] [--profile DIR]` (default
-//! 100 runs).
+//! Run: `cargo bench -p graph-runtime --bench replay_vs_hand_written [-- --runs N] [--profile DIR]
+//! [--only TEXT]` (default 100 runs; `--only`: the shapes whose name contains TEXT, without the tables after).
 
 #![forbid(unsafe_code)]
 
@@ -845,9 +845,21 @@ fn main() -> Result<(), Error> {
         stencil_dag("stencil chain", 1, 100),
         stencil_dag("stencil 10x10", 10, 10),
     ];
+    // `--only TEXT`: the shapes whose name contains it, and nothing else.
+    let only = args
+        .iter()
+        .position(|a| a == "--only")
+        .and_then(|i| args.get(i + 1))
+        .map(String::as_str);
     let mut summary = Vec::new();
-    for dag in &shapes {
+    for dag in shapes
+        .iter()
+        .filter(|d| only.is_none_or(|o| d.name.contains(o)))
+    {
         summary.push((dag.name, shape(&gpu, runs, dag, traces)?));
+    }
+    if only.is_some() {
+        return Ok(());
     }
 
     println!();
