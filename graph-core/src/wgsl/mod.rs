@@ -2,12 +2,14 @@
 //! reflecting on the result.
 
 mod compose;
+pub mod grid;
 mod members;
 mod neighbourhood;
 mod pointwise;
 mod scan;
 mod validate;
 pub mod value;
+mod walk;
 
 pub use compose::{Composed, Segment, binding_declarations, compose, params_declaration};
 pub use members::{

@@ -22,9 +22,11 @@
 //! no atomics, barriers, workgroup memory, subgroup operations, or helpers that touch buffers.
 
 use naga::{
-    AddressSpace, BinaryOperator, Block, BuiltIn, Expression, Function, Handle, Literal,
-    MathFunction, Module, ScalarKind, Statement, TypeInner, UnaryOperator,
+    AddressSpace, BinaryOperator, Expression, Function, Handle, MathFunction, Module, ScalarKind,
+    TypeInner,
 };
+
+use super::walk::{self, MAX_DEPTH, Proof as _};
 
 /// The farthest a neighbourhood kernel may read from its own index: beyond it, halos cost more than fusion
 /// saves at the tile sizes the fusion pass uses.
@@ -33,40 +35,13 @@ pub const MAX_REACH: u32 = 16;
 /// The reach of entry point `index` of `module` (validated, with `info` its analysis) when it is a
 /// neighbourhood kernel (see the module's documentation).
 pub fn reach(module: &Module, info: &naga::valid::ModuleInfo, index: usize) -> Option<u32> {
-    let ep = module.entry_points.get(index)?;
-    let [_, 1, 1] = ep.workgroup_size else {
-        return None;
-    };
-    let function = &ep.function;
-    let [argument] = &function.arguments[..] else {
-        return None;
-    };
-    if argument.binding != Some(naga::Binding::BuiltIn(BuiltIn::GlobalInvocationId)) {
-        return None;
-    }
+    let function = walk::plain_entry(module, index)?;
     let storage = |g: Handle<naga::GlobalVariable>| {
         matches!(
             module.global_variables[g].space,
             AddressSpace::Storage { .. }
         )
     };
-    let touches_shared = |f: &Function| {
-        f.expressions.iter().any(|(_, e)| match *e {
-            Expression::GlobalVariable(g) => {
-                storage(g) || module.global_variables[g].space == AddressSpace::WorkGroup
-            }
-            _ => false,
-        })
-    };
-    // Helpers compute on values only, and the kernel keeps no workgroup memory of its own.
-    if module.functions.iter().any(|(_, f)| touches_shared(f))
-        || module
-            .global_variables
-            .iter()
-            .any(|(_, g)| g.space == AddressSpace::WorkGroup)
-    {
-        return None;
-    }
     let mut proof = Proof {
         module,
         function,
@@ -76,12 +51,12 @@ pub fn reach(module: &Module, info: &naga::valid::ModuleInfo, index: usize) -> O
         refused: false,
         past_extent: false,
     };
-    proof.walk(&function.body, Facts::Within(INSIDE), true);
+    walk::walk(&mut proof, &function.body, Facts::Within(INSIDE), true);
     let within = std::mem::take(&mut proof.accesses);
     // Past the extent no store may be reachable: the unfused dispatch rounds up to whole workgroups, and the
     // fused kernel does not call the member there.
     proof.past_extent = true;
-    proof.walk(&function.body, Facts::Beyond { over: 0 }, true);
+    walk::walk(&mut proof, &function.body, Facts::Beyond { over: 0 }, true);
     if proof.refused || !proof.accesses.is_empty() {
         return None;
     }
@@ -128,6 +103,18 @@ const INSIDE: Bounds = Bounds {
     gap: 0,
     floor: None,
 };
+
+impl walk::Facts for Facts {
+    const UNREACHABLE: Facts = Facts::Unreachable;
+
+    fn reachable(self) -> bool {
+        self != Facts::Unreachable
+    }
+
+    fn or(self, other: Facts) -> Facts {
+        Facts::or(self, other)
+    }
+}
 
 impl Facts {
     fn reachable(self) -> bool {
@@ -271,9 +258,6 @@ struct Proof<'a, S: Fn(Handle<naga::GlobalVariable>) -> bool> {
     past_extent: bool,
 }
 
-/// How deep an index expression may nest before the proof gives up on it.
-const MAX_DEPTH: u32 = 64;
-
 impl<S: Fn(Handle<naga::GlobalVariable>) -> bool> Proof<'_, S> {
     /// The reach, from the accesses inside the extent, if they make a neighbourhood kernel.
     fn conclude(&self, accesses: &[Access]) -> Option<u32> {
@@ -324,126 +308,8 @@ impl<S: Fn(Handle<naga::GlobalVariable>) -> bool> Proof<'_, S> {
         }
     }
 
-    /// Walks `block` under `facts`; `always` when every invocation inside the extent runs it whatever the
-    /// data. Returns the facts after it and whether it may return.
-    fn walk(&mut self, block: &Block, mut facts: Facts, mut always: bool) -> (Facts, bool) {
-        let mut may_return = false;
-        for statement in block.iter() {
-            if !facts.reachable() {
-                break;
-            }
-            match statement {
-                Statement::Emit(range) => {
-                    for h in range.clone() {
-                        self.emitted(h, facts, always);
-                    }
-                }
-                Statement::Store { pointer, .. } => self.stored(*pointer, facts, always),
-                Statement::Block(b) => {
-                    let (after, returns) = self.walk(b, facts, always);
-                    facts = after;
-                    may_return |= returns;
-                    always &= !returns;
-                }
-                Statement::If {
-                    condition,
-                    accept,
-                    reject,
-                } => {
-                    let (yes, no) = self.condition(*condition, facts, 0);
-                    let (after_yes, returns_yes) =
-                        self.walk(accept, yes, always && !no.reachable());
-                    let (after_no, returns_no) = self.walk(reject, no, always && !yes.reachable());
-                    facts = after_yes.or(after_no);
-                    may_return |= returns_yes || returns_no;
-                    always &= !(returns_yes || returns_no);
-                }
-                Statement::Loop {
-                    body, continuing, ..
-                } => {
-                    let (_, body_returns) = self.walk(body, facts, false);
-                    let (_, continuing_returns) = self.walk(continuing, facts, false);
-                    may_return |= body_returns || continuing_returns;
-                    always &= !(body_returns || continuing_returns);
-                }
-                Statement::Switch { cases, .. } => {
-                    for case in cases {
-                        let (_, returns) = self.walk(&case.body, facts, false);
-                        may_return |= returns;
-                        always &= !returns;
-                    }
-                }
-                Statement::Return { .. } => return (Facts::Unreachable, true),
-                Statement::Break | Statement::Continue => {}
-                Statement::Call { arguments, .. } => {
-                    if arguments.iter().any(|&a| self.root(a).is_some()) {
-                        self.refused = true;
-                    }
-                }
-                _ => self.refused = true,
-            }
-        }
-        (facts, may_return)
-    }
-
-    /// An emitted expression: an element of a storage buffer read at a bounded offset; a member of one not at
-    /// all (constant indices and struct members are not neighbourhoods).
-    fn emitted(&mut self, h: Handle<Expression>, facts: Facts, always: bool) {
-        if let Expression::AccessIndex { base, .. } = self.function.expressions[h] {
-            if matches!(self.function.expressions[base], Expression::GlobalVariable(g) if (self.storage)(g))
-            {
-                self.refused = true;
-            }
-            return;
-        }
-        let Some((global, index)) = self.element(h) else {
-            return;
-        };
-        if self.past_extent || !facts.reachable() {
-            return;
-        }
-        let (lo, hi) = self.value(index, facts, 0).relative(facts);
-        match lo.zip(hi) {
-            Some((lo, hi)) => self.accesses.push(Access {
-                global,
-                write: false,
-                lo,
-                hi,
-                always,
-            }),
-            None => self.refused = true,
-        }
-    }
-
-    /// A store: to a storage buffer, only at the invocation's own index, and only inside the extent.
-    fn stored(&mut self, pointer: Handle<Expression>, facts: Facts, always: bool) {
-        if self.root(pointer).is_none() {
-            return;
-        }
-        let Some((global, index)) = self.element(pointer) else {
-            self.refused = true;
-            return;
-        };
-        let own =
-            matches!(facts, Facts::Within(_)) && self.value(index, facts, 0).form == Form::Own(0);
-        if self.past_extent || !own {
-            self.refused |= facts.reachable();
-            return;
-        }
-        self.accesses.push(Access {
-            global,
-            write: true,
-            lo: 0,
-            hi: 0,
-            always,
-        });
-    }
-
     fn is_u32(&self, h: Handle<Expression>) -> bool {
-        matches!(
-            self.info[h].ty.inner_with(&self.module.types),
-            TypeInner::Scalar(s) if s.kind == ScalarKind::Uint
-        )
+        walk::is_u32(self.module, self.info, h)
     }
 
     /// Whether `value` (of expression `h`) may be a `u32` that went below zero, which orders wrongly.
@@ -452,22 +318,7 @@ impl<S: Fn(Handle<naga::GlobalVariable>) -> bool> Proof<'_, S> {
     }
 
     fn int_literal(&self, h: Handle<Expression>) -> Option<i64> {
-        let literal = match self.function.expressions[h] {
-            Expression::Literal(l) => l,
-            Expression::Constant(c) => {
-                match self.module.global_expressions[self.module.constants[c].init] {
-                    Expression::Literal(l) => l,
-                    _ => return None,
-                }
-            }
-            _ => return None,
-        };
-        match literal {
-            Literal::U32(v) => Some(i64::from(v)),
-            Literal::I32(v) => Some(i64::from(v)),
-            Literal::AbstractInt(v) => Some(v),
-            _ => None,
-        }
+        walk::int_literal(self.module, self.function, h)
     }
 
     /// What expression `h` is known to be under `facts`.
@@ -603,65 +454,114 @@ impl<S: Fn(Handle<naga::GlobalVariable>) -> bool> Proof<'_, S> {
             _ => UNKNOWN,
         }
     }
+}
 
-    /// The facts where boolean expression `h` is true, and where it is false.
-    fn condition(&self, h: Handle<Expression>, facts: Facts, depth: u32) -> (Facts, Facts) {
-        if depth > MAX_DEPTH || !facts.reachable() {
+impl<S: Fn(Handle<naga::GlobalVariable>) -> bool> walk::Proof for Proof<'_, S> {
+    type Facts = Facts;
+
+    /// An emitted expression: an element of a storage buffer read at a bounded offset; a member of one not at
+    /// all (constant indices and struct members are not neighbourhoods).
+    fn emitted(&mut self, h: Handle<Expression>, facts: Facts, always: bool) {
+        if let Expression::AccessIndex { base, .. } = self.function.expressions[h] {
+            if matches!(self.function.expressions[base], Expression::GlobalVariable(g) if (self.storage)(g))
+            {
+                self.refused = true;
+            }
+            return;
+        }
+        let Some((global, index)) = self.element(h) else {
+            return;
+        };
+        if self.past_extent || !facts.reachable() {
+            return;
+        }
+        let (lo, hi) = self.value(index, facts, 0).relative(facts);
+        match lo.zip(hi) {
+            Some((lo, hi)) => self.accesses.push(Access {
+                global,
+                write: false,
+                lo,
+                hi,
+                always,
+            }),
+            None => self.refused = true,
+        }
+    }
+
+    /// A store: to a storage buffer, only at the invocation's own index, and only inside the extent.
+    fn stored(&mut self, pointer: Handle<Expression>, facts: Facts, always: bool) {
+        if self.root(pointer).is_none() {
+            return;
+        }
+        let Some((global, index)) = self.element(pointer) else {
+            self.refused = true;
+            return;
+        };
+        let own =
+            matches!(facts, Facts::Within(_)) && self.value(index, facts, 0).form == Form::Own(0);
+        if self.past_extent || !own {
+            self.refused |= facts.reachable();
+            return;
+        }
+        self.accesses.push(Access {
+            global,
+            write: true,
+            lo: 0,
+            hi: 0,
+            always,
+        });
+    }
+
+    /// The facts where `left op right` holds, and where it does not.
+    fn compare(
+        &self,
+        op: BinaryOperator,
+        left: Handle<Expression>,
+        right: Handle<Expression>,
+        facts: Facts,
+        depth: u32,
+    ) -> (Facts, Facts) {
+        let a = self.value(left, facts, depth + 1);
+        let b = self.value(right, facts, depth + 1);
+        if self.may_wrap(left, a) || self.may_wrap(right, b) {
             return (facts, facts);
         }
-        match self.function.expressions[h] {
-            Expression::Literal(Literal::Bool(true)) => (facts, Facts::Unreachable),
-            Expression::Literal(Literal::Bool(false)) => (Facts::Unreachable, facts),
-            Expression::Unary {
-                op: UnaryOperator::LogicalNot,
-                expr,
-            } => {
-                let (yes, no) = self.condition(expr, facts, depth + 1);
+        let plus_one = |v: Value| Value {
+            form: add(v.form, Form::Const(1)),
+            least: v.least.map(|l| l + 1),
+        };
+        match op {
+            BinaryOperator::Less => less(a, b, facts),
+            BinaryOperator::LessEqual => less(a, plus_one(b), facts),
+            BinaryOperator::Greater => less(b, a, facts),
+            BinaryOperator::GreaterEqual => {
+                let (yes, no) = less(a, b, facts);
                 (no, yes)
             }
-            Expression::Binary { op, left, right } => {
-                let a = self.value(left, facts, depth + 1);
-                let b = self.value(right, facts, depth + 1);
-                if self.may_wrap(left, a) || self.may_wrap(right, b) {
-                    return (facts, facts);
-                }
-                let plus_one = |v: Value| Value {
-                    form: add(v.form, Form::Const(1)),
-                    least: v.least.map(|l| l + 1),
-                };
+            BinaryOperator::Equal | BinaryOperator::NotEqual => {
+                let (at_most, _) = less(a, plus_one(b), facts);
+                let (equal, _) = less(b, plus_one(a), at_most);
+                let (above, below) = (less(b, a, facts).0, less(a, b, facts).0);
+                let unequal = above.or(below);
                 match op {
-                    BinaryOperator::Less => less(a, b, facts),
-                    BinaryOperator::LessEqual => less(a, plus_one(b), facts),
-                    BinaryOperator::Greater => less(b, a, facts),
-                    BinaryOperator::GreaterEqual => {
-                        let (yes, no) = less(a, b, facts);
-                        (no, yes)
-                    }
-                    BinaryOperator::Equal | BinaryOperator::NotEqual => {
-                        let (at_most, _) = less(a, plus_one(b), facts);
-                        let (equal, _) = less(b, plus_one(a), at_most);
-                        let (above, below) = (less(b, a, facts).0, less(a, b, facts).0);
-                        let unequal = above.or(below);
-                        match op {
-                            BinaryOperator::Equal => (equal, unequal),
-                            _ => (unequal, equal),
-                        }
-                    }
-                    BinaryOperator::LogicalAnd => {
-                        let (a_yes, a_no) = self.condition(left, facts, depth + 1);
-                        let (yes, b_no) = self.condition(right, a_yes, depth + 1);
-                        (yes, a_no.or(b_no))
-                    }
-                    BinaryOperator::LogicalOr => {
-                        let (a_yes, a_no) = self.condition(left, facts, depth + 1);
-                        let (b_yes, no) = self.condition(right, a_no, depth + 1);
-                        (a_yes.or(b_yes), no)
-                    }
-                    _ => (facts, facts),
+                    BinaryOperator::Equal => (equal, unequal),
+                    _ => (unequal, equal),
                 }
             }
             _ => (facts, facts),
         }
+    }
+
+    fn function(&self) -> &Function {
+        self.function
+    }
+
+    fn reaches_storage(&self, h: Handle<Expression>) -> bool {
+        self.root(h).is_some()
+    }
+
+    fn refuse(&mut self) {
+        self.refused = true;
     }
 }
 
