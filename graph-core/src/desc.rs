@@ -296,22 +296,28 @@ pub struct KernelDesc {
     /// ([`crate::fusion`]). `None` when not proved.
     #[serde(default)]
     pub reach: Option<u32>,
-    /// A library image kernel ([`crate::library::GridShape`]): its invocations share nothing, and when its
-    /// reach on the image its `width` and `height` arguments give is known, a chain of such kernels fuses by
-    /// 2-D overlapped tiling. `None` for every other kernel.
+    /// An image kernel: a library one ([`crate::library::GridShape`]), whose invocations share nothing, or one
+    /// the image-neighbourhood proof found ([`crate::wgsl::grid`]). When its reach on the image is known, a
+    /// chain of such kernels fuses by 2-D overlapped tiling. `None` for every other kernel.
     #[serde(default)]
     pub grid: Option<GridDesc>,
     /// Left alone by the fusion pass (`#[no_fusion]` on the node or its graph).
     pub no_fusion: bool,
 }
 
-/// A library image kernel ([`KernelDesc::grid`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+/// An image kernel ([`KernelDesc::grid`]).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct GridDesc {
     /// How far it reads: pixels at most `reach[0]` columns and `reach[1]` rows from its own, clamped into the
     /// image; `None` when an argument it depends on is not a literal (a parameter's value is not known when
     /// the graph is fused).
     pub reach: Option<[u32; 2]>,
+    /// A kernel of the user's that the proof found: the image's width and height as its code reads them
+    /// (`params.NAME` or a `u32` literal such as `512u`). A tiled group calls it at its own pixel and
+    /// redirects its reads and writes into the tile. `None` for a library kernel, sized by its `width` and
+    /// `height` arguments and run in the tile's coordinates ([`crate::stencil_kernel`]).
+    #[serde(default)]
+    pub image: Option<[Cow<'static, str>; 2]>,
 }
 
 impl KernelDesc {

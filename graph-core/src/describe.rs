@@ -149,7 +149,7 @@ fn describe_op(op: &CheckedNode) -> OpDesc {
             alternative: None,
             pointwise: k.pointwise,
             reach: k.reach,
-            grid: k.grid,
+            grid: k.grid.clone(),
             no_fusion: false,
         }),
         CheckedNode::Copy {

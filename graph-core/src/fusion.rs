@@ -247,8 +247,8 @@ pub fn widen<'a>(
     for n in 0..fusion.desc.nodes.len() {
         // A fused group's kernel is dispatched by threads, a tiled one is no pointwise kernel, an absorbed
         // member is empty: only kernels that run alone pass.
-        // Pointwise kernels, and the library's image kernels (which read neighbours: their invocations share
-        // nothing all the same, `GridShape`).
+        // Pointwise kernels, and image kernels (which read neighbours: their invocations share nothing all
+        // the same, by `GridShape` for the library's and by the proof for the user's, `wgsl::grid`).
         let independent = |k: &KernelDesc| k.pointwise || k.grid.is_some();
         let Some((k, extent)) =
             candidate_where(&fusion.desc, lengths, max_bindings, n, independent)

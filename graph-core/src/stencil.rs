@@ -9,9 +9,11 @@
 //!
 //! - **A line**: kernels each of whose invocations reads within a reach of its own element and writes its
 //!   own, proved from naga's IR ([`KernelDesc::reach`]); tiles of up to [`MAX_TILE`] elements.
-//! - **An image**: the library's image kernels (`blur_h`, `blur_v`, `sobel`, `scharr`), which read pixels at
-//!   most some columns and rows away, clamped into a `width` x `height` image ([`KernelDesc::grid`]: stated by
-//!   the library, not proved); 2-D tiles at least [`MIN_TILE_WIDTH`] wide, of the shape that recomputes least.
+//! - **An image**: kernels that read pixels at most some columns and rows away, clamped into a `width` x
+//!   `height` image ([`KernelDesc::grid`]): the library's image kernels (`blur_h`, `blur_v`, `sobel`,
+//!   `scharr`; stated by the library, their sizes their arguments), and the user's that the image proof finds
+//!   ([`crate::wgsl::grid`]; their sizes as their code reads them, a parameter or a literal); 2-D tiles at
+//!   least [`MIN_TILE_WIDTH`] wide, of the shape that recomputes least.
 //!   Only images of at most [`MAX_TILED_PIXELS`] are tiled: past that the kernels' arithmetic, not memory or
 //!   latency, bounds them, and the halo adds to it.
 //!
@@ -213,7 +215,7 @@ impl<'a> Graph<'a> {
     fn extent(&self, n: u32) -> Option<(u64, Shape)> {
         let k = self.kernel(n)?;
         let in_block = self.desc.blocks.iter().any(|b| b.nodes.contains(&n));
-        let grid_reach = k.grid.and_then(|g| g.reach);
+        let grid_reach = k.grid.as_ref().and_then(|g| g.reach);
         if (k.reach.is_none() && grid_reach.is_none())
             || k.no_fusion
             || k.range.is_some()
@@ -245,15 +247,19 @@ impl<'a> Graph<'a> {
             // latency, and a tile's halo and phases only add to those.
             Some(_) if len > MAX_TILED_PIXELS => return None,
             Some(_) => {
-                let arg = |name: &str| {
-                    let value = k.args.iter().find(|a| a.name == name)?.value.to_string();
-                    // The tiled dispatch is sized by the image's sizes: only sizes it can compute.
-                    image_size(self.desc, &value).map(|_| value)
+                // The tiled dispatch is sized by the image's sizes: only sizes it can compute.
+                let size = |value: String| image_size(self.desc, &value).map(|_| value);
+                // A user kernel's sizes as its code reads them, a library kernel's as its arguments.
+                let [width, height] = match k.grid.as_ref().and_then(|g| g.image.as_ref()) {
+                    Some([w, h]) => [size(w.to_string())?, size(h.to_string())?],
+                    None => {
+                        let arg = |name: &str| {
+                            size(k.args.iter().find(|a| a.name == name)?.value.to_string())
+                        };
+                        [arg("width")?, arg("height")?]
+                    }
                 };
-                Shape::Image {
-                    width: arg("width")?,
-                    height: arg("height")?,
-                }
+                Shape::Image { width, height }
             }
         };
         Some((len, shape))
@@ -539,7 +545,7 @@ pub(crate) fn image_size(desc: &GraphDesc, value: &str) -> Option<SizeDesc> {
 
 /// A kernel's reach along each axis: along the line, or across and down the image.
 fn reach_of(k: &KernelDesc) -> [u32; 2] {
-    match k.grid.and_then(|g| g.reach) {
+    match k.grid.as_ref().and_then(|g| g.reach) {
         Some(reach) => reach,
         None => [k.reach.unwrap_or(0), 0],
     }

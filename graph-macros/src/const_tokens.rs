@@ -119,7 +119,7 @@ structs! {
     BlockDesc in desc { name, count, flag, nodes }
     AccessDesc in desc { buffer, mode }
     KernelDesc in desc { declarations, args, source, entry, workgroup_size, bindings, dispatch, foldable, range, alternative, pointwise, reach, grid, no_fusion }
-    GridDesc in desc { reach }
+    GridDesc in desc { reach, image }
     AlternativeDesc in desc { group, choice }
     RangeDesc in desc { start, end }
     KernelArgDesc in desc { name, ty, value }

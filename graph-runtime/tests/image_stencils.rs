@@ -55,6 +55,34 @@ graph! {
     }
 }
 
+graph! {
+    /// Two image steps of the user's own over a 64 x 48 image whose sizes are literals in their code: the
+    /// macro lists them as one tiled group, and bake keeps it.
+    graph Literal2d {
+        buffers { image: [f32; 3072] = input, down: [f32; 3072], across: [f32; 3072] = output }
+        kernel down_step(image: read, down: write) {
+            @compute @workgroup_size(64)
+            fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
+                let i = gid.x;
+                if (i >= 3072u) { return; }
+                let x = i % 64u;
+                let y = i / 64u;
+                down[i] = image[(max(y, 1u) - 1u) * 64u + x] + image[i] + image[min(y + 1u, 47u) * 64u + x];
+            }
+        }
+        kernel across_step(down: read, across: write) {
+            @compute @workgroup_size(64)
+            fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
+                let i = gid.x;
+                if (i >= 3072u) { return; }
+                let x = i32(i % 64u);
+                let row = (i / 64u) * 64u;
+                across[i] = down[row + u32(clamp(x - 3, 0, 63))] - down[row + u32(clamp(x + 3, 0, 63))];
+            }
+        }
+    }
+}
+
 /// The three outputs after the chain on the CPU.
 fn expected(image: &[f32], (w, h): (usize, usize)) -> Outputs {
     let n = w * h;
@@ -215,5 +243,226 @@ fn a_blur_whose_radius_is_a_parameter_is_not_tiled_and_still_right() -> Result<(
     cpu::blur(&picture, &mut want_rows, (w, h), (3, 1.0), true);
     cpu::blur(&want_rows, &mut want, (w, h), (3, 1.0), false);
     assert_close(&read(&blurred), &want, "blurred with a radius of 3");
+    Ok(())
+}
+
+/// A 3 x 3 mean of the user's own, its edges clamped with `u32` `min` and `max`.
+const BOX: &str = "@compute @workgroup_size(64)
+fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
+    let i = gid.x;
+    let w = params.width;
+    let h = params.height;
+    if (i >= w * h) { return; }
+    let x = i % w;
+    let y = i / w;
+    let l = max(x, 1u) - 1u;
+    let r = min(x + 1u, w - 1u);
+    let u = max(y, 1u) - 1u;
+    let d = min(y + 1u, h - 1u);
+    let top = image[u * w + l] + image[u * w + x] + image[u * w + r];
+    let middle = image[y * w + l] + image[y * w + x] + image[y * w + r];
+    let bottom = image[d * w + l] + image[d * w + x] + image[d * w + r];
+    boxed[i] = (top + middle + bottom) / 9.0;
+}";
+
+/// A central-difference gradient of the user's own, its edges clamped with `i32` `clamp`, two rows down.
+const GRADIENT: &str = "@compute @workgroup_size(64)
+fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
+    let i = gid.x;
+    if (i >= params.width * params.height) { return; }
+    let w = i32(params.width);
+    let bottom = i32(params.height) - 1;
+    let x = i32(i % params.width);
+    let y = i32(i / params.width);
+    let l = clamp(x - 1, 0, w - 1);
+    let r = clamp(x + 1, 0, w - 1);
+    let u = clamp(y - 2, 0, bottom);
+    let d = clamp(y + 2, 0, bottom);
+    let gx = rows[u32(y * w + r)] - rows[u32(y * w + l)];
+    let gy = rows[u32(d * w + x)] - rows[u32(u * w + x)];
+    gradient[i] = gx * gx + gy * gy;
+}";
+
+/// The user's box mean, the library's blur along rows, the user's gradient: one tiled dispatch unless
+/// `unfused` (each step `no_fusion`).
+fn users_chain(unfused: bool) -> Result<graph_runtime::GraphDesc, Error> {
+    use graph_runtime::{GraphBuilder, KernelSpec, LIBRARY};
+    let mut b = GraphBuilder::new(if unfused { "UsersUnfused" } else { "Users" });
+    b.param("width", "u32").param("height", "u32");
+    b.input("image", "f32")
+        .output("boxed", "f32")
+        .output("rows", "f32")
+        .output("gradient", "f32");
+    b.kernel("box", KernelSpec::wgsl(BOX).read("image").write("boxed"));
+    b.library(
+        "along_rows",
+        "blur_h",
+        &[("input", "boxed"), ("output", "rows")],
+        &[
+            ("width", "params.width"),
+            ("height", "params.height"),
+            ("radius", "1u"),
+            ("sigma", "1.0"),
+        ],
+    );
+    b.kernel(
+        "gradient",
+        KernelSpec::wgsl(GRADIENT).read("rows").write("gradient"),
+    );
+    if unfused {
+        for node in ["box", "along_rows", "gradient"] {
+            b.no_fusion(node);
+        }
+    }
+    b.build(&LIBRARY).map_err(|e| Error::Bake {
+        graph: "Users".into(),
+        reason: e.to_string(),
+    })
+}
+
+/// The user's chain on the CPU, in the GPU's `f32` operations.
+fn users_expected(image: &[f32], (w, h): (usize, usize)) -> Outputs {
+    let at = |v: &[f32], x: usize, y: usize| v[y * w + x];
+    let boxed: Vec<f32> = (0..w * h)
+        .map(|i| {
+            let (x, y) = (i % w, i / w);
+            let (l, r, u, d) = (
+                x.max(1) - 1,
+                (x + 1).min(w - 1),
+                y.max(1) - 1,
+                (y + 1).min(h - 1),
+            );
+            let top = at(image, l, u) + at(image, x, u) + at(image, r, u);
+            let middle = at(image, l, y) + at(image, x, y) + at(image, r, y);
+            let bottom = at(image, l, d) + at(image, x, d) + at(image, r, d);
+            (top + middle + bottom) / 9.0
+        })
+        .collect();
+    let mut rows = vec![0.0; w * h];
+    cpu::blur(&boxed, &mut rows, (w, h), (1, 1.0), true);
+    let gradient = (0..w * h)
+        .map(|i| {
+            let (x, y) = (i % w, i / w);
+            let (l, r, u, d) = (
+                x.max(1) - 1,
+                (x + 1).min(w - 1),
+                y.max(2) - 2,
+                (y + 2).min(h - 1),
+            );
+            let gx = at(&rows, r, y) - at(&rows, l, y);
+            let gy = at(&rows, x, d) - at(&rows, x, u);
+            gx * gx + gy * gy
+        })
+        .collect();
+    [boxed, rows, gradient]
+}
+
+#[test]
+fn the_users_own_image_kernels_tile_with_the_librarys_and_equal_the_unfused_graph_and_the_cpu()
+-> Result<(), Error> {
+    let gpu = gpu();
+    let mut rng = rng();
+    let odd = 33 + random_u32(&mut rng, 30) as usize;
+    for sizes in [
+        vec![(1, 1)],
+        vec![(1, 40), (40, 1), (6, 6)],
+        vec![(odd, 70), (70, odd)],
+        vec![(300, 130), (130, 300)],
+    ] {
+        let len = sizes[0].0 * sizes[0].1;
+        let image = gpu.buffer_zeroed::<f32>(len)?;
+        let outputs = [(); 3].map(|_| gpu.buffer_zeroed::<f32>(len));
+        let [boxed, rows, gradient] = outputs;
+        let (boxed, rows, gradient) = (boxed?, rows?, gradient?);
+        let buffers = [
+            ("image", image.as_any()),
+            ("boxed", boxed.as_any()),
+            ("rows", rows.as_any()),
+            ("gradient", gradient.as_any()),
+        ];
+        let mut tiled = BakedGraph::bake(&gpu, users_chain(false)?, &buffers)?;
+        let mut unfused = BakedGraph::bake(&gpu, users_chain(true)?, &buffers)?;
+        let groups: Vec<usize> = tiled
+            .fused()
+            .iter()
+            .filter(|g| g.tiling.is_some_and(|t| t.image))
+            .map(|g| g.members.len())
+            .collect();
+        assert_eq!(groups, vec![3], "the three steps in one tiled dispatch");
+        assert!(unfused.fused().iter().all(|g| g.tiling.is_none()));
+        for &(w, h) in &sizes {
+            let n = w * h;
+            let picture = random_f32s(&mut rng, len);
+            image.write(&picture)?;
+            let mut results = Vec::new();
+            for graph in [&mut tiled, &mut unfused] {
+                for b in [&boxed, &rows, &gradient] {
+                    poison_f32(b);
+                }
+                graph.set_param("width", w as u32)?;
+                graph.set_param("height", h as u32)?;
+                graph.replay_blocking()?;
+                results.push([read(&boxed), read(&rows), read(&gradient)]);
+            }
+            let want = users_expected(&picture[..n], (w, h));
+            for (k, name) in ["boxed", "rows", "gradient"].iter().enumerate() {
+                let what = format!("{name} of {w}x{h} (buffers of {len})");
+                assert_near(
+                    &results[0][k],
+                    &results[1][k],
+                    1e-6,
+                    &format!("{what}: tiled vs unfused"),
+                );
+                assert_close(&results[0][k][..n], &want[k], &what);
+                assert!(
+                    results[0][k][n..].iter().all(|v| v.is_nan()),
+                    "{what}: written past the image"
+                );
+            }
+        }
+    }
+    Ok(())
+}
+
+#[test]
+fn the_macro_promises_a_tiled_group_of_the_users_image_kernels_and_bake_keeps_it()
+-> Result<(), Error> {
+    use Literal2dNode::{AcrossStep, DownStep};
+    assert_eq!(Literal2d::FUSED, &[&[DownStep, AcrossStep][..]]);
+    let gpu = gpu();
+    let mut rng = rng();
+    let picture = random_f32s(&mut rng, 3072);
+    let image = gpu.buffer_from_slice(&picture)?;
+    let across = gpu.buffer_zeroed::<f32>(3072)?;
+    poison_f32(&across);
+    let mut g = Literal2d::bake(
+        &gpu,
+        Literal2dBuffers {
+            image: &image,
+            across: &across,
+        },
+    )?;
+    g.check_fused(Literal2d::FUSED)?;
+    let group = &g.untyped().fused()[0];
+    // Three columns and a row each side: the steps' reaches added up.
+    assert_eq!(
+        group.tiling.map(|t| (t.image, t.halo)),
+        Some((true, [3, 1]))
+    );
+    g.replay_blocking()?;
+    let (w, h) = (64, 48);
+    let down: Vec<f32> = (0..w * h)
+        .map(|i| {
+            let (x, y) = (i % w, i / w);
+            picture[(y.max(1) - 1) * w + x] + picture[i] + picture[(y + 1).min(h - 1) * w + x]
+        })
+        .collect();
+    let want: Vec<f32> = (0..w * h)
+        .map(|i| {
+            let (x, row) = (i % w, (i / w) * w);
+            down[row + x.max(3) - 3] - down[row + (x + 3).min(w - 1)]
+        })
+        .collect();
+    assert_close(&read(&across), &want, "across");
     Ok(())
 }

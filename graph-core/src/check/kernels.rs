@@ -203,7 +203,10 @@ impl Checker<'_> {
                 }
             },
         };
-        let grid = library.and_then(|l| grid_reach(l, &args));
+        let grid = match library {
+            Some(l) => grid_reach(l, &args),
+            None => detail.grid.as_ref().map(user_grid),
+        };
         Some(CheckedKernel {
             bindings,
             declarations,
@@ -840,7 +843,20 @@ fn grid_reach(lib: &LibraryKernel, args: &[(String, String, String)]) -> Option<
     };
     Some(GridDesc {
         reach: reach(shape.x).zip(reach(shape.y)).map(|(x, y)| [x, y]),
+        image: None,
     })
+}
+
+/// A user kernel the image-neighbourhood proof found ([`wgsl::grid`]).
+fn user_grid(proof: &wgsl::grid::GridProof) -> GridDesc {
+    let size = |s: &wgsl::grid::ImageSize| match s {
+        wgsl::grid::ImageSize::Literal(v) => format!("{v}u"),
+        wgsl::grid::ImageSize::Param(name) => format!("params.{name}"),
+    };
+    GridDesc {
+        reach: Some(proof.reach),
+        image: Some([size(&proof.width).into(), size(&proof.height).into()]),
+    }
 }
 
 fn arg_refs(args: &[(String, String, String)]) -> Vec<(&str, &str, &str)> {

@@ -37,6 +37,8 @@ pub struct EntryPointDetail {
     /// Each invocation inside the extent reads within this many elements of its own index and writes only its
     /// own, whatever the data (see [`super::neighbourhood`]); `None` when not proved.
     pub reach: Option<u32>,
+    /// The same over a row-major image (see [`super::grid`]); `None` when not proved.
+    pub grid: Option<super::grid::GridProof>,
 }
 
 /// How an entry point uses one binding, from naga's analysis.
@@ -163,6 +165,7 @@ fn validate_here(source: &str) -> Result<Reflection, WgslError> {
             binding_uses,
             pointwise: super::pointwise::is_pointwise(&module, index),
             reach: super::neighbourhood::reach(&module, &info, index),
+            grid: super::grid::grid_reach(&module, &info, index),
         });
     }
     let resources = module
