@@ -636,8 +636,136 @@ fn main() -> Result<(), Error> {
                 );
             }
         }
+        for tiled in [true, false] {
+            let (us, how) = measure_users_chain(&gpu, side, tiled, runs)?;
+            let bytes = 4 * 3 * side * side;
+            let rate = bytes as f64 / (us * 1e3);
+            println!(
+                "| your 3 x 3 mean, then your gradient | {} | {how} | {bytes} | {us:.1} | {rate:.1} | {:.2} |",
+                side * side,
+                rate / copy_rate
+            );
+        }
     }
     Ok(())
+}
+
+/// A user's 3 x 3 mean of `image` into `boxed`, the image's sizes parameters, edges clamped.
+const USERS_MEAN: &str = "@compute @workgroup_size(256)
+fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
+    let i = gid.x;
+    let w = params.width;
+    let h = params.height;
+    if (i >= w * h) { return; }
+    let x = i % w;
+    let y = i / w;
+    let l = max(x, 1u) - 1u;
+    let r = min(x + 1u, w - 1u);
+    let u = max(y, 1u) - 1u;
+    let d = min(y + 1u, h - 1u);
+    let top = image[u * w + l] + image[u * w + x] + image[u * w + r];
+    let middle = image[y * w + l] + image[y * w + x] + image[y * w + r];
+    let bottom = image[d * w + l] + image[d * w + x] + image[d * w + r];
+    boxed[i] = (top + middle + bottom) / 9.0;
+}";
+
+/// A user's squared central-difference gradient of `boxed` into `gradient`.
+const USERS_GRADIENT: &str = "@compute @workgroup_size(256)
+fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
+    let i = gid.x;
+    let w = params.width;
+    let h = params.height;
+    if (i >= w * h) { return; }
+    let x = i % w;
+    let y = i / w;
+    let gx = boxed[y * w + min(x + 1u, w - 1u)] - boxed[y * w + max(x, 1u) - 1u];
+    let gy = boxed[min(y + 1u, h - 1u) * w + x] - boxed[(max(y, 1u) - 1u) * w + x];
+    gradient[i] = gx * gx + gy * gy;
+}";
+
+/// The user's two image kernels over a `side` x `side` image, in one graph: tiled into one dispatch where
+/// the fusion pass tiles it, or (`tiled: false`) each step `no_fusion`; both outputs checked against the CPU,
+/// then the GPU time profiled as [`measure`] does. Also how it ran.
+fn measure_users_chain(
+    gpu: &Gpu,
+    side: usize,
+    tiled: bool,
+    runs: usize,
+) -> Result<(f64, String), Error> {
+    let n = side * side;
+    let mut b = GraphBuilder::new("Users");
+    b.param("width", "u32").param("height", "u32");
+    b.input("image", "f32")
+        .output("boxed", "f32")
+        .output("gradient", "f32");
+    b.kernel(
+        "mean",
+        KernelSpec::wgsl(USERS_MEAN).read("image").write("boxed"),
+    );
+    b.kernel(
+        "gradient",
+        KernelSpec::wgsl(USERS_GRADIENT)
+            .read("boxed")
+            .write("gradient"),
+    );
+    if !tiled {
+        b.no_fusion("mean").no_fusion("gradient");
+    }
+    let desc = b
+        .build(&LIBRARY)
+        .map_err(|e| Error::Gpu(format!("users' chain: {e}")))?;
+    let picture = image(side);
+    let image_buffer = gpu.buffer_from_slice(&picture)?;
+    let boxed = gpu.buffer_from_slice(&vec![f32::NAN; n])?;
+    let gradient = gpu.buffer_from_slice(&vec![f32::NAN; n])?;
+    let mut graph = BakedGraph::bake(
+        gpu,
+        desc,
+        &[
+            ("image", image_buffer.as_any()),
+            ("boxed", boxed.as_any()),
+            ("gradient", gradient.as_any()),
+        ],
+    )?;
+    graph.set_param("width", side as u32)?;
+    graph.set_param("height", side as u32)?;
+    graph.replay_blocking()?;
+    let at = |v: &[f32], x: usize, y: usize| v[y * side + x];
+    let edge = |c: usize| (c.max(1) - 1, (c + 1).min(side - 1));
+    let want_boxed: Vec<f32> = (0..n)
+        .map(|i| {
+            let (x, y) = (i % side, i / side);
+            let ((l, r), (u, d)) = (edge(x), edge(y));
+            let row = |y| at(&picture, l, y) + at(&picture, x, y) + at(&picture, r, y);
+            (row(u) + row(y) + row(d)) / 9.0
+        })
+        .collect();
+    let want_gradient: Vec<f32> = (0..n)
+        .map(|i| {
+            let (x, y) = (i % side, i / side);
+            let ((l, r), (u, d)) = (edge(x), edge(y));
+            let gx = at(&want_boxed, r, y) - at(&want_boxed, l, y);
+            let gy = at(&want_boxed, x, d) - at(&want_boxed, x, u);
+            gx * gx + gy * gy
+        })
+        .collect();
+    for (name, buffer, want) in [
+        ("boxed", &boxed, &want_boxed),
+        ("gradient", &gradient, &want_gradient),
+    ] {
+        let got = buffer.read_blocking()?;
+        if let Some(i) = (0..n).find(|&i| (got[i] - want[i]).abs() > 1e-4 * (1.0 + want[i].abs())) {
+            return Err(Error::Gpu(format!(
+                "users' chain: {name}[{i}] is {}, the CPU says {}",
+                got[i], want[i]
+            )));
+        }
+    }
+    let how = match graph.fused().iter().find_map(|f| f.tiling) {
+        Some(tiling) => format!("one dispatch, {tiling}"),
+        None => "2 dispatches".to_string(),
+    };
+    Ok((gpu_time(&mut graph, runs, || Ok(()))?, how))
 }
 
 /// The flagship's image steps: node, library kernel, its input and output buffer.
