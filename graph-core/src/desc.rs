@@ -312,10 +312,10 @@ pub struct GridDesc {
     /// image; `None` when an argument it depends on is not a literal (a parameter's value is not known when
     /// the graph is fused).
     pub reach: Option<[u32; 2]>,
-    /// A kernel of the user's that the proof found: the image's width and height as its code reads them
-    /// (`params.NAME` or a `u32` literal such as `512u`). A tiled group calls it at its own pixel and
-    /// redirects its reads and writes into the tile. `None` for a library kernel, sized by its `width` and
-    /// `height` arguments and run in the tile's coordinates ([`crate::stencil_kernel`]).
+    /// A kernel of the user's that the proof found position-free: the parameters it reads the image's width
+    /// and height from (`params.NAME`), which a tiled group replaces with its arrays' sizes in its code, to
+    /// run it in the tile's coordinates. `None` for a library kernel, sized by its `width` and `height`
+    /// arguments, run in the tile's coordinates too ([`crate::stencil_kernel`]).
     #[serde(default)]
     pub image: Option<[Cow<'static, str>; 2]>,
 }

@@ -14,10 +14,8 @@
 //!   as the array holds, past the image's edges, copies of the edge pixels: every buffer read from memory is
 //!   staged into its array with clamped coordinates, and after each step that reaches past an edge the
 //!   positions outside the image are filled from the nearest edge pixel (only workgroups at an edge run
-//!   that). A user's image kernel, proved so ([`crate::wgsl::grid`]), runs *at its own pixel*: it is called
-//!   with its index in the image, for positions inside the image only, and its reads and writes of a tile
-//!   go through `slot_at`, which finds that pixel in the arrays (a division by the width per access); it
-//!   clamps its reads into the image itself.
+//!   that). A user's image kernel, proved position-free ([`crate::wgsl::grid`]), runs the same way: the
+//!   parameters it reads the image's sizes from (`params.width`) read as the arrays' sizes in its code.
 //!
 //! [`GridShape`]: crate::library::GridShape
 
@@ -76,6 +74,16 @@ pub fn kernel(
     validate_once(&kernel, desc, validated)
         .map_err(|message| format!("the tiled kernel does not validate: {message}"))?;
     Ok(kernel)
+}
+
+/// Where a member's reads and writes of a tile go ([`Parts::member`]).
+struct Redirect<'a> {
+    /// The function from an element's index to its slot in the array.
+    slot: &'a str,
+    /// What `arrayLength` of a tiled buffer is.
+    length: &'a str,
+    /// Parameters (`params.NAME`) it reads as other values: a user's image kernel's sizes.
+    fields: &'a [(String, String)],
 }
 
 /// What both forms of tiled kernel are made of.
@@ -170,16 +178,15 @@ impl<'a> Parts<'a> {
     }
 
     /// Member `j`, renamed into `source` with `arguments` for its library arguments, its reads and writes
-    /// of the buffers `in_array` redirected to their arrays through the function `slot` of `redirect = (slot,
-    /// length)` (`length`: what `arrayLength` of them is), the others to the bound buffers. Returns the call
-    /// of it for position `position` (a `u32` expression).
+    /// of the buffers `in_array` redirected to their arrays as `redirect` says, the others to the bound
+    /// buffers. Returns the call of it for position `position` (a `u32` expression).
     fn member(
         &self,
         source: &mut String,
         j: usize,
         arguments: &[KernelArgDesc],
         in_array: &dyn Fn(&AccessDesc) -> bool,
-        (slot, length): (&str, &str),
+        redirect: &Redirect<'_>,
         position: &str,
     ) -> Result<String, String> {
         let p = wgsl::FUSED_PREFIX;
@@ -195,14 +202,21 @@ impl<'a> Parts<'a> {
         })?;
         let mut code = member.code;
         for a in k.bindings.iter().filter(|a| in_array(a)) {
-            code = wgsl::in_tile(&code, &self.array_name(a.buffer), slot, length).ok_or_else(
-                || {
-                    format!(
-                        "`{name}` uses buffer `{}` other than by indexing it",
-                        self.desc.buffers[a.buffer as usize].name
-                    )
-                },
-            )?;
+            code = wgsl::in_tile(
+                &code,
+                &self.array_name(a.buffer),
+                redirect.slot,
+                redirect.length,
+            )
+            .ok_or_else(|| {
+                format!(
+                    "`{name}` uses buffer `{}` other than by indexing it",
+                    self.desc.buffers[a.buffer as usize].name
+                )
+            })?;
+        }
+        for (field, value) in redirect.fields {
+            code = wgsl::replace_field(&code, "params", field, value);
         }
         source.push_str(&code);
         source.push('\n');
@@ -290,7 +304,11 @@ impl<'a> Parts<'a> {
                 j,
                 &k.args,
                 &in_array,
-                (&format!("{p}slot"), &format!("{p}len")),
+                &Redirect {
+                    slot: &format!("{p}slot"),
+                    length: &format!("{p}len"),
+                    fields: &[],
+                },
                 &format!("u32({p}p)"),
             )?;
             let [radius, _] = layout.radius[j];
@@ -358,14 +376,7 @@ impl<'a> Parts<'a> {
         source.push_str(&format!(
             "fn {p}slot(position: i32) -> i32 {{ return position; }}\n\
              fn {p}image_width() -> u32 {{ return {width}; }}\n\
-             fn {p}image_height() -> u32 {{ return {height}; }}\n\
-             // The arrays' first pixel in the image, and the image's width: where a user's kernel, called at\n\
-             // its own pixel, finds the pixel at index `position` of the image in the arrays.\n\
-             var<private> {p}origin: vec2<i32>;\n\
-             var<private> {p}columns: i32;\n\
-             fn {p}slot_at(position: i32) -> i32 {{\n\
-             \x20   return (position / {p}columns - {p}origin.y) * {span_x} + position % {p}columns - {p}origin.x;\n\
-             }}\n"
+             fn {p}image_height() -> u32 {{ return {height}; }}\n"
         ));
         let mut body = format!(
             "    let {p}width = i32({p}image_width());\n\
@@ -373,8 +384,6 @@ impl<'a> Parts<'a> {
              \x20   let {p}len = arrayLength(&{first});\n\
              \x20   let {p}left = i32({p}workgroup.x * {tx}u) - {hx};\n\
              \x20   let {p}top = i32({p}workgroup.y * {ty}u) - {hy};\n\
-             \x20   {p}origin = vec2<i32>({p}left, {p}top);\n\
-             \x20   {p}columns = {p}width;\n\
              \x20   // Whether the arrays reach past an edge of the image: then each step's positions outside it are\n\
              \x20   // copies of the nearest edge pixel's.\n\
              \x20   let {p}edge = {p}left < 0 || {p}top < 0 || {p}left + {span_x} > {p}width || {p}top + {span_y} > {p}height;\n",
@@ -440,37 +449,38 @@ impl<'a> Parts<'a> {
                 .collect()
         };
         let length = format!("{}u", span_x * span_y);
-        let bound_length = format!(
-            "arrayLength(&{})",
-            Self::bound_name(self.group, layout.bound[0].buffer)
-        );
         for (j, k) in self.kernels.iter().enumerate() {
-            // A user's kernel runs at its own pixel, its reads and writes redirected to where that pixel is in
-            // the arrays, and only inside the image (outside, its index would be another pixel's). What it
-            // leaves outside is read by no later step but at its own position, or replaced by the nearest edge
-            // pixel's after a step that reaches further (below), as a library step's is.
-            let at_own_pixel = k.grid.as_ref().is_some_and(|g| g.image.is_some());
-            let step = if at_own_pixel {
-                let call = self.member(
-                    &mut source,
-                    j,
-                    &k.args,
-                    &|_| true,
-                    (&format!("{p}slot_at"), &bound_length),
-                    &format!("u32({p}y) * u32({p}width) + u32({p}x)"),
-                )?;
-                format!("        if ({p}in_image) {{ {call}; }}\n")
-            } else {
-                let call = self.member(
-                    &mut source,
-                    j,
-                    &arguments(k),
-                    &|_| true,
-                    (&format!("{p}slot"), &length),
-                    &format!("u32({p}s)"),
-                )?;
-                self.call_or_zeros(&call, k)
+            // A user's kernel reads the image's sizes as parameters: it is given the arrays' sizes there.
+            let fields: Vec<(String, String)> = match k.grid.as_ref().and_then(|g| g.image.as_ref())
+            {
+                Some(sizes) => sizes
+                    .iter()
+                    .zip([span_x, span_y])
+                    .map(|(size, span)| {
+                        let field = size.strip_prefix("params.").ok_or_else(|| {
+                            format!(
+                                "`{}` reads its image's size `{size}`, not a parameter",
+                                self.name(j)
+                            )
+                        })?;
+                        Ok((field.to_string(), format!("{span}u")))
+                    })
+                    .collect::<Result<_, String>>()?,
+                None => Vec::new(),
             };
+            let call = self.member(
+                &mut source,
+                j,
+                &arguments(k),
+                &|_| true,
+                &Redirect {
+                    slot: &format!("{p}slot"),
+                    length: &length,
+                    fields: &fields,
+                },
+                &format!("u32({p}s)"),
+            )?;
+            let step = self.call_or_zeros(&call, k);
             let radius = layout.radius[j];
             body.push_str(&positions(radius, &step));
             body.push_str("    workgroupBarrier();\n");

@@ -56,28 +56,61 @@ graph! {
 }
 
 graph! {
-    /// Two image steps of the user's own over a 64 x 48 image whose sizes are literals in their code: the
-    /// macro lists them as one tiled group, and bake keeps it.
-    graph Literal2d {
+    /// Two image steps of the user's own, the image's sizes parameters: the macro lists them as one tiled
+    /// group, and bake keeps it.
+    graph Steps2d {
+        params { w: u32, h: u32 }
         buffers { image: [f32; 3072] = input, down: [f32; 3072], across: [f32; 3072] = output }
         kernel down_step(image: read, down: write) {
             @compute @workgroup_size(64)
             fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
                 let i = gid.x;
-                if (i >= 3072u) { return; }
-                let x = i % 64u;
-                let y = i / 64u;
-                down[i] = image[(max(y, 1u) - 1u) * 64u + x] + image[i] + image[min(y + 1u, 47u) * 64u + x];
+                if (i >= params.w * params.h) { return; }
+                let x = i % params.w;
+                let y = i / params.w;
+                down[i] = image[(max(y, 1u) - 1u) * params.w + x] + image[i]
+                    + image[min(y + 1u, params.h - 1u) * params.w + x];
             }
         }
         kernel across_step(down: read, across: write) {
             @compute @workgroup_size(64)
             fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
                 let i = gid.x;
-                if (i >= 3072u) { return; }
-                let x = i32(i % 64u);
-                let row = (i / 64u) * 64u;
-                across[i] = down[row + u32(clamp(x - 3, 0, 63))] - down[row + u32(clamp(x + 3, 0, 63))];
+                if (i >= params.w * params.h) { return; }
+                let x = i32(i % params.w);
+                let row = (i / params.w) * params.w;
+                let last = i32(params.w) - 1;
+                across[i] = down[row + u32(clamp(x - 3, 0, last))] - down[row + u32(clamp(x + 3, 0, last))];
+            }
+        }
+    }
+}
+
+graph! {
+    /// The same two steps, the second adding its column to its value: it may not run in a tile's
+    /// coordinates, so nothing tiles.
+    graph Placed2d {
+        params { w: u32, h: u32 }
+        buffers { image: [f32; 3072] = input, down: [f32; 3072], across: [f32; 3072] = output }
+        kernel down_step(image: read, down: write) {
+            @compute @workgroup_size(64)
+            fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
+                let i = gid.x;
+                if (i >= params.w * params.h) { return; }
+                let x = i % params.w;
+                let y = i / params.w;
+                down[i] = image[(max(y, 1u) - 1u) * params.w + x] + image[i]
+                    + image[min(y + 1u, params.h - 1u) * params.w + x];
+            }
+        }
+        kernel across_step(down: read, across: write) {
+            @compute @workgroup_size(64)
+            fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
+                let i = gid.x;
+                if (i >= params.w * params.h) { return; }
+                let x = i % params.w;
+                let row = (i / params.w) * params.w;
+                across[i] = down[row + min(x + 1u, params.w - 1u)] + f32(x);
             }
         }
     }
@@ -424,43 +457,123 @@ fn the_users_own_image_kernels_tile_with_the_librarys_and_equal_the_unfused_grap
     Ok(())
 }
 
-#[test]
-fn the_macro_promises_a_tiled_group_of_the_users_image_kernels_and_bake_keeps_it()
--> Result<(), Error> {
-    use Literal2dNode::{AcrossStep, DownStep};
-    assert_eq!(Literal2d::FUSED, &[&[DownStep, AcrossStep][..]]);
-    let gpu = gpu();
-    let mut rng = rng();
-    let picture = random_f32s(&mut rng, 3072);
-    let image = gpu.buffer_from_slice(&picture)?;
-    let across = gpu.buffer_zeroed::<f32>(3072)?;
-    poison_f32(&across);
-    let mut g = Literal2d::bake(
-        &gpu,
-        Literal2dBuffers {
-            image: &image,
-            across: &across,
-        },
-    )?;
-    g.check_fused(Literal2d::FUSED)?;
-    let group = &g.untyped().fused()[0];
-    // Three columns and a row each side: the steps' reaches added up.
-    assert_eq!(
-        group.tiling.map(|t| (t.image, t.halo)),
-        Some((true, [3, 1]))
-    );
-    g.replay_blocking()?;
-    let (w, h) = (64, 48);
+graph! {
+    /// Two steps over a 64 x 48 image whose sizes are literals in their code: a tile could not tell them its
+    /// own sizes, so nothing tiles.
+    graph Literal2d {
+        buffers { image: [f32; 3072] = input, down: [f32; 3072], across: [f32; 3072] = output }
+        kernel down_step(image: read, down: write) {
+            @compute @workgroup_size(64)
+            fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
+                let i = gid.x;
+                if (i >= 3072u) { return; }
+                let x = i % 64u;
+                let y = i / 64u;
+                down[i] = image[(max(y, 1u) - 1u) * 64u + x] + image[i] + image[min(y + 1u, 47u) * 64u + x];
+            }
+        }
+        kernel across_step(down: read, across: write) {
+            @compute @workgroup_size(64)
+            fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
+                let i = gid.x;
+                if (i >= 3072u) { return; }
+                let x = i32(i % 64u);
+                let row = (i / 64u) * 64u;
+                across[i] = down[row + u32(clamp(x - 3, 0, 63))] - down[row + u32(clamp(x + 3, 0, 63))];
+            }
+        }
+    }
+}
+
+/// `down` then `across` of [`Steps2d`] on the CPU, over a `w` x `h` image.
+fn steps_2d(picture: &[f32], (w, h): (usize, usize)) -> Vec<f32> {
     let down: Vec<f32> = (0..w * h)
         .map(|i| {
             let (x, y) = (i % w, i / w);
             picture[(y.max(1) - 1) * w + x] + picture[i] + picture[(y + 1).min(h - 1) * w + x]
         })
         .collect();
-    let want: Vec<f32> = (0..w * h)
+    (0..w * h)
         .map(|i| {
             let (x, row) = (i % w, (i / w) * w);
             down[row + x.max(3) - 3] - down[row + (x + 3).min(w - 1)]
+        })
+        .collect()
+}
+
+#[test]
+fn the_macro_promises_a_tiled_group_of_the_users_image_kernels_and_bake_keeps_it()
+-> Result<(), Error> {
+    use Steps2dNode::{AcrossStep, DownStep};
+    assert_eq!(Steps2d::FUSED, &[&[DownStep, AcrossStep][..]]);
+    let gpu = gpu();
+    let mut rng = rng();
+    let image = gpu.buffer_zeroed::<f32>(3072)?;
+    let across = gpu.buffer_zeroed::<f32>(3072)?;
+    let mut g = Steps2d::bake(
+        &gpu,
+        Steps2dBuffers {
+            image: &image,
+            across: &across,
+        },
+    )?;
+    g.check_fused(Steps2d::FUSED)?;
+    let group = &g.untyped().fused()[0];
+    // Three columns and a row each side: the steps' reaches added up.
+    assert_eq!(
+        group.tiling.map(|t| (t.image, t.halo)),
+        Some((true, [3, 1]))
+    );
+    for (w, h) in [(64, 48), (48, 64), (1, 3072), (3072, 1), (5, 7)] {
+        let picture = random_f32s(&mut rng, 3072);
+        image.write(&picture)?;
+        poison_f32(&across);
+        g.params_mut().w = w as u32;
+        g.params_mut().h = h as u32;
+        g.replay_blocking()?;
+        let got = read(&across);
+        let what = format!("across of {w}x{h}");
+        assert_close(&got[..w * h], &steps_2d(&picture[..w * h], (w, h)), &what);
+        assert!(
+            got[w * h..].iter().all(|v| v.is_nan()),
+            "{what}: written past the image"
+        );
+    }
+    Ok(())
+}
+
+#[test]
+fn a_users_kernel_with_literal_sizes_or_that_uses_its_place_is_not_tiled_and_still_right()
+-> Result<(), Error> {
+    assert!(Placed2d::FUSED.is_empty());
+    assert!(Literal2d::FUSED.is_empty());
+    let gpu = gpu();
+    let mut rng = rng();
+    let picture = random_f32s(&mut rng, 3072);
+    let image = gpu.buffer_from_slice(&picture)?;
+    let across = gpu.buffer_zeroed::<f32>(3072)?;
+    poison_f32(&across);
+    let mut g = Placed2d::bake(
+        &gpu,
+        Placed2dBuffers {
+            image: &image,
+            across: &across,
+        },
+    )?;
+    assert!(g.untyped().fused().iter().all(|f| f.tiling.is_none()));
+    g.params_mut().w = 64;
+    g.params_mut().h = 48;
+    g.replay_blocking()?;
+    let (w, h) = (64, 48);
+    let want: Vec<f32> = (0..w * h)
+        .map(|i| {
+            let (x, y) = (i % w, i / w);
+            let down = |x: usize| {
+                picture[(y.max(1) - 1) * w + x]
+                    + picture[y * w + x]
+                    + picture[(y + 1).min(h - 1) * w + x]
+            };
+            down((x + 1).min(w - 1)) + x as f32
         })
         .collect();
     assert_close(&read(&across), &want, "across");

@@ -6,10 +6,10 @@
 //! sizes are literals or `u32` parameters (`params.width`); the proof says which.
 //!
 //! It is what the 1-D proof ([`super::neighbourhood`]) is for a line, for the form image kernels are written
-//! in. A chain of such kernels (and of the library's image kernels) tiles in 2-D ([`crate::stencil`]); the
-//! tiled kernel calls each of the user's at its own pixel and redirects its reads and writes into the tile
-//! ([`crate::stencil_kernel`]): a kernel that clamps its reads into the image never reads a position outside
-//! it, so it needs no edge handling of its own.
+//! in. A chain of such kernels that are also *position-free* (nothing but their reads depends on where their
+//! pixel is) and read the image's sizes from parameters tiles in 2-D with the library's image kernels
+//! ([`crate::stencil`]): the tiled kernel runs them in the tile's coordinates, their size parameters read as
+//! the tile's sizes ([`crate::stencil_kernel`]).
 //!
 //! The proof is abstract interpretation of naga's IR with a small domain:
 //!
@@ -50,6 +50,10 @@ pub struct GridProof {
     pub reach: [u32; 2],
     pub width: ImageSize,
     pub height: ImageSize,
+    /// The invocation's index and the image's sizes reach nothing but its storage indices and its extent
+    /// check: it computes a pixel from its neighbours' values alone, whatever the pixel's place, so it may
+    /// run in a tile's coordinates with the tile's sizes for the image's (as the library's image kernels do).
+    pub position_free: bool,
 }
 
 /// The proof for entry point `index` of `module` (validated, with `info` its analysis): `Some` when it is a
@@ -530,6 +534,64 @@ impl Proof<'_> {
         c > 0 && c % w == 0 && u32::try_from(c / w).is_ok_and(|h| self.set_height(Sym::Literal(h)))
     }
 
+    /// The image's area when both its sizes are literals.
+    fn literal_product(&self) -> Option<i64> {
+        Some(Self::literal(self.width.get())? * Self::literal(self.height.get())?)
+    }
+
+    /// Whether `h` is (a value made of) the invocation's index, its coordinates or the image's sizes.
+    fn placed(&self, h: Handle<Expression>) -> bool {
+        let size = |s| Some(s) == self.width.get() || Some(s) == self.height.get();
+        match self.value(h, Facts::Inside, 0) {
+            V::Own | V::Area | V::Col(_) | V::Row(_) | V::RowStart(_) | V::Pixel(..) => true,
+            V::Size(s, _) => size(s),
+            V::Const(_) | V::Unknown => false,
+        }
+    }
+
+    /// See [`GridProof::position_free`]: every expression with such an operand is one itself, an index into a
+    /// storage buffer, or the extent check, and no statement stores, passes or returns one.
+    fn position_free(&self) -> bool {
+        let e = &self.function.expressions;
+        for (h, expression) in e.iter() {
+            if self.placed(h) {
+                continue;
+            }
+            let allowed = match *expression {
+                Expression::Access { base, .. } => self.element(h).is_some() && !self.placed(base),
+                Expression::Binary {
+                    op:
+                        BinaryOperator::Less
+                        | BinaryOperator::LessEqual
+                        | BinaryOperator::Greater
+                        | BinaryOperator::GreaterEqual,
+                    left,
+                    right,
+                } => {
+                    matches!(
+                        (
+                            self.value(left, Facts::Inside, 0),
+                            self.value(right, Facts::Inside, 0)
+                        ),
+                        (V::Own, V::Area) | (V::Area, V::Own)
+                    ) || matches!(
+                        (self.value(left, Facts::Inside, 0), self.value(right, Facts::Inside, 0)),
+                        (V::Own, V::Const(c)) | (V::Const(c), V::Own) if Some(c) == self.literal_product()
+                    )
+                }
+                _ => false,
+            };
+            if allowed {
+                continue;
+            }
+            match operands(expression) {
+                Some(list) if list.iter().all(|&o| !self.placed(o)) => {}
+                _ => return false,
+            }
+        }
+        statements_free(&self.function.body, &|h| self.placed(h))
+    }
+
     /// The proof, from what the walk met.
     fn conclude(&self) -> Option<GridProof> {
         let mut reach = [0i64; 2];
@@ -570,6 +632,7 @@ impl Proof<'_> {
             reach: [reach[0]?, reach[1]?],
             width: size(self.width.get()?)?,
             height: size(self.height.get()?)?,
+            position_free: self.position_free(),
         })
     }
 }
@@ -682,6 +745,69 @@ impl walk::Proof for Proof<'_> {
     }
 }
 
+/// The expressions `e` reads; `None` for kinds this does not list (which a position-free kernel then may not
+/// have).
+fn operands(e: &Expression) -> Option<Vec<Handle<Expression>>> {
+    Some(match *e {
+        Expression::Literal(_)
+        | Expression::Constant(_)
+        | Expression::Override(_)
+        | Expression::ZeroValue(_)
+        | Expression::FunctionArgument(_)
+        | Expression::GlobalVariable(_)
+        | Expression::LocalVariable(_)
+        | Expression::CallResult(_) => Vec::new(),
+        Expression::Compose { ref components, .. } => components.clone(),
+        Expression::Access { base, index } => vec![base, index],
+        Expression::AccessIndex { base, .. } => vec![base],
+        Expression::Splat { value, .. } => vec![value],
+        Expression::Swizzle { vector, .. } => vec![vector],
+        Expression::Load { pointer } => vec![pointer],
+        Expression::Unary { expr, .. } => vec![expr],
+        Expression::Binary { left, right, .. } => vec![left, right],
+        Expression::Select {
+            condition,
+            accept,
+            reject,
+        } => vec![condition, accept, reject],
+        Expression::Relational { argument, .. } => vec![argument],
+        Expression::Math {
+            arg,
+            arg1,
+            arg2,
+            arg3,
+            ..
+        } => [Some(arg), arg1, arg2, arg3]
+            .into_iter()
+            .flatten()
+            .collect(),
+        Expression::As { expr, .. } => vec![expr],
+        Expression::ArrayLength(expr) => vec![expr],
+        _ => return None,
+    })
+}
+
+/// No statement of `block` (or of the blocks inside it) stores, passes to a function or returns a value
+/// `placed` says is one.
+fn statements_free(block: &naga::Block, placed: &dyn Fn(Handle<Expression>) -> bool) -> bool {
+    block.iter().all(|statement| match statement {
+        naga::Statement::Store { value, .. } => !placed(*value),
+        naga::Statement::Call { arguments, .. } => arguments.iter().all(|&a| !placed(a)),
+        naga::Statement::Return { value } => value.is_none_or(|v| !placed(v)),
+        naga::Statement::Block(b) => statements_free(b, placed),
+        naga::Statement::If { accept, reject, .. } => {
+            statements_free(accept, placed) && statements_free(reject, placed)
+        }
+        naga::Statement::Loop {
+            body, continuing, ..
+        } => statements_free(body, placed) && statements_free(continuing, placed),
+        naga::Statement::Switch { cases, .. } => {
+            cases.iter().all(|c| statements_free(&c.body, placed))
+        }
+        _ => true,
+    })
+}
+
 /// `max(a, b)` where `b` is a constant floor for a coordinate `a`; `None` for other forms.
 fn max(a: V, b: V) -> Option<V> {
     match (a, b) {
@@ -726,6 +852,7 @@ mod tests {
             reach,
             width: ImageSize::Param("width".into()),
             height: ImageSize::Param("height".into()),
+            position_free: true,
         })
     }
 
@@ -776,6 +903,7 @@ mod tests {
                 reach: [2, 3],
                 width: ImageSize::Literal(64),
                 height: ImageSize::Literal(32),
+                position_free: true,
             })
         );
     }
@@ -784,6 +912,26 @@ mod tests {
     fn a_write_at_its_own_pixel_may_be_written_by_coordinates() {
         let body = format!("{START}dst[y * w + x] = src[y * w + x] * 2.0;");
         assert_eq!(proved(&body), params([0, 0]));
+    }
+
+    /// A kernel whose result depends on where its pixel is, or on the image's sizes as values, is proved (its
+    /// reads are where it says) but not position-free: in a tile's coordinates it would compute otherwise.
+    #[test]
+    fn where_a_pixel_is_used_as_a_value_it_is_not_position_free() {
+        let placed = [
+            "dst[i] = src[i] + f32(x);",
+            "dst[i] = src[i] * f32(w);",
+            "dst[i] = select(src[i], 0.0, y == 0u);",
+            "var at = i; dst[i] = src[i] + f32(at);",
+            "dst[i] = src[y * w + min(x + 1u, w - 1u)] + f32(x + y);",
+        ];
+        for body in placed {
+            let body = format!("{START}{body}");
+            let proof = proved(&body);
+            assert_eq!(proof.map(|p| p.position_free), Some(false), "\n{body}");
+        }
+        let free = format!("{START}dst[i] = src[y * w + min(x + 1u, w - 1u)] * params.k;");
+        assert_eq!(proved(&free).map(|p| p.position_free), Some(true));
     }
 
     /// Each of these is not proved: a read that may leave the image or the reach, a write elsewhere or not

@@ -160,6 +160,33 @@ pub fn in_register(code: &str, binding: &str, register: &str, len: Option<u64>) 
     rewrite_elements(code, binding, &|_| register.to_string(), len.as_deref())
 }
 
+/// `code` with every `base.field` (the identifier `base`, not itself a member, then `.field`) replaced by
+/// `with`: a parameter read as the value a fused kernel gives it instead.
+pub fn replace_field(code: &str, base: &str, field: &str, with: &str) -> String {
+    let toks = tokens(code);
+    let text = |k: usize| toks.get(k).map(|t| &code[t.range.clone()]);
+    let mut out = String::new();
+    let mut copied = 0;
+    let mut k = 0;
+    while k < toks.len() {
+        let is_access = toks[k].kind == Kind::Ident
+            && text(k) == Some(base)
+            && (k == 0 || text(k - 1) != Some("."))
+            && text(k + 1) == Some(".")
+            && text(k + 2) == Some(field);
+        if is_access {
+            out.push_str(&code[copied..toks[k].range.start]);
+            out.push_str(with);
+            copied = toks[k + 2].range.end;
+            k += 3;
+        } else {
+            k += 1;
+        }
+    }
+    out.push_str(&code[copied..]);
+    out
+}
+
 /// `code` with the binding `binding` held in the workgroup array of the same name, which starts at element
 /// `{slot}(0)` of the buffer: every `binding[index]` becomes `binding[{slot}(i32(index))]`, and every
 /// `arrayLength(&binding)` becomes `length` (the buffer's length, an expression). `None` when `binding`

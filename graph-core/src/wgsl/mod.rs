@@ -13,7 +13,7 @@ mod walk;
 
 pub use compose::{Composed, Segment, binding_declarations, compose, params_declaration};
 pub use members::{
-    FUSED_PREFIX, Member, binding_names, builtin_type, in_register, in_tile, member,
+    FUSED_PREFIX, Member, binding_names, builtin_type, in_register, in_tile, member, replace_field,
 };
 pub use neighbourhood::MAX_REACH;
 pub use scan::{ParamUse, param_uses};
