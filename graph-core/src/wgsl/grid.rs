@@ -94,7 +94,8 @@ enum Sym {
 }
 
 /// A coordinate plus an offset: `value - coordinate` in `lo..=hi`; `value >= floor` when known; `value <=
-/// max(extent - 1 - gap, cap)` when `gap` is known (`cap` `None`: no second term).
+/// max(extent - 1 - gap, cap)` when `gap` is known (`cap` `None`: no second term); and, while it keeps that
+/// form, the clamp it is ([`Edge`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct Axis {
     lo: i64,
@@ -102,6 +103,32 @@ struct Axis {
     floor: Option<i64>,
     gap: Option<i64>,
     cap: Option<i64>,
+    edge: Option<Edge>,
+}
+
+/// A coordinate `c` read as `min(max(c + offset, low), extent - 1 - gap)` (`None`: that side not clamped).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Edge {
+    offset: i64,
+    low: Option<i64>,
+    gap: Option<i64>,
+}
+
+impl Edge {
+    /// The pixel `offset` away, or the nearest edge pixel where that is outside the image: what reading an
+    /// image extended by copies of its edges gives, and so what a tile (whose positions past the image hold
+    /// such copies) gives in the tile's coordinates.
+    fn replicates(self) -> bool {
+        let low = match self.low {
+            Some(low) => low == 0,
+            None => self.offset >= 0,
+        };
+        let high = match self.gap {
+            Some(gap) => gap == 0,
+            None => self.offset <= 0,
+        };
+        low && high
+    }
 }
 
 impl Axis {
@@ -113,6 +140,11 @@ impl Axis {
             floor: Some(0),
             gap: bounded.then_some(0),
             cap: None,
+            edge: Some(Edge {
+                offset: 0,
+                low: None,
+                gap: None,
+            }),
         }
     }
 
@@ -123,6 +155,11 @@ impl Axis {
             floor: self.floor.map(|f| f + c),
             gap: self.gap.map(|g| g - c),
             cap: self.cap.map(|k| k + c),
+            edge: self.edge.map(|e| Edge {
+                offset: e.offset + c,
+                low: e.low.map(|l| l + c),
+                gap: e.gap.map(|g| g - c),
+            }),
         }
     }
 
@@ -132,6 +169,11 @@ impl Axis {
             hi: self.hi.max(k),
             floor: Some(self.floor.map_or(k, |f| f.max(k))),
             cap: Some(self.cap.map_or(k, |c| c.max(k))),
+            // A floor over a value already capped above is no clamp of the coordinate any more.
+            edge: self.edge.filter(|e| e.gap.is_none()).map(|e| Edge {
+                low: Some(e.low.map_or(k, |l| l.max(k))),
+                ..e
+            }),
             ..self
         }
     }
@@ -144,6 +186,10 @@ impl Axis {
             floor: self.floor.map(|f| f.min(1 - g)),
             gap: Some(g - 1),
             cap: None,
+            edge: self.edge.map(|e| Edge {
+                gap: Some(e.gap.map_or(g - 1, |old| old.max(g - 1))),
+                ..e
+            }),
             ..self
         }
     }
@@ -589,7 +635,13 @@ impl Proof<'_> {
                 _ => return false,
             }
         }
-        statements_free(&self.function.body, &|h| self.placed(h))
+        // In a tile's coordinates a read clamped elsewhere than at the image's edges would be clamped at the
+        // tile's, or read an edge copy where the kernel reads another pixel.
+        let replicate = |a: Axis| a.edge.is_some_and(Edge::replicates);
+        self.reads
+            .iter()
+            .all(|r| replicate(r.col) && replicate(r.row))
+            && statements_free(&self.function.body, &|h| self.placed(h))
     }
 
     /// The proof, from what the walk met.
@@ -932,6 +984,28 @@ mod tests {
         }
         let free = format!("{START}dst[i] = src[y * w + min(x + 1u, w - 1u)] * params.k;");
         assert_eq!(proved(&free).map(|p| p.position_free), Some(true));
+        // Clamped into the image but not at its edges: near the first rows and columns it reads another pixel
+        // than the nearest edge one, which a tile's copies of the edge would not give.
+        for read in [
+            "src[y * w + min(max(x, 2u), w - 1u)]",
+            "src[min(max(y, 1u), h - 1u) * w + x]",
+        ] {
+            let body = format!("{START}dst[i] = {read};");
+            let proof = proved(&body);
+            assert_eq!(proof.map(|p| p.position_free), Some(false), "\n{body}");
+        }
+        for read in [
+            "src[y * w + max(x, 2u) - 2u]",
+            "src[u32(clamp(i32(y) + 3, 0, i32(h) - 1)) * w + x]",
+            "src[min(y + 2u, h - 1u) * w + min(x + 1u, w - 1u)]",
+        ] {
+            let body = format!("{START}dst[i] = {read};");
+            assert_eq!(
+                proved(&body).map(|p| p.position_free),
+                Some(true),
+                "\n{body}"
+            );
+        }
     }
 
     /// Each of these is not proved: a read that may leave the image or the reach, a write elsewhere or not
