@@ -12,7 +12,7 @@
 //! - **An image**: kernels that read pixels at most some columns and rows away, clamped into a `width` x
 //!   `height` image ([`KernelDesc::grid`]): the library's image kernels (`blur_h`, `blur_v`, `sobel`,
 //!   `scharr`; stated by the library, their sizes their arguments), and the user's that the image proof finds
-//!   ([`crate::wgsl::grid`]; their sizes as their code reads them, a parameter or a literal); 2-D tiles at
+//!   ([`crate::wgsl::grid`]; position-free, their sizes the parameters their code reads); 2-D tiles at
 //!   least [`MIN_TILE_WIDTH`] wide, of the shape that recomputes least.
 //!   Only images of at most [`MAX_TILED_PIXELS`] are tiled: past that the kernels' arithmetic, not memory or
 //!   latency, bounds them, and the halo adds to it.

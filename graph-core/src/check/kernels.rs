@@ -848,11 +848,10 @@ fn grid_reach(lib: &LibraryKernel, args: &[(String, String, String)]) -> Option<
 }
 
 /// A user kernel the image-neighbourhood proof found ([`wgsl::grid`]), when it may tile: it computes a pixel
-/// whatever the pixel's place, and reads the image's sizes from parameters (a tiled kernel gives it the tile's
-/// sizes there; two different ones). A kernel that reads them as literals, or uses where its pixel is, runs
-/// alone: in a tile it
-/// would have to be told where each of its reads lies, a division per read, and a chain of two such steps took
-/// 13.1-16.5 us tiled that way against 7.7-9.0 as two dispatches on the H100 (128 x 128 to 512 x 512 pixels).
+/// whatever the pixel's place, its reads clamped at the image's edges, and reads the image's sizes from two
+/// different parameters (a tiled kernel gives it the tile's sizes there). Any other runs alone: in a tile it
+/// would have to be told where each of its reads lies, a division per read, and a chain of two steps run so
+/// took 13.1-16.5 us against 7.7-9.0 as two dispatches on the H100 (128 x 128 to 512 x 512 pixels).
 fn user_grid(proof: &wgsl::grid::GridProof) -> Option<GridDesc> {
     let size = |s: &wgsl::grid::ImageSize| match s {
         wgsl::grid::ImageSize::Literal(_) => None,
