@@ -44,6 +44,7 @@ mod fusion_parts;
 pub mod ir;
 pub mod layout;
 pub mod library;
+pub mod memory;
 pub mod names;
 pub mod pipeline;
 pub mod plan;

@@ -305,13 +305,13 @@ fn level_steps(desc: &GraphDesc, level: &[u32], lens: &[u32]) -> Result<Vec<Plan
 
 /// The buffers some steps read and write (for the plan: not yet ordered by a barrier that carries them).
 #[derive(Debug, Default)]
-struct Touched {
-    read: Vec<u32>,
-    written: Vec<u32>,
+pub(crate) struct Touched {
+    pub(crate) read: Vec<u32>,
+    pub(crate) written: Vec<u32>,
 }
 
 impl Touched {
-    fn of(desc: &GraphDesc, steps: &[PlanStep]) -> Touched {
+    pub(crate) fn of(desc: &GraphDesc, steps: &[PlanStep]) -> Touched {
         let mut t = Touched::default();
         for step in steps {
             match *step {

@@ -1,0 +1,363 @@
+//! The memory plan without a GPU: lifetimes from the plan, placement by both heuristics (no two buffers that
+//! live at one step share a byte), the buffers kept apart and why, and the barriers reuse needs.
+
+#![forbid(unsafe_code)]
+
+use graph_core::builder::{GraphBuilder, KernelSpec};
+use graph_core::desc::GraphDesc;
+use graph_core::ir::AccessMode;
+use graph_core::library::Library;
+use graph_core::memory::{
+    Apart, HEURISTIC, Heuristic, Lifetime, MemoryPlan, Placement, add_alias_hazards, lifetimes,
+    place, plan_memory,
+};
+use graph_core::plan::{Plan, PlanPartition, plan};
+use proptest::prelude::*;
+
+const ALIGNMENT: u64 = 256;
+
+/// A kernel `dst = src + 1`.
+fn add_one(src: &str, dst: &str) -> KernelSpec {
+    KernelSpec::wgsl(format!(
+        "@compute @workgroup_size(64)
+         fn main(@builtin(global_invocation_id) gid: vec3<u32>) {{
+             if (gid.x < arrayLength(&{dst})) {{ {dst}[gid.x] = {src}[gid.x] + 1.0; }}
+         }}"
+    ))
+    .read(src)
+    .write(dst)
+}
+
+fn built(b: &GraphBuilder) -> GraphDesc {
+    match b.build(&Library::EMPTY) {
+        Ok(desc) => desc,
+        Err(e) => panic!("{e}"),
+    }
+}
+
+/// The description's plan and memory plan, each buffer 1024 `f32`s.
+fn planned(desc: &GraphDesc) -> (Plan, MemoryPlan) {
+    let lens = vec![1024; desc.buffers.len()];
+    let plan = plan(desc, &lens).expect("a plan");
+    let bytes = vec![4096; desc.buffers.len()];
+    let memory = plan_memory(desc, &plan, &bytes, &[], ALIGNMENT, true);
+    (plan, memory)
+}
+
+fn index(desc: &GraphDesc, name: &str) -> usize {
+    desc.buffers
+        .iter()
+        .position(|b| b.name == name)
+        .unwrap_or_else(|| panic!("no buffer `{name}`"))
+}
+
+/// `input -> t1 -> .. -> t{n-1} -> output`, the `t`s graph-owned.
+fn pipeline(n: usize) -> GraphBuilder {
+    let mut b = GraphBuilder::new("Pipeline");
+    b.input("input", "f32").output("output", "f32");
+    let name = |i: usize| match i {
+        0 => "input".to_string(),
+        i if i == n => "output".to_string(),
+        i => format!("t{i}"),
+    };
+    for i in 1..n {
+        b.owned(&format!("t{i}"), "f32", 1024);
+    }
+    for i in 1..=n {
+        b.kernel(&format!("k{i}"), add_one(&name(i - 1), &name(i)));
+    }
+    b
+}
+
+#[test]
+fn a_pipeline_of_100_stages_needs_two_intermediates_of_memory() {
+    let desc = built(&pipeline(100));
+    let (_, memory) = planned(&desc);
+    assert_eq!(memory.conflict(), None);
+    assert_eq!(memory.unaliased_bytes, 99 * 4096);
+    // Each stage reads one intermediate and writes the next: two live at each step.
+    assert_eq!(memory.heap_bytes, 2 * 4096);
+    let t1 = index(&desc, "t1");
+    let t3 = index(&desc, "t3");
+    assert!(memory.sharing_with(t1 as u32).contains(&(t3 as u32)));
+    let input = index(&desc, "input");
+    assert_eq!(
+        memory.placements[input], None,
+        "external buffers are bound, not placed"
+    );
+    assert_eq!(memory.apart[input], None);
+}
+
+#[test]
+fn lifetimes_run_from_the_first_level_that_touches_a_buffer_to_the_last() {
+    let desc = built(&pipeline(4));
+    let lens = vec![1024; desc.buffers.len()];
+    let spans = lifetimes(&desc, &plan(&desc, &lens).expect("a plan"));
+    assert_eq!(spans[index(&desc, "input")], Some((0, 0)));
+    assert_eq!(spans[index(&desc, "t1")], Some((0, 1)));
+    assert_eq!(spans[index(&desc, "t2")], Some((1, 2)));
+    assert_eq!(spans[index(&desc, "t3")], Some((2, 3)));
+    assert_eq!(spans[index(&desc, "output")], Some((3, 3)));
+}
+
+#[test]
+fn without_aliasing_nothing_is_placed() {
+    let desc = built(&pipeline(10));
+    let lens = vec![1024; desc.buffers.len()];
+    let plan = plan(&desc, &lens).expect("a plan");
+    let memory = plan_memory(&desc, &plan, &vec![4096; lens.len()], &[], ALIGNMENT, false);
+    assert_eq!(memory.heap_bytes, 0);
+    assert!(memory.placements.iter().all(Option::is_none));
+    assert_eq!(memory.unaliased_bytes, 9 * 4096);
+}
+
+#[test]
+fn what_the_application_sees_or_the_runtime_reads_keeps_memory_of_its_own() {
+    let mut b = pipeline(6);
+    b.owned("flag", "u32", 1).owned("gated", "f32", 1024);
+    b.kernel(
+        "set",
+        KernelSpec::wgsl("@compute @workgroup_size(1) fn main() { flag[0] = 1u; }".to_string())
+            .write("flag"),
+    );
+    b.kernel("maybe", add_one("t1", "gated"));
+    b.if_block("when", "flag", &["maybe"]);
+    b.kernel("after", add_one("gated", "t5"));
+    b.edge("k5", "after");
+    b.readback("show", "t2");
+    b.host("look", &[("t3", AccessMode::Read)]);
+    let desc = built(&b);
+    let (_, memory) = planned(&desc);
+    assert_eq!(memory.conflict(), None);
+    let apart = |name: &str| memory.apart[index(&desc, name)];
+    assert_eq!(apart("t2"), Some(Apart::Readback));
+    assert_eq!(apart("t3"), Some(Apart::Task));
+    assert_eq!(apart("gated"), Some(Apart::Gated));
+    assert_eq!(apart("flag"), Some(Apart::Control));
+    for name in ["t2", "t3", "gated", "flag"] {
+        assert_eq!(memory.placements[index(&desc, name)], None, "{name}");
+    }
+    assert!(memory.placements[index(&desc, "t4")].is_some());
+    // Kept in registers by fusion: no memory at all.
+    let lens = vec![1024; desc.buffers.len()];
+    let plan = plan(&desc, &lens).expect("a plan");
+    let t4 = index(&desc, "t4") as u32;
+    let memory = plan_memory(
+        &desc,
+        &plan,
+        &vec![4096; lens.len()],
+        &[t4],
+        ALIGNMENT,
+        true,
+    );
+    assert_eq!(memory.apart[t4 as usize], Some(Apart::Registers));
+    assert_eq!(memory.placements[t4 as usize], None);
+}
+
+#[test]
+fn a_buffer_that_reuses_memory_gets_the_barrier_its_edge_did_not_need() {
+    // `a` writes t1, `b` reads it; `c` comes after `b` by an edge alone and writes t2, which `d` reads.
+    // Nothing `c` touches was touched before, so the plan puts no barrier before it; sharing t1's memory,
+    // t2 needs one.
+    let mut g = GraphBuilder::new("Reuse");
+    g.input("x", "f32").output("y", "f32").output("z", "f32");
+    g.owned("t1", "f32", 1024).owned("t2", "f32", 1024);
+    g.kernel("a", add_one("x", "t1"));
+    g.kernel("b", add_one("t1", "y"));
+    g.kernel("c", add_one("x", "t2"));
+    g.kernel("d", add_one("t2", "z"));
+    g.edge("b", "c");
+    let desc = built(&g);
+    let (mut plan, memory) = planned(&desc);
+    let (t1, t2) = (index(&desc, "t1"), index(&desc, "t2"));
+    let (p1, p2) = (
+        memory.placements[t1].expect("t1 placed"),
+        memory.placements[t2].expect("t2 placed"),
+    );
+    assert!(p1.shares_memory(&p2), "{p1:?} {p2:?}");
+    let levels = |plan: &Plan| match &plan.partitions[..] {
+        [PlanPartition::Gpu { levels }] => levels.clone(),
+        other => panic!("one GPU partition expected, got {other:?}"),
+    };
+    assert!(
+        levels(&plan)[2].hazards.is_empty(),
+        "no barrier before `c` without aliasing"
+    );
+    add_alias_hazards(&mut plan, &desc, &memory);
+    let after = levels(&plan);
+    assert_eq!(after[2].hazards.len(), 1, "{:?}", after[2].hazards);
+    assert_eq!(after[2].hazards[0].buffer, t2 as u32);
+    // The barriers that were there stay, and no other is added.
+    assert_eq!(after[1].hazards.len(), 1);
+    assert_eq!(after[3].hazards.len(), 1);
+}
+
+#[test]
+fn the_conflict_check_finds_two_live_buffers_in_one_place() {
+    let at = |offset, first, last| {
+        Some(Placement {
+            offset,
+            bytes: 256,
+            first,
+            last,
+        })
+    };
+    let mut memory = MemoryPlan {
+        heap_bytes: 512,
+        placements: vec![at(0, 0, 2), at(0, 3, 4), at(256, 1, 3)],
+        apart: vec![None; 3],
+        unaliased_bytes: 768,
+    };
+    assert_eq!(memory.conflict(), None);
+    memory.placements[1] = at(0, 2, 4);
+    assert_eq!(memory.conflict(), Some((0, 1)));
+}
+
+/// Random lifetimes: up to 40 buffers over up to 30 steps, 1 byte to 64 KiB each.
+fn lives() -> impl Strategy<Value = Vec<Lifetime>> {
+    prop::collection::vec((0u32..30, 0u32..8, 1u64..65_536), 0..40).prop_map(|v| {
+        v.into_iter()
+            .map(|(first, length, bytes)| Lifetime {
+                first,
+                last: first + length,
+                bytes,
+            })
+            .collect()
+    })
+}
+
+/// The most bytes live at one step: no placement can use less.
+fn lower_bound(lives: &[Lifetime]) -> u64 {
+    let end = lives.iter().map(|l| l.last + 1).max().unwrap_or(0);
+    (0..end)
+        .map(|step| {
+            lives
+                .iter()
+                .filter(|l| l.first <= step && step <= l.last)
+                .map(|l| l.bytes)
+                .sum::<u64>()
+        })
+        .max()
+        .unwrap_or(0)
+}
+
+fn heap(lives: &[Lifetime], offsets: &[u64]) -> u64 {
+    lives
+        .iter()
+        .zip(offsets)
+        .map(|(l, o)| o + l.bytes)
+        .max()
+        .unwrap_or(0)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(512))]
+
+    #[test]
+    fn no_two_buffers_that_live_at_one_step_share_a_byte(lives in lives()) {
+        for heuristic in [Heuristic::LargestFirst, Heuristic::EarliestFirst] {
+            let offsets = place(&lives, ALIGNMENT, heuristic);
+            prop_assert_eq!(offsets.len(), lives.len());
+            for (i, (a, oa)) in lives.iter().zip(&offsets).enumerate() {
+                prop_assert_eq!(oa % ALIGNMENT, 0);
+                for (b, ob) in lives.iter().zip(&offsets).skip(i + 1) {
+                    let meet = a.first <= b.last && b.first <= a.last;
+                    let share = *oa < ob + b.bytes && *ob < oa + a.bytes;
+                    prop_assert!(!(meet && share), "{:?} at {} and {:?} at {} ({:?})", a, oa, b, ob, heuristic);
+                }
+            }
+            let used = heap(&lives, &offsets);
+            prop_assert!(used >= lower_bound(&lives));
+            let apart: u64 = lives.iter().map(|l| l.bytes.next_multiple_of(ALIGNMENT)).sum();
+            prop_assert!(used <= apart, "{} over {} each apart", used, apart);
+        }
+    }
+}
+
+/// A fixed stream of pseudo-random numbers (an LCG), so that the comparison below is the same every run.
+struct Lcg(u64);
+
+impl Lcg {
+    fn below(&mut self, n: u64) -> u64 {
+        self.0 = self
+            .0
+            .wrapping_mul(6_364_136_223_846_793_005)
+            .wrapping_add(1_442_695_040_888_963_407);
+        (self.0 >> 33) % n
+    }
+}
+
+#[test]
+fn the_default_heuristic_is_the_better_of_the_two_on_random_lifetimes_and_pipelines() {
+    let mut rng = Lcg(22);
+    let mut totals = [0u64; 2];
+    let mut wins = [0usize; 2];
+    for case in 0..400 {
+        let count = 1 + rng.below(60) as usize;
+        let lives: Vec<Lifetime> = (0..count)
+            .map(|i| {
+                // Half the cases are pipelines (each buffer lives for a few steps after the one before),
+                // half scattered.
+                let first = if case % 2 == 0 {
+                    i as u32 + rng.below(3) as u32
+                } else {
+                    rng.below(40) as u32
+                };
+                Lifetime {
+                    first,
+                    last: first + rng.below(6) as u32,
+                    bytes: 256 * (1 + rng.below(64)),
+                }
+            })
+            .collect();
+        let heaps = [Heuristic::LargestFirst, Heuristic::EarliestFirst]
+            .map(|h| heap(&lives, &place(&lives, ALIGNMENT, h)));
+        totals[0] += heaps[0];
+        totals[1] += heaps[1];
+        if heaps[0] < heaps[1] {
+            wins[0] += 1;
+        } else if heaps[1] < heaps[0] {
+            wins[1] += 1;
+        }
+    }
+    println!(
+        "largest first: {} bytes in all, smaller in {} cases; earliest first (best fit): {} bytes, smaller in {}",
+        totals[0], wins[0], totals[1], wins[1]
+    );
+    let best = if totals[0] <= totals[1] {
+        Heuristic::LargestFirst
+    } else {
+        Heuristic::EarliestFirst
+    };
+    assert_eq!(HEURISTIC, best, "totals {totals:?}");
+}
+
+#[test]
+fn five_thousand_buffers_of_a_long_pipeline_are_placed_without_conflict() {
+    let mut rng = Lcg(5000);
+    let lives: Vec<Lifetime> = (0..5000u32)
+        .map(|i| Lifetime {
+            first: i,
+            last: i + rng.below(4) as u32,
+            bytes: 4 * (1 + rng.below(1 << 20)),
+        })
+        .collect();
+    let offsets = place(&lives, ALIGNMENT, HEURISTIC);
+    for (i, (a, oa)) in lives.iter().zip(&offsets).enumerate() {
+        // Sorted by first step: only the next few can meet this one.
+        for (b, ob) in lives.iter().zip(&offsets).skip(i + 1).take(8) {
+            let meet = a.first <= b.last && b.first <= a.last;
+            assert!(
+                !(meet && *oa < ob + b.bytes && *ob < oa + a.bytes),
+                "{a:?} at {oa}, {b:?} at {ob}"
+            );
+        }
+    }
+    let used = heap(&lives, &offsets);
+    let sum: u64 = lives.iter().map(|l| l.bytes).sum();
+    assert!(used >= lower_bound(&lives));
+    assert!(
+        used * 100 < sum,
+        "{used} of {sum}: a pipeline's few live buffers should set the heap"
+    );
+}
