@@ -10,6 +10,11 @@
 //! next (written under a block's flag, which may skip the write), what the runtime reads in ways of its own
 //! (block flags, indirect arguments), and buffers fusion keeps in registers or that nothing touches.
 //!
+//! The placed buffers go into a few heaps, not one: wgpu binds a buffer in one dispatch either read-only or
+//! writable, not both, and copies between two buffers, not within one. So a kernel's read-only buffers and
+//! the buffers it writes, and a copy's source and destination, are put in different heaps (a greedy
+//! colouring of those pairs; a pipeline needs two heaps), and each heap is packed on its own.
+//!
 //! A plan is pure data, made without a device (only the storage offset alignment): the runtime makes it at
 //! bake, for every front door alike, and [`add_alias_hazards`] puts the barrier a buffer needs before it
 //! reuses memory another buffer used since the last barrier.
@@ -17,9 +22,11 @@
 use crate::desc::{GraphDesc, OpDesc};
 use crate::plan::{BufferHazard, HazardKind, Plan, PlanPartition, Touched};
 
-/// Where a buffer lives in the heap: bytes `offset .. offset + bytes`, used from plan step `first` to `last`.
+/// Where a buffer lives: bytes `offset .. offset + bytes` of heap `heap`, used from plan step `first` to
+/// `last`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Placement {
+    pub heap: u32,
     pub offset: u64,
     pub bytes: u64,
     pub first: u32,
@@ -34,7 +41,9 @@ impl Placement {
 
     /// Whether they share a byte.
     pub fn shares_memory(&self, other: &Placement) -> bool {
-        self.offset < other.offset + other.bytes && other.offset < self.offset + self.bytes
+        self.heap == other.heap
+            && self.offset < other.offset + other.bytes
+            && other.offset < self.offset + self.bytes
     }
 }
 
@@ -76,7 +85,9 @@ pub const HEURISTIC: Heuristic = Heuristic::LargestFirst;
 /// The memory plan of a baked graph.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct MemoryPlan {
-    /// The heap's bytes: the peak of the placed buffers' memory (0 when none is placed).
+    /// Each heap's bytes: the peak of its buffers' memory.
+    pub heaps: Vec<u64>,
+    /// The heaps' bytes in all (0 when no buffer is placed).
     pub heap_bytes: u64,
     /// By buffer: its place in the heap, if it has one.
     pub placements: Vec<Option<Placement>>,
@@ -273,30 +284,85 @@ pub fn plan_memory(
     let unaliased_bytes = candidates.iter().map(|(_, l)| l.bytes).sum();
     if !alias {
         return MemoryPlan {
+            heaps: Vec::new(),
             heap_bytes: 0,
             placements,
             apart,
             unaliased_bytes,
         };
     }
-    let lives: Vec<Lifetime> = candidates.iter().map(|(_, l)| *l).collect();
-    let offsets = place(&lives, alignment, HEURISTIC);
-    let mut heap_bytes = 0;
-    for ((b, life), offset) in candidates.iter().zip(offsets) {
-        heap_bytes = heap_bytes.max(offset + life.bytes);
-        placements[*b] = Some(Placement {
-            offset,
-            bytes: life.bytes,
-            first: life.first,
-            last: life.last,
-        });
+    let members: Vec<u32> = candidates.iter().map(|(b, _)| *b as u32).collect();
+    let colours = heap_of(desc, &members);
+    let count = colours.iter().max().map_or(0, |&c| c + 1);
+    let mut heaps = vec![0u64; count as usize];
+    for heap in 0..count {
+        let inside: Vec<usize> = (0..candidates.len())
+            .filter(|&i| colours[i] == heap)
+            .collect();
+        let lives: Vec<Lifetime> = inside.iter().map(|&i| candidates[i].1).collect();
+        let offsets = place(&lives, alignment, HEURISTIC);
+        for (&i, offset) in inside.iter().zip(offsets) {
+            let (b, life) = candidates[i];
+            heaps[heap as usize] = heaps[heap as usize].max(offset + life.bytes);
+            placements[b] = Some(Placement {
+                heap,
+                offset,
+                bytes: life.bytes,
+                first: life.first,
+                last: life.last,
+            });
+        }
     }
     MemoryPlan {
-        heap_bytes,
+        heap_bytes: heaps.iter().sum(),
+        heaps,
         placements,
         apart,
         unaliased_bytes,
     }
+}
+
+/// A heap for each of `members` (buffers to place), numbered from 0, such that no kernel binds one heap both
+/// read-only and writable and no copy runs within one heap: the pairs that must differ are coloured
+/// greedily, the buffers in the most pairs first.
+fn heap_of(desc: &GraphDesc, members: &[u32]) -> Vec<u32> {
+    let mut slot: Vec<Option<usize>> = vec![None; desc.buffers.len()];
+    for (i, &b) in members.iter().enumerate() {
+        if let Some(s) = slot.get_mut(b as usize) {
+            *s = Some(i);
+        }
+    }
+    let position = |b: u32| slot.get(b as usize).copied().flatten();
+    let mut apart: Vec<Vec<usize>> = vec![Vec::new(); members.len()];
+    let mut pair = |a: u32, b: u32| {
+        if let (Some(a), Some(b)) = (position(a), position(b))
+            && a != b
+        {
+            apart[a].push(b);
+            apart[b].push(a);
+        }
+    };
+    for node in desc.nodes.iter() {
+        match &node.op {
+            OpDesc::Kernel(k) => {
+                for read in k.bindings.iter().filter(|a| !a.mode.writes()) {
+                    for written in k.bindings.iter().filter(|a| a.mode.writes()) {
+                        pair(read.buffer, written.buffer);
+                    }
+                }
+            }
+            OpDesc::Copy { src, dst, .. } => pair(*src, *dst),
+            _ => {}
+        }
+    }
+    let mut order: Vec<usize> = (0..members.len()).collect();
+    order.sort_by_key(|&i| std::cmp::Reverse(apart[i].len()));
+    let mut colour: Vec<Option<u32>> = vec![None; members.len()];
+    for i in order {
+        let taken: Vec<u32> = apart[i].iter().filter_map(|&j| colour[j]).collect();
+        colour[i] = (0..).find(|c| !taken.contains(c));
+    }
+    colour.into_iter().map(|c| c.unwrap_or(0)).collect()
 }
 
 /// A buffer to place: its bytes, used from step `first` to `last`.

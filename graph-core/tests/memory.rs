@@ -75,8 +75,18 @@ fn a_pipeline_of_100_stages_needs_two_intermediates_of_memory() {
     let (_, memory) = planned(&desc);
     assert_eq!(memory.conflict(), None);
     assert_eq!(memory.unaliased_bytes, 99 * 4096);
-    // Each stage reads one intermediate and writes the next: two live at each step.
+    // Each stage reads one intermediate and writes the next: two live at each step, in two heaps (a kernel
+    // binds a heap read-only or writable, not both), each intermediate after the one before.
+    assert_eq!(memory.heaps, vec![4096, 4096]);
     assert_eq!(memory.heap_bytes, 2 * 4096);
+    for i in 2..100 {
+        let (a, b) = (
+            index(&desc, &format!("t{}", i - 1)),
+            index(&desc, &format!("t{i}")),
+        );
+        let heap = |b: usize| memory.placements[b].expect("placed").heap;
+        assert_ne!(heap(a), heap(b), "t{} and t{i}", i - 1);
+    }
     let t1 = index(&desc, "t1");
     let t3 = index(&desc, "t3");
     assert!(memory.sharing_with(t1 as u32).contains(&(t3 as u32)));
@@ -124,6 +134,10 @@ fn what_the_application_sees_or_the_runtime_reads_keeps_memory_of_its_own() {
     b.if_block("when", "flag", &["maybe"]);
     b.kernel("after", add_one("gated", "t5"));
     b.edge("k5", "after");
+    b.owned("copied", "f32", 1024);
+    b.copy("duplicate", "t4", "copied");
+    b.kernel("use_copy", add_one("copied", "z"));
+    b.output("z", "f32");
     b.readback("show", "t2");
     b.host("look", &[("t3", AccessMode::Read)]);
     let desc = built(&b);
@@ -134,6 +148,11 @@ fn what_the_application_sees_or_the_runtime_reads_keeps_memory_of_its_own() {
     assert_eq!(apart("t3"), Some(Apart::Task));
     assert_eq!(apart("gated"), Some(Apart::Gated));
     assert_eq!(apart("flag"), Some(Apart::Control));
+    // A copy runs between two buffers: its source and destination are in different heaps.
+    let (t4, copied) = (index(&desc, "t4"), index(&desc, "copied"));
+    let heap = |b: usize| memory.placements[b].map(|p| p.heap);
+    assert!(heap(t4).is_some() && heap(copied).is_some());
+    assert_ne!(heap(t4), heap(copied));
     for name in ["t2", "t3", "gated", "flag"] {
         assert_eq!(memory.placements[index(&desc, name)], None, "{name}");
     }
@@ -196,6 +215,7 @@ fn a_buffer_that_reuses_memory_gets_the_barrier_its_edge_did_not_need() {
 fn the_conflict_check_finds_two_live_buffers_in_one_place() {
     let at = |offset, first, last| {
         Some(Placement {
+            heap: 0,
             offset,
             bytes: 256,
             first,
@@ -203,6 +223,7 @@ fn the_conflict_check_finds_two_live_buffers_in_one_place() {
         })
     };
     let mut memory = MemoryPlan {
+        heaps: vec![512],
         heap_bytes: 512,
         placements: vec![at(0, 0, 2), at(0, 3, 4), at(256, 1, 3)],
         apart: vec![None; 3],
@@ -211,6 +232,9 @@ fn the_conflict_check_finds_two_live_buffers_in_one_place() {
     assert_eq!(memory.conflict(), None);
     memory.placements[1] = at(0, 2, 4);
     assert_eq!(memory.conflict(), Some((0, 1)));
+    // In another heap, the same offset is other memory.
+    memory.placements[1] = memory.placements[1].map(|p| Placement { heap: 1, ..p });
+    assert_eq!(memory.conflict(), None);
 }
 
 /// Random lifetimes: up to 40 buffers over up to 30 steps, 1 byte to 64 KiB each.

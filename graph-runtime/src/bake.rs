@@ -15,25 +15,35 @@ use crate::buffer::AnyBuffer;
 use crate::error::Error;
 use crate::gpu::Gpu;
 use crate::params::ParamsTransport;
-use crate::program::{DeviceLimits, Program, in_block};
+use crate::program::{DeviceLimits, MemoryOptions, Program, in_block};
 use crate::replay::{KernelStep, Kernels};
+use crate::slice::Slice;
+use graph_core::memory::MemoryPlan;
 
-/// The buffers of a baked graph: external ones bound by the caller, owned ones created here.
+/// The buffers of a baked graph: external ones bound by the caller, owned ones created here, in the graph's
+/// transient heap or apart (`Program::memory`).
 pub(crate) struct BoundBuffers {
-    pub buffers: Vec<wgpu::Buffer>,
+    pub buffers: Vec<Slice>,
     pub lens: Vec<u32>,
+    /// The heaps the placed owned buffers are ranges of (`MemoryPlan::heaps`).
+    pub heaps: Vec<wgpu::Buffer>,
 }
 
-/// Checks each external buffer against its declaration and creates the owned ones (a one-element placeholder
-/// for those in `registers`), or keeps `previous`'s owned buffers where their size is unchanged (an update
-/// keeps what the graph owns).
-fn bind_buffers(
+/// The usages of every buffer the graph owns, heap included: any step may bind, copy or dispatch from it.
+const OWNED_USAGE: wgpu::BufferUsages = wgpu::BufferUsages::STORAGE
+    .union(wgpu::BufferUsages::COPY_SRC)
+    .union(wgpu::BufferUsages::COPY_DST)
+    .union(wgpu::BufferUsages::INDIRECT);
+
+/// The length of each buffer: an owned one's declared length (checked against the device's binding limit),
+/// an external one's bound length, checked against its declaration (element type, length, usage, device)
+/// with the external buffer itself. `registers`: the owned buffers fusion keeps in registers.
+fn bind_externals(
     gpu: &Gpu,
     desc: &GraphDesc,
     bound: &[(u32, &AnyBuffer)],
-    previous: Option<&BoundBuffers>,
     registers: &[u32],
-) -> Result<BoundBuffers, Error> {
+) -> Result<(Vec<Option<Slice>>, Vec<u32>), Error> {
     let graph = || desc.name.to_string();
     let limits = gpu.device().limits();
     let mut buffers = Vec::with_capacity(desc.buffers.len());
@@ -41,31 +51,12 @@ fn bind_buffers(
     for (index, b) in desc.buffers.iter().enumerate() {
         if b.role == Role::Owned {
             let len = b.len.unwrap_or(1);
-            // Kept in registers by fusion: nothing reads the buffer, which holds one element only so that
-            // indices stay those of the description. Its length stays the declared one, for sizes.
             let elements = match registers.contains(&(index as u32)) {
                 true => 1,
                 false => len,
             };
-            let size = u64::from(elements) * u64::from(b.elem.size());
-            check_binding_size(desc, index as u32, size, &limits)?;
-            let kept = previous
-                .and_then(|p| p.buffers.get(index))
-                .filter(|old| old.size() == size);
-            if let Some(old) = kept {
-                buffers.push(old.clone());
-                lens.push(len);
-                continue;
-            }
-            buffers.push(gpu.device().create_buffer(&wgpu::BufferDescriptor {
-                label: Some(&b.name),
-                size,
-                usage: wgpu::BufferUsages::STORAGE
-                    | wgpu::BufferUsages::COPY_SRC
-                    | wgpu::BufferUsages::COPY_DST
-                    | wgpu::BufferUsages::INDIRECT,
-                mapped_at_creation: false,
-            }));
+            check_binding_size(desc, index as u32, owned_size(b, elements), &limits)?;
+            buffers.push(None);
             lens.push(len);
             continue;
         }
@@ -123,11 +114,83 @@ fn bind_buffers(
             });
         }
         check_binding_size(desc, index as u32, any.wgpu().size(), &limits)?;
-        buffers.push(any.wgpu().clone());
+        buffers.push(Some(Slice::whole(any.wgpu().clone())));
         lens.push(any.len());
     }
     check_aliasing(desc, &buffers)?;
-    Ok(BoundBuffers { buffers, lens })
+    Ok((buffers, lens))
+}
+
+/// The owned buffers as `memory` places them: ranges of its heaps, or buffers of their own (a one-element
+/// placeholder for those fusion keeps in registers, in `registers`). `previous`'s heaps and owned buffers
+/// are kept where their size is unchanged (an update keeps what the graph owns).
+fn bind_owned(
+    gpu: &Gpu,
+    desc: &GraphDesc,
+    (externals, lens): (Vec<Option<Slice>>, Vec<u32>),
+    memory: &MemoryPlan,
+    previous: Option<&BoundBuffers>,
+    registers: &[u32],
+) -> Result<BoundBuffers, Error> {
+    let create = |label: &str, size: u64| {
+        gpu.device().create_buffer(&wgpu::BufferDescriptor {
+            label: Some(label),
+            size,
+            usage: OWNED_USAGE,
+            mapped_at_creation: false,
+        })
+    };
+    let heaps: Vec<wgpu::Buffer> = memory
+        .heaps
+        .iter()
+        .enumerate()
+        .map(|(h, &bytes)| {
+            previous
+                .and_then(|p| p.heaps.get(h).cloned())
+                .filter(|old| old.size() == bytes)
+                .unwrap_or_else(|| create(&format!("{} transient heap {h}", desc.name), bytes))
+        })
+        .collect();
+    let mut buffers = Vec::with_capacity(desc.buffers.len());
+    for (index, (external, b)) in externals.into_iter().zip(desc.buffers.iter()).enumerate() {
+        if let Some(external) = external {
+            buffers.push(external);
+            continue;
+        }
+        // Kept in registers by fusion: nothing reads the buffer, which holds one element only so that
+        // indices stay those of the description. Its length stays the declared one, for sizes.
+        let elements = match registers.contains(&(index as u32)) {
+            true => 1,
+            false => lens[index],
+        };
+        let size = owned_size(b, elements);
+        let placed = memory.placements.get(index).copied().flatten();
+        if let Some((place, heap)) = placed.and_then(|p| Some((p, heaps.get(p.heap as usize)?))) {
+            buffers.push(Slice {
+                buffer: heap.clone(),
+                offset: place.offset,
+                size,
+            });
+            continue;
+        }
+        let kept = previous
+            .and_then(|p| p.buffers.get(index))
+            .filter(|old| old.offset == 0 && old.buffer.size() == size && old.size == size);
+        match kept {
+            Some(old) => buffers.push(old.clone()),
+            None => buffers.push(Slice::whole(create(&b.name, size))),
+        }
+    }
+    Ok(BoundBuffers {
+        buffers,
+        lens,
+        heaps,
+    })
+}
+
+/// Bytes of `elements` elements of owned buffer `b`.
+fn owned_size(b: &graph_core::desc::BufferDesc, elements: u32) -> u64 {
+    u64::from(elements) * u64::from(b.elem.size())
 }
 
 /// Each buffer the caller binds is one of the graph's external buffers, bound once: a second binding of one
@@ -181,11 +244,15 @@ fn check_binding_size(
 }
 
 /// Two external buffers may share memory only when the graph only reads both.
-fn check_aliasing(desc: &GraphDesc, buffers: &[wgpu::Buffer]) -> Result<(), Error> {
+fn check_aliasing(desc: &GraphDesc, buffers: &[Option<Slice>]) -> Result<(), Error> {
     for (i, a) in desc.buffers.iter().enumerate() {
         for (j, b) in desc.buffers.iter().enumerate().skip(i + 1) {
             let written = a.role != Role::Input || b.role != Role::Input;
-            if a.role.is_external() && b.role.is_external() && written && buffers[i] == buffers[j] {
+            let same = match (&buffers[i], &buffers[j]) {
+                (Some(x), Some(y)) => x.buffer == y.buffer,
+                _ => false,
+            };
+            if a.role.is_external() && b.role.is_external() && written && same {
                 return Err(Error::AliasedBuffers {
                     graph: desc.name.to_string(),
                     first: a.name.to_string(),
@@ -324,7 +391,7 @@ pub(crate) fn build_kernels(
             continue;
         };
         let entry = &program.kernels[node.kernel];
-        let buffers: Vec<wgpu::Buffer> = node
+        let buffers: Vec<Slice> = node
             .buffers
             .iter()
             .map(|&b| bound.buffers[b as usize].clone())
@@ -343,7 +410,7 @@ pub(crate) fn build_kernels(
                     .enumerate()
                     .map(|(i, b)| wgpu::BindGroupEntry {
                         binding: i as u32,
-                        resource: b.as_entire_binding(),
+                        resource: b.binding(),
                     })
                     .collect();
                 device.create_bind_group(&wgpu::BindGroupDescriptor {
@@ -447,13 +514,40 @@ pub(crate) fn build_replay(
     for declined in &fusion.declined {
         tracing::warn!(graph = %desc.name, "{declined}");
     }
-    let bound = {
+    let registers = fusion.registers();
+    let externals = {
         let _span = tracing::debug_span!("bind buffers").entered();
-        bind_buffers(gpu, desc, externals, previous, &fusion.registers())?
+        bind_externals(gpu, desc, externals, &registers)?
     };
     let program = {
         let _span = tracing::debug_span!("compile program").entered();
-        Program::compile(&fusion.desc, &bound.lens, DeviceLimits::from(&limits))?
+        let compile = |alias| {
+            let memory = MemoryOptions {
+                registers: &registers,
+                alias,
+            };
+            Program::compile(
+                &fusion.desc,
+                &externals.1,
+                DeviceLimits::from(&limits),
+                memory,
+            )
+        };
+        let program = compile(true)?;
+        // A heap past the device's largest buffer: each owned buffer in memory of its own, as before.
+        match program
+            .memory
+            .heaps
+            .iter()
+            .any(|&h| h > limits.max_buffer_size)
+        {
+            true => compile(false)?,
+            false => program,
+        }
+    };
+    let bound = {
+        let _span = tracing::debug_span!("create owned buffers").entered();
+        bind_owned(gpu, desc, externals, &program.memory, previous, &registers)?
     };
     Ok(Replayable {
         bound,

@@ -250,17 +250,30 @@ impl BakedGraph {
         })
     }
 
-    /// Bytes of GPU memory this graph allocated for its own buffers (the graph-owned ones; a buffer fusion
-    /// keeps in registers holds one element).
+    /// Bytes of GPU memory this graph allocated for its own buffers: the transient heaps the graph-owned
+    /// buffers that may share memory are ranges of, and those kept apart (a buffer fusion keeps in registers
+    /// holds one element).
     pub fn owned_bytes(&self) -> u64 {
-        self.state
+        let bound = &self.state.bound;
+        let apart: u64 = self
+            .state
             .desc
             .buffers
             .iter()
-            .zip(&self.state.bound.buffers)
-            .filter(|(b, _)| b.role == graph_core::ir::Role::Owned)
-            .map(|(_, buffer)| buffer.size())
-            .sum()
+            .zip(&bound.buffers)
+            .filter(|(b, slice)| {
+                b.role == graph_core::ir::Role::Owned && !bound.heaps.contains(&slice.buffer)
+            })
+            .map(|(_, slice)| slice.buffer.size())
+            .sum();
+        apart + bound.heaps.iter().map(wgpu::Buffer::size).sum::<u64>()
+    }
+
+    /// Where bake placed each graph-owned buffer: the buffers that never live at one step of a replay share
+    /// one heap ([`graph_core::memory`]); the rest, and why, apart. [`BakedGraph::owned_bytes`] is what it
+    /// allocated.
+    pub fn memory_plan(&self) -> &graph_core::memory::MemoryPlan {
+        &self.state.program.memory
     }
 
     /// The description this graph was baked from.

@@ -125,7 +125,7 @@ impl Gates {
         gpu: &Gpu,
         desc: &GraphDesc,
         table: &GateTable,
-        buffers: &[wgpu::Buffer],
+        buffers: &[crate::slice::Slice],
         previous: Option<&Gates>,
     ) -> (Option<Gates>, GatesBuilt) {
         let mut built = GatesBuilt::default();
@@ -144,7 +144,8 @@ impl Gates {
             .enumerate()
             .map(|(b, gate)| {
                 let gate = (*gate)?;
-                let flag = buffers.get(gate.flag as usize)?;
+                // A block's flag is never placed in the heap: the slice is its whole buffer.
+                let flag = &buffers.get(gate.flag as usize)?.buffer;
                 let name = desc.blocks.get(b).map_or("gate", |block| &*block.name);
                 let old = kept.and_then(|p| p.blocks.get(b)?.as_ref());
                 let pipeline = match old {

@@ -21,7 +21,8 @@ pub type HostTask = Box<dyn FnMut(&HostContext<'_>) -> Result<(), Error> + Send>
 #[derive(Debug)]
 pub struct HostContext<'a> {
     pub(crate) gpu: &'a Gpu,
-    pub(crate) buffers: &'a [wgpu::Buffer],
+    /// Declared by host tasks, so never placed in the heap: each slice is its whole buffer.
+    pub(crate) buffers: &'a [crate::slice::Slice],
     pub(crate) lens: &'a [u32],
     pub(crate) desc: &'a GraphDesc,
     /// The task's node index in the description.
@@ -81,7 +82,7 @@ impl HostContext<'_> {
     }
 
     fn read_buffer<T: Element>(&self, index: usize) -> Result<Vec<T>, Error> {
-        Buffer::<T>::from_wgpu(self.gpu, self.buffers[index].clone())
+        Buffer::<T>::from_wgpu(self.gpu, self.buffers[index].buffer.clone())
             .and_then(|b| b.read_blocking())
             .map_err(|e| self.failed(e))
     }
@@ -95,7 +96,7 @@ impl HostContext<'_> {
                 data.len()
             )));
         }
-        Buffer::<T>::from_wgpu(self.gpu, self.buffers[index].clone())
+        Buffer::<T>::from_wgpu(self.gpu, self.buffers[index].buffer.clone())
             .and_then(|b| b.write(data))
             .map_err(|e| self.failed(e))
     }

@@ -22,7 +22,7 @@ pub struct InteropContext<'a> {
     pub(crate) device: &'a wgpu::Device,
     pub(crate) queue: &'a GpuQueue,
     pub(crate) encoder: &'a mut wgpu::CommandEncoder,
-    pub(crate) buffers: &'a [wgpu::Buffer],
+    pub(crate) buffers: &'a [crate::slice::Slice],
     pub(crate) desc: &'a GraphDesc,
     /// The task's node index in the description.
     pub(crate) node: usize,
@@ -55,7 +55,8 @@ impl InteropContext<'_> {
     pub fn buffer(&self, name: &str) -> Result<wgpu::Buffer, Error> {
         let index = self.desc.buffers.iter().position(|b| b.name == name);
         match index.filter(|&i| self.accesses.iter().any(|a| a.buffer as usize == i)) {
-            Some(i) => Ok(self.buffers[i].clone()),
+            // Declared by an interop task, so never placed in the heap: the slice is the whole buffer.
+            Some(i) => Ok(self.buffers[i].buffer.clone()),
             None => Err(Error::HostAccess {
                 graph: self.desc.name.to_string(),
                 node: self.desc.nodes[self.node].name.to_string(),

@@ -257,6 +257,7 @@ mod readback;
 mod recorder;
 mod replay;
 mod scope;
+mod slice;
 mod task_graph;
 mod transfer;
 mod update;
@@ -306,6 +307,9 @@ pub use graph_core::desc;
 
 /// Saved graphs: the graph as declared, in JSON with a format version, and the `.wgsl` files beside it.
 pub use graph_core::file;
+
+/// Transient memory: where bake placed each graph-owned buffer ([`BakedGraph::memory_plan`]).
+pub use graph_core::memory;
 
 /// The steps between a declared graph and a baked one, for tools that look inside: describing, flattening
 /// subgraphs, fusing, ranges, drawing.

@@ -6,6 +6,8 @@ use std::sync::{Arc, Mutex};
 
 use ash::vk;
 
+use crate::slice::Slice;
+
 /// The validation-layer message ID of the error [`plant_invalid_buffer`] plants.
 pub(crate) const PLANTED_VUID: &str = "VUID-VkBufferCreateInfo-usage";
 
@@ -155,7 +157,7 @@ pub(crate) struct NativeKernel {
     pub of: KernelOf,
     /// Kernels of equal code share one pipeline, and an update's graph the graph's before it.
     pub pipeline: Arc<NativePipeline>,
-    pub buffers: Vec<wgpu::Buffer>,
+    pub buffers: Vec<Slice>,
     /// The buffer and byte offset of its three `u32` workgroup counts, for an indirect dispatch (a gated
     /// member's are its gate's arguments).
     pub indirect: Option<(wgpu::Buffer, u64)>,
@@ -519,15 +521,16 @@ impl SetPool {
 
     /// A set of `shared`'s layout of `buffers.len()` storage buffers over `buffers`, binding by binding; the
     /// caller counted it in the pool's room.
-    fn storage_set(&mut self, buffers: &[wgpu::Buffer]) -> Result<vk::DescriptorSet, String> {
+    fn storage_set(&mut self, buffers: &[Slice]) -> Result<vk::DescriptorSet, String> {
         let layout = self.shared.set_layout(buffers.len() as u32)?;
         let set = self.allocate(layout, "descriptor set")?;
         let mut infos = Vec::with_capacity(buffers.len());
-        for buffer in buffers {
+        for slice in buffers {
+            // A slice lies within its buffer (`Slice`'s makers), as a descriptor's range must.
             infos.push([vk::DescriptorBufferInfo::default()
-                .buffer(raw_buffer(buffer)?)
-                .offset(0)
-                .range(vk::WHOLE_SIZE)]);
+                .buffer(raw_buffer(&slice.buffer)?)
+                .offset(slice.offset)
+                .range(slice.size)]);
         }
         let writes: Vec<vk::WriteDescriptorSet<'_>> = infos
             .iter()
@@ -543,7 +546,8 @@ impl SetPool {
         // SAFETY: `set` was just allocated, so no command buffer records it yet; every write names a live
         // buffer, kept alive in `self.buffers` as long as the pool (struct invariants).
         unsafe { self.shared.raw.update_descriptor_sets(&writes, &[]) };
-        self.buffers.extend(buffers.iter().cloned());
+        self.buffers
+            .extend(buffers.iter().map(|s| s.buffer.clone()));
         Ok(set)
     }
 
@@ -629,7 +633,7 @@ pub(crate) struct NativeGraph {
     pipelines: Vec<Arc<NativePipeline>>,
     /// The storage descriptor sets, one per list of buffers some kernel binds: what the next update's graph
     /// takes where its kernels bind the same.
-    sets_by_buffers: HashMap<Vec<wgpu::Buffer>, SharedSet>,
+    sets_by_buffers: HashMap<Vec<Slice>, SharedSet>,
     /// Per node: its pipeline, its descriptor set, and its indirect arguments' buffer and offset.
     sets: Vec<Option<(usize, vk::DescriptorSet, Option<IndirectArgs>)>>,
     /// Per block: its gate's pipeline, descriptor set and workgroups.
@@ -725,9 +729,9 @@ impl NativeGraph {
     ) -> Result<(), String> {
         // The lists of buffers that need a set of their own, each once. (A wgpu handle hashes and compares
         // by its identity, which never changes.)
-        let mut new: Vec<&[wgpu::Buffer]> = Vec::new();
+        let mut new: Vec<&[Slice]> = Vec::new();
         #[allow(clippy::mutable_key_type)]
-        let mut listed: HashSet<&[wgpu::Buffer]> = HashSet::new();
+        let mut listed: HashSet<&[Slice]> = HashSet::new();
         for k in kernels {
             let buffers = k.buffers.as_slice();
             if self.sets_by_buffers.contains_key(buffers) || listed.contains(buffers) {

@@ -39,6 +39,7 @@ use crate::program::{Op, Partition, Program, Segment, Step};
 use crate::queue::GpuQueue;
 use crate::recorder::Recorder;
 use crate::replay::DispatchSize;
+use crate::slice::Slice;
 use crate::transfer::TransferBuffers;
 use crate::wait::{Work, WorkOf};
 
@@ -441,10 +442,12 @@ impl NativeReplay {
                             desc.nodes[n].name
                         ));
                     };
-                    let (check, at) = match checks.add(gpu, n as u32, counts, &mut pipelines) {
-                        Ok(check) => check,
-                        Err(e) => return refuse(e),
-                    };
+                    // Indirect counts are never placed in the heap: the slice is the whole buffer.
+                    let (check, at) =
+                        match checks.add(gpu, n as u32, &counts.buffer, &mut pipelines) {
+                            Ok(check) => check,
+                            Err(e) => return refuse(e),
+                        };
                     native_kernels.push(check);
                     Some(at)
                 }
@@ -475,7 +478,7 @@ impl NativeReplay {
             native_kernels.push(NativeKernel {
                 of: KernelOf::Gate(block, gate.workgroups),
                 pipeline,
-                buffers: buffers.iter().map(|&b| b.clone()).collect(),
+                buffers: buffers.iter().map(|&b| Slice::whole(b.clone())).collect(),
                 indirect: None,
             });
         }
@@ -509,7 +512,14 @@ impl NativeReplay {
             .filter(|p| p.init.is_none())
             .map(|p| p.bound.iter().collect())
             .unwrap_or_default();
-        let init = init_pipeline.pass(gpu, bound.buffers.iter().filter(|b| !seen.contains(b)));
+        // Each buffer once: the placed graph-owned buffers are ranges of one heap.
+        let mut distinct: Vec<&wgpu::Buffer> = Vec::new();
+        for slice in &bound.buffers {
+            if !distinct.contains(&&slice.buffer) {
+                distinct.push(&slice.buffer);
+            }
+        }
+        let init = init_pipeline.pass(gpu, distinct.into_iter().filter(|b| !seen.contains(b)));
         let built = NativeBuilt {
             pipelines: pipelines.built,
             sets: graph.sets_built,
@@ -535,7 +545,7 @@ impl NativeReplay {
             shared,
             init_pipeline,
             init,
-            bound: bound.buffers.clone(),
+            bound: bound.buffers.iter().map(|s| s.buffer.clone()).collect(),
             checked_counts: checks.buffer,
             params,
             recorded: None,
@@ -773,7 +783,7 @@ impl Checks {
         let kernel = NativeKernel {
             of: KernelOf::Check(node),
             pipeline,
-            buffers: vec![counts.clone(), buffer.clone()],
+            buffers: vec![Slice::whole(counts.clone()), Slice::whole(buffer.clone())],
             indirect: None,
         };
         Ok((kernel, (buffer, u64::from(slot) * 12)))

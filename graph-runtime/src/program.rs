@@ -23,6 +23,7 @@ use std::collections::HashMap;
 
 use graph_core::desc::{AccessDesc, DispatchDesc, GraphDesc, KernelDesc, OpDesc, SizeDesc};
 use graph_core::ir::{AccessMode, ParamsStorage};
+use graph_core::memory::{MemoryPlan, add_alias_hazards, plan_memory};
 use graph_core::plan::{
     BufferHazard, PlanError, PlanPartition, PlanStep, Transfer, evaluate_range, plan,
 };
@@ -46,6 +47,26 @@ pub(crate) struct Program {
     pub gates: GateTable,
     /// The device's workgroups per dimension, which a size read at replay is checked against.
     pub max_workgroups: u32,
+    /// Where each graph-owned buffer lives: in the transient heap, or apart.
+    pub memory: MemoryPlan,
+}
+
+/// What a program's memory plan starts from besides the description and the lengths.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct MemoryOptions<'a> {
+    /// The buffers fusion keeps in registers: they take no memory.
+    pub registers: &'a [u32],
+    /// Whether graph-owned buffers may share memory (else each has its own).
+    pub alias: bool,
+}
+
+impl MemoryOptions<'_> {
+    /// Each buffer its own memory, none in registers.
+    #[cfg(test)]
+    pub(crate) const APART: MemoryOptions<'static> = MemoryOptions {
+        registers: &[],
+        alias: false,
+    };
 }
 
 /// Where the gates of blocks under GPU control read and write: each gated member's workgroup counts (written
@@ -222,6 +243,8 @@ pub(crate) struct DeviceLimits {
     pub workgroup_size: [u32; 3],
     pub invocations: u32,
     pub workgroups: u32,
+    /// The storage offset alignment: where a buffer placed in the transient heap may begin.
+    pub storage_alignment: u32,
 }
 
 impl DeviceLimits {
@@ -231,6 +254,7 @@ impl DeviceLimits {
         workgroup_size: [256, 256, 64],
         invocations: 256,
         workgroups: 65535,
+        storage_alignment: 256,
     };
 }
 
@@ -244,6 +268,7 @@ impl From<&wgpu::Limits> for DeviceLimits {
             ],
             invocations: limits.max_compute_invocations_per_workgroup,
             workgroups: limits.max_compute_workgroups_per_dimension,
+            storage_alignment: limits.min_storage_buffer_offset_alignment,
         }
     }
 }
@@ -256,8 +281,25 @@ impl Program {
         desc: &GraphDesc,
         lens: &[u32],
         limits: DeviceLimits,
+        memory: MemoryOptions<'_>,
     ) -> Result<Program, Error> {
-        let plan = plan(desc, lens).map_err(|e| plan_error(desc, e))?;
+        let mut plan = plan(desc, lens).map_err(|e| plan_error(desc, e))?;
+        let bytes: Vec<u64> = desc
+            .buffers
+            .iter()
+            .zip(lens)
+            .map(|(b, &len)| u64::from(len) * u64::from(b.elem.size()))
+            .collect();
+        let memory = plan_memory(
+            desc,
+            &plan,
+            &bytes,
+            memory.registers,
+            u64::from(limits.storage_alignment),
+            memory.alias,
+        );
+        // A buffer that reuses memory needs the barrier its own accesses may not (the native recorder's).
+        add_alias_hazards(&mut plan, desc, &memory);
         let mut kernels: Vec<KernelEntry> = Vec::new();
         let mut index: HashMap<(String, String, Vec<u64>, Vec<AccessMode>), usize> = HashMap::new();
         let mut nodes = Vec::with_capacity(desc.nodes.len());
@@ -287,6 +329,7 @@ impl Program {
             segments,
             gates: GateTable::new(desc),
             max_workgroups: limits.workgroups,
+            memory,
         })
     }
 
@@ -775,7 +818,8 @@ mod tests {
         b.fill("low", "z[..4]", "1.0");
         b.fill("high", "z[4..]", "1.0");
         let desc = b.build(&Library::EMPTY).expect("a good graph");
-        let program = Program::compile(&desc, &[64; 3], LIMITS).expect("compiles");
+        let program =
+            Program::compile(&desc, &[64; 3], LIMITS, MemoryOptions::APART).expect("compiles");
         let kernel = |name: &str| {
             let n = desc
                 .nodes
@@ -823,7 +867,8 @@ mod tests {
     #[test]
     fn a_partition_is_cut_into_segments_at_its_transfers() {
         let desc = graph();
-        let program = Program::compile(&desc, &[64; 5], LIMITS).expect("compiles");
+        let program =
+            Program::compile(&desc, &[64; 5], LIMITS, MemoryOptions::APART).expect("compiles");
         let [Partition::Gpu(steps)] = program.partitions.as_slice() else {
             panic!("one GPU partition: {:?}", program.partitions);
         };
@@ -869,7 +914,7 @@ mod tests {
     fn sizes_and_ranges_that_do_not_fit_are_refused_when_compiled() {
         let desc = graph();
         // `w[4..]` of a 2-element `w`.
-        let short = Program::compile(&desc, &[64, 64, 64, 2, 64], LIMITS);
+        let short = Program::compile(&desc, &[64, 64, 64, 2, 64], LIMITS, MemoryOptions::APART);
         assert!(
             matches!(&short, Err(Error::BufferLength { buffer, .. }) if buffer == "w"),
             "{short:?}"
@@ -879,7 +924,7 @@ mod tests {
             workgroups: 2,
             ..LIMITS
         };
-        let wide = Program::compile(&desc, &[64, 64, 64, 64, 1024], small);
+        let wide = Program::compile(&desc, &[64, 64, 64, 64, 1024], small, MemoryOptions::APART);
         assert!(
             matches!(&wide, Err(Error::DispatchTooLarge { node, .. }) if node == "c"),
             "{wide:?}"
@@ -901,7 +946,8 @@ mod tests {
         b.repeat("twice", 2, None, &["one"]);
         b.if_block("maybe", "flag", &["two", "three"]);
         let desc = b.build(&Library::EMPTY).expect("a good graph");
-        let program = Program::compile(&desc, &[64; 4], LIMITS).expect("compiles");
+        let program =
+            Program::compile(&desc, &[64; 4], LIMITS, MemoryOptions::APART).expect("compiles");
         let gates = &program.gates;
         // Only the flagged block's members have slots; the plain `repeat` has no gate.
         assert_eq!(gates.slots, [None, None, Some(0), Some(1)]);

@@ -105,7 +105,8 @@ mod tests {
     const LIMITS: DeviceLimits = DeviceLimits::WEBGPU_DEFAULTS;
 
     fn compile(desc: &graph_core::desc::GraphDesc, lens: &[u32]) -> Program {
-        Program::compile(desc, lens, LIMITS).expect("a program")
+        Program::compile(desc, lens, LIMITS, crate::program::MemoryOptions::APART)
+            .expect("a program")
     }
 
     /// Records what it is asked to do, as words.

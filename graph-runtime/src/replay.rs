@@ -62,7 +62,7 @@ pub(crate) struct KernelStep {
     /// The bind group's access modes and buffers, binding by binding: an update reuses it when they are the
     /// same.
     pub modes: Vec<graph_core::ir::AccessMode>,
-    pub buffers: Vec<wgpu::Buffer>,
+    pub buffers: Vec<crate::slice::Slice>,
 }
 
 /// The portable recorder's pipelines, one per entry of the program's kernel table, and its bind groups by

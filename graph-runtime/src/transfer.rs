@@ -207,7 +207,7 @@ pub(crate) type ReadbackSet = Vec<Option<wgpu::Buffer>>;
 /// buffers and the replay's readback set. Each recorder records these steps into a wgpu encoder with it.
 #[derive(Clone, Copy)]
 pub(crate) struct TransferBuffers<'a> {
-    pub buffers: &'a [wgpu::Buffer],
+    pub buffers: &'a [crate::slice::Slice],
     pub uploads: &'a Uploads,
     /// This replay's readback buffers, by node.
     pub readbacks: &'a [Option<wgpu::Buffer>],
@@ -226,7 +226,13 @@ impl TransferBuffers<'_> {
             self.buffers.get(src as usize),
             self.buffers.get(dst as usize),
         ) {
-            encoder.copy_buffer_to_buffer(src, src_offset, dst, dst_offset, bytes);
+            encoder.copy_buffer_to_buffer(
+                &src.buffer,
+                src.offset + src_offset,
+                &dst.buffer,
+                dst.offset + dst_offset,
+                bytes,
+            );
         }
     }
 
@@ -236,7 +242,7 @@ impl TransferBuffers<'_> {
             self.uploads.staging(t.node),
             self.buffers.get(t.buffer as usize),
         ) {
-            encoder.copy_buffer_to_buffer(staging, 0, dst, t.offset, t.bytes);
+            encoder.copy_buffer_to_buffer(staging, 0, &dst.buffer, dst.offset + t.offset, t.bytes);
         }
     }
 
@@ -244,7 +250,7 @@ impl TransferBuffers<'_> {
     pub(crate) fn readback(&self, encoder: &mut wgpu::CommandEncoder, t: Transfer) {
         let target = self.readbacks.get(t.node as usize).and_then(Option::as_ref);
         if let (Some(src), Some(target)) = (self.buffers.get(t.buffer as usize), target) {
-            encoder.copy_buffer_to_buffer(src, t.offset, target, 0, t.bytes);
+            encoder.copy_buffer_to_buffer(&src.buffer, src.offset + t.offset, target, 0, t.bytes);
         }
     }
 }

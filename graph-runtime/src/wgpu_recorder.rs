@@ -137,7 +137,7 @@ impl<'a> WgpuRecorder<'a> {
             // The counts are on the GPU, written by an earlier node.
             Some(&DispatchSize::Indirect(b)) => {
                 if let Some(args) = buffers.get(b as usize) {
-                    pass.dispatch_workgroups_indirect(args, 0);
+                    pass.dispatch_workgroups_indirect(&args.buffer, args.offset);
                 }
             }
             _ => pass.dispatch_workgroups(x, y, z),
