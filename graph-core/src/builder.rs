@@ -484,6 +484,13 @@ impl GraphBuilder {
         self
     }
 
+    /// Gives graph-owned buffer `buffer` memory of its own, shared with no other buffer (`#[no_alias]` on a
+    /// buffer; see [`crate::memory`]).
+    pub fn no_alias(&mut self, buffer: &str) -> &mut Self {
+        self.graph.no_alias.push(buffer.to_string());
+        self
+    }
+
     /// Leaves kernel `node` out of the fusion pass (`#[no_fusion]` on a node; see [`crate::fusion`]).
     pub fn no_fusion(&mut self, node: &str) -> &mut Self {
         self.graph.no_fusion.push(node.to_string());

@@ -104,6 +104,9 @@ pub struct BufferDesc {
     /// Required length in elements, when the declaration fixes one.
     pub len: Option<u32>,
     pub role: Role,
+    /// A graph-owned buffer that keeps memory of its own (`#[no_alias]`, [`crate::memory`]).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub no_alias: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

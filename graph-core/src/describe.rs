@@ -43,6 +43,7 @@ pub fn describe(checked: &CheckedGraph) -> GraphDesc {
                 elem,
                 len: b.len.map(index),
                 role: b.role,
+                no_alias: g.no_alias.contains(&b.name),
             })
             .collect(),
         nodes: g

@@ -499,6 +499,10 @@ pub struct Graph {
     /// Kernels the fusion pass leaves alone, by name (`#[no_fusion]`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub no_fusion: Vec<String>,
+    /// Graph-owned buffers that keep memory of their own, shared with no other buffer, by name
+    /// (`#[no_alias]`; see [`crate::memory`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub no_alias: Vec<String>,
 }
 
 fn is_default<T: Default + PartialEq>(value: &T) -> bool {

@@ -59,6 +59,8 @@ pub enum Apart {
     Gated,
     /// A block's flag, or a kernel's indirect arguments: read by the runtime's own gate or by the dispatch.
     Control,
+    /// Marked `#[no_alias]` (or its graph is).
+    NoAlias,
     /// Kept in registers by fusion: nothing reads or writes it.
     Registers,
     /// No step of the plan touches it.
@@ -185,6 +187,11 @@ pub fn kept_apart(desc: &GraphDesc, registers: &[u32]) -> Vec<Option<Apart>> {
     };
     for &b in registers {
         mark(b, Apart::Registers);
+    }
+    for (b, buffer) in desc.buffers.iter().enumerate() {
+        if buffer.no_alias {
+            mark(b as u32, Apart::NoAlias);
+        }
     }
     for block in desc.blocks.iter() {
         if let Some(flag) = block.flag {

@@ -115,6 +115,7 @@ fn valid() -> GraphDesc {
             elem: ValueType::F32,
             len: None,
             role: Role::InOut,
+            no_alias: false,
         }]),
         nodes: list(vec![
             node("k", OpDesc::Kernel(kernel_with(vec![read_write_x()], size))),

@@ -1828,6 +1828,7 @@ fn build_graph(raw: RawGraph) -> Graph {
         params_storage: raw.params_storage,
         workgroup_limits: raw.workgroup_limits,
         no_fusion: Vec::new(),
+        no_alias: Vec::new(),
         alternatives: Vec::new(),
         blocks: Vec::new(),
     }

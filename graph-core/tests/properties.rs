@@ -217,6 +217,7 @@ fn host_graph(
         params_storage: Default::default(),
         workgroup_limits: Default::default(),
         no_fusion: Vec::new(),
+        no_alias: Vec::new(),
         alternatives: Vec::new(),
         blocks: Vec::new(),
     }

@@ -2,10 +2,11 @@
 //!
 //! ```text
 //! graph   := attr* vis 'graph' Ident '{' marked* '}'
-//! attr    := '#[explicit_edges]' | '#[uniform_params]' | '#[device_limits]' | '#[no_fusion]' | doc comment
+//! attr    := '#[explicit_edges]' | '#[uniform_params]' | '#[device_limits]' | '#[no_fusion]' | '#[no_alias]'
+//!          | doc comment
 //! marked  := (doc comment | '#[no_fusion]')* item      (`#[no_fusion]` on a kernel or a fill)
 //! item    := 'params' '{' (doc comment* Ident ':' Type),* '}'
-//!          | 'buffers' '{' (doc comment* Ident ':' '[' Type (';' LitInt)? ']' ('=' role)?),* '}'
+//!          | 'buffers' '{' ((doc comment | '#[no_alias]')* Ident ':' '[' Type (';' LitInt)? ']' ('=' role)?),* '}'
 //!          | 'kernel' Ident '(' (Ident ':' mode),* ')' clause* ( '{' WGSL '}' | 'file' '(' LitStr ')' ';' )
 //!          | 'kernel' Ident '=' 'kernels' '::' path '(' (Ident ':' value),* ')' clause* ';'
 //!          | 'fill' Ident '(' slice '=' value ')' ';'
@@ -71,6 +72,8 @@ pub struct GraphDef {
     pub device_limits: bool,
     /// `#[no_fusion]` on the graph: no kernel of it is fused.
     pub no_fusion: bool,
+    /// `#[no_alias]` on the graph: no graph-owned buffer of it shares memory.
+    pub no_alias: bool,
     pub vis: Visibility,
     pub name: Ident,
     pub items: Vec<Marked<Item>>,
@@ -214,6 +217,8 @@ pub struct ParamDecl {
 
 pub struct BufferDecl {
     pub docs: Vec<Attribute>,
+    /// `#[no_alias]` on it: its memory is its own (the checks refuse it on an external buffer).
+    pub no_alias: Option<Attribute>,
     pub name: Ident,
     pub elem: Type,
     pub len: Option<LitInt>,
@@ -279,8 +284,8 @@ pub fn parse(tokens: TokenStream, cx: &Ctxt) -> syn::Result<GraphDef> {
 fn parse_graph(input: ParseStream<'_>, cx: &Ctxt) -> syn::Result<GraphDef> {
     let attrs = input.call(Attribute::parse_outer)?;
     let mut docs = Vec::new();
-    let (mut explicit_edges, mut uniform_params, mut device_limits, mut no_fusion) =
-        (false, false, false, false);
+    let (mut explicit_edges, mut uniform_params, mut device_limits, mut no_fusion, mut no_alias) =
+        (false, false, false, false, false);
     for attr in attrs {
         let flag = if attr.path().is_ident("doc") {
             docs.push(attr);
@@ -293,6 +298,8 @@ fn parse_graph(input: ParseStream<'_>, cx: &Ctxt) -> syn::Result<GraphDef> {
             &mut device_limits
         } else if attr.path().is_ident("no_fusion") {
             &mut no_fusion
+        } else if attr.path().is_ident("no_alias") {
+            &mut no_alias
         } else {
             // Reported beside the rest, so the graph's items are still checked and stubbed.
             cx.error(syn::Error::new_spanned(
@@ -300,8 +307,8 @@ fn parse_graph(input: ParseStream<'_>, cx: &Ctxt) -> syn::Result<GraphDef> {
                 "unknown graph attribute; the graph attributes are `#[explicit_edges]` (no edge inference: \
                  order conflicting accesses with `a -> b;`), `#[uniform_params]` (parameters in a uniform \
                  buffer instead of push constants), `#[device_limits]` (workgroup sizes checked against \
-                 the device at bake instead of the portable limits) and `#[no_fusion]` (no kernel fused \
-                 with another)",
+                 the device at bake instead of the portable limits), `#[no_fusion]` (no kernel fused \
+                 with another) and `#[no_alias]` (no graph-owned buffer shares memory with another)",
             ));
             continue;
         };
@@ -333,6 +340,7 @@ fn parse_graph(input: ParseStream<'_>, cx: &Ctxt) -> syn::Result<GraphDef> {
         uniform_params,
         device_limits,
         no_fusion,
+        no_alias,
         vis,
         name,
         items,
@@ -341,8 +349,15 @@ fn parse_graph(input: ParseStream<'_>, cx: &Ctxt) -> syn::Result<GraphDef> {
 
 /// The attributes above an item: its doc comments, and `#[no_fusion]` if written (checked against the item by
 /// [`marked`]). Any other attribute is one error.
-fn parse_attrs(input: ParseStream<'_>, cx: &Ctxt) -> (Vec<Attribute>, Option<Attribute>) {
-    let (mut docs, mut no_fusion) = (Vec::new(), None);
+/// Doc comments and the two marks an item or an entry may carry.
+pub struct Attrs {
+    pub docs: Vec<Attribute>,
+    pub no_fusion: Option<Attribute>,
+    pub no_alias: Option<Attribute>,
+}
+
+fn parse_attrs(input: ParseStream<'_>, cx: &Ctxt) -> Attrs {
+    let (mut docs, mut no_fusion, mut no_alias) = (Vec::new(), None, None);
     let attrs = match input.call(Attribute::parse_outer) {
         Ok(attrs) => attrs,
         Err(e) => {
@@ -353,29 +368,46 @@ fn parse_attrs(input: ParseStream<'_>, cx: &Ctxt) -> (Vec<Attribute>, Option<Att
     for a in attrs {
         if a.path().is_ident("doc") {
             docs.push(a);
-        } else if a.path().is_ident("no_fusion") {
+        } else if a.path().is_ident("no_fusion") || a.path().is_ident("no_alias") {
             match a.meta.require_path_only() {
-                Ok(_) => no_fusion = Some(a),
+                Ok(_) if a.path().is_ident("no_fusion") => no_fusion = Some(a),
+                Ok(_) => no_alias = Some(a),
                 Err(e) => cx.error(e),
             }
         } else {
             cx.error(syn::Error::new_spanned(
                 a,
-                "graph items take no attributes other than doc comments and, on a kernel or a fill, \
-                 `#[no_fusion]`",
+                "graph items take no attributes other than doc comments, `#[no_fusion]` on a kernel or a \
+                 fill, and `#[no_alias]` on a graph-owned buffer",
             ));
         }
     }
-    (docs, no_fusion)
+    Attrs {
+        docs,
+        no_fusion,
+        no_alias,
+    }
+}
+
+/// `#[no_alias]` where it marks nothing: one error.
+fn refuse_no_alias(no_alias: Option<Attribute>, what: &str, cx: &Ctxt) {
+    if let Some(attr) = no_alias {
+        cx.error(syn::Error::new_spanned(
+            attr,
+            format!("`#[no_alias]` marks a graph-owned buffer, whose memory bake may share; {what} is not: remove it"),
+        ));
+    }
 }
 
 /// An item with its attributes: `#[no_fusion]` on an item that is not fused is one error, and the item is
 /// kept.
-fn marked(
-    item: Item,
-    (docs, no_fusion): (Vec<Attribute>, Option<Attribute>),
-    cx: &Ctxt,
-) -> Marked<Item> {
+fn marked(item: Item, attrs: Attrs, cx: &Ctxt) -> Marked<Item> {
+    let Attrs {
+        docs,
+        no_fusion,
+        no_alias,
+    } = attrs;
+    refuse_no_alias(no_alias, "a node", cx);
     let fusable = matches!(item, Item::Kernel(_) | Item::Fill { .. });
     if let Some(attr) = no_fusion.as_ref().filter(|_| !fusable) {
         cx.error(syn::Error::new_spanned(
@@ -473,7 +505,8 @@ fn parse_item(input: ParseStream<'_>, cx: &Ctxt) -> syn::Result<Item> {
             let content;
             braced!(content in input);
             let fields = parse_entries(&content, cx, |input, cx| {
-                let docs = parse_entry_attrs(input, cx, "a parameter");
+                let Attrs { docs, no_alias, .. } = parse_entry_attrs(input, cx, "a parameter");
+                refuse_no_alias(no_alias, "a parameter", cx);
                 let name = input.parse()?;
                 input.parse::<Token![:]>()?;
                 let ty = input.parse().map_err(|e: syn::Error| {
@@ -827,9 +860,9 @@ fn skip_past_comma(content: ParseStream<'_>) {
 
 /// The attributes above a parameter or a buffer: doc comments, kept for the generated field. Any other is one
 /// error, and the entry is kept.
-fn parse_entry_attrs(input: ParseStream<'_>, cx: &Ctxt, what: &str) -> Vec<Attribute> {
-    let (docs, no_fusion) = parse_attrs(input, cx);
-    if let Some(attr) = no_fusion {
+fn parse_entry_attrs(input: ParseStream<'_>, cx: &Ctxt, what: &str) -> Attrs {
+    let attrs = parse_attrs(input, cx);
+    if let Some(attr) = &attrs.no_fusion {
         cx.error(syn::Error::new_spanned(
             attr,
             format!(
@@ -837,11 +870,11 @@ fn parse_entry_attrs(input: ParseStream<'_>, cx: &Ctxt, what: &str) -> Vec<Attri
             ),
         ));
     }
-    docs
+    attrs
 }
 
 fn parse_buffer(input: ParseStream<'_>, cx: &Ctxt) -> syn::Result<BufferDecl> {
-    let docs = parse_entry_attrs(input, cx, "a buffer");
+    let Attrs { docs, no_alias, .. } = parse_entry_attrs(input, cx, "a buffer");
     let name = input.parse()?;
     input.parse::<Token![:]>()?;
     let (elem, len) = if input.peek(syn::token::Bracket) {
@@ -903,6 +936,7 @@ fn parse_buffer(input: ParseStream<'_>, cx: &Ctxt) -> syn::Result<BufferDecl> {
     };
     Ok(BufferDecl {
         docs,
+        no_alias,
         name,
         elem,
         len,

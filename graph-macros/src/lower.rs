@@ -76,6 +76,12 @@ pub fn lower(def: &GraphDef, cx: &Ctxt) -> Lowered {
     if def.no_fusion {
         out.graph.no_fusion = out.graph.nodes.iter().map(|n| n.name.clone()).collect();
     }
+    if def.no_alias {
+        out.graph.no_alias = (out.graph.buffers.iter())
+            .filter(|b| b.role == Role::Owned)
+            .map(|b| b.name.clone())
+            .collect();
+    }
     out
 }
 
@@ -155,6 +161,9 @@ fn lower_item_itself(out: &mut Lowered, cx: &Ctxt, item: &Item) {
                 out.spans.set(Loc::Buffer(i), one(b.name.span()));
                 out.spans.set(Loc::BufferType(i), range_of(&b.elem));
                 out.docs.buffers.push(b.docs.clone());
+                if b.no_alias.is_some() {
+                    out.graph.no_alias.push(name_of(&b.name));
+                }
             }
         }
         Item::Kernel(k) => lower_kernel(out, cx, k),

@@ -6,6 +6,7 @@
 mod common;
 
 use common::{gpu, poison_f32, random_u32, rng};
+use graph_runtime::memory::Apart;
 use graph_runtime::{BakedGraph, Error, GraphBuilder, KernelSpec, LIBRARY};
 
 /// `dst[i] = src[min(i + 1, n - 1)] + 1`: one step of the pipeline, exact in `f32` for small integers.
@@ -180,6 +181,138 @@ fn a_buffer_reusing_memory_after_an_edge_alone_is_ordered_by_a_barrier() -> Resu
             assert_eq!(got_y[i], values[i] + 2.0, "replay {replay}: y[{i}]");
             assert_eq!(got_z[i], values[i] * 2.0 + 1.0, "replay {replay}: z[{i}]");
         }
+    }
+    Ok(())
+}
+
+graph_runtime::graph! {
+    /// Three steps through two graph-owned buffers, `b` marked to keep memory of its own.
+    graph Marked {
+        buffers {
+            x: [f32] = input,
+            a: [f32; 1000],
+            #[no_alias]
+            b: [f32; 1000],
+            c: [f32; 1000],
+            y: [f32] = output,
+        }
+        #[no_fusion]
+        kernel one(x: read, a: write) {
+            @compute @workgroup_size(64)
+            fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
+                if (gid.x < arrayLength(&a)) { a[gid.x] = x[gid.x] + 1.0; }
+            }
+        }
+        #[no_fusion]
+        kernel two(a: read, b: write) {
+            @compute @workgroup_size(64)
+            fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
+                if (gid.x < arrayLength(&b)) { b[gid.x] = a[gid.x] + 1.0; }
+            }
+        }
+        #[no_fusion]
+        kernel three(b: read, c: write) {
+            @compute @workgroup_size(64)
+            fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
+                if (gid.x < arrayLength(&c)) { c[gid.x] = b[gid.x] + 1.0; }
+            }
+        }
+        #[no_fusion]
+        kernel four(c: read, y: write) {
+            @compute @workgroup_size(64)
+            fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
+                if (gid.x < arrayLength(&y)) { y[gid.x] = c[gid.x] + 1.0; }
+            }
+        }
+    }
+}
+
+graph_runtime::graph! {
+    /// The same steps, the whole graph marked.
+    #[no_alias]
+    graph Unshared {
+        buffers {
+            x: [f32] = input,
+            a: [f32; 1000],
+            c: [f32; 1000],
+            y: [f32] = output,
+        }
+        #[no_fusion]
+        kernel one(x: read, a: write) {
+            @compute @workgroup_size(64)
+            fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
+                if (gid.x < arrayLength(&a)) { a[gid.x] = x[gid.x] + 1.0; }
+            }
+        }
+        #[no_fusion]
+        kernel two(a: read, c: write) {
+            @compute @workgroup_size(64)
+            fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
+                if (gid.x < arrayLength(&c)) { c[gid.x] = a[gid.x] + 1.0; }
+            }
+        }
+        #[no_fusion]
+        kernel three(c: read, y: write) {
+            @compute @workgroup_size(64)
+            fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
+                if (gid.x < arrayLength(&y)) { y[gid.x] = c[gid.x] + 1.0; }
+            }
+        }
+    }
+}
+
+#[test]
+fn no_alias_keeps_a_buffer_or_a_whole_graph_out_of_the_heaps() -> Result<(), Error> {
+    let gpu = gpu();
+    let mut rng = rng();
+    let n = LEN as usize;
+    let values: Vec<f32> = (0..n).map(|_| random_u32(&mut rng, 1000) as f32).collect();
+    let x = gpu.buffer_from_slice(&values)?;
+    let y = gpu.buffer_from_slice(&vec![0.0f32; n])?;
+
+    poison_f32(&y);
+    let mut marked = Marked::bake(&gpu, MarkedBuffers { x: &x, y: &y })?;
+    let plan = marked.untyped().memory_plan();
+    let index = |name: &str| {
+        Marked::DESCRIPTION
+            .buffers
+            .iter()
+            .position(|b| b.name == name)
+    };
+    let (a, b, c) = (
+        index("a").expect("a"),
+        index("b").expect("b"),
+        index("c").expect("c"),
+    );
+    assert_eq!(plan.apart[b], Some(Apart::NoAlias));
+    assert_eq!(plan.placements[b], None);
+    // a (steps 0-1) and c (steps 2-3) may share, and do.
+    let (pa, pc) = (
+        plan.placements[a].expect("a placed"),
+        plan.placements[c].expect("c placed"),
+    );
+    assert!(pa.shares_memory(&pc), "{pa:?} {pc:?}");
+    assert_eq!(marked.untyped().owned_bytes(), plan.heap_bytes + 4000);
+    marked.replay_blocking()?;
+    let got = y.read_blocking()?;
+    for i in 0..n {
+        assert_eq!(got[i], values[i] + 4.0, "Marked: y[{i}]");
+    }
+
+    poison_f32(&y);
+    let mut unshared = Unshared::bake(&gpu, UnsharedBuffers { x: &x, y: &y })?;
+    let plan = unshared.untyped().memory_plan();
+    assert!(
+        plan.placements.iter().all(Option::is_none),
+        "{:?}",
+        plan.placements
+    );
+    assert_eq!(plan.heap_bytes, 0);
+    assert_eq!(unshared.untyped().owned_bytes(), 2 * 4000);
+    unshared.replay_blocking()?;
+    let got = y.read_blocking()?;
+    for i in 0..n {
+        assert_eq!(got[i], values[i] + 3.0, "Unshared: y[{i}]");
     }
     Ok(())
 }

@@ -35,6 +35,11 @@ const KNOWN_DIFFERENCES: &[&str] = &[];
 /// Fixtures the builder cannot express, each with the reason.
 const INEXPRESSIBLE: &[(&str, &str)] = &[
     (
+        "buffers/no-alias-on-a-kernel",
+        "`#[no_alias]` above a kernel is refused by the macro's parser; the builder's `no_alias` takes a \
+         buffer's name, and a node's name there is an unknown buffer",
+    ),
+    (
         "dispatch/unsupported-size-syntax",
         "`params.n << 2` is outside the macro's size grammar, reported by its Rust-expression parser; the builder \
          reads size text with its own parser, which reports `the size .. cannot be read: at byte N: ..` instead",
@@ -347,6 +352,28 @@ const CASES: &[Case] = &[
                     .read_write("x"),
                 )
                 .no_fusion("x");
+            b
+        },
+        rustc_errors: &[],
+    },
+    Case {
+        fixture: "buffers/no-alias-on-an-input",
+        build: || {
+            let mut b = graph_g();
+            b.input("x", "f32")
+                .output("y", "f32")
+                .kernel(
+                    "k",
+                    KernelSpec::wgsl(
+                        "@compute @workgroup_size(64)
+            fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
+                if (gid.x < arrayLength(&y)) { y[gid.x] = 2.0 * x[gid.x]; }
+            }",
+                    )
+                    .read("x")
+                    .write("y"),
+                )
+                .no_alias("x");
             b
         },
         rustc_errors: &[],

@@ -11,6 +11,7 @@ mod indirect;
 mod kernels;
 mod layout;
 mod library;
+mod memory;
 mod ranges;
 mod resolve;
 mod roles;
@@ -163,6 +164,7 @@ pub fn check_with(
     c.check_alternatives();
     c.check_blocks();
     c.check_no_fusion();
+    c.check_no_alias();
     c.check_copies();
     c.check_ranges();
     c.check_inputs_are_not_written();

@@ -107,6 +107,7 @@ impl Checker<'_> {
                     elem,
                     len: buffer.len.and_then(|l| u32::try_from(l).ok()),
                     role: buffer.role,
+                    no_alias: false,
                 };
                 let binding = SubgraphBinding {
                     name: access.binding.clone().into(),
