@@ -57,6 +57,11 @@ fn check_dot_and_run_work_on_every_shipped_file() {
         let check = graph(&["check", file]);
         assert_eq!(check.status.code(), Some(0), "{}", text(&check.stderr));
         assert!(text(&check.stdout).contains("is well-formed"));
+        assert!(
+            text(&check.stdout).contains("memory: "),
+            "{}",
+            text(&check.stdout)
+        );
 
         let dot = graph(&["dot", file, "--verbose"]);
         assert_eq!(dot.status.code(), Some(0), "{}", text(&dot.stderr));

@@ -205,6 +205,16 @@ impl GraphDesc {
                 .collect();
             let _ = write!(title, "\nparams {{ {} }}", params.join(", "));
         }
+        // Which graph-owned buffers share memory, as bake plans it on a device of WebGPU's defaults.
+        if detail == Detail::Verbose
+            && let Some((plan, names)) = crate::memory::declared_plan(self)
+            && plan.unaliased_bytes > 0
+        {
+            let names: Vec<&str> = names.iter().map(String::as_str).collect();
+            for line in plan.summary(&names) {
+                let _ = write!(title, "\n{}", line.trim_start());
+            }
+        }
         title
     }
 

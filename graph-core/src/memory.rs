@@ -67,6 +67,21 @@ pub enum Apart {
     Untouched,
 }
 
+impl Apart {
+    /// Why, in a few words.
+    pub fn words(self) -> &'static str {
+        match self {
+            Apart::Readback => "read back",
+            Apart::Task => "a host or interop task's",
+            Apart::Gated => "written under a flag",
+            Apart::Control => "a flag or indirect counts",
+            Apart::NoAlias => "#[no_alias]",
+            Apart::Registers => "in registers",
+            Apart::Untouched => "untouched",
+        }
+    }
+}
+
 /// How [`place`] orders the buffers it places, each at the lowest offset where it fits beside the buffers
 /// already placed that live with it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -95,11 +110,53 @@ pub struct MemoryPlan {
     pub placements: Vec<Option<Placement>>,
     /// By buffer: why a graph-owned buffer is not in the heap (`None` for external buffers and placed ones).
     pub apart: Vec<Option<Apart>>,
-    /// What the placed buffers would take each in memory of its own.
+    /// What the graph-owned buffers kept apart take, each in memory of its own (none for a buffer kept in
+    /// registers).
+    pub apart_bytes: u64,
+    /// What every graph-owned buffer would take in memory of its own: the memory without the plan.
     pub unaliased_bytes: u64,
 }
 
 impl MemoryPlan {
+    /// What bake allocates for the graph-owned buffers: the heaps, and the buffers kept apart.
+    pub fn owned_bytes(&self) -> u64 {
+        self.heap_bytes + self.apart_bytes
+    }
+
+    /// The plan in words, a line per heap and one for the buffers kept apart, each buffer (by `names`, the
+    /// planned description's buffer names) with its offset and the steps it lives (`graph check`, DOT).
+    pub fn summary(&self, names: &[&str]) -> Vec<String> {
+        let name = |b: usize| names.get(b).copied().unwrap_or("?");
+        if self.unaliased_bytes == 0 {
+            return vec!["memory: no graph-owned buffers".to_string()];
+        }
+        let mut lines = vec![format!(
+            "memory: {} bytes for graph-owned buffers ({} each in memory of its own), {} heap{}",
+            self.owned_bytes(),
+            self.unaliased_bytes,
+            self.heaps.len(),
+            if self.heaps.len() == 1 { "" } else { "s" }
+        )];
+        for (h, bytes) in self.heaps.iter().enumerate() {
+            let mut placed: Vec<(usize, Placement)> = (self.placements.iter().enumerate())
+                .filter_map(|(b, p)| p.filter(|p| p.heap as usize == h).map(|p| (b, p)))
+                .collect();
+            placed.sort_by_key(|&(b, p)| (p.offset, p.first, b));
+            let list: Vec<String> = placed
+                .iter()
+                .map(|(b, p)| format!("{} @{} (steps {}-{})", name(*b), p.offset, p.first, p.last))
+                .collect();
+            lines.push(format!("  heap {h}, {bytes} bytes: {}", list.join(", ")));
+        }
+        let apart: Vec<String> = (self.apart.iter().enumerate())
+            .filter_map(|(b, why)| why.map(|why| format!("{} ({})", name(b), why.words())))
+            .collect();
+        if !apart.is_empty() {
+            lines.push(format!("  apart: {}", apart.join(", ")));
+        }
+        lines
+    }
+
     /// Two placed buffers that live at a step in common and share a byte, if any (none, by construction:
     /// the property tests check it).
     pub fn conflict(&self) -> Option<(u32, u32)> {
@@ -288,13 +345,24 @@ pub fn plan_memory(
         }
     }
     let mut placements = vec![None; desc.buffers.len()];
-    let unaliased_bytes = candidates.iter().map(|(_, l)| l.bytes).sum();
+    // A buffer in registers takes no memory (the runtime binds nothing there: one placeholder serves all).
+    let own_bytes = |b: usize| match registers.contains(&(b as u32)) {
+        true => 0,
+        false => bytes.get(b).copied().unwrap_or(0),
+    };
+    let apart_bytes: u64 = (0..desc.buffers.len())
+        .filter(|&b| apart[b].is_some())
+        .map(own_bytes)
+        .sum();
+    let placed_bytes: u64 = candidates.iter().map(|&(b, _)| own_bytes(b)).sum();
+    let unaliased_bytes = apart_bytes + placed_bytes;
     if !alias {
         return MemoryPlan {
             heaps: Vec::new(),
             heap_bytes: 0,
             placements,
             apart,
+            apart_bytes: unaliased_bytes,
             unaliased_bytes,
         };
     }
@@ -325,6 +393,7 @@ pub fn plan_memory(
         heaps,
         placements,
         apart,
+        apart_bytes,
         unaliased_bytes,
     }
 }
@@ -371,6 +440,55 @@ fn heap_of(desc: &GraphDesc, members: &[u32]) -> Vec<u32> {
     }
     colour.into_iter().map(|c| c.unwrap_or(0)).collect()
 }
+
+/// The memory plan bake makes of `desc` (checked) on a device of WebGPU's default limits (storage offsets
+/// aligned to 256 bytes, the fusion the macro's `FUSED` lists), for what `graph!`'s `MEMORY`, `graph check`
+/// and DOT show: graph-owned buffers have their declared lengths, which are all the plan's sizes need.
+/// `None` when the description cannot be planned without the lengths of its external buffers (a range
+/// that reads one), or is not valid. The plan's buffer indices are those of the description flattened
+/// ([`crate::flatten`]: a subgraph's own buffers come after the parent's), whose buffer names come with it.
+pub fn declared_plan(desc: &GraphDesc) -> Option<(MemoryPlan, Vec<String>)> {
+    let flat = crate::flatten::flatten(desc).ok()?;
+    let lengths = crate::fusion::declared_lengths(&flat);
+    let fusion = crate::fusion::fuse(&flat, &lengths, crate::fusion::MAX_FUSED_BINDINGS);
+    let fused = &*fusion.desc;
+    let lens: Vec<u32> = crate::fusion::declared_lengths(fused)
+        .iter()
+        .map(|l| l.and_then(|l| u32::try_from(l).ok()).unwrap_or(1))
+        .collect();
+    let plan = crate::plan::plan(fused, &lens).ok()?;
+    let bytes: Vec<u64> = (fused.buffers.iter().zip(&lens))
+        .map(|(b, &len)| u64::from(len) * u64::from(b.elem.size()))
+        .collect();
+    let names = fused.buffers.iter().map(|b| b.name.to_string()).collect();
+    let registers = fusion.registers();
+    let memory = plan_memory(
+        fused,
+        &plan,
+        &bytes,
+        &registers,
+        WEBGPU_STORAGE_ALIGNMENT,
+        true,
+    );
+    Some((memory, names))
+}
+
+/// A graph's memory plan as `graph!` writes it (`G::MEMORY`), from [`declared_plan`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DeclaredMemory {
+    /// What bake allocates for the graph-owned buffers ([`MemoryPlan::owned_bytes`], and a baked graph's
+    /// `owned_bytes()` on a device of WebGPU's default limits): the heaps and the buffers kept apart.
+    pub owned_bytes: u64,
+    /// What they would take each in memory of its own.
+    pub unaliased_bytes: u64,
+    /// Each heap's bytes.
+    pub heaps: &'static [u64],
+    /// Each graph-owned buffer by name, with its heap and byte offset where it is placed.
+    pub placements: &'static [(&'static str, Option<(u32, u64)>)],
+}
+
+/// WebGPU's default `minStorageBufferOffsetAlignment`.
+pub const WEBGPU_STORAGE_ALIGNMENT: u64 = 256;
 
 /// A buffer to place: its bytes, used from step `first` to `last`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -227,6 +227,7 @@ fn the_conflict_check_finds_two_live_buffers_in_one_place() {
         heap_bytes: 512,
         placements: vec![at(0, 0, 2), at(0, 3, 4), at(256, 1, 3)],
         apart: vec![None; 3],
+        apart_bytes: 0,
         unaliased_bytes: 768,
     };
     assert_eq!(memory.conflict(), None);
@@ -384,4 +385,57 @@ fn five_thousand_buffers_of_a_long_pipeline_are_placed_without_conflict() {
         used * 100 < sum,
         "{used} of {sum}: a pipeline's few live buffers should set the heap"
     );
+}
+
+#[test]
+fn the_declared_plan_is_bakes_at_webgpus_alignment_and_is_drawn_and_summarised() {
+    // Kernels apart, as bake runs them with `#[no_fusion]`.
+    let mut b = pipeline(10);
+    for i in 1..=10 {
+        b.no_fusion(&format!("k{i}"));
+    }
+    let desc = built(&b);
+    let (declared, names) = graph_core::memory::declared_plan(&desc).expect("sizes are declared");
+    let (_, planned) = planned(&desc);
+    assert_eq!(declared.heaps, planned.heaps);
+    assert_eq!(declared.placements, planned.placements);
+    assert_eq!(declared.owned_bytes(), 2 * 4096);
+    assert_eq!(declared.unaliased_bytes, 9 * 4096);
+    let names: Vec<&str> = names.iter().map(String::as_str).collect();
+    let summary = declared.summary(&names).join("\n");
+    assert!(
+        summary.starts_with(
+            "memory: 8192 bytes for graph-owned buffers (36864 each in memory of its own), 2 heaps"
+        ),
+        "{summary}"
+    );
+    assert!(
+        summary.contains("t1 @0 (steps 0-1), t3 @0 (steps 2-3)"),
+        "{summary}"
+    );
+    let dot = desc.to_dot(graph_core::dot::Detail::Verbose);
+    assert!(dot.contains("\\nmemory: 8192 bytes"), "{dot}");
+    assert!(
+        !desc
+            .to_dot(graph_core::dot::Detail::Plain)
+            .contains("memory:")
+    );
+
+    // Fused (in groups of at most 8 buffers), the pointwise steps keep most intermediates in registers,
+    // which take no memory at all; the ones between groups are placed.
+    let fused = built(&pipeline(10));
+    let (declared, _) = graph_core::memory::declared_plan(&fused).expect("sizes are declared");
+    let mut in_registers = 0;
+    for i in 1..10 {
+        let t = index(&fused, &format!("t{i}"));
+        match declared.apart[t] {
+            Some(Apart::Registers) => in_registers += 1,
+            None => assert!(declared.placements[t].is_some(), "t{i}"),
+            Some(other) => panic!("t{i} apart: {other:?}"),
+        }
+    }
+    assert!(in_registers >= 7, "{:?}", declared.apart);
+    assert_eq!(declared.apart_bytes, 0);
+    assert_eq!(declared.unaliased_bytes, (9 - in_registers) * 4096);
+    assert_eq!(declared.owned_bytes(), declared.heap_bytes);
 }

@@ -61,7 +61,14 @@ fn stub_description(names: &Names, nodes: &[Ident]) -> TokenStream {
     } = names;
     let order: Vec<&Ident> = nodes.iter().collect();
     let levels: Vec<Vec<&Ident>> = nodes.iter().map(|n| vec![n]).collect();
-    let inherent = graph_items(names, nodes, &order, &levels, &[]);
+    let inherent = graph_items(
+        names,
+        nodes,
+        &order,
+        &levels,
+        &[],
+        &quote!(::core::option::Option::None),
+    );
     // Marked as having errors, so a parent checks nothing against the stub: only this graph's own errors show.
     let nesting = generate::nesting_impls(graph, &[], true);
     quote! {

@@ -675,6 +675,36 @@ pub fn description(
     })
     .collect();
 
+    // The memory plan bake makes on a device of WebGPU's default limits, from the same function.
+    let memory = match graph_core::memory::declared_plan(&desc) {
+        Some((plan, names)) => {
+            let heaps = &plan.heaps;
+            let owned = plan.owned_bytes();
+            let unaliased = plan.unaliased_bytes;
+            // The planned description is flattened: a child's graph-owned buffers follow the parent's.
+            let external = |b: usize| desc.buffers.get(b).is_some_and(|b| b.role.is_external());
+            let places = names
+                .iter()
+                .zip(&plan.placements)
+                .enumerate()
+                .filter(|&(b, _)| !external(b))
+                .map(|(_, (name, place))| match place {
+                    Some(p) => {
+                        let (heap, offset) = (p.heap, p.offset);
+                        quote!((#name, ::core::option::Option::Some((#heap, #offset))))
+                    }
+                    None => quote!((#name, ::core::option::Option::None)),
+                });
+            quote!(::core::option::Option::Some(#p::memory::DeclaredMemory {
+                owned_bytes: #owned,
+                unaliased_bytes: #unaliased,
+                heaps: &[#(#heaps),*],
+                placements: &[#(#places),*],
+            }))
+        }
+        None => quote!(::core::option::Option::None),
+    };
+
     let externals: Vec<(u32, Ident)> = g
         .buffers
         .iter()
@@ -712,6 +742,7 @@ pub fn description(
         &order_typed,
         &levels_typed,
         &fused_typed,
+        &memory,
     );
 
     quote! {
@@ -752,6 +783,7 @@ pub fn graph_items(
     order: &[&Ident],
     levels: &[Vec<&Ident>],
     fused: &[Vec<&Ident>],
+    memory: &TokenStream,
 ) -> TokenStream {
     let p = private();
     let Names {
@@ -788,6 +820,11 @@ pub fn graph_items(
             /// inside a larger one: kernels over bound buffers of one length may fuse too,
             /// `untyped().fused()`); where the device cannot, `untyped().fusion_declined()` says why.
             pub const FUSED: &'static [&'static [#node]] = #fused;
+            /// The graph-owned buffers' memory as bake plans it on a device of WebGPU's default limits
+            /// (storage offsets aligned to 256 bytes, the fusion [`Self::FUSED`] lists): buffers that never
+            /// live at one step of a replay share heaps. `None` when the plan needs the external buffers'
+            /// lengths (a range over one). A baked graph's `memory_plan()` is the plan bake made.
+            pub const MEMORY: ::core::option::Option<#p::memory::DeclaredMemory> = #memory;
             /// The static description the runtime bakes.
             pub const DESCRIPTION: &'static #p::desc::GraphDesc = <Self as #p::TaskGraph>::DESCRIPTION;
 

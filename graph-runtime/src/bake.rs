@@ -27,7 +27,12 @@ pub(crate) struct BoundBuffers {
     pub lens: Vec<u32>,
     /// The heaps the placed owned buffers are ranges of (`MemoryPlan::heaps`).
     pub heaps: Vec<wgpu::Buffer>,
+    /// What every buffer fusion keeps in registers is bound to, if there is one: nothing reads it.
+    pub placeholder: Option<wgpu::Buffer>,
 }
+
+/// The placeholder's bytes: one element of the largest element type (`vec4<f32>`).
+const PLACEHOLDER_BYTES: u64 = 16;
 
 /// The usages of every buffer the graph owns, heap included: any step may bind, copy or dispatch from it.
 const OWNED_USAGE: wgpu::BufferUsages = wgpu::BufferUsages::STORAGE
@@ -121,9 +126,9 @@ fn bind_externals(
     Ok((buffers, lens))
 }
 
-/// The owned buffers as `memory` places them: ranges of its heaps, or buffers of their own (a one-element
-/// placeholder for those fusion keeps in registers, in `registers`). `previous`'s heaps and owned buffers
-/// are kept where their size is unchanged (an update keeps what the graph owns).
+/// The owned buffers as `memory` places them: ranges of its heaps, or buffers of their own (for those fusion
+/// keeps in registers, in `registers`, one element of a placeholder they share). `previous`'s heaps and owned
+/// buffers are kept where their size is unchanged (an update keeps what the graph owns).
 fn bind_owned(
     gpu: &Gpu,
     desc: &GraphDesc,
@@ -151,19 +156,33 @@ fn bind_owned(
                 .unwrap_or_else(|| create(&format!("{} transient heap {h}", desc.name), bytes))
         })
         .collect();
+    let placeholder = (!registers.is_empty()).then(|| {
+        previous
+            .and_then(|p| p.placeholder.clone())
+            .unwrap_or_else(|| {
+                create(
+                    &format!("{} registers' placeholder", desc.name),
+                    PLACEHOLDER_BYTES,
+                )
+            })
+    });
     let mut buffers = Vec::with_capacity(desc.buffers.len());
     for (index, (external, b)) in externals.into_iter().zip(desc.buffers.iter()).enumerate() {
         if let Some(external) = external {
             buffers.push(external);
             continue;
         }
-        // Kept in registers by fusion: nothing reads the buffer, which holds one element only so that
-        // indices stay those of the description. Its length stays the declared one, for sizes.
-        let elements = match registers.contains(&(index as u32)) {
-            true => 1,
-            false => lens[index],
-        };
-        let size = owned_size(b, elements);
+        // Kept in registers by fusion: nothing reads the buffer, bound to one element of the placeholder
+        // so that indices stay those of the description. Its length stays the declared one, for sizes.
+        if let (true, Some(placeholder)) = (registers.contains(&(index as u32)), &placeholder) {
+            buffers.push(Slice {
+                buffer: placeholder.clone(),
+                offset: 0,
+                size: owned_size(b, 1),
+            });
+            continue;
+        }
+        let size = owned_size(b, lens[index]);
         let placed = memory.placements.get(index).copied().flatten();
         if let Some((place, heap)) = placed.and_then(|p| Some((p, heaps.get(p.heap as usize)?))) {
             buffers.push(Slice {
@@ -173,9 +192,14 @@ fn bind_owned(
             });
             continue;
         }
-        let kept = previous
-            .and_then(|p| p.buffers.get(index))
-            .filter(|old| old.offset == 0 && old.buffer.size() == size && old.size == size);
+        // A buffer of its own before (not the placeholder, not a range of a heap), of this size.
+        let kept = previous.and_then(|p| {
+            let old = p.buffers.get(index)?;
+            let shared =
+                p.placeholder.as_ref() == Some(&old.buffer) || p.heaps.contains(&old.buffer);
+            (!shared && old.offset == 0 && old.buffer.size() == size && old.size == size)
+                .then_some(old)
+        });
         match kept {
             Some(old) => buffers.push(old.clone()),
             None => buffers.push(Slice::whole(create(&b.name, size))),
@@ -185,6 +209,7 @@ fn bind_owned(
         buffers,
         lens,
         heaps,
+        placeholder,
     })
 }
 

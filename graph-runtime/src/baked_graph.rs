@@ -252,7 +252,8 @@ impl BakedGraph {
 
     /// Bytes of GPU memory this graph allocated for its own buffers: the transient heaps the graph-owned
     /// buffers that may share memory are ranges of, and those kept apart (a buffer fusion keeps in registers
-    /// holds one element).
+    /// takes none; the 16-byte placeholder they are bound to is not counted). Equal to the memory plan's
+    /// `owned_bytes()`.
     pub fn owned_bytes(&self) -> u64 {
         let bound = &self.state.bound;
         let apart: u64 = self
@@ -262,7 +263,9 @@ impl BakedGraph {
             .iter()
             .zip(&bound.buffers)
             .filter(|(b, slice)| {
-                b.role == graph_core::ir::Role::Owned && !bound.heaps.contains(&slice.buffer)
+                b.role == graph_core::ir::Role::Owned
+                    && !bound.heaps.contains(&slice.buffer)
+                    && bound.placeholder.as_ref() != Some(&slice.buffer)
             })
             .map(|(_, slice)| slice.buffer.size())
             .sum();

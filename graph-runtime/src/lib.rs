@@ -318,7 +318,7 @@ pub mod pipeline {
     pub use graph_core::flatten::flatten;
     pub use graph_core::fusion::{self, Declined, FusedGroup};
     pub use graph_core::pipeline::{describe_graph, describe_graph_with};
-    pub use graph_core::plan::evaluate_range;
+    pub use graph_core::plan::{evaluate_range, plan};
     pub use graph_core::stencil;
     pub use graph_core::subgraph::Subgraphs;
 }
@@ -349,5 +349,5 @@ pub mod __private {
     pub use crate::task_graph::{GraphNode, TaskGraph};
     pub use crate::transfer::{Readback, Upload};
     pub use bytemuck;
-    pub use graph_core::{deps, desc, ir, size, subgraph, types};
+    pub use graph_core::{deps, desc, ir, memory, size, subgraph, types};
 }

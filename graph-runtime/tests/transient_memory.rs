@@ -101,6 +101,7 @@ fn a_pipeline_shares_memory_between_stages_and_still_computes_what_the_cpu_does(
         plan.heaps
     );
     assert_eq!(graph.owned_bytes(), plan.heap_bytes);
+    assert_eq!(graph.owned_bytes(), plan.owned_bytes());
     for replay in 0..3 {
         let values: Vec<f32> = (0..n).map(|_| random_u32(&mut rng, 1000) as f32).collect();
         input.write(&values)?;
@@ -293,6 +294,22 @@ fn no_alias_keeps_a_buffer_or_a_whole_graph_out_of_the_heaps() -> Result<(), Err
     );
     assert!(pa.shares_memory(&pc), "{pa:?} {pc:?}");
     assert_eq!(marked.untyped().owned_bytes(), plan.heap_bytes + 4000);
+    assert_eq!(marked.untyped().owned_bytes(), plan.owned_bytes());
+    // The constant `graph!` wrote (at WebGPU's 256-byte alignment; offsets are all 0 here, so it does not
+    // matter): the same buffers in the same heaps, the same bytes.
+    let declared = Marked::MEMORY.expect("every graph-owned buffer has a declared length");
+    assert_eq!(declared.unaliased_bytes, plan.unaliased_bytes);
+    assert_eq!(declared.placements.len(), 3);
+    for (name, place) in declared.placements {
+        let b = index(name).expect("a buffer of the graph");
+        assert_eq!(
+            place.map(|p| p.0),
+            plan.placements[b].map(|p| p.heap),
+            "{name}"
+        );
+    }
+    assert_eq!(declared.owned_bytes, 8000);
+    assert_eq!(declared.owned_bytes, marked.untyped().owned_bytes());
     marked.replay_blocking()?;
     let got = y.read_blocking()?;
     for i in 0..n {
@@ -309,6 +326,9 @@ fn no_alias_keeps_a_buffer_or_a_whole_graph_out_of_the_heaps() -> Result<(), Err
     );
     assert_eq!(plan.heap_bytes, 0);
     assert_eq!(unshared.untyped().owned_bytes(), 2 * 4000);
+    let declared = Unshared::MEMORY.expect("every graph-owned buffer has a declared length");
+    assert_eq!(declared.owned_bytes, 2 * 4000);
+    assert!(declared.placements.iter().all(|(_, place)| place.is_none()));
     unshared.replay_blocking()?;
     let got = y.read_blocking()?;
     for i in 0..n {

@@ -2,7 +2,8 @@
 //!
 //! ```text
 //! graph check FILE                 every diagnostic at its line and column of FILE (or of a `.wgsl`
-//!                                  file it names); exit 1 when there are any
+//!                                  file it names); exit 1 when there are any; else the graph's size
+//!                                  and where bake puts its graph-owned buffers (the memory plan)
 //! graph dot FILE [--verbose]       the graph in Graphviz DOT (`| dot -Tsvg > graph.svg`)
 //! graph run FILE [--replays N] [--param NAME=VALUE].. [--len BUFFER=N].. [--trace OUT.json]
 //!                                  bake on the default adapter and replay, with timings; with
@@ -137,6 +138,16 @@ fn check(path: &Path) -> Result<(), Failure> {
         desc.levels.len(),
         gpu_partitions
     );
+    // Where bake puts the graph-owned buffers on a device of WebGPU's default limits.
+    match graph_runtime::memory::declared_plan(&desc) {
+        Some((plan, names)) => {
+            let names: Vec<&str> = names.iter().map(String::as_str).collect();
+            for line in plan.summary(&names) {
+                println!("{line}");
+            }
+        }
+        None => println!("memory: planned at bake (a range needs the bound buffers' lengths)"),
+    }
     Ok(())
 }
 
