@@ -130,6 +130,15 @@ fn main() -> Result<()> {
         graph.untyped().recorder(),
     );
 
+    // Where bake put the graph-owned buffers: those the host task sees keep memory of their own.
+    let memory = graph.untyped().memory_plan();
+    println!(
+        "memory:    {} bytes for graph-owned buffers ({} each in memory of its own, {} heaps)",
+        graph.untyped().owned_bytes(),
+        memory.unaliased_bytes,
+        memory.heaps.len(),
+    );
+
     // The host task: Otsu's level from this replay's histogram, written to `level` for the threshold kernel.
     let shared = Arc::new(Mutex::new(Otsu {
         top: top(false),
