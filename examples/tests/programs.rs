@@ -57,3 +57,12 @@ fn heat() {
 fn interop() {
     run(env!("CARGO_BIN_EXE_04_interop"), &[], "ok:");
 }
+
+#[test]
+fn pipeline() {
+    run(
+        env!("CARGO_BIN_EXE_06_pipeline"),
+        &[],
+        "ok: every bake computed what the CPU does",
+    );
+}
