@@ -74,15 +74,16 @@ fn pipeline(fused: bool, alias: bool) -> Result<graph_runtime::desc::GraphDesc> 
 fn main() -> Result<()> {
     let gpu = Gpu::new_blocking()?;
     println!("adapter:   {}", gpu.summary());
+    // Waves over a checkerboard of 32-pixel squares: edges and smooth parts for the blur.
     let image: Vec<f32> = (0..SIDE * SIDE)
         .map(|i| {
-            let (x, y) = ((i % SIDE) as f32, (i / SIDE) as f32);
-            (x * 0.11).sin() * (y * 0.07).cos()
-                + if (x as usize / 32 + y as usize / 32) % 2 == 0 {
-                    1.0
-                } else {
-                    0.0
-                }
+            let (x, y) = (i % SIDE, i / SIDE);
+            let square = if (x / 32 + y / 32).is_multiple_of(2) {
+                1.0
+            } else {
+                0.0
+            };
+            (x as f32 * 0.11).sin() * (y as f32 * 0.07).cos() + square
         })
         .collect();
     let mut want = image.clone();
