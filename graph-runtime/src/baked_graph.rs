@@ -526,8 +526,13 @@ impl BakedGraph {
     /// queries.
     pub fn profile(&mut self) -> Result<Profile, Error> {
         let _span = tracing::info_span!("profile", graph = %self.state.desc.name).entered();
-        self.profile_unnamed()
-            .map_err(|e| e.in_graph(&self.state.desc.name))
+        let mut profile = self
+            .profile_unnamed()
+            .map_err(|e| e.in_graph(&self.state.desc.name))?;
+        // The plan's buffer indices are the baked description's (fusion keeps them).
+        let names: Vec<&str> = self.state.desc.buffers.iter().map(|b| &*b.name).collect();
+        profile.memory = self.state.program.memory.summary(&names);
+        Ok(profile)
     }
 
     /// [`BakedGraph::profile`], its errors as the device gives them.

@@ -36,6 +36,9 @@ pub struct Profile {
     pub recorder: &'static str,
     /// Each dispatch, in the order it was recorded.
     pub dispatches: Vec<DispatchTime>,
+    /// Where bake put the graph-owned buffers, in words (`MemoryPlan::summary`: which share a heap, at which
+    /// offsets, over which steps); the trace shows it as an event at its start.
+    pub memory: Vec<String>,
 }
 
 /// One dispatch's time, in nanoseconds from the profiled replay's first timestamp.
@@ -97,8 +100,14 @@ impl Profile {
                 "args": {"name": name}})
         });
         let process = serde_json::json!({"name": "process_name", "ph": "M", "pid": 1, "args": {"name": self.graph}});
+        // The memory plan: a global instant event at the start, its lines as arguments.
+        let memory = (!self.memory.is_empty()).then(|| {
+            serde_json::json!({"name": "memory plan", "cat": "memory", "ph": "i", "s": "g", "pid": 1,
+                "tid": 1, "ts": 0.0, "args": {"plan": self.memory}})
+        });
         let all: Vec<serde_json::Value> = std::iter::once(process)
             .chain(names)
+            .chain(memory)
             .chain(events)
             .collect();
         serde_json::json!({ "traceEvents": all, "displayTimeUnit": "ns" }).to_string()
@@ -276,5 +285,7 @@ pub(crate) fn profile_of(
         graph: desc.name.to_string(),
         recorder,
         dispatches,
+        // Filled in by the baked graph, which has the plan.
+        memory: Vec::new(),
     }
 }

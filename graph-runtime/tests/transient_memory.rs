@@ -295,6 +295,12 @@ fn no_alias_keeps_a_buffer_or_a_whole_graph_out_of_the_heaps() -> Result<(), Err
     assert!(pa.shares_memory(&pc), "{pa:?} {pc:?}");
     assert_eq!(marked.untyped().owned_bytes(), plan.heap_bytes + 4000);
     assert_eq!(marked.untyped().owned_bytes(), plan.owned_bytes());
+    let names: Vec<&str> = Marked::DESCRIPTION
+        .buffers
+        .iter()
+        .map(|b| &*b.name)
+        .collect();
+    let plan_lines = plan.summary(&names);
     // The constant `graph!` wrote (at WebGPU's 256-byte alignment; offsets are all 0 here, so it does not
     // matter): the same buffers in the same heaps, the same bytes.
     let declared = Marked::MEMORY.expect("every graph-owned buffer has a declared length");
@@ -315,6 +321,29 @@ fn no_alias_keeps_a_buffer_or_a_whole_graph_out_of_the_heaps() -> Result<(), Err
     for i in 0..n {
         assert_eq!(got[i], values[i] + 4.0, "Marked: y[{i}]");
     }
+    // The profile's trace carries the plan: which buffers share a heap, and why `b` is apart.
+    let profile = marked.profile()?;
+    assert_eq!(profile.memory, plan_lines);
+    let trace: serde_json::Value =
+        serde_json::from_str(&profile.to_chrome_trace()).expect("the trace is JSON");
+    let events = trace["traceEvents"].as_array().expect("an event list");
+    let memory = events
+        .iter()
+        .find(|e| e["name"] == "memory plan")
+        .expect("a memory plan event");
+    let lines = memory["args"]["plan"].as_array().expect("its lines");
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.as_str().is_some_and(|l| l.contains("b (#[no_alias])"))),
+        "{lines:?}"
+    );
+    assert!(
+        lines.iter().any(|l| l
+            .as_str()
+            .is_some_and(|l| l.contains("a @0") && l.contains("c @0"))),
+        "{lines:?}"
+    );
 
     poison_f32(&y);
     let mut unshared = Unshared::bake(&gpu, UnsharedBuffers { x: &x, y: &y })?;
