@@ -526,7 +526,10 @@ impl SetPool {
         let set = self.allocate(layout, "descriptor set")?;
         let mut infos = Vec::with_capacity(buffers.len());
         for slice in buffers {
-            // A slice lies within its buffer (`Slice`'s makers), as a descriptor's range must.
+            // A slice lies within its buffer, and its offset is a multiple of the device's
+            // `minStorageBufferOffsetAlignment` (whole buffers start at 0; the memory plan aligns heap offsets
+            // to wgpu's `min_storage_buffer_offset_alignment`, which is that limit), as a descriptor's range
+            // must be.
             infos.push([vk::DescriptorBufferInfo::default()
                 .buffer(raw_buffer(&slice.buffer)?)
                 .offset(slice.offset)
@@ -544,7 +547,8 @@ impl SetPool {
             })
             .collect();
         // SAFETY: `set` was just allocated, so no command buffer records it yet; every write names a live
-        // buffer, kept alive in `self.buffers` as long as the pool (struct invariants).
+        // buffer, kept alive in `self.buffers` as long as the pool (struct invariants), and a range within it
+        // (above).
         unsafe { self.shared.raw.update_descriptor_sets(&writes, &[]) };
         self.buffers
             .extend(buffers.iter().map(|s| s.buffer.clone()));
