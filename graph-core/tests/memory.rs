@@ -313,7 +313,7 @@ impl Lcg {
 }
 
 #[test]
-fn the_default_heuristic_is_the_better_of_the_two_on_random_lifetimes_and_pipelines() {
+fn the_default_heuristic_is_the_better_of_the_two_on_random_lifetimes_and_graphs() {
     let mut rng = Lcg(22);
     let mut totals = [0u64; 2];
     let mut wins = [0usize; 2];
@@ -349,6 +349,45 @@ fn the_default_heuristic_is_the_better_of_the_two_on_random_lifetimes_and_pipeli
         "largest first: {} bytes in all, smaller in {} cases; earliest first (best fit): {} bytes, smaller in {}",
         totals[0], wins[0], totals[1], wins[1]
     );
+    // And on graphs: random ones (as the property test below draws them, from fixed numbers here), fused and
+    // not, and the 100-stage pipeline.
+    let mut graphs: Vec<GraphDesc> = Vec::new();
+    for case in 0..120 {
+        let n = 2 + rng.below(22) as usize;
+        let reads: Vec<Vec<usize>> = (0..n)
+            .map(|k| {
+                (0..rng.below(3))
+                    .map(|_| rng.below(k as u64 + 1) as usize)
+                    .collect()
+            })
+            .collect();
+        graphs.extend(build_random(&reads, case % 2 == 0));
+    }
+    graphs.push(built(&pipeline(100)));
+    let mut graph_totals = [0u64; 2];
+    for desc in &graphs {
+        let lens = vec![1024; desc.buffers.len()];
+        let plan = plan(desc, &lens).expect("a plan");
+        let bytes: Vec<u64> = (0..desc.buffers.len())
+            .map(|b| 4000 + 24 * b as u64)
+            .collect();
+        for (i, h) in [Heuristic::LargestFirst, Heuristic::EarliestFirst]
+            .into_iter()
+            .enumerate()
+        {
+            let memory =
+                graph_core::memory::plan_memory_by(desc, &plan, &bytes, &[], ALIGNMENT, true, h);
+            graph_totals[i] += memory.heap_bytes;
+        }
+    }
+    println!(
+        "on {} graphs: largest first {} bytes of heaps in all, earliest first {}",
+        graphs.len(),
+        graph_totals[0],
+        graph_totals[1]
+    );
+    totals[0] += graph_totals[0];
+    totals[1] += graph_totals[1];
     let best = if totals[0] <= totals[1] {
         Heuristic::LargestFirst
     } else {
