@@ -8,7 +8,8 @@
 //! documented heuristics. Some owned buffers are kept apart, each in memory of its own ([`Apart`]): what the
 //! application can see (readbacks, host and interop tasks), what may keep its contents from one replay to the
 //! next (written under a block's flag, which may skip the write), what the runtime reads in ways of its own
-//! (block flags, indirect arguments), and buffers fusion keeps in registers or that nothing touches.
+//! (block flags, indirect arguments), buffers marked `#[no_alias]`, and buffers fusion keeps in registers
+//! (they take no memory) or that nothing touches.
 //!
 //! The placed buffers go into a few heaps, not one: wgpu binds a buffer in one dispatch either read-only or
 //! writable, not both, and copies between two buffers, not within one. So a kernel's read-only buffers and
@@ -47,7 +48,7 @@ impl Placement {
     }
 }
 
-/// Why a graph-owned buffer is not in the heap.
+/// Why a graph-owned buffer is in no heap.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Apart {
     /// A readback reads it: the application sees what it holds.
