@@ -465,7 +465,16 @@ fn heap_of(desc: &GraphDesc, members: &[u32]) -> Vec<u32> {
 pub fn declared_plan(desc: &GraphDesc) -> Option<(MemoryPlan, Vec<String>)> {
     let flat = crate::flatten::flatten(desc).ok()?;
     let lengths = crate::fusion::declared_lengths(&flat);
-    let fusion = crate::fusion::fuse(&flat, &lengths, crate::fusion::MAX_FUSED_BINDINGS);
+    fused_plan(&crate::fusion::fuse(
+        &flat,
+        &lengths,
+        crate::fusion::MAX_FUSED_BINDINGS,
+    ))
+}
+
+/// [`declared_plan`] of a flattened description already fused at its declared lengths and
+/// [`crate::fusion::MAX_FUSED_BINDINGS`] (the macro has that fusion for `FUSED`).
+pub fn fused_plan(fusion: &crate::fusion::Fusion<'_>) -> Option<(MemoryPlan, Vec<String>)> {
     let fused = &*fusion.desc;
     let lens: Vec<u32> = crate::fusion::declared_lengths(fused)
         .iter()

@@ -660,23 +660,33 @@ pub fn description(
     // What fuses whatever the bound buffers and the device: kernels over the same declared extent, each
     // group's kernel made and validated by the same function bake runs, so a group listed here is one bake
     // can make (a group whose kernel cannot be made is listed as the runs that can).
-    let fused_typed: Vec<Vec<&Ident>> = graph_core::fusion::fuse(
+    let fusion = graph_core::fusion::fuse(
         &desc,
         &graph_core::fusion::declared_lengths(&desc),
         graph_core::fusion::MAX_FUSED_BINDINGS,
-    )
-    .groups
-    .iter()
-    .map(|g| {
-        g.members
-            .iter()
-            .map(|&n| &node_variants[n as usize])
-            .collect()
-    })
-    .collect();
+    );
+    let fused_typed: Vec<Vec<&Ident>> = fusion
+        .groups
+        .iter()
+        .map(|g| {
+            g.members
+                .iter()
+                .map(|&n| &node_variants[n as usize])
+                .collect()
+        })
+        .collect();
 
-    // The memory plan bake makes on a device of WebGPU's default limits, from the same function.
-    let memory = match graph_core::memory::declared_plan(&desc) {
+    // The memory plan bake makes on a device of WebGPU's default limits, from the same function: of the
+    // fusion above when there is no subgraph to flatten, else of the flattened graph's.
+    let flat = matches!(
+        graph_core::flatten::flatten(&desc),
+        Ok(std::borrow::Cow::Borrowed(_))
+    );
+    let planned = match flat {
+        true => graph_core::memory::fused_plan(&fusion),
+        false => graph_core::memory::declared_plan(&desc),
+    };
+    let memory = match planned {
         Some((plan, names)) => {
             let heaps = &plan.heaps;
             let owned = plan.owned_bytes();

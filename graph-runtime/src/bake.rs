@@ -136,7 +136,7 @@ fn bind_owned(
     memory: &MemoryPlan,
     previous: Option<&BoundBuffers>,
     registers: &[u32],
-) -> Result<BoundBuffers, Error> {
+) -> BoundBuffers {
     let create = |label: &str, size: u64| {
         gpu.device().create_buffer(&wgpu::BufferDescriptor {
             label: Some(label),
@@ -205,12 +205,12 @@ fn bind_owned(
             None => buffers.push(Slice::whole(create(&b.name, size))),
         }
     }
-    Ok(BoundBuffers {
+    BoundBuffers {
         buffers,
         lens,
         heaps,
         placeholder,
-    })
+    }
 }
 
 /// Bytes of `elements` elements of owned buffer `b`.
@@ -572,7 +572,7 @@ pub(crate) fn build_replay(
     };
     let bound = {
         let _span = tracing::debug_span!("create owned buffers").entered();
-        bind_owned(gpu, desc, externals, &program.memory, previous, &registers)?
+        bind_owned(gpu, desc, externals, &program.memory, previous, &registers)
     };
     Ok(Replayable {
         bound,
