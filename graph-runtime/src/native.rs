@@ -202,10 +202,8 @@ pub(crate) struct NativeShared {
     /// Storage-buffer set layouts, by their number of bindings.
     set_layouts: Mutex<HashMap<u32, vk::DescriptorSetLayout>>,
     cache: vk::PipelineCache,
-    /// Whether the device zeroes workgroup memory itself (`shaderZeroInitializeWorkgroupMemory`, which
-    /// wgpu enables wherever it is offered): then SPIR-V leaves it to the driver rather than have one
-    /// invocation store the zeros (see [`NativeShared::zero_init_native`]).
-    zero_init_native: bool,
+    /// What the device was opened with that decides how naga writes SPIR-V for it.
+    spirv_features: SpirvFeatures,
 }
 
 impl std::fmt::Debug for NativeShared {
@@ -216,32 +214,59 @@ impl std::fmt::Debug for NativeShared {
     }
 }
 
-/// Whether `device` was opened with `shaderZeroInitializeWorkgroupMemory` on: wgpu-hal enables the feature
-/// wherever the device offers it (Vulkan 1.3, or `VK_KHR_zero_initialize_workgroup_memory`), so this asks
-/// the physical device the same way.
-fn zero_init_native(device: &wgpu::hal::vulkan::Device) -> bool {
-    // `vkGetPhysicalDeviceFeatures2` is Vulkan 1.1's: below that, naga's stores.
-    if device.shared_instance().instance_api_version() < vk::API_VERSION_1_1 {
-        return false;
+/// The features of a device that decide how naga writes SPIR-V for it, each decided as wgpu-hal decides it for
+/// its own pipelines, so that a kernel behaves the same on either recorder.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct SpirvFeatures {
+    /// `shaderZeroInitializeWorkgroupMemory` (Vulkan 1.3, or `VK_KHR_zero_initialize_workgroup_memory`): the
+    /// driver zeroes workgroup memory itself, as WGSL asks at the start of every workgroup. Where it does not,
+    /// naga's SPIR-V has the workgroup's first invocation store zeros over every workgroup variable, element
+    /// by element: for a tile of 1024 that was a thousand stores by one invocation in every workgroup, and
+    /// llvmpipe took 10-20 s to compile such a kernel.
+    pub(crate) zero_init_workgroup: bool,
+    /// `robustBufferAccess2` (`VK_EXT_robustness2`): the driver reads zeros and drops writes outside a
+    /// binding's range, so naga leaves buffer indices unchecked, as wgpu-hal does on such a device. Without
+    /// it naga clamps each index to the binding (`Restrict`), as wgpu-hal does too.
+    pub(crate) robust_buffer_access2: bool,
+}
+
+impl SpirvFeatures {
+    /// What `device` was opened with: wgpu-hal enables both features wherever the physical device offers them
+    /// (and their extensions where it needs them), so this asks the physical device the same way.
+    fn of(device: &wgpu::hal::vulkan::Device) -> Self {
+        // `vkGetPhysicalDeviceFeatures2` is Vulkan 1.1's: below that, neither.
+        if device.shared_instance().instance_api_version() < vk::API_VERSION_1_1 {
+            return Self::default();
+        }
+        let instance = device.shared_instance().raw_instance();
+        let physical = device.raw_physical_device();
+        let extensions = device.enabled_device_extensions();
+        let zero_init_extension =
+            extensions.contains(&ash::khr::zero_initialize_workgroup_memory::NAME);
+        let robustness2_extension = extensions.contains(&ash::ext::robustness2::NAME);
+        let mut zero_init = vk::PhysicalDeviceZeroInitializeWorkgroupMemoryFeatures::default();
+        let mut robustness2 = vk::PhysicalDeviceRobustness2FeaturesEXT::default();
+        // SAFETY: `physical` is the physical device `device` was opened on, of `instance` (Vulkan 1.1 or
+        // later, checked above), both alive while `device` is; the queries only write into the structs
+        // passed, which outlive the calls. The robustness2 struct is chained only where its extension is
+        // enabled, as wgpu-hal chains it.
+        let api_version = unsafe {
+            let mut features = vk::PhysicalDeviceFeatures2::default().push_next(&mut zero_init);
+            if robustness2_extension {
+                features = features.push_next(&mut robustness2);
+            }
+            instance.get_physical_device_features2(physical, &mut features);
+            instance
+                .get_physical_device_properties(physical)
+                .api_version
+        };
+        Self {
+            zero_init_workgroup: (api_version >= vk::API_VERSION_1_3 || zero_init_extension)
+                && zero_init.shader_zero_initialize_workgroup_memory == vk::TRUE,
+            robust_buffer_access2: robustness2_extension
+                && robustness2.robust_buffer_access2 == vk::TRUE,
+        }
     }
-    let instance = device.shared_instance().raw_instance();
-    let physical = device.raw_physical_device();
-    let extension = device
-        .enabled_device_extensions()
-        .contains(&ash::khr::zero_initialize_workgroup_memory::NAME);
-    let mut zero_init = vk::PhysicalDeviceZeroInitializeWorkgroupMemoryFeatures::default();
-    // SAFETY: `physical` is the physical device `device` was opened on, of `instance` (Vulkan 1.1 or later,
-    // checked above), both alive while `device` is; the queries only write into the structs passed, which
-    // outlive the calls.
-    let api_version = unsafe {
-        let mut features = vk::PhysicalDeviceFeatures2::default().push_next(&mut zero_init);
-        instance.get_physical_device_features2(physical, &mut features);
-        instance
-            .get_physical_device_properties(physical)
-            .api_version
-    };
-    (api_version >= vk::API_VERSION_1_3 || extension)
-        && zero_init.shader_zero_initialize_workgroup_memory == vk::TRUE
 }
 
 impl NativeShared {
@@ -254,19 +279,19 @@ impl NativeShared {
         // SAFETY: the hal device is only read here (its raw handle and queue family), while `device` is alive;
         // the cloned `ash::Device` is a function table over the same `VkDevice`, which `NativeShared` keeps
         // alive with a `wgpu::Device` clone (see the struct's invariants).
-        let (raw, family, zero_init_native) = {
+        let (raw, family, spirv_features) = {
             let hal = unsafe { device.as_hal::<wgpu::hal::api::Vulkan>() }?;
             (
                 hal.raw_device().clone(),
                 hal.queue_family_index(),
-                zero_init_native(&hal),
+                SpirvFeatures::of(&hal),
             )
         };
         let mut shared = NativeShared {
             device: device.clone(),
             raw,
             family,
-            zero_init_native,
+            spirv_features,
             push_size: match params {
                 NativeParams::PushConstants(size) => *size,
                 _ => 0,
@@ -305,12 +330,9 @@ impl NativeShared {
         Ok(())
     }
 
-    /// Whether the device zeroes workgroup memory itself, as WGSL asks at the start of every workgroup. Where
-    /// it does not, naga's SPIR-V has the workgroup's first invocation store zeros over every workgroup
-    /// variable, element by element: for a tile of 1024 that was a thousand stores by one invocation in
-    /// every workgroup, and llvmpipe took 10-20 s to compile such a kernel.
-    pub(crate) fn zero_init_native(&self) -> bool {
-        self.zero_init_native
+    /// The device's features that decide how naga writes SPIR-V for it.
+    pub(crate) fn spirv_features(&self) -> SpirvFeatures {
+        self.spirv_features
     }
 
     /// Whether kernels that get the parameters as `params` says fit these layouts.

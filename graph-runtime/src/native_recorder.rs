@@ -33,7 +33,7 @@ use crate::gpu::Gpu;
 pub(crate) use crate::native::TimedDispatch;
 use crate::native::{
     KernelOf, Marker, NativeGraph, NativeKernel, NativeParams, NativePipeline, NativeShared,
-    Recorded, RecordedLevel, queries_of,
+    Recorded, RecordedLevel, SpirvFeatures, queries_of,
 };
 use crate::program::{Op, Partition, Program, Segment, Step};
 use crate::queue::GpuQueue;
@@ -244,7 +244,7 @@ fn make_pipeline(
         .iter()
         .map(|&(name, bits)| (name, f64::from_bits(bits)))
         .collect();
-    let words = spirv(source, entry, &constants, shared.zero_init_native())
+    let words = spirv(source, entry, &constants, shared.spirv_features())
         .map_err(|e| format!("has no SPIR-V: {e}"))?;
     NativePipeline::new(shared, &words, entry, *bindings)
         .map_err(|e| format!("has no pipeline: {e}"))
@@ -818,14 +818,16 @@ fn recorded_segments(program: &Program, workgroups: &[[u32; 3]]) -> Vec<Vec<Reco
 }
 
 /// SPIR-V of `source`'s entry point `entry`, from naga, with its override `constants` (a ranged fill's
-/// bounds, a gate's words) and the bounds checks wgpu's own Vulkan compilation uses where the device lacks
-/// `robustBufferAccess2`: an index out of bounds is clamped to the last element (`Restrict`), so a kernel
-/// behaves the same on either recorder. (`ReadZeroSkipWrite` has no atomics in naga's SPIR-V writer.)
+/// bounds, a gate's words) and the options wgpu-hal's own Vulkan compilation uses on a device of `features`,
+/// so that a kernel behaves the same on either recorder: buffer indices unchecked where the driver bounds them
+/// (`robustBufferAccess2`), else clamped to the binding's last element (`Restrict`), and indices into arrays
+/// of known size (workgroup and private arrays) always clamped. (`ReadZeroSkipWrite` has no atomics in
+/// naga's SPIR-V writer.)
 fn spirv(
     source: &str,
     entry: &str,
     constants: &[(&str, f64)],
-    zero_init_native: bool,
+    features: SpirvFeatures,
 ) -> Result<Vec<u32>, String> {
     let module = naga::front::wgsl::parse_str(source).map_err(|e| e.message().to_string())?;
     let info = naga::valid::Validator::new(
@@ -845,15 +847,18 @@ fn spirv(
         &overrides,
     )
     .map_err(|e| e.to_string())?;
-    let policy = naga::proc::BoundsCheckPolicy::Restrict;
     let options = naga::back::spv::Options {
         bounds_check_policies: naga::proc::BoundsCheckPolicies {
-            index: policy,
-            buffer: policy,
+            index: naga::proc::BoundsCheckPolicy::Restrict,
+            buffer: if features.robust_buffer_access2 {
+                naga::proc::BoundsCheckPolicy::Unchecked
+            } else {
+                naga::proc::BoundsCheckPolicy::Restrict
+            },
             ..Default::default()
         },
-        // As wgpu does: the driver zeroes workgroup memory where it can (see `NativeShared::zero_init_native`).
-        zero_initialize_workgroup_memory: if zero_init_native {
+        // As wgpu does: the driver zeroes workgroup memory where it can (see `SpirvFeatures`).
+        zero_initialize_workgroup_memory: if features.zero_init_workgroup {
             naga::back::spv::ZeroInitializeWorkgroupMemoryMode::Native
         } else {
             naga::back::spv::ZeroInitializeWorkgroupMemoryMode::Polyfill

@@ -664,3 +664,74 @@ fn workgroup_memory_starts_zeroed_through_either_recorder() -> Result<(), Error>
     }
     Ok(())
 }
+
+graph! {
+    /// Reads and writes past the ends of its bindings: where the device bounds buffer accesses itself
+    /// (`robustBufferAccess2`), such a read gives zero and such a write is dropped; where not, naga clamps the
+    /// index to the binding's last element. Either way, the same on both recorders, as wgpu-hal compiles it.
+    graph Overreach {
+        buffers { x: [f32] = input, out: [f32] = output, spill: [f32] = output }
+        kernel reach(x: read, out: write, spill: write) {
+            @compute @workgroup_size(64)
+            fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
+                let i = gid.x;
+                if (i < arrayLength(&out)) {
+                    out[i] = x[i + arrayLength(&x)];
+                    spill[i + arrayLength(&spill)] = 5.0;
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn reads_and_writes_past_a_binding_behave_alike_on_either_recorder() -> Result<(), Error> {
+    let gpu = gpu();
+    let mut rng = rng();
+    let n = 100 + random_u32(&mut rng, 1000) as usize;
+    let values = random_f32s(&mut rng, n);
+    let x = gpu.buffer_from_slice(&values)?;
+    let (out, spill) = (gpu.buffer_zeroed::<f32>(n)?, gpu.buffer_zeroed::<f32>(n)?);
+    let mut g = Overreach::bake(
+        &gpu,
+        OverreachBuffers {
+            x: &x,
+            out: &out,
+            spill: &spill,
+        },
+    )?;
+    let mut seen = Vec::new();
+    let mut recorders = vec![None];
+    if native_expected(&gpu) {
+        recorders.push(Some(NativeParamsIn::Buffer));
+    }
+    for recorder in recorders {
+        match recorder {
+            None => g.use_portable_recorder(),
+            Some(params_in) => g.use_native_recorder(params_in)?,
+        }
+        poison_f32(&out);
+        poison_f32(&spill);
+        g.replay()?.wait()?;
+        let (got, spilled) = (read(&out), read(&spill));
+        // Bounded by the device: zeros read, nothing written. Clamped by naga: the last element read, and
+        // every write landing on the last element.
+        let bounded = got.iter().all(|&v| v == 0.0) && spilled.iter().all(|v| v.is_nan());
+        let clamped = got.iter().all(|&v| v == values[n - 1])
+            && spilled[..n - 1].iter().all(|v| v.is_nan())
+            && spilled[n - 1] == 5.0;
+        assert!(
+            bounded || clamped,
+            "{}: read {:?}, spilled {:?}",
+            g.untyped().recorder(),
+            &got[..4],
+            &spilled[n - 4..]
+        );
+        seen.push((g.untyped().recorder(), bounded));
+    }
+    assert!(
+        seen.windows(2).all(|w| w[0].1 == w[1].1),
+        "the recorders disagree (recorder, bounded by the device): {seen:?}"
+    );
+    Ok(())
+}
