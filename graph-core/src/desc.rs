@@ -107,6 +107,19 @@ pub struct BufferDesc {
     /// A graph-owned buffer that keeps memory of its own (`#[no_alias]`, [`crate::memory`]).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub no_alias: bool,
+    /// A texture, not a buffer: its declared type as [`crate::texture::TextureType`] writes it
+    /// (`texture_2d<rgba8unorm>`). Its `elem` is then its texels' `vec4`, and it has no `len`: its size is the
+    /// bound texture's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub texture: Option<Text>,
+}
+
+impl BufferDesc {
+    /// The texture's parsed type, when this is a texture whose type parses (a checked description's always
+    /// does: [`GraphDesc::validate`]).
+    pub fn texture_type(&self) -> Option<crate::texture::TextureType> {
+        crate::texture::TextureType::parse(self.texture.as_deref()?).ok()
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -481,9 +494,21 @@ impl GraphDesc {
                 b.name
             );
             ensure!(b.len != Some(0), "buffer `{}` has length 0", b.name);
+            if let Some(text) = &b.texture {
+                let texture = crate::texture::TextureType::parse(text).map_err(|e| {
+                    InvalidDescription(format!("texture `{}` is `{text}`: {e}", b.name))
+                })?;
+                ensure!(
+                    b.role.is_external() && b.len.is_none() && b.elem == texture.texel_type(),
+                    "texture `{}` must be external, without a length, of texels `{}`",
+                    b.name,
+                    texture.texel_type()
+                );
+            }
         }
         for (i, node) in self.nodes.iter().enumerate() {
             self.validate_op(i, node, buffers)?;
+            self.validate_texture_uses(node)?;
         }
         let nodes = self.nodes.len();
         for &EdgeDesc { from, to, origin } in self.edges.iter() {
@@ -579,6 +604,40 @@ impl GraphDesc {
                 f.offset
             );
         }
+        Ok(())
+    }
+
+    /// Only kernels bind textures, and none is sized by a texture's length (it has none).
+    fn validate_texture_uses(&self, node: &NodeDesc) -> Result<(), InvalidDescription> {
+        let texture = |b: u32| {
+            self.buffers
+                .get(b as usize)
+                .is_some_and(|b| b.texture.is_some())
+        };
+        let name = &*node.name;
+        let used: Vec<u32> = match &node.op {
+            OpDesc::Kernel(k) => {
+                if let DispatchDesc::BufferLen(b) = k.dispatch {
+                    ensure!(
+                        !texture(b),
+                        "kernel `{name}` is sized by a texture's length"
+                    );
+                }
+                Vec::new()
+            }
+            OpDesc::Copy { src, dst, .. } => vec![*src, *dst],
+            OpDesc::Upload { buffer, .. } | OpDesc::Readback { buffer, .. } => vec![*buffer],
+            OpDesc::Host { accesses } | OpDesc::Interop { accesses } => {
+                accesses.iter().map(|a| a.buffer).collect()
+            }
+            OpDesc::Subgraph { bindings, .. } => bindings.iter().map(|b| b.buffer).collect(),
+            OpDesc::Empty => Vec::new(),
+        };
+        ensure!(
+            !used.into_iter().any(texture),
+            "{} `{name}` uses a texture, which only kernels may",
+            node.op.kind()
+        );
         Ok(())
     }
 
@@ -752,8 +811,9 @@ impl GraphDesc {
                     );
                 }
                 SizeStep::Len(b) => ensure!(
-                    (b as usize) < buffers,
-                    "the size `{}` of `{node}` reads the length of buffer {b} of {buffers}",
+                    (b as usize) < buffers && self.buffers[b as usize].texture.is_none(),
+                    "the size `{}` of `{node}` reads the length of buffer {b} of {buffers}, which is none \
+                     or a texture",
                     size.text
                 ),
                 SizeStep::Literal(_) | SizeStep::Op(_) => {}

@@ -38,12 +38,14 @@ pub fn describe(checked: &CheckedGraph) -> GraphDesc {
             .buffers
             .iter()
             .zip(&checked.buffer_types)
-            .map(|(b, &elem)| BufferDesc {
+            .zip(&checked.textures)
+            .map(|((b, &elem), texture)| BufferDesc {
                 name: b.name.clone().into(),
                 elem,
                 len: b.len.map(index),
                 role: b.role,
                 no_alias: g.no_alias.contains(&b.name),
+                texture: texture.map(|t| t.declared().into()),
             })
             .collect(),
         nodes: g

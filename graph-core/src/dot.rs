@@ -141,9 +141,10 @@ impl GraphDesc {
             if !buffer.role.is_external() {
                 continue;
             }
-            let ty = match buffer.len {
-                Some(n) => format!("[{}; {n}]", buffer.elem),
-                None => format!("[{}]", buffer.elem),
+            let ty = match (&buffer.texture, buffer.len) {
+                (Some(texture), _) => texture.to_string(),
+                (None, Some(n)) => format!("[{}; {n}]", buffer.elem),
+                (None, None) => format!("[{}]", buffer.elem),
             };
             writeln!(
                 out,

@@ -100,7 +100,8 @@ pub struct Param {
 #[serde(deny_unknown_fields)]
 pub struct Buffer {
     pub name: String,
-    /// The element type as written.
+    /// The element type as written; or, for a texture, its type (`texture_2d<rgba8unorm>`, see
+    /// [`crate::texture`]), which makes it a texture.
     pub elem: String,
     /// `Some(n)` for `[T; n]`, `None` for `[T]` (length known at bake time).
     #[serde(default, skip_serializing_if = "Option::is_none")]

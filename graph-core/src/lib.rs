@@ -55,6 +55,7 @@ pub mod size_parse;
 pub mod stencil;
 pub mod stencil_kernel;
 pub mod subgraph;
+pub mod texture;
 pub mod topology;
 pub mod types;
 pub mod wgsl;

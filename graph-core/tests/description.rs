@@ -116,6 +116,7 @@ fn valid() -> GraphDesc {
             len: None,
             role: Role::InOut,
             no_alias: false,
+            texture: None,
         }]),
         nodes: list(vec![
             node("k", OpDesc::Kernel(kernel_with(vec![read_write_x()], size))),

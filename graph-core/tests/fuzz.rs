@@ -11,6 +11,8 @@
 
 #![forbid(unsafe_code)]
 
+mod common;
+
 use std::sync::LazyLock;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
@@ -24,10 +26,12 @@ use graph_core::ir::{
     Graph, Kernel, KernelArg, KernelSource, Node, NodeKind, Param, ParamsStorage, Role, SizeExpr,
     SizeOp, WorkgroupLimits,
 };
-use graph_core::library::{Library, LibraryArg, LibraryBinding, LibraryKernel};
+use graph_core::library::Library;
 use graph_core::names::is_identifier;
 use graph_core::size::{SizeError, evaluate};
 use graph_core::size_parse::parse_size;
+
+use common::LIBRARY;
 use graph_core::{GraphErrors, describe_graph};
 use proptest::prelude::*;
 use proptest::sample::Index;
@@ -87,49 +91,6 @@ fn fuzz<S: Strategy>(
 fn fail(message: impl Into<String>) -> TestCaseError {
     TestCaseError::fail(message.into())
 }
-
-// ---------------------------------------------------------------------------------------------------------
-// A one-kernel library (graph-core cannot depend on the `kernels` crate): `scale` as it ships.
-
-const SCALE_WGSL: &str = "@compute @workgroup_size(64)
-fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {
-    let i = gid.x + gid.y * groups.x * 64u;
-    if (i < arrayLength(&data)) {
-        data[i] = alpha() * data[i];
-    }
-}
-";
-
-static SCALE_BINDINGS: [LibraryBinding; 1] = [LibraryBinding {
-    name: "data",
-    mode: AccessMode::ReadWrite,
-    elem: "f32",
-    atomic: false,
-}];
-
-static SCALE_ARGS: [LibraryArg; 1] = [LibraryArg {
-    name: "alpha",
-    ty: "f32",
-}];
-
-static KERNELS: [LibraryKernel; 1] = [LibraryKernel {
-    path: "scale",
-    summary: "data[i] = alpha * data[i]",
-    bindings: &SCALE_BINDINGS,
-    args: &SCALE_ARGS,
-    source: SCALE_WGSL,
-    pointwise: true,
-    dispatch: "one invocation per element of the output",
-    sized_by: None,
-    per_invocation: 1,
-    most_invocations: 0,
-    grid: None,
-}];
-
-static LIBRARY: Library = Library {
-    kernels: &KERNELS,
-    subgraphs: &[],
-};
 
 fn library(with_scale: bool) -> &'static Library {
     if with_scale {

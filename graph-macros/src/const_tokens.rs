@@ -114,7 +114,7 @@ structs! {
     ValueType in types { scalar, components }
     ParamsDesc in desc { size, storage, fields, wgsl_struct }
     ParamFieldDesc in desc { name, ty, offset }
-    BufferDesc in desc { name, elem, len, role, no_alias }
+    BufferDesc in desc { name, elem, len, role, no_alias, texture }
     SubgraphBinding in desc { name, buffer, mode }
     BlockDesc in desc { name, count, flag, nodes }
     AccessDesc in desc { buffer, mode }

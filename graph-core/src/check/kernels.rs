@@ -43,6 +43,18 @@ impl Checker<'_> {
             .collect()
     }
 
+    /// What each binding holds: a buffer of its type, or a texture of its declared type.
+    fn resources(&self, bindings: &[BufferAccess], types: &[ValueType]) -> Vec<wgsl::Resource> {
+        bindings
+            .iter()
+            .zip(types)
+            .map(|(b, &t)| match self.textures[b.buffer] {
+                Some(texture) => wgsl::Resource::Texture(texture),
+                None => wgsl::Resource::Buffer(t),
+            })
+            .collect()
+    }
+
     /// Whether kernels can be validated at all: with a parameter refused, the struct they see is not the
     /// graph's, and naga would only repeat that error.
     pub(super) fn params_usable(&self) -> bool {
@@ -103,12 +115,13 @@ impl Checker<'_> {
                 .map(|b| b.name)
                 .collect()
         });
-        let declarations = wgsl::binding_declarations(
+        let resources = self.resources(&bindings, &types);
+        let declarations = wgsl::resource_declarations(
             names
                 .iter()
                 .zip(&bindings)
-                .zip(&types)
-                .map(|((name, b), t)| (*name, *t, b.mode)),
+                .zip(&resources)
+                .map(|((name, b), r)| (*name, *r, b.mode)),
             &atomic,
         );
         let composed = wgsl::compose(
@@ -127,7 +140,7 @@ impl Checker<'_> {
                         kernel,
                         &names,
                         &bindings,
-                        &types,
+                        &resources,
                         &composed,
                         &e,
                         &params_struct,
@@ -175,6 +188,19 @@ impl Checker<'_> {
                 _ => CheckedDispatch::Threads(sizes?),
             },
             (None, None) => match sized_by(library, kernel, &bindings) {
+                Some(b) if self.textures[b.buffer].is_some() => {
+                    self.diags.push(
+                        Diagnostic::new(
+                            Loc::Node(n),
+                            format!(
+                                "kernel `{}` writes texture `{}` first, and a texture has no length to size it by",
+                                self.graph.nodes[n].name, self.graph.buffers[b.buffer].name
+                            ),
+                        )
+                        .with_help("give it `threads(..)` over the texture's size, or `workgroups(..)`"),
+                    );
+                    return None;
+                }
                 Some(b) => {
                     let (per, most) =
                         library.map_or((1, 0), |l| (l.per_invocation, l.most_invocations));
@@ -203,6 +229,10 @@ impl Checker<'_> {
                 }
             },
         };
+        // The proofs fusion relies on look at storage buffers only: a kernel over a texture fuses with none.
+        let textured = resources
+            .iter()
+            .any(|r| matches!(r, wgsl::Resource::Texture(_)));
         let grid = match library {
             Some(l) => grid_reach(l, &args),
             None => detail.grid.as_ref().and_then(user_grid),
@@ -215,9 +245,9 @@ impl Checker<'_> {
             entry: reflection.entry_points[entry_index].clone(),
             workgroup_size: detail.workgroup_size,
             dispatch,
-            pointwise: detail.pointwise && library.is_none_or(|l| l.pointwise),
-            reach: detail.reach,
-            grid,
+            pointwise: !textured && detail.pointwise && library.is_none_or(|l| l.pointwise),
+            reach: detail.reach.filter(|_| !textured),
+            grid: grid.filter(|_| !textured),
             foldable: library.is_some(),
             range: None,
         })
@@ -603,7 +633,7 @@ impl Checker<'_> {
         kernel: &crate::ir::Kernel,
         names: &[&str],
         bindings: &[BufferAccess],
-        types: &[ValueType],
+        resources: &[wgsl::Resource],
         composed: &Composed,
         error: &WgslError,
         params_struct: &str,
@@ -612,12 +642,13 @@ impl Checker<'_> {
         if !bindings.iter().any(|b| b.mode == AccessMode::Read) {
             return false;
         }
-        let widened = wgsl::binding_declarations(
+        // Every binding made writable: a texture then binds as a read-write storage texture, so that a
+        // `textureStore` into one declared `read` validates (unless it is also sampled) and is found below.
+        let widened = wgsl::resource_declarations(
             names
                 .iter()
-                .zip(bindings)
-                .zip(types)
-                .map(|((name, _), t)| (*name, *t, AccessMode::ReadWrite)),
+                .zip(resources)
+                .map(|(name, r)| (*name, *r, AccessMode::ReadWrite)),
             &[],
         );
         let retry = wgsl::compose(

@@ -7,6 +7,7 @@ use crate::diagnostic::{Diagnostic, Loc};
 use crate::ir::{ParamsStorage, Role};
 use crate::layout::{PORTABLE_IMMEDIATE_BYTES, ParamsLayout};
 use crate::names::{is_identifier, not_an_identifier};
+use crate::texture::TextureType;
 use crate::types::{ValueType, element_type_problem, param_type_problem};
 
 impl Checker<'_> {
@@ -124,6 +125,26 @@ impl Checker<'_> {
     /// Buffer elements are 32-bit scalars or 2- and 4-vectors, whose Rust twins have no hidden padding.
     pub(super) fn check_buffer_types(&mut self) {
         for (i, b) in self.graph.buffers.iter().enumerate() {
+            if TextureType::is_texture_text(&b.elem) {
+                match TextureType::parse(&b.elem) {
+                    Ok(texture) => {
+                        self.buffer_types.push(Some(texture.texel_type()));
+                        self.textures[i] = Some(texture);
+                    }
+                    Err(problem) => {
+                        self.diags.push(Diagnostic::new(
+                            Loc::BufferType(i),
+                            format!(
+                                "texture `{}` cannot be `{}`: {problem}",
+                                b.name,
+                                crate::names::escaped(&b.elem.replace(' ', ""))
+                            ),
+                        ));
+                        self.buffer_types.push(None);
+                    }
+                }
+                continue;
+            }
             match element_type_problem(&b.elem) {
                 None => self.buffer_types.push(ValueType::parse(&b.elem).ok()),
                 Some(problem) => {
@@ -144,6 +165,33 @@ impl Checker<'_> {
     /// The graph allocates its own buffers at bake time, so it must know their length.
     pub(super) fn check_owned_buffers_have_a_length(&mut self) {
         for (i, b) in self.graph.buffers.iter().enumerate() {
+            if TextureType::is_texture_text(&b.elem) {
+                if b.role == Role::Owned {
+                    self.diags.push(
+                        Diagnostic::new(
+                            Loc::Buffer(i),
+                            format!(
+                                "texture `{}` is graph-owned, which textures cannot be yet",
+                                b.name
+                            ),
+                        )
+                        .with_help(format!(
+                            "bind `{}` from outside with `= input`, `= output` or `= inout`",
+                            b.name
+                        )),
+                    );
+                }
+                if b.len.is_some() {
+                    self.diags.push(Diagnostic::new(
+                        Loc::Buffer(i),
+                        format!(
+                            "texture `{}` has a length; a texture's size is its bound texture's",
+                            b.name
+                        ),
+                    ));
+                }
+                continue;
+            }
             if b.role == Role::Owned && b.len.is_none() {
                 self.diags.push(
                     Diagnostic::new(Loc::Buffer(i), format!("graph-owned buffer `{}` needs a length", b.name))

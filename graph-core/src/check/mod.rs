@@ -17,6 +17,7 @@ mod resolve;
 mod roles;
 mod sizes;
 mod subgraphs;
+mod textures;
 mod topology;
 mod values;
 
@@ -34,6 +35,7 @@ use crate::library::{Library, LibraryKernel};
 use crate::names::NameTable;
 use crate::schedule::Schedule;
 use crate::size::SizeStep;
+use crate::texture::TextureType;
 use crate::types::ValueType;
 
 /// A graph that passed every check, with everything codegen and bake need.
@@ -41,8 +43,10 @@ use crate::types::ValueType;
 pub struct CheckedGraph {
     pub graph: Graph,
     pub params: ParamsLayout,
-    /// Element type of each buffer.
+    /// Element type of each buffer (a texture's texels' `vec4`).
     pub buffer_types: Vec<ValueType>,
+    /// Per buffer, its type where it is a texture.
+    pub textures: Vec<Option<TextureType>>,
     pub nodes: Vec<CheckedNode>,
     pub edges: Vec<Edge>,
     pub schedule: Schedule,
@@ -159,6 +163,8 @@ pub fn check_with(
     c.check_params_budget();
     c.check_buffer_types();
     c.check_owned_buffers_have_a_length();
+    // Before any check that reads a node's buffers: what may not use a texture no longer sees it.
+    c.check_texture_uses();
     c.check_library_bindings();
     // After the library fixed its kernels' access modes: alternatives compare them.
     c.check_alternatives();
@@ -197,7 +203,10 @@ struct Checker<'g> {
     nodes: NameTable<'g>,
     /// `None` where the type was refused.
     param_types: Vec<Option<ValueType>>,
+    /// A texture's stands for its texels (`vec4` of its format's scalar, [`TextureType::texel_type`]).
     buffer_types: Vec<Option<ValueType>>,
+    /// Per buffer, its texture type where it is a texture (`texture_2d<rgba8unorm>`), once parsed.
+    textures: Vec<Option<TextureType>>,
     /// Per node, per access (in the node's order): the resolved access, `None` where the name was unknown.
     accesses: Vec<Vec<Option<BufferAccess>>>,
     /// The library kernel of each library node, once found and bound without error.
@@ -250,6 +259,7 @@ impl<'g> Checker<'g> {
             nodes,
             param_types: Vec::new(),
             buffer_types: Vec::new(),
+            textures: vec![None; graph.buffers.len()],
             accesses: Vec::new(),
             library_kernels: vec![None; graph.nodes.len()],
             explicit: Vec::new(),
@@ -328,6 +338,7 @@ impl<'g> Checker<'g> {
                 graph: self.graph.clone(),
                 params,
                 buffer_types,
+                textures: self.textures.clone(),
                 nodes,
                 edges,
                 schedule,

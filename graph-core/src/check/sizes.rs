@@ -147,7 +147,19 @@ impl Checker<'_> {
                 Ok(None)
             }
             SizeExpr::Len(buffer) => {
-                let b = self.resolve_name(Space::Buffer, buffer, loc).ok_or(())?;
+                let b = self
+                    .resolve_name(Space::Buffer, buffer, loc.clone())
+                    .ok_or(())?;
+                if self.textures.get(b).copied().flatten().is_some() {
+                    self.diags.push(
+                        Diagnostic::new(
+                            loc,
+                            format!("`{buffer}` is a texture, which has no length"),
+                        )
+                        .with_help("size it by parameters holding the texture's width and height"),
+                    );
+                    return Err(());
+                }
                 steps.push(SizeStep::Len(b as u32));
                 Ok(None)
             }

@@ -108,6 +108,7 @@ impl Checker<'_> {
                     len: buffer.len.and_then(|l| u32::try_from(l).ok()),
                     role: buffer.role,
                     no_alias: false,
+                    texture: None,
                 };
                 let binding = SubgraphBinding {
                     name: access.binding.clone().into(),

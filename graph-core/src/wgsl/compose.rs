@@ -5,6 +5,7 @@ use std::ops::Range;
 
 use crate::ir::{AccessMode, ParamsStorage};
 use crate::layout::WGSL_PARAMS_STRUCT;
+use crate::texture::TextureType;
 use crate::types::ValueType;
 
 /// What a byte range of the composed module came from.
@@ -52,15 +53,48 @@ impl Composed {
     }
 }
 
+/// What a binding of group 0 holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Resource {
+    /// A storage buffer of elements of this type.
+    Buffer(ValueType),
+    /// A texture of this declared type ([`crate::texture`]).
+    Texture(TextureType),
+}
+
 /// `@group(0) @binding(i) var<storage, ..> name: array<T>;` for each binding, in order.
 pub fn binding_declarations<'a>(
     bindings: impl IntoIterator<Item = (&'a str, ValueType, AccessMode)>,
     atomic: &[&str],
 ) -> String {
+    resource_declarations(
+        bindings
+            .into_iter()
+            .map(|(name, elem, mode)| (name, Resource::Buffer(elem), mode)),
+        atomic,
+    )
+}
+
+/// [`binding_declarations`] where bindings may be textures: `@group(0) @binding(i) var name: texture_2d<f32>;`
+/// for a texture read from a sampled declaration, `texture_storage_2d<FORMAT, ACCESS>` otherwise, written
+/// from the parsed type ([`TextureType::binding_wgsl`]).
+pub fn resource_declarations<'a>(
+    bindings: impl IntoIterator<Item = (&'a str, Resource, AccessMode)>,
+    atomic: &[&str],
+) -> String {
     bindings
         .into_iter()
         .enumerate()
-        .map(|(i, (name, elem, mode))| {
+        .map(|(i, (name, resource, mode))| {
+            let elem = match resource {
+                Resource::Buffer(elem) => elem,
+                Resource::Texture(texture) => {
+                    return format!(
+                        "@group(0) @binding({i}) var {name}: {};\n",
+                        texture.binding_wgsl(mode)
+                    );
+                }
+            };
             // WGSL storage has no write-only access: `write` means "overwrites", which the graph uses for
             // ordering, and the shader gets read_write.
             let access = if mode == AccessMode::Read {

@@ -11,7 +11,10 @@ mod validate;
 pub mod value;
 mod walk;
 
-pub use compose::{Composed, Segment, binding_declarations, compose, params_declaration};
+pub use compose::{
+    Composed, Resource, Segment, binding_declarations, compose, params_declaration,
+    resource_declarations,
+};
 pub use members::{
     FUSED_PREFIX, Member, binding_names, builtin_type, in_register, in_tile, member, replace_field,
 };

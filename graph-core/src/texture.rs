@@ -1,0 +1,519 @@
+//! Textures a graph can hold: their declared type (`texture_2d<rgba8unorm>`, `texture_storage_2d<r32float,
+//! write>`), parsed into a dimension, a texel format and an optional storage access, and the WGSL binding a
+//! kernel gets for each access it declares.
+//!
+//! A declaration names the texel format even for a sampled texture (WGSL's `texture_2d<f32>` does not), so
+//! that the graph can check what a kernel may do with it and bake can check the bound texture. The WGSL a
+//! kernel sees is written from the parsed values, never copied from the declaration: a graph file's text
+//! reaches WGSL only as one of the formats and dimensions listed here.
+
+use std::fmt;
+
+use crate::ir::AccessMode;
+use crate::types::{Scalar, ValueType};
+
+/// How many coordinates a texture has, and whether it has layers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum TextureDim {
+    D1,
+    D2,
+    D2Array,
+    D3,
+}
+
+impl TextureDim {
+    const ALL: [TextureDim; 4] = [
+        TextureDim::D1,
+        TextureDim::D2,
+        TextureDim::D2Array,
+        TextureDim::D3,
+    ];
+
+    /// The suffix WGSL's texture types share: `2d` in `texture_2d` and `texture_storage_2d`.
+    pub const fn suffix(self) -> &'static str {
+        match self {
+            TextureDim::D1 => "1d",
+            TextureDim::D2 => "2d",
+            TextureDim::D2Array => "2d_array",
+            TextureDim::D3 => "3d",
+        }
+    }
+
+    /// How many numbers give its size: width; width and height; width, height and layers or depth.
+    pub const fn size_dims(self) -> usize {
+        match self {
+            TextureDim::D1 => 1,
+            TextureDim::D2 => 2,
+            TextureDim::D2Array | TextureDim::D3 => 3,
+        }
+    }
+}
+
+/// What a shader gets from a texel of a format: floats (normalized or not), or integers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum SampleKind {
+    /// Floats that a filtering sampler may blend.
+    Float,
+    /// Floats no filtering sampler may blend on every device (32-bit floats).
+    UnfilterableFloat,
+    Uint,
+    Sint,
+}
+
+/// A texel format a graph's texture may have: WGSL's storage texel formats, and a few more that kernels may
+/// only read (sampled) wherever the device lacks their storage use.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum TexelFormat {
+    Rgba8Unorm,
+    Rgba8Snorm,
+    Rgba8Uint,
+    Rgba8Sint,
+    Rgba16Uint,
+    Rgba16Sint,
+    Rgba16Float,
+    R32Uint,
+    R32Sint,
+    R32Float,
+    Rg32Uint,
+    Rg32Sint,
+    Rg32Float,
+    Rgba32Uint,
+    Rgba32Sint,
+    Rgba32Float,
+    Bgra8Unorm,
+    R8Unorm,
+    Rg8Unorm,
+    R16Float,
+    Rg16Float,
+}
+
+/// Whether a kernel may bind a texture of a format as storage with an access, on every device WebGPU
+/// describes, or only where the device has a feature.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StorageSupport {
+    Portable,
+    /// Only with this wgpu feature on the device.
+    Feature(&'static str),
+}
+
+impl TexelFormat {
+    pub const ALL: [TexelFormat; 21] = [
+        TexelFormat::Rgba8Unorm,
+        TexelFormat::Rgba8Snorm,
+        TexelFormat::Rgba8Uint,
+        TexelFormat::Rgba8Sint,
+        TexelFormat::Rgba16Uint,
+        TexelFormat::Rgba16Sint,
+        TexelFormat::Rgba16Float,
+        TexelFormat::R32Uint,
+        TexelFormat::R32Sint,
+        TexelFormat::R32Float,
+        TexelFormat::Rg32Uint,
+        TexelFormat::Rg32Sint,
+        TexelFormat::Rg32Float,
+        TexelFormat::Rgba32Uint,
+        TexelFormat::Rgba32Sint,
+        TexelFormat::Rgba32Float,
+        TexelFormat::Bgra8Unorm,
+        TexelFormat::R8Unorm,
+        TexelFormat::Rg8Unorm,
+        TexelFormat::R16Float,
+        TexelFormat::Rg16Float,
+    ];
+
+    /// The WGSL (and WebGPU) spelling.
+    pub const fn wgsl(self) -> &'static str {
+        match self {
+            TexelFormat::Rgba8Unorm => "rgba8unorm",
+            TexelFormat::Rgba8Snorm => "rgba8snorm",
+            TexelFormat::Rgba8Uint => "rgba8uint",
+            TexelFormat::Rgba8Sint => "rgba8sint",
+            TexelFormat::Rgba16Uint => "rgba16uint",
+            TexelFormat::Rgba16Sint => "rgba16sint",
+            TexelFormat::Rgba16Float => "rgba16float",
+            TexelFormat::R32Uint => "r32uint",
+            TexelFormat::R32Sint => "r32sint",
+            TexelFormat::R32Float => "r32float",
+            TexelFormat::Rg32Uint => "rg32uint",
+            TexelFormat::Rg32Sint => "rg32sint",
+            TexelFormat::Rg32Float => "rg32float",
+            TexelFormat::Rgba32Uint => "rgba32uint",
+            TexelFormat::Rgba32Sint => "rgba32sint",
+            TexelFormat::Rgba32Float => "rgba32float",
+            TexelFormat::Bgra8Unorm => "bgra8unorm",
+            TexelFormat::R8Unorm => "r8unorm",
+            TexelFormat::Rg8Unorm => "rg8unorm",
+            TexelFormat::R16Float => "r16float",
+            TexelFormat::Rg16Float => "rg16float",
+        }
+    }
+
+    pub fn parse(text: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|f| f.wgsl() == text)
+    }
+
+    /// What a shader reads from it.
+    pub const fn sample_kind(self) -> SampleKind {
+        match self {
+            TexelFormat::Rgba8Uint
+            | TexelFormat::Rgba16Uint
+            | TexelFormat::R32Uint
+            | TexelFormat::Rg32Uint
+            | TexelFormat::Rgba32Uint => SampleKind::Uint,
+            TexelFormat::Rgba8Sint
+            | TexelFormat::Rgba16Sint
+            | TexelFormat::R32Sint
+            | TexelFormat::Rg32Sint
+            | TexelFormat::Rgba32Sint => SampleKind::Sint,
+            TexelFormat::R32Float | TexelFormat::Rg32Float | TexelFormat::Rgba32Float => {
+                SampleKind::UnfilterableFloat
+            }
+            TexelFormat::Rgba8Unorm
+            | TexelFormat::Rgba8Snorm
+            | TexelFormat::Rgba16Float
+            | TexelFormat::Bgra8Unorm
+            | TexelFormat::R8Unorm
+            | TexelFormat::Rg8Unorm
+            | TexelFormat::R16Float
+            | TexelFormat::Rg16Float => SampleKind::Float,
+        }
+    }
+
+    /// The scalar of the `vec4` a shader reads and writes.
+    pub const fn scalar(self) -> Scalar {
+        match self.sample_kind() {
+            SampleKind::Float | SampleKind::UnfilterableFloat => Scalar::F32,
+            SampleKind::Uint => Scalar::U32,
+            SampleKind::Sint => Scalar::I32,
+        }
+    }
+
+    /// Bytes per texel.
+    pub const fn texel_bytes(self) -> u32 {
+        match self {
+            TexelFormat::R8Unorm => 1,
+            TexelFormat::Rg8Unorm | TexelFormat::R16Float => 2,
+            TexelFormat::Rgba8Unorm
+            | TexelFormat::Rgba8Snorm
+            | TexelFormat::Rgba8Uint
+            | TexelFormat::Rgba8Sint
+            | TexelFormat::Bgra8Unorm
+            | TexelFormat::R32Uint
+            | TexelFormat::R32Sint
+            | TexelFormat::R32Float
+            | TexelFormat::Rg16Float => 4,
+            TexelFormat::Rgba16Uint
+            | TexelFormat::Rgba16Sint
+            | TexelFormat::Rgba16Float
+            | TexelFormat::Rg32Uint
+            | TexelFormat::Rg32Sint
+            | TexelFormat::Rg32Float => 8,
+            TexelFormat::Rgba32Uint | TexelFormat::Rgba32Sint | TexelFormat::Rgba32Float => 16,
+        }
+    }
+
+    /// Whether a kernel may bind it as storage with `access` everywhere (WebGPU's portable list: the first
+    /// sixteen WGSL storage formats written or read; read and write at once only the single-channel 32-bit
+    /// ones), or only with a device feature.
+    pub const fn storage(self, access: StorageAccess) -> StorageSupport {
+        match (self, access) {
+            (TexelFormat::R32Uint | TexelFormat::R32Sint | TexelFormat::R32Float, _) => {
+                StorageSupport::Portable
+            }
+            (_, StorageAccess::ReadWrite) => {
+                StorageSupport::Feature("TEXTURE_ADAPTER_SPECIFIC_FORMAT_FEATURES")
+            }
+            (TexelFormat::Bgra8Unorm, _) => StorageSupport::Feature("BGRA8UNORM_STORAGE"),
+            (
+                TexelFormat::R8Unorm
+                | TexelFormat::Rg8Unorm
+                | TexelFormat::R16Float
+                | TexelFormat::Rg16Float,
+                _,
+            ) => StorageSupport::Feature(
+                "TEXTURE_FORMAT_16BIT_NORM or TEXTURE_ADAPTER_SPECIFIC_FORMAT_FEATURES",
+            ),
+            _ => StorageSupport::Portable,
+        }
+    }
+}
+
+impl fmt::Display for TexelFormat {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.wgsl())
+    }
+}
+
+/// How a kernel binds a storage texture.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum StorageAccess {
+    Read,
+    Write,
+    ReadWrite,
+}
+
+impl StorageAccess {
+    pub const fn wgsl(self) -> &'static str {
+        match self {
+            StorageAccess::Read => "read",
+            StorageAccess::Write => "write",
+            StorageAccess::ReadWrite => "read_write",
+        }
+    }
+
+    /// The access a kernel's declared mode asks for.
+    pub const fn of(mode: AccessMode) -> Self {
+        match mode {
+            AccessMode::Read => StorageAccess::Read,
+            AccessMode::Write => StorageAccess::Write,
+            AccessMode::ReadWrite => StorageAccess::ReadWrite,
+        }
+    }
+
+    fn parse(text: &str) -> Option<Self> {
+        [
+            StorageAccess::Read,
+            StorageAccess::Write,
+            StorageAccess::ReadWrite,
+        ]
+        .into_iter()
+        .find(|a| a.wgsl() == text)
+    }
+}
+
+/// A texture's declared type.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct TextureType {
+    pub dim: TextureDim,
+    pub format: TexelFormat,
+    /// `Some` for `texture_storage_*<format, access>`: kernels bind it as storage with this access only.
+    /// `None` for `texture_*<format>`: kernels that read it sample it (or `textureLoad` it), kernels that
+    /// write it bind it as a storage texture.
+    pub storage: Option<StorageAccess>,
+}
+
+/// Why a texture type was refused.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TextureTypeError {
+    /// Not `texture_<dim><format>` or `texture_storage_<dim><format, access>`.
+    Form,
+    UnknownDim(String),
+    UnknownFormat(String),
+    UnknownAccess(String),
+}
+
+impl fmt::Display for TextureTypeError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            TextureTypeError::Form => f.write_str(
+                "a texture type is `texture_2d<FORMAT>` or `texture_storage_2d<FORMAT, ACCESS>` (1d, 2d, 2d_array or 3d)",
+            ),
+            TextureTypeError::UnknownDim(d) => write!(
+                f,
+                "`{d}` is no texture dimension; the dimensions are {}",
+                TextureDim::ALL.map(|d| format!("`{}`", d.suffix())).join(", ")
+            ),
+            TextureTypeError::UnknownFormat(name) => {
+                let known = TexelFormat::ALL.map(|f| f.wgsl());
+                match crate::names::did_you_mean(name, known) {
+                    Some(best) => write!(f, "unknown texel format `{name}`; did you mean `{best}`?"),
+                    None => write!(
+                        f,
+                        "unknown texel format `{name}`; the formats are {}",
+                        known.map(|k| format!("`{k}`")).join(", ")
+                    ),
+                }
+            }
+            TextureTypeError::UnknownAccess(a) => write!(
+                f,
+                "`{a}` is no storage access; the accesses are `read`, `write` and `read_write`"
+            ),
+        }
+    }
+}
+
+impl TextureType {
+    /// Whether `text` is a texture type rather than a buffer element type: it starts `texture_`.
+    pub fn is_texture_text(text: &str) -> bool {
+        text.trim_start().starts_with("texture_")
+    }
+
+    /// Parses `texture_2d<rgba8unorm>` or `texture_storage_2d<r32float, write>`; whitespace is ignored.
+    pub fn parse(text: &str) -> Result<Self, TextureTypeError> {
+        let compact: String = text.chars().filter(|c| !c.is_whitespace()).collect();
+        let (head, args) = compact
+            .strip_suffix('>')
+            .and_then(|rest| rest.split_once('<'))
+            .filter(|(_, args)| !args.contains(['<', '>']))
+            .ok_or(TextureTypeError::Form)?;
+        let (storage, dim) = match head.strip_prefix("texture_storage_") {
+            Some(dim) => (true, dim),
+            None => (
+                false,
+                head.strip_prefix("texture_")
+                    .ok_or(TextureTypeError::Form)?,
+            ),
+        };
+        let dim = TextureDim::ALL
+            .into_iter()
+            .find(|d| d.suffix() == dim)
+            .ok_or_else(|| TextureTypeError::UnknownDim(dim.to_string()))?;
+        let mut parts = args.split(',');
+        let format_text = parts.next().unwrap_or_default();
+        let format = TexelFormat::parse(format_text)
+            .ok_or_else(|| TextureTypeError::UnknownFormat(format_text.to_string()))?;
+        let access = match (storage, parts.next(), parts.next()) {
+            (false, None, _) => None,
+            (true, Some(access), None) => Some(
+                StorageAccess::parse(access)
+                    .ok_or_else(|| TextureTypeError::UnknownAccess(access.to_string()))?,
+            ),
+            _ => return Err(TextureTypeError::Form),
+        };
+        Ok(TextureType {
+            dim,
+            format,
+            storage: access,
+        })
+    }
+
+    /// The WGSL type a kernel declaring `mode` binds it as: sampled for a read of a texture declared
+    /// sampled, else storage with the access the mode asks.
+    pub fn binding_wgsl(&self, mode: AccessMode) -> String {
+        let dim = self.dim.suffix();
+        match (self.storage, mode) {
+            (None, AccessMode::Read) => format!("texture_{dim}<{}>", self.format.scalar().wgsl()),
+            _ => format!(
+                "texture_storage_{dim}<{}, {}>",
+                self.format.wgsl(),
+                StorageAccess::of(mode).wgsl()
+            ),
+        }
+    }
+
+    /// The element type standing in for its texels where the graph treats it like a buffer: its format's
+    /// four-component vector (`vec4<f32>` for `rgba8unorm`), what a shader reads and writes.
+    pub const fn texel_type(&self) -> ValueType {
+        ValueType::vector(self.format.scalar(), 4)
+    }
+
+    /// The declaration's spelling, written from the parsed values.
+    pub fn declared(&self) -> String {
+        let dim = self.dim.suffix();
+        match self.storage {
+            None => format!("texture_{dim}<{}>", self.format.wgsl()),
+            Some(access) => format!(
+                "texture_storage_{dim}<{}, {}>",
+                self.format.wgsl(),
+                access.wgsl()
+            ),
+        }
+    }
+}
+
+impl fmt::Display for TextureType {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.declared())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sampled_and_storage_types_parse_and_print_as_written() {
+        for text in [
+            "texture_2d<rgba8unorm>",
+            "texture_1d<r32float>",
+            "texture_2d_array<rgba16float>",
+            "texture_3d<r32uint>",
+            "texture_storage_2d<r32float, write>",
+            "texture_storage_3d<rgba32sint, read_write>",
+            "texture_storage_1d<bgra8unorm, read>",
+        ] {
+            let parsed = TextureType::parse(text).expect(text);
+            assert_eq!(parsed.declared(), text);
+            assert!(TextureType::is_texture_text(text));
+        }
+        let spaced = TextureType::parse(" texture_storage_2d < r32float ,write > ")
+            .expect(" texture_storage_2d < r32float ,write > ");
+        assert_eq!(spaced.declared(), "texture_storage_2d<r32float, write>");
+    }
+
+    #[test]
+    fn malformed_types_are_refused_with_the_reason() {
+        use TextureTypeError as E;
+        let cases = [
+            ("texture_2d", E::Form),
+            ("texture_2d<>", E::UnknownFormat(String::new())),
+            ("texture_4d<rgba8unorm>", E::UnknownDim("4d".into())),
+            (
+                "texture_2d<rgba8unorn>",
+                E::UnknownFormat("rgba8unorn".into()),
+            ),
+            ("texture_2d<rgba8unorm, write>", E::Form),
+            ("texture_storage_2d<r32float>", E::Form),
+            ("texture_storage_2d<r32float, write, read>", E::Form),
+            (
+                "texture_storage_2d<r32float, writ>",
+                E::UnknownAccess("writ".into()),
+            ),
+            ("texture_2d<rgba8unorm>;@group(0)", E::Form),
+            ("sampler", E::Form),
+        ];
+        for (text, want) in cases {
+            assert_eq!(TextureType::parse(text), Err(want), "{text}");
+        }
+        let typo = TextureTypeError::UnknownFormat("rgba8unorn".into()).to_string();
+        assert!(typo.contains("did you mean `rgba8unorm`?"), "{typo}");
+    }
+
+    #[test]
+    fn a_kernel_binds_a_sampled_texture_for_reads_and_storage_for_writes() {
+        let frame = TextureType::parse("texture_2d<rgba8unorm>").expect("texture_2d<rgba8unorm>");
+        assert_eq!(frame.binding_wgsl(AccessMode::Read), "texture_2d<f32>");
+        assert_eq!(
+            frame.binding_wgsl(AccessMode::Write),
+            "texture_storage_2d<rgba8unorm, write>"
+        );
+        let counts =
+            TextureType::parse("texture_2d_array<r32uint>").expect("texture_2d_array<r32uint>");
+        assert_eq!(
+            counts.binding_wgsl(AccessMode::Read),
+            "texture_2d_array<u32>"
+        );
+        assert_eq!(
+            counts.binding_wgsl(AccessMode::ReadWrite),
+            "texture_storage_2d_array<r32uint, read_write>"
+        );
+        let edges = TextureType::parse("texture_storage_2d<r32float, read>")
+            .expect("texture_storage_2d<r32float, read>");
+        assert_eq!(
+            edges.binding_wgsl(AccessMode::Read),
+            "texture_storage_2d<r32float, read>"
+        );
+    }
+
+    #[test]
+    fn the_portable_storage_list_is_webgpus() {
+        use StorageAccess::*;
+        for f in TexelFormat::ALL {
+            let read_write_everywhere = matches!(
+                f,
+                TexelFormat::R32Float | TexelFormat::R32Uint | TexelFormat::R32Sint
+            );
+            assert_eq!(
+                f.storage(ReadWrite) == StorageSupport::Portable,
+                read_write_everywhere,
+                "{f}"
+            );
+            let written_everywhere = TexelFormat::ALL[..16].contains(&f);
+            assert_eq!(
+                f.storage(Write) == StorageSupport::Portable,
+                written_everywhere,
+                "{f}"
+            );
+        }
+    }
+}

@@ -1,0 +1,331 @@
+//! The checks of textures, through the builder: each mistake at its place with the words that explain it,
+//! with a positive control beside it (the same graph, mistake removed, checks), and what a checked texture
+//! kernel becomes (declarations written from the parsed type, edges through the texture, never fused).
+
+#![forbid(unsafe_code)]
+
+mod common;
+
+use graph_core::builder::{GraphBuilder, KernelSpec};
+use graph_core::deps::Hazard;
+use graph_core::desc::{EdgeOriginDesc, OpDesc};
+use graph_core::ir::{AccessMode, Role};
+use graph_core::{Diagnostic, Loc};
+
+use common::LIBRARY;
+
+/// A copy of each texel of `src` into `dst` at the same coordinate.
+const COPY_TEXELS: &str = "@compute @workgroup_size(8, 8)
+fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
+    textureStore(dst, gid.xy, textureLoad(src, gid.xy, 0));
+}";
+
+/// `src` (of `src_ty`) copied texel by texel into `dst` (of `dst_ty`, bound with `dst_mode`).
+fn copier(src_ty: &str, dst_ty: &str, dst_mode: AccessMode) -> GraphBuilder {
+    let mut b = GraphBuilder::new("Copier");
+    b.param("w", "u32")
+        .texture("src", src_ty, Role::Input)
+        .texture("dst", dst_ty, Role::Output);
+    let spec = KernelSpec::wgsl(COPY_TEXELS).read("src");
+    let spec = match dst_mode {
+        AccessMode::Read => spec.read("dst"),
+        AccessMode::Write => spec.write("dst"),
+        AccessMode::ReadWrite => spec.read_write("dst"),
+    };
+    b.kernel("copy_texels", spec.threads(&["params.w", "params.w"]));
+    b
+}
+
+fn errors(b: &GraphBuilder) -> Vec<Diagnostic> {
+    match b.build(&LIBRARY) {
+        Ok(_) => panic!("the graph checked"),
+        Err(e) => e.diagnostics,
+    }
+}
+
+fn only_error(b: &GraphBuilder) -> Diagnostic {
+    let mut list = errors(b);
+    assert_eq!(list.len(), 1, "{list:#?}");
+    list.remove(0)
+}
+
+#[test]
+fn a_checked_texture_kernel_binds_what_its_declaration_says_and_never_fuses() {
+    let desc = copier(
+        "texture_2d<rgba8unorm>",
+        "texture_2d<rgba8unorm>",
+        AccessMode::Write,
+    )
+    .build(&LIBRARY)
+    .expect("checks");
+    let OpDesc::Kernel(k) = &desc.nodes[0].op else {
+        panic!("a kernel")
+    };
+    assert!(
+        k.declarations
+            .contains("@group(0) @binding(0) var src: texture_2d<f32>;"),
+        "{}",
+        k.declarations
+    );
+    assert!(
+        k.declarations
+            .contains("@group(0) @binding(1) var dst: texture_storage_2d<rgba8unorm, write>;"),
+        "{}",
+        k.declarations
+    );
+    assert!(!k.pointwise && k.reach.is_none() && k.grid.is_none());
+    assert_eq!(
+        desc.buffers[0].texture.as_deref(),
+        Some("texture_2d<rgba8unorm>")
+    );
+    assert_eq!(desc.buffers[0].elem.wgsl(), "vec4<f32>");
+    desc.validate(desc.params.size as usize)
+        .expect("a checked description validates");
+}
+
+#[test]
+fn edges_are_inferred_through_textures() {
+    let mut b = copier(
+        "texture_2d<r32float>",
+        "texture_2d<r32float>",
+        AccessMode::Write,
+    );
+    b.output("out", "f32");
+    b.kernel(
+        "first_texel",
+        KernelSpec::wgsl(
+            "@compute @workgroup_size(1)
+            fn main() { out[0] = textureLoad(dst, vec2<u32>(0u, 0u), 0).r; }",
+        )
+        .read("dst")
+        .write("out")
+        .threads(&["1"]),
+    );
+    let desc = b.build(&LIBRARY).expect("checks");
+    assert!(
+        desc.edges.iter().any(|e| e.from == 0
+            && e.to == 1
+            && e.origin
+                == EdgeOriginDesc::Inferred {
+                    buffer: 1,
+                    hazard: Hazard::ReadAfterWrite
+                }),
+        "{:?}",
+        desc.edges
+    );
+}
+
+#[test]
+fn an_unknown_texel_format_is_refused_at_its_type_with_a_suggestion() {
+    let d = only_error(&copier(
+        "texture_2d<rgba8unorn>",
+        "texture_2d<rgba8unorm>",
+        AccessMode::Write,
+    ));
+    assert_eq!(d.loc, Loc::BufferType(0));
+    assert!(
+        d.message
+            .contains("texture `src` cannot be `texture_2d<rgba8unorn>`")
+            && d.message.contains("did you mean `rgba8unorm`?"),
+        "{}",
+        d.message
+    );
+}
+
+#[test]
+fn text_past_a_texture_type_never_reaches_wgsl() {
+    let hostile =
+        "texture_2d<rgba8unorm>; @group(0) @binding(7) var<storage, read_write> x: array<f32>";
+    let d = only_error(&copier(
+        hostile,
+        "texture_2d<rgba8unorm>",
+        AccessMode::Write,
+    ));
+    assert_eq!(d.loc, Loc::BufferType(0));
+    assert!(d.message.contains("a texture type is"), "{}", d.message);
+}
+
+#[test]
+fn storage_that_not_every_device_allows_names_the_feature() {
+    // Positive control: r32float is read-write storage everywhere.
+    copier(
+        "texture_2d<r32float>",
+        "texture_2d<r32float>",
+        AccessMode::ReadWrite,
+    )
+    .build(&LIBRARY)
+    .expect("r32float read_write checks");
+    let d = only_error(&copier(
+        "texture_2d<rgba8unorm>",
+        "texture_2d<rgba8unorm>",
+        AccessMode::ReadWrite,
+    ));
+    assert_eq!(d.loc, Loc::AccessMode { node: 0, index: 1 });
+    assert!(
+        d.message
+            .contains("binds `dst` (rgba8unorm) as `read_write` storage")
+            && d.message
+                .contains("TEXTURE_ADAPTER_SPECIFIC_FORMAT_FEATURES"),
+        "{}",
+        d.message
+    );
+    assert!(d.help.as_deref().unwrap_or_default().contains("r32float"));
+    let d = only_error(&copier(
+        "texture_2d<rgba8unorm>",
+        "texture_2d<bgra8unorm>",
+        AccessMode::Write,
+    ));
+    assert!(d.message.contains("BGRA8UNORM_STORAGE"), "{}", d.message);
+}
+
+#[test]
+fn a_storage_declaration_allows_its_own_access_only() {
+    copier(
+        "texture_2d<r32float>",
+        "texture_storage_2d<r32float, write>",
+        AccessMode::Write,
+    )
+    .build(&LIBRARY)
+    .expect("the declared access checks");
+    let d = only_error(&copier(
+        "texture_2d<r32float>",
+        "texture_storage_2d<r32float, write>",
+        AccessMode::ReadWrite,
+    ));
+    assert_eq!(d.loc, Loc::AccessMode { node: 0, index: 1 });
+    assert!(
+        d.message.contains(
+            "binds `dst` `read_write`, but it is declared `texture_storage_2d<r32float, write>`"
+        ),
+        "{}",
+        d.message
+    );
+}
+
+#[test]
+fn only_kernels_of_wgsl_use_textures_yet() {
+    let mut b = GraphBuilder::new("Moves");
+    b.texture("t", "texture_2d<r32float>", Role::InOut)
+        .inout("x", "f32")
+        .inout("y", "f32");
+    b.copy("c", "x", "y");
+    let base = b.clone();
+    base.build(&LIBRARY).expect("the control checks");
+    b.copy("into_texture", "x", "t")
+        .host("look", &[("t", AccessMode::Read)])
+        .library("scaled", "scale", &[("data", "t")], &[("alpha", "2.0")]);
+    let list = errors(&b);
+    let at = |node| {
+        list.iter()
+            .find(|d| matches!(d.loc, Loc::Access { node: n, .. } if n == node))
+            .unwrap_or_else(|| panic!("no error at node {node}: {list:#?}"))
+    };
+    assert!(
+        at(1)
+            .message
+            .contains("copy `into_texture` cannot use texture `t`")
+    );
+    assert!(at(2).message.contains("host `look` cannot use texture `t`"));
+    assert!(
+        at(3)
+            .message
+            .contains("library kernel `scale` binds arrays, so `scaled` cannot bind texture `t`")
+    );
+}
+
+/// A kernel storing zeros into texture `t`, sized by `threads` where given.
+fn zeroer(threads: Option<&str>) -> GraphBuilder {
+    let mut b = GraphBuilder::new("Zeroer");
+    b.texture("t", "texture_2d<r32float>", Role::Output);
+    let spec = KernelSpec::wgsl(
+        "@compute @workgroup_size(1)
+        fn main(@builtin(global_invocation_id) gid: vec3<u32>) { textureStore(t, gid.xy, vec4<f32>()); }",
+    )
+    .write("t");
+    b.kernel(
+        "zero",
+        match threads {
+            Some(size) => spec.threads(&[size]),
+            None => spec,
+        },
+    );
+    b
+}
+
+#[test]
+fn a_kernel_sized_by_the_texture_it_writes_is_told_to_give_its_size() {
+    zeroer(Some("4")).build(&LIBRARY).expect("sized, it checks");
+    let d = only_error(&zeroer(None));
+    assert_eq!(d.loc, Loc::Node(0));
+    assert!(
+        d.message.contains("writes texture `t` first"),
+        "{}",
+        d.message
+    );
+}
+
+#[test]
+fn a_texture_is_bound_from_outside() {
+    let mut b = GraphBuilder::new("Owned");
+    b.param("w", "u32")
+        .texture("src", "texture_2d<r32float>", Role::Input)
+        .texture("dst", "texture_2d<r32float>", Role::Owned);
+    b.kernel(
+        "copy_texels",
+        KernelSpec::wgsl(COPY_TEXELS)
+            .read("src")
+            .write("dst")
+            .threads(&["params.w", "params.w"]),
+    );
+    let d = errors(&b)
+        .into_iter()
+        .find(|d| d.loc == Loc::Buffer(1))
+        .expect("an error at the texture");
+    assert!(d.message.contains("graph-owned"), "{}", d.message);
+}
+
+#[test]
+fn a_texture_has_no_length_to_size_a_dispatch_by() {
+    let d = only_error(&zeroer(Some("t.len()")));
+    assert!(
+        d.message.contains("`t` is a texture, which has no length"),
+        "{}",
+        d.message
+    );
+}
+
+#[test]
+fn a_graph_file_holds_textures_as_the_builder_makes_them() {
+    let built = copier(
+        "texture_2d<rgba8unorm>",
+        "texture_storage_2d<rgba8unorm, write>",
+        AccessMode::Write,
+    );
+    let text = graph_core::file::to_json(built.graph());
+    assert!(
+        text.contains("texture_storage_2d<rgba8unorm, write>"),
+        "{text}"
+    );
+    let loaded = graph_core::file::from_json(&text).expect("loads");
+    assert_eq!(&loaded, built.graph());
+    let from_file = GraphBuilder::from_graph(loaded, Default::default())
+        .build(&LIBRARY)
+        .expect("checks");
+    assert_eq!(from_file, built.build(&LIBRARY).expect("checks"));
+}
+
+#[test]
+fn dot_draws_a_texture_with_its_type() {
+    let desc = copier(
+        "texture_2d<rgba8unorm>",
+        "texture_2d<r32float>",
+        AccessMode::Write,
+    )
+    .build(&LIBRARY)
+    .expect("checks");
+    let dot = desc.to_dot(graph_core::dot::Detail::default());
+    assert!(
+        dot.contains("texture_2d<rgba8unorm>") && dot.contains("texture_2d<r32float>"),
+        "{dot}"
+    );
+}
