@@ -18,7 +18,9 @@ use crate::params::ParamsTransport;
 use crate::program::{DeviceLimits, MemoryOptions, Program, in_block};
 use crate::replay::{KernelStep, Kernels};
 use crate::slice::Slice;
+use crate::texture::{Texture, view_dimension, wgpu_format};
 use graph_core::memory::MemoryPlan;
+use graph_core::texture::{SampleKind, TextureType};
 
 /// The buffers of a baked graph: external ones bound by the caller, owned ones created here, in the graph's
 /// transient heap or apart (`Program::memory`).
@@ -27,8 +29,11 @@ pub(crate) struct BoundBuffers {
     pub lens: Vec<u32>,
     /// The heaps the placed owned buffers are ranges of (`MemoryPlan::heaps`).
     pub heaps: Vec<wgpu::Buffer>,
-    /// What every buffer fusion keeps in registers is bound to, if there is one: nothing reads it.
+    /// What every buffer fusion keeps in registers, and every texture's slot among the buffers, is bound
+    /// to, if there is one: nothing reads it.
     pub placeholder: Option<wgpu::Buffer>,
+    /// Each texture's view, by buffer index (`None` for buffers): what a kernel binds in its place.
+    pub views: Vec<Option<wgpu::TextureView>>,
 }
 
 /// The placeholder's bytes: one element of the largest element type (`vec4<f32>`).
@@ -47,13 +52,26 @@ fn bind_externals(
     gpu: &Gpu,
     desc: &GraphDesc,
     bound: &[(u32, &AnyBuffer)],
+    textures: &[Option<Texture>],
     registers: &[u32],
-) -> Result<(Vec<Option<Slice>>, Vec<u32>), Error> {
+) -> Result<Externals, Error> {
     let graph = || desc.name.to_string();
     let limits = gpu.device().limits();
     let mut buffers = Vec::with_capacity(desc.buffers.len());
     let mut lens = Vec::with_capacity(desc.buffers.len());
+    let mut views = Vec::with_capacity(desc.buffers.len());
     for (index, b) in desc.buffers.iter().enumerate() {
+        let texture = b.texture_type();
+        views.push(match texture {
+            Some(ty) => Some(bind_texture(gpu, desc, index, ty, textures)?),
+            None => None,
+        });
+        if texture.is_some() {
+            // No length: nothing sizes by a texture's (the description's checks).
+            buffers.push(None);
+            lens.push(0);
+            continue;
+        }
         if b.role == Role::Owned {
             let len = b.len.unwrap_or(1);
             let elements = match registers.contains(&(index as u32)) {
@@ -123,7 +141,52 @@ fn bind_externals(
         lens.push(any.len());
     }
     check_aliasing(desc, &buffers)?;
-    Ok((buffers, lens))
+    check_texture_aliasing(desc, textures)?;
+    Ok(Externals {
+        buffers,
+        lens,
+        views,
+    })
+}
+
+/// The external buffers bound, by index (`None` for owned buffers and textures), every buffer's length
+/// (0 for a texture), and each texture's view.
+struct Externals {
+    buffers: Vec<Option<Slice>>,
+    lens: Vec<u32>,
+    views: Vec<Option<wgpu::TextureView>>,
+}
+
+/// The view of the texture bound to texture `index` (of type `ty`), once it is checked against the
+/// declaration and against how the graph's kernels bind it.
+fn bind_texture(
+    gpu: &Gpu,
+    desc: &GraphDesc,
+    index: usize,
+    ty: graph_core::texture::TextureType,
+    textures: &[Option<Texture>],
+) -> Result<wgpu::TextureView, Error> {
+    let name = &desc.buffers[index].name;
+    let Some(texture) = textures.get(index).and_then(Option::as_ref) else {
+        return Err(Error::TextureMismatch {
+            graph: desc.name.to_string(),
+            texture: name.to_string(),
+            reason: "no texture was bound for it".into(),
+        });
+    };
+    let (mut sampled, mut storage) = (false, false);
+    for node in desc.nodes.iter() {
+        if let OpDesc::Kernel(k) = &node.op {
+            for b in k.bindings.iter().filter(|b| b.buffer as usize == index) {
+                match (ty.storage, b.mode) {
+                    (None, AccessMode::Read) => sampled = true,
+                    _ => storage = true,
+                }
+            }
+        }
+    }
+    texture.check(gpu, &desc.name, name, ty, sampled, storage)?;
+    Ok(texture.view(ty.dim))
 }
 
 /// The owned buffers as `memory` places them: ranges of its heaps, or buffers of their own (for those fusion
@@ -132,11 +195,16 @@ fn bind_externals(
 fn bind_owned(
     gpu: &Gpu,
     desc: &GraphDesc,
-    (externals, lens): (Vec<Option<Slice>>, Vec<u32>),
+    externals: Externals,
     memory: &MemoryPlan,
     previous: Option<&BoundBuffers>,
     registers: &[u32],
 ) -> BoundBuffers {
+    let Externals {
+        buffers: externals,
+        lens,
+        views,
+    } = externals;
     let create = |label: &str, size: u64| {
         gpu.device().create_buffer(&wgpu::BufferDescriptor {
             label: Some(label),
@@ -156,7 +224,8 @@ fn bind_owned(
                 .unwrap_or_else(|| create(&format!("{} transient heap {h}", desc.name), bytes))
         })
         .collect();
-    let placeholder = (!registers.is_empty()).then(|| {
+    let textured = views.iter().any(Option::is_some);
+    let placeholder = (!registers.is_empty() || textured).then(|| {
         previous
             .and_then(|p| p.placeholder.clone())
             .unwrap_or_else(|| {
@@ -170,6 +239,15 @@ fn bind_owned(
     for (index, (external, b)) in externals.into_iter().zip(desc.buffers.iter()).enumerate() {
         if let Some(external) = external {
             buffers.push(external);
+            continue;
+        }
+        // A texture: kernels bind its view, and its place among the buffers is the placeholder's.
+        if let (Some(_), Some(placeholder)) = (&views[index], &placeholder) {
+            buffers.push(Slice {
+                buffer: placeholder.clone(),
+                offset: 0,
+                size: PLACEHOLDER_BYTES,
+            });
             continue;
         }
         // Kept in registers by fusion: nothing reads the buffer, bound to one element of the placeholder
@@ -210,6 +288,7 @@ fn bind_owned(
         lens,
         heaps,
         placeholder,
+        views,
     }
 }
 
@@ -289,6 +368,31 @@ fn check_aliasing(desc: &GraphDesc, buffers: &[Option<Slice>]) -> Result<(), Err
     Ok(())
 }
 
+/// Two textures may be one wgpu texture only when the graph only reads both, as for buffers.
+fn check_texture_aliasing(desc: &GraphDesc, textures: &[Option<Texture>]) -> Result<(), Error> {
+    for (i, a) in textures.iter().enumerate() {
+        for (j, b) in textures.iter().enumerate().skip(i + 1) {
+            let (Some(a), Some(b)) = (a, b) else {
+                continue;
+            };
+            let written =
+                desc.buffers[i].role != Role::Input || desc.buffers[j].role != Role::Input;
+            if written && a.wgpu() == b.wgpu() {
+                return Err(Error::TextureMismatch {
+                    graph: desc.name.to_string(),
+                    texture: desc.buffers[j].name.to_string(),
+                    reason: format!(
+                        "it is the texture bound to `{}` too, and the graph writes one of them; the graph's \
+                         ordering assumes distinct names are distinct memory",
+                        desc.buffers[i].name
+                    ),
+                });
+            }
+        }
+    }
+    Ok(())
+}
+
 /// The usages the graph needs of buffer `index`: storage for kernels, copy source/destination for copies,
 /// uploads, readbacks and host tasks.
 fn needed_usage(desc: &GraphDesc, index: u32) -> wgpu::BufferUsages {
@@ -336,13 +440,17 @@ fn needed_usage(desc: &GraphDesc, index: u32) -> wgpu::BufferUsages {
 
 /// A pipeline's identity: its module, entry point, access modes and pipeline constants (a fill's range, as
 /// bits).
-type PipelineKey = (String, String, Vec<AccessMode>, Vec<u64>);
+type PipelineKey = (String, String, LayoutKey, Vec<u64>);
+
+/// A bind group layout's identity: binding by binding, the access mode and the texture's type where the
+/// binding is a texture.
+type LayoutKey = (Vec<AccessMode>, Vec<Option<TextureType>>);
 
 /// The layouts and pipelines of a baked graph, kept across updates: an update compiles only the kernels whose
 /// code changed, and every pipeline and bind group shares one set of layouts.
 #[derive(Default, Clone)]
 pub(crate) struct KernelCache {
-    layouts: HashMap<Vec<AccessMode>, (wgpu::BindGroupLayout, wgpu::PipelineLayout)>,
+    layouts: HashMap<LayoutKey, (wgpu::BindGroupLayout, wgpu::PipelineLayout)>,
     pipelines: HashMap<PipelineKey, wgpu::ComputePipeline>,
 }
 
@@ -369,14 +477,15 @@ pub(crate) fn build_kernels(
     let mut keys = Vec::with_capacity(program.kernels.len());
     let mut pipelines = Vec::with_capacity(program.kernels.len());
     for entry in &program.kernels {
+        let layout_key: LayoutKey = (entry.modes.clone(), entry.textures.clone());
         let (_, pipeline_layout) = cache
             .layouts
-            .entry(entry.modes.clone())
-            .or_insert_with(|| layouts_for(device, &entry.modes, params));
+            .entry(layout_key.clone())
+            .or_insert_with(|| layouts_for(device, &layout_key, params));
         let key: PipelineKey = (
             entry.module(params.storage()),
             entry.entry.clone(),
-            entry.modes.clone(),
+            layout_key,
             entry.constants.iter().map(|(_, v)| v.to_bits()).collect(),
         );
         let pipeline = match cache.pipelines.get(&key) {
@@ -421,10 +530,15 @@ pub(crate) fn build_kernels(
             .iter()
             .map(|&b| bound.buffers[b as usize].clone())
             .collect();
-        // The same layout and the same buffers: the previous bind group serves.
+        let views: Vec<Option<wgpu::TextureView>> = node
+            .buffers
+            .iter()
+            .map(|&b| bound.views.get(b as usize).cloned().flatten())
+            .collect();
+        // The same layout, buffers and textures: the previous bind group serves.
         let reusable = previous
             .and_then(|p| p.nodes.get(n)?.as_ref())
-            .filter(|old| old.modes == entry.modes && old.buffers == buffers)
+            .filter(|old| old.modes == entry.modes && old.buffers == buffers && old.views == views)
             .map(|old| old.bind_group.clone());
         let bind_group = match reusable {
             Some(group) => group,
@@ -432,15 +546,20 @@ pub(crate) fn build_kernels(
                 built.bind_groups += 1;
                 let entries: Vec<wgpu::BindGroupEntry<'_>> = buffers
                     .iter()
+                    .zip(&views)
                     .enumerate()
-                    .map(|(i, b)| wgpu::BindGroupEntry {
+                    .map(|(i, (b, view))| wgpu::BindGroupEntry {
                         binding: i as u32,
-                        resource: b.binding(),
+                        resource: match view {
+                            Some(view) => wgpu::BindingResource::TextureView(view),
+                            None => b.binding(),
+                        },
                     })
                     .collect();
+                let layout_key = (entry.modes.clone(), entry.textures.clone());
                 device.create_bind_group(&wgpu::BindGroupDescriptor {
                     label: Some(&entry.label),
-                    layout: &cache.layouts[&entry.modes].0,
+                    layout: &cache.layouts[&layout_key].0,
                     entries: &entries,
                 })
             }
@@ -450,6 +569,7 @@ pub(crate) fn build_kernels(
             bind_group,
             modes: entry.modes.clone(),
             buffers,
+            views,
         }));
     }
     (Kernels { pipelines, nodes }, built)
@@ -459,21 +579,25 @@ pub(crate) fn build_kernels(
 /// parameters' push-constant range or uniform group).
 fn layouts_for(
     device: &wgpu::Device,
-    modes: &[AccessMode],
+    (modes, textures): &LayoutKey,
     params: &ParamsTransport,
 ) -> (wgpu::BindGroupLayout, wgpu::PipelineLayout) {
     let entries: Vec<wgpu::BindGroupLayoutEntry> = modes
         .iter()
+        .zip(textures)
         .enumerate()
-        .map(|(i, m)| wgpu::BindGroupLayoutEntry {
+        .map(|(i, (m, texture))| wgpu::BindGroupLayoutEntry {
             binding: i as u32,
             visibility: wgpu::ShaderStages::COMPUTE,
-            ty: wgpu::BindingType::Buffer {
-                ty: wgpu::BufferBindingType::Storage {
-                    read_only: *m == AccessMode::Read,
+            ty: match texture {
+                Some(texture) => texture_binding(texture, *m),
+                None => wgpu::BindingType::Buffer {
+                    ty: wgpu::BufferBindingType::Storage {
+                        read_only: *m == AccessMode::Read,
+                    },
+                    has_dynamic_offset: false,
+                    min_binding_size: None,
                 },
-                has_dynamic_offset: false,
-                min_binding_size: None,
             },
             count: None,
         })
@@ -494,6 +618,34 @@ fn layouts_for(
     (bind_layout, pipeline_layout)
 }
 
+/// How a kernel declaring `mode` binds a texture of `ty`, as [`TextureType::binding_wgsl`] declares it.
+fn texture_binding(ty: &TextureType, mode: AccessMode) -> wgpu::BindingType {
+    let view_dimension = view_dimension(ty.dim);
+    match (ty.storage, mode) {
+        (None, AccessMode::Read) => wgpu::BindingType::Texture {
+            sample_type: match ty.format.sample_kind() {
+                SampleKind::Float => wgpu::TextureSampleType::Float { filterable: true },
+                SampleKind::UnfilterableFloat => {
+                    wgpu::TextureSampleType::Float { filterable: false }
+                }
+                SampleKind::Uint => wgpu::TextureSampleType::Uint,
+                SampleKind::Sint => wgpu::TextureSampleType::Sint,
+            },
+            view_dimension,
+            multisampled: false,
+        },
+        _ => wgpu::BindingType::StorageTexture {
+            access: match mode {
+                AccessMode::Read => wgpu::StorageTextureAccess::ReadOnly,
+                AccessMode::Write => wgpu::StorageTextureAccess::WriteOnly,
+                AccessMode::ReadWrite => wgpu::StorageTextureAccess::ReadWrite,
+            },
+            format: wgpu_format(ty.format),
+            view_dimension,
+        },
+    }
+}
+
 /// The most buffers one fused kernel binds, whatever more the device allows. Past it a fused kernel's compile
 /// time grows faster than the dispatches it saves are worth: on the H100 (first bake in a process, the
 /// driver's disk cache off), a chain of 1000 kernels fused into two kernels of 759 and 241 members took
@@ -512,6 +664,7 @@ pub(crate) fn build_replay(
     gpu: &Gpu,
     desc: &GraphDesc,
     externals: &[(u32, &AnyBuffer)],
+    textures: &[Option<Texture>],
     previous: Option<&BoundBuffers>,
 ) -> Result<Replayable, Error> {
     let lengths: Vec<Option<u64>> = desc
@@ -542,7 +695,7 @@ pub(crate) fn build_replay(
     let registers = fusion.registers();
     let externals = {
         let _span = tracing::debug_span!("bind buffers").entered();
-        bind_externals(gpu, desc, externals, &registers)?
+        bind_externals(gpu, desc, externals, textures, &registers)?
     };
     let program = {
         let _span = tracing::debug_span!("compile program").entered();
@@ -553,7 +706,7 @@ pub(crate) fn build_replay(
             };
             Program::compile(
                 &fusion.desc,
-                &externals.1,
+                &externals.lens,
                 DeviceLimits::from(&limits),
                 memory,
             )

@@ -54,6 +54,7 @@ impl<G: TaskGraph> Baked<G> {
             gpu,
             Cow::Borrowed(G::DESCRIPTION),
             buffers,
+            &[],
             size_of::<G::Params>(),
         )?;
         Ok(Baked {

@@ -27,6 +27,7 @@ use crate::program::resolve_dispatches;
 use crate::program::{Partition, Step};
 use crate::recorder::{Recorder, record_replay};
 use crate::scope::OpScope;
+use crate::texture::Texture;
 use crate::transfer::{Finished, TransferBuffers};
 use crate::wait::{Submission, Work};
 use crate::wgpu_recorder::WgpuRecorder;
@@ -76,25 +77,59 @@ impl BakedGraph {
         desc: impl Into<Cow<'static, GraphDesc>>,
         buffers: &[(&str, &AnyBuffer)],
     ) -> Result<Self, Error> {
+        Self::bake_with_textures(gpu, desc, buffers, &[])
+    }
+
+    /// [`BakedGraph::bake`] for a graph that holds textures: each of its textures bound by name to a
+    /// [`Texture`] of the declared format and dimension, with the usages its kernels need.
+    pub fn bake_with_textures(
+        gpu: &Gpu,
+        desc: impl Into<Cow<'static, GraphDesc>>,
+        buffers: &[(&str, &AnyBuffer)],
+        textures: &[(&str, &Texture)],
+    ) -> Result<Self, Error> {
         let desc = desc.into();
         let _span = tracing::info_span!("bake", graph = %desc.name).entered();
-        let mut indexed = Vec::with_capacity(buffers.len());
-        for &(name, buffer) in buffers {
+        let external = |is_texture: bool, name: &str| {
             let index = desc.buffers.iter().position(|b| b.name == name);
             match index {
-                Some(i) if desc.buffers[i].role.is_external() => indexed.push((i as u32, buffer)),
+                Some(i)
+                    if desc.buffers[i].role.is_external()
+                        && desc.buffers[i].texture.is_some() == is_texture =>
+                {
+                    Ok(i as u32)
+                }
                 _ => {
                     let known = desc
                         .buffers
                         .iter()
-                        .filter(|b| b.role.is_external())
+                        .filter(|b| b.role.is_external() && b.texture.is_some() == is_texture)
                         .map(|b| format!("`{}`", b.name));
-                    return Err(unknown(&desc, "external buffer", name, known));
+                    let what = match is_texture {
+                        true => "texture",
+                        false => "external buffer",
+                    };
+                    Err(unknown(&desc, what, name, known))
                 }
             }
+        };
+        let mut indexed = Vec::with_capacity(buffers.len());
+        for &(name, buffer) in buffers {
+            indexed.push((external(false, name)?, buffer));
+        }
+        let mut indexed_textures = Vec::with_capacity(textures.len());
+        for &(name, texture) in textures {
+            let index = external(true, name)?;
+            if indexed_textures.iter().any(|&(i, _)| i == index) {
+                return Err(Error::BoundTwice {
+                    graph: desc.name.to_string(),
+                    buffer: name.to_string(),
+                });
+            }
+            indexed_textures.push((index, texture));
         }
         let size = desc.params.size as usize;
-        Self::bake_indexed(gpu, desc, &indexed, size)
+        Self::bake_indexed(gpu, desc, &indexed, &indexed_textures, size)
     }
 
     /// Bakes with buffers given by declaration index. The description is validated first, so one that did
@@ -104,6 +139,7 @@ impl BakedGraph {
         gpu: &Gpu,
         desc: Cow<'static, GraphDesc>,
         buffers: &[(u32, &AnyBuffer)],
+        textures: &[(u32, &Texture)],
         params_size: usize,
     ) -> Result<Self, Error> {
         let invalid = |e: graph_core::desc::InvalidDescription| Error::InvalidDescription {
@@ -129,10 +165,16 @@ impl BakedGraph {
                 *slot = Some(buffer.clone());
             }
         }
+        let mut bound_textures = vec![None; desc.buffers.len()];
+        for &(index, texture) in textures {
+            if let Some(slot) = bound_textures.get_mut(index as usize) {
+                *slot = Some(texture.clone());
+            }
+        }
         let scope = OpScope::enter(gpu);
         let transport = ParamsTransport::new(gpu, &desc);
         let name = desc.name.to_string();
-        let built = BakedState::build(gpu, desc, externals, &transport, None);
+        let built = BakedState::build(gpu, desc, externals, bound_textures, &transport, None);
         let (state, _) = scope.finish_with(built, |reason| Error::Bake {
             graph: name,
             reason,

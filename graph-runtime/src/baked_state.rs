@@ -17,6 +17,7 @@ use crate::params::ParamsTransport;
 use crate::program::Program;
 use crate::replay::Kernels;
 use crate::scope::OpScope;
+use crate::texture::Texture;
 use crate::transfer::{Readbacks, Uploads};
 
 /// What an update created; everything else it reused. The wgpu pipelines and bind groups are the portable
@@ -47,6 +48,8 @@ pub(crate) struct BakedState {
     /// The caller's buffer bound to each external buffer, by index (`None` for owned ones): what an update
     /// rebinds from.
     pub externals: Vec<Option<AnyBuffer>>,
+    /// The caller's texture bound to each texture, by buffer index (`None` for buffers).
+    pub textures: Vec<Option<Texture>>,
     pub bound: BoundBuffers,
     /// The portable recorder's pipelines and bind groups: made only for a graph that replays through it
     /// (see [`BakedState::portable_kernels`]).
@@ -79,6 +82,7 @@ impl BakedState {
         gpu: &Gpu,
         desc: Cow<'static, GraphDesc>,
         externals: Vec<Option<AnyBuffer>>,
+        textures: Vec<Option<Texture>>,
         transport: &ParamsTransport,
         previous: Option<&mut BakedState>,
     ) -> Result<(BakedState, UpdateReport), Error> {
@@ -96,6 +100,7 @@ impl BakedState {
             gpu,
             &desc,
             &bound_externals,
+            &textures,
             previous.as_ref().map(|p| &p.bound),
         )?;
         let (gates, gates_built) = {
@@ -165,6 +170,7 @@ impl BakedState {
         let state = BakedState {
             desc,
             externals,
+            textures,
             bound: r.bound,
             kernels,
             program: r.program,

@@ -53,6 +53,18 @@ pub enum Error {
     #[error("graph `{graph}`: no buffer was bound for `{buffer}`")]
     MissingBuffer { graph: String, buffer: String },
 
+    /// A texture bound at bake is not what the graph declares or needs, or none was bound.
+    #[error("graph `{graph}`: texture `{texture}`: {reason}")]
+    TextureMismatch {
+        graph: String,
+        texture: String,
+        reason: String,
+    },
+
+    /// A texture could not be made, written or read.
+    #[error("texture `{texture}`: {reason}")]
+    Texture { texture: String, reason: String },
+
     #[error("graph `{graph}`: buffer `{buffer}` is bound twice; bind each external buffer once")]
     BoundTwice { graph: String, buffer: String },
 
@@ -334,6 +346,7 @@ impl Error {
             | Error::BufferUsage { graph, .. }
             | Error::ForeignBuffer { graph, .. }
             | Error::MissingBuffer { graph, .. }
+            | Error::TextureMismatch { graph, .. }
             | Error::BoundTwice { graph, .. }
             | Error::AliasedBuffers { graph, .. }
             | Error::Bake { graph, .. }

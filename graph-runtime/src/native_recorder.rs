@@ -309,6 +309,10 @@ fn ineligible(
     {
         return Some("its parameters cannot be push constants on this device");
     }
+    // Image layouts and barriers are not recorded natively yet: wgpu tracks them for the portable recorder.
+    if desc.buffers.iter().any(|b| b.texture.is_some()) {
+        return Some("it binds textures, whose layouts only the portable recorder tracks yet");
+    }
     None
 }
 

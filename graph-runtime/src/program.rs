@@ -27,6 +27,7 @@ use graph_core::memory::{MemoryPlan, add_alias_hazards, plan_memory};
 use graph_core::plan::{
     BufferHazard, PlanError, PlanPartition, PlanStep, Transfer, evaluate_range, plan,
 };
+use graph_core::texture::TextureType;
 use graph_core::wgsl::params_declaration;
 
 use crate::error::Error;
@@ -148,6 +149,8 @@ pub(crate) struct KernelEntry {
     pub constants: Vec<(&'static str, f64)>,
     /// Binding by binding.
     pub modes: Vec<AccessMode>,
+    /// Binding by binding: the texture's type where the binding is a texture.
+    pub textures: Vec<Option<TextureType>>,
 }
 
 impl KernelEntry {
@@ -161,7 +164,13 @@ impl KernelEntry {
     /// What makes two entries one (equal keys make equal pipelines), the body moved into it.
     fn into_key(self) -> (EntryKey, KernelEntry) {
         let constants = self.constants.iter().map(|(_, v)| v.to_bits()).collect();
-        let key = (self.body, self.entry.clone(), constants, self.modes.clone());
+        let key = (
+            self.body,
+            self.entry.clone(),
+            constants,
+            self.modes.clone(),
+            self.textures.clone(),
+        );
         let entry = KernelEntry {
             body: String::new(),
             ..self
@@ -171,7 +180,13 @@ impl KernelEntry {
 }
 
 /// A kernel-table entry's identity: its module's body, entry point, constants (as bits) and access modes.
-type EntryKey = (String, String, Vec<u64>, Vec<AccessMode>);
+type EntryKey = (
+    String,
+    String,
+    Vec<u64>,
+    Vec<AccessMode>,
+    Vec<Option<TextureType>>,
+);
 
 /// A node's dispatch.
 #[derive(Debug, Clone)]
@@ -301,7 +316,7 @@ impl Program {
         // A buffer that reuses memory needs the barrier its own accesses may not (the native recorder's).
         add_alias_hazards(&mut plan, desc, &memory);
         let mut kernels: Vec<KernelEntry> = Vec::new();
-        let mut index: HashMap<(String, String, Vec<u64>, Vec<AccessMode>), usize> = HashMap::new();
+        let mut index: HashMap<EntryKey, usize> = HashMap::new();
         let mut nodes = Vec::with_capacity(desc.nodes.len());
         for n in 0..desc.nodes.len() {
             let Some((entry, node)) = node_kernel(desc, n, lens, limits)? else {
@@ -458,6 +473,11 @@ fn node_kernel(
             ]
         }),
         modes: k.bindings.iter().map(|b| b.mode).collect(),
+        textures: k
+            .bindings
+            .iter()
+            .map(|b| desc.buffers.get(b.buffer as usize)?.texture_type())
+            .collect(),
     };
     let node = NodeKernel {
         kernel: usize::MAX,

@@ -74,6 +74,19 @@ impl GpuQueue {
         }
     }
 
+    /// Queues a write of `data` into `texture`, as [`wgpu::Queue::write_texture`]: it reaches the GPU ahead
+    /// of the next submission or replay.
+    pub fn write_texture(
+        &self,
+        texture: wgpu::TexelCopyTextureInfo<'_>,
+        data: &[u8],
+        layout: wgpu::TexelCopyBufferLayout,
+        size: wgpu::Extent3d,
+    ) {
+        self.queue.write_texture(texture, data, layout, size);
+        self.written.store(true, Ordering::Release);
+    }
+
     /// Calls `callback` once everything submitted so far, replays included, has finished (from a poll of the
     /// device, as [`wgpu::Queue::on_submitted_work_done`]).
     pub fn on_submitted_work_done(&self, callback: impl FnOnce() + Send + 'static) {

@@ -63,6 +63,8 @@ pub(crate) struct KernelStep {
     /// same.
     pub modes: Vec<graph_core::ir::AccessMode>,
     pub buffers: Vec<crate::slice::Slice>,
+    /// The texture views bound in place of buffers, binding by binding (`None` for buffers).
+    pub views: Vec<Option<wgpu::TextureView>>,
 }
 
 /// The portable recorder's pipelines, one per entry of the program's kernel table, and its bind groups by

@@ -25,6 +25,7 @@ use crate::baked_state::{BakedState, UpdateReport};
 use crate::buffer::AnyBuffer;
 use crate::error::Error;
 use crate::scope::OpScope;
+use crate::texture::Texture;
 
 /// A kernel node's size, set after bake in place of the one it was declared with.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -45,18 +46,43 @@ impl BakedGraph {
             .desc
             .buffers
             .iter()
-            .position(|b| b.name == name && b.role.is_external())
+            .position(|b| b.name == name && b.role.is_external() && b.texture.is_none())
             .ok_or_else(|| {
                 let known = self
                     .state
                     .desc
                     .buffers
                     .iter()
-                    .filter(|b| b.role.is_external())
+                    .filter(|b| b.role.is_external() && b.texture.is_none())
                     .map(|b| format!("`{}`", b.name));
                 crate::error::unknown(&self.state.desc, "external buffer", name, known)
             })?;
         self.rebind_indexed(&[(index as u32, buffer)])
+    }
+
+    /// Binds texture `name` to `texture` from the next replay on, checked as bake checks it. Only the bind
+    /// groups of the kernels that use it are created again.
+    pub fn rebind_texture(&mut self, name: &str, texture: &Texture) -> Result<UpdateReport, Error> {
+        let desc = &self.state.desc;
+        let index = desc
+            .buffers
+            .iter()
+            .position(|b| b.name == name && b.texture.is_some())
+            .ok_or_else(|| {
+                let known = desc
+                    .buffers
+                    .iter()
+                    .filter(|b| b.texture.is_some())
+                    .map(|b| format!("`{}`", b.name));
+                crate::error::unknown(desc, "texture", name, known)
+            })?;
+        let mut textures = self.state.textures.clone();
+        textures[index] = Some(texture.clone());
+        self.rebuild_with(
+            self.state.desc.clone(),
+            self.state.externals.clone(),
+            textures,
+        )
     }
 
     /// Rebinds the external buffers given by declaration index, in one rebuild.
@@ -245,6 +271,17 @@ impl BakedGraph {
         desc: Cow<'static, GraphDesc>,
         externals: Vec<Option<AnyBuffer>>,
     ) -> Result<UpdateReport, Error> {
+        let textures = self.state.textures.clone();
+        self.rebuild_with(desc, externals, textures)
+    }
+
+    /// [`BakedGraph::rebuild`] over `textures` too.
+    fn rebuild_with(
+        &mut self,
+        desc: Cow<'static, GraphDesc>,
+        externals: Vec<Option<AnyBuffer>>,
+        textures: Vec<Option<Texture>>,
+    ) -> Result<UpdateReport, Error> {
         self.gpu.check_lost()?;
         let gpu = self.gpu.clone();
         let scope = OpScope::enter(&gpu);
@@ -253,6 +290,7 @@ impl BakedGraph {
             &gpu,
             desc,
             externals,
+            textures,
             &self.transport,
             Some(&mut self.state),
         );

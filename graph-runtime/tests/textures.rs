@@ -1,0 +1,394 @@
+//! Textures in a graph, through the builder: kernels sample, load and store textures of each format class
+//! (normalized, 32-bit float, unsigned and signed integers) and dimension, edges are inferred through
+//! them, results equal the CPU's on fresh inputs of odd sizes with the outputs poisoned first, and a bound
+//! texture that is not what the graph declares is an error at bake.
+
+#![forbid(unsafe_code)]
+
+mod common;
+
+use common::{gpu, poison_f32, random_u32, read, rng};
+use graph_runtime::ir::Role;
+use graph_runtime::{BakedGraph, Error, Gpu, GraphBuilder, KernelSpec, LIBRARY, Texture};
+
+/// Bytes of a texture filled with `byte`: what a kernel's output starts as, so a texel it failed to write
+/// shows.
+fn poison_texture(texture: &Texture, byte: u8) {
+    let len = texture.read_blocking().expect("read").len();
+    texture.write(&vec![byte; len]).expect("poison");
+}
+
+fn random_bytes(rng: &mut proptest::test_runner::TestRng, n: usize) -> Vec<u8> {
+    (0..n).map(|_| random_u32(rng, 256) as u8).collect()
+}
+
+/// Luma of an `rgba8unorm` frame into an `r32float` texture, then each row's sum into a buffer: a texture
+/// written by one kernel and read by the next (an edge inferred through it).
+fn luma_graph() -> graph_runtime::GraphDesc {
+    let mut b = GraphBuilder::new("Luma");
+    b.param("width", "u32")
+        .param("height", "u32")
+        .texture("frame", "texture_2d<rgba8unorm>", Role::Input)
+        .texture("luma", "texture_2d<r32float>", Role::Output)
+        .output("rows", "f32");
+    b.kernel(
+        "weigh",
+        KernelSpec::wgsl(
+            "@compute @workgroup_size(8, 8)
+            fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
+                if (gid.x >= params.width || gid.y >= params.height) { return; }
+                let c = textureLoad(frame, vec2<i32>(gid.xy), 0);
+                textureStore(luma, vec2<i32>(gid.xy), vec4<f32>(0.25 * c.r + 0.5 * c.g + 0.25 * c.b, 0.0, 0.0, 1.0));
+            }",
+        )
+        .read("frame")
+        .write("luma")
+        .threads(&["params.width", "params.height"]),
+    );
+    b.kernel(
+        "sum_rows",
+        KernelSpec::wgsl(
+            "@compute @workgroup_size(64)
+            fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
+                if (gid.x >= params.height) { return; }
+                var total = 0.0;
+                for (var x = 0u; x < params.width; x++) {
+                    total += textureLoad(luma, vec2<u32>(x, gid.x), 0).r;
+                }
+                rows[gid.x] = total;
+            }",
+        )
+        .read("luma")
+        .write("rows")
+        .threads(&["params.height"]),
+    );
+    b.build(&LIBRARY).expect("the luma graph checks")
+}
+
+#[test]
+fn kernels_load_and_store_textures_and_order_through_them() -> Result<(), Error> {
+    let gpu = gpu();
+    let mut rng = rng();
+    let desc = luma_graph();
+    // The second kernel reads what the first wrote: an edge inferred on `luma`.
+    let luma_index = desc
+        .buffers
+        .iter()
+        .position(|b| b.name == "luma")
+        .expect("luma") as u32;
+    assert!(
+        desc.edges.iter().any(|e| matches!(
+            e.origin,
+            graph_runtime::desc::EdgeOriginDesc::Inferred { buffer, .. } if buffer == luma_index
+        )),
+        "{:?}",
+        desc.edges
+    );
+    for (width, height) in [(1, 1), (37, 23), (64, 3)] {
+        let frame = gpu.texture("texture_2d<rgba8unorm>", [width, height, 1])?;
+        let luma = gpu.texture("texture_2d<r32float>", [width, height, 1])?;
+        let rows = gpu.buffer_zeroed::<f32>(height as usize)?;
+        let mut g = BakedGraph::bake_with_textures(
+            &gpu,
+            desc.clone(),
+            &[("rows", rows.as_any())],
+            &[("frame", &frame), ("luma", &luma)],
+        )?;
+        assert_eq!(g.recorder(), "portable", "textures replay through wgpu");
+        g.set_param("width", width)?;
+        g.set_param("height", height)?;
+        for _ in 0..2 {
+            let pixels = random_bytes(&mut rng, (width * height * 4) as usize);
+            frame.write(&pixels)?;
+            poison_texture(&luma, 0xff);
+            poison_f32(&rows);
+            g.replay()?.wait()?;
+            // unorm8 reads as byte / 255; the weights are powers of two, so the CPU's f32 sum is the GPU's
+            // but for the order of the row's additions.
+            let want: Vec<f32> = pixels
+                .chunks(4)
+                .map(|p| {
+                    let c = |i: usize| f32::from(p[i]) / 255.0;
+                    0.25 * c(0) + 0.5 * c(1) + 0.25 * c(2)
+                })
+                .collect();
+            let got: Vec<f32> = bytemuck::cast_slice(&luma.read_blocking()?).to_vec();
+            for (i, (g, w)) in got.iter().zip(&want).enumerate() {
+                assert!(
+                    (g - w).abs() <= 1e-6,
+                    "{width}x{height} luma[{i}]: GPU {g}, CPU {w}"
+                );
+            }
+            let sums = read(&rows);
+            for y in 0..height as usize {
+                let row = &want[y * width as usize..(y + 1) * width as usize];
+                let w: f32 = row.iter().sum();
+                let bound = 1e-5 * (1.0 + w.abs()) * width as f32;
+                assert!(
+                    (sums[y] - w).abs() <= bound,
+                    "{width}x{height} rows[{y}]: GPU {}, CPU {w}",
+                    sums[y]
+                );
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Integer formats, a 3-D texture and a 2-D array: each texel copied into a buffer, the layer or depth
+/// index folded in, and a storage texture written as `rgba8uint` and read back whole.
+#[test]
+fn integer_formats_3d_textures_and_layers_load_and_store() -> Result<(), Error> {
+    let gpu = gpu();
+    let mut rng = rng();
+    let mut b = GraphBuilder::new("Volumes");
+    b.param("w", "u32")
+        .param("h", "u32")
+        .param("d", "u32")
+        .texture("volume", "texture_3d<r32uint>", Role::Input)
+        .texture("layers", "texture_2d_array<rgba8sint>", Role::Input)
+        .texture(
+            "marks",
+            "texture_storage_2d_array<rgba8uint, write>",
+            Role::Output,
+        )
+        .output("flat", "u32")
+        .output("signed", "i32");
+    b.kernel(
+        "unroll",
+        KernelSpec::wgsl(
+            "@compute @workgroup_size(4, 4, 4)
+            fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
+                if (gid.x >= params.w || gid.y >= params.h || gid.z >= params.d) { return; }
+                let i = gid.x + params.w * (gid.y + params.h * gid.z);
+                flat[i] = textureLoad(volume, gid, 0).r * 4u + gid.z;
+                let s = textureLoad(layers, gid.xy, gid.z, 0);
+                signed[i] = s.x - 2 * s.w;
+                textureStore(marks, gid.xy, gid.z, vec4<u32>(gid.x, gid.y, gid.z, 7u));
+            }",
+        )
+        .read("volume")
+        .read("layers")
+        .write("marks")
+        .write("flat")
+        .write("signed")
+        .threads(&["params.w", "params.h", "params.d"]),
+    );
+    let desc = b.build(&LIBRARY).expect("checks");
+    let (w, h, d) = (5u32, 3u32, 2u32);
+    let n = (w * h * d) as usize;
+    let volume = gpu.texture("texture_3d<r32uint>", [w, h, d])?;
+    let layers = gpu.texture("texture_2d_array<rgba8sint>", [w, h, d])?;
+    let marks = gpu.texture("texture_2d_array<rgba8uint>", [w, h, d])?;
+    let flat = gpu.buffer_zeroed::<u32>(n)?;
+    let signed = gpu.buffer_zeroed::<i32>(n)?;
+    let mut g = BakedGraph::bake_with_textures(
+        &gpu,
+        desc,
+        &[("flat", flat.as_any()), ("signed", signed.as_any())],
+        &[("volume", &volume), ("layers", &layers), ("marks", &marks)],
+    )?;
+    g.set_param("w", w)?;
+    g.set_param("h", h)?;
+    g.set_param("d", d)?;
+    let texels: Vec<u32> = (0..n).map(|_| random_u32(&mut rng, 1 << 20)).collect();
+    volume.write(bytemuck::cast_slice(&texels))?;
+    let quads = random_bytes(&mut rng, n * 4);
+    layers.write(&quads)?;
+    flat.write(&vec![u32::MAX; n])?;
+    signed.write(&vec![i32::MIN; n])?;
+    poison_texture(&marks, 0xff);
+    g.replay()?.wait()?;
+    let layer = |i: usize| (i / (w * h) as usize) as u32;
+    let want_flat: Vec<u32> = (0..n).map(|i| texels[i] * 4 + layer(i)).collect();
+    assert_eq!(read(&flat), want_flat);
+    let want_signed: Vec<i32> = (0..n)
+        .map(|i| i32::from(quads[4 * i] as i8) - 2 * i32::from(quads[4 * i + 3] as i8))
+        .collect();
+    assert_eq!(read(&signed), want_signed);
+    let want_marks: Vec<u8> = (0..n)
+        .flat_map(|i| {
+            let (x, y) = (i as u32 % w, i as u32 / w % h);
+            [x as u8, y as u8, layer(i) as u8, 7]
+        })
+        .collect();
+    assert_eq!(marks.read_blocking()?, want_marks);
+    Ok(())
+}
+
+/// A one-kernel graph reading texture `t` of `ty` into buffer `out`.
+fn reader(ty: &str) -> graph_runtime::GraphDesc {
+    let mut b = GraphBuilder::new("Reader");
+    b.texture("t", ty, Role::Input).output("out", "f32");
+    b.kernel(
+        "first",
+        KernelSpec::wgsl(
+            "@compute @workgroup_size(1)
+            fn main() { out[0] = textureLoad(t, vec2<u32>(0u, 0u), 0).r; }",
+        )
+        .read("t")
+        .write("out")
+        .threads(&["1"]),
+    );
+    b.build(&LIBRARY).expect("checks")
+}
+
+#[test]
+fn a_bound_texture_unlike_the_declaration_is_an_error_at_bake() -> Result<(), Error> {
+    let gpu = gpu();
+    let out = gpu.buffer_zeroed::<f32>(1)?;
+    let desc = reader("texture_2d<rgba8unorm>");
+    let bake = |textures: &[(&str, &Texture)]| {
+        BakedGraph::bake_with_textures(&gpu, desc.clone(), &[("out", out.as_any())], textures)
+    };
+    let message = |r: Result<BakedGraph, Error>| r.expect_err("refused").to_string();
+    // The positive control: the declared texture bakes, and reads.
+    let right = gpu.texture("texture_2d<rgba8unorm>", [2, 2, 1])?;
+    right.write(&[51u8; 16])?;
+    let mut g = bake(&[("t", &right)])?;
+    poison_f32(&out);
+    g.replay()?.wait()?;
+    let first = read(&out)[0];
+    assert!((first - 51.0 / 255.0).abs() <= 1e-6, "{first}");
+
+    let m = message(bake(&[]));
+    assert!(m.contains("texture `t`: no texture was bound"), "{m}");
+    let float = gpu.texture("texture_2d<r32float>", [2, 2, 1])?;
+    let m = message(bake(&[("t", &float)]));
+    assert!(
+        m.contains("R32Float") && m.contains("texture_2d<rgba8unorm>"),
+        "{m}"
+    );
+    let volume = gpu.texture("texture_3d<rgba8unorm>", [2, 2, 2])?;
+    let m = message(bake(&[("t", &volume)]));
+    assert!(m.contains("D3 texture"), "{m}");
+    let layered = gpu.texture("texture_2d_array<rgba8unorm>", [2, 2, 3])?;
+    let m = message(bake(&[("t", &layered)]));
+    assert!(m.contains("3 layers"), "{m}");
+    let copy_only = Texture::from_wgpu(
+        &gpu,
+        gpu.device().create_texture(&wgpu::TextureDescriptor {
+            label: None,
+            size: wgpu::Extent3d {
+                width: 2,
+                height: 2,
+                depth_or_array_layers: 1,
+            },
+            mip_level_count: 1,
+            sample_count: 1,
+            dimension: wgpu::TextureDimension::D2,
+            format: wgpu::TextureFormat::Rgba8Unorm,
+            usage: wgpu::TextureUsages::COPY_DST,
+            view_formats: &[],
+        }),
+    );
+    let m = message(bake(&[("t", &copy_only)]));
+    assert!(
+        m.contains("lacks the usage") && m.contains("TEXTURE_BINDING"),
+        "{m}"
+    );
+    let m = message(bake(&[("out", &right)]));
+    assert!(m.contains("has no texture `out` (it has `t`)"), "{m}");
+    let other = Gpu::new_blocking()?;
+    let foreign = other.texture("texture_2d<rgba8unorm>", [2, 2, 1])?;
+    let m = message(bake(&[("t", &foreign)]));
+    assert!(m.contains("another `Gpu`"), "{m}");
+    let m = message(BakedGraph::bake_with_textures(
+        &gpu,
+        desc.clone(),
+        &[("out", out.as_any()), ("t", out.as_any())],
+        &[("t", &right)],
+    ));
+    assert!(m.contains("has no external buffer `t`"), "{m}");
+    // One texture under two names, one of them written: refused, as for buffers.
+    let mut b = GraphBuilder::new("Copier");
+    b.texture("src", "texture_2d<r32float>", Role::Input)
+        .texture("dst", "texture_2d<r32float>", Role::Output);
+    b.kernel(
+        "copy_texels",
+        KernelSpec::wgsl(
+            "@compute @workgroup_size(8, 8)
+            fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
+                textureStore(dst, gid.xy, textureLoad(src, gid.xy, 0));
+            }",
+        )
+        .read("src")
+        .write("dst")
+        .threads(&["2", "2"]),
+    );
+    let desc = b.build(&LIBRARY).expect("checks");
+    let (one, other) = (
+        gpu.texture("texture_2d<r32float>", [2, 2, 1])?,
+        gpu.texture("texture_2d<r32float>", [2, 2, 1])?,
+    );
+    BakedGraph::bake_with_textures(&gpu, desc.clone(), &[], &[("src", &one), ("dst", &other)])?;
+    let m = message(BakedGraph::bake_with_textures(
+        &gpu,
+        desc,
+        &[],
+        &[("src", &one), ("dst", &one)],
+    ));
+    assert!(m.contains("it is the texture bound to `src` too"), "{m}");
+    Ok(())
+}
+
+#[test]
+fn a_kernel_writing_a_texture_it_declares_read_is_refused_by_the_checks() {
+    let mut b = GraphBuilder::new("Wrong");
+    b.texture("t", "texture_2d<r32float>", Role::InOut);
+    b.kernel(
+        "store",
+        KernelSpec::wgsl(
+            "@compute @workgroup_size(1)
+            fn main() { textureStore(t, vec2<u32>(0u, 0u), vec4<f32>(1.0)); }",
+        )
+        .read("t")
+        .threads(&["1"]),
+    );
+    let errors = b.build(&LIBRARY).expect_err("refused").to_string();
+    assert!(
+        errors.contains("kernel `store` writes `t`, which it declares `read`"),
+        "{errors}"
+    );
+}
+
+#[test]
+fn rebinding_a_texture_takes_effect_and_a_wrong_one_changes_nothing() -> Result<(), Error> {
+    let gpu = gpu();
+    let mut rng = rng();
+    let out = gpu.buffer_zeroed::<f32>(1)?;
+    let desc = reader("texture_2d<r32float>");
+    let first = gpu.texture("texture_2d<r32float>", [3, 2, 1])?;
+    first.write(bytemuck::cast_slice(&[1.5f32; 6]))?;
+    let mut g =
+        BakedGraph::bake_with_textures(&gpu, desc, &[("out", out.as_any())], &[("t", &first)])?;
+    g.replay()?.wait()?;
+    assert_eq!(read(&out), vec![1.5]);
+    let value = random_u32(&mut rng, 1000) as f32 + 0.25;
+    let second = gpu.texture("texture_2d<r32float>", [1, 1, 1])?;
+    second.write(bytemuck::cast_slice(&[value]))?;
+    let report = g.rebind_texture("t", &second)?;
+    assert_eq!(report.bind_groups_built, 1, "{report:?}");
+    poison_f32(&out);
+    g.replay()?.wait()?;
+    assert_eq!(read(&out), vec![value]);
+    let wrong = gpu.texture("texture_2d<rgba8unorm>", [1, 1, 1])?;
+    let m = g
+        .rebind_texture("t", &wrong)
+        .expect_err("refused")
+        .to_string();
+    assert!(m.contains("Rgba8Unorm"), "{m}");
+    let m = g
+        .rebind_texture("out", &second)
+        .expect_err("refused")
+        .to_string();
+    assert!(m.contains("has no texture `out`"), "{m}");
+    poison_f32(&out);
+    g.replay()?.wait()?;
+    assert_eq!(
+        read(&out),
+        vec![value],
+        "the refused rebinds changed nothing"
+    );
+    Ok(())
+}
