@@ -38,15 +38,6 @@ impl TextureDim {
             TextureDim::D3 => "3d",
         }
     }
-
-    /// How many numbers give its size: width; width and height; width, height and layers or depth.
-    pub const fn size_dims(self) -> usize {
-        match self {
-            TextureDim::D1 => 1,
-            TextureDim::D2 => 2,
-            TextureDim::D2Array | TextureDim::D3 => 3,
-        }
-    }
 }
 
 /// What a shader gets from a texel of a format: floats (normalized or not), or integers.

@@ -370,9 +370,10 @@ fn check_aliasing(desc: &GraphDesc, buffers: &[Option<Slice>]) -> Result<(), Err
 
 /// Two textures may be one wgpu texture only when the graph only reads both, as for buffers.
 fn check_texture_aliasing(desc: &GraphDesc, textures: &[Option<Texture>]) -> Result<(), Error> {
-    for (i, a) in textures.iter().enumerate() {
-        for (j, b) in textures.iter().enumerate().skip(i + 1) {
-            let (Some(a), Some(b)) = (a, b) else {
+    let bound = |i: usize| textures.get(i).and_then(Option::as_ref);
+    for i in 0..desc.buffers.len() {
+        for j in i + 1..desc.buffers.len() {
+            let (Some(a), Some(b)) = (bound(i), bound(j)) else {
                 continue;
             };
             let written =

@@ -392,3 +392,27 @@ fn rebinding_a_texture_takes_effect_and_a_wrong_one_changes_nothing() -> Result<
     );
     Ok(())
 }
+
+#[test]
+fn the_native_recorder_refuses_a_graph_with_textures_and_says_why() -> Result<(), Error> {
+    let gpu = gpu();
+    let out = gpu.buffer_zeroed::<f32>(1)?;
+    let t = gpu.texture("texture_2d<r32float>", [1, 1, 1])?;
+    let mut g = BakedGraph::bake_with_textures(
+        &gpu,
+        reader("texture_2d<r32float>"),
+        &[("out", out.as_any())],
+        &[("t", &t)],
+    )?;
+    let asked = g.use_native_recorder(graph_runtime::NativeParamsIn::Buffer);
+    if common::native_expected(&gpu) {
+        let m = asked.expect_err("refused").to_string();
+        assert!(m.contains("it binds textures"), "{m}");
+    }
+    // Refused or not (a device that is not Vulkan has no native recorder), the graph still replays.
+    t.write(bytemuck::cast_slice(&[2.5f32]))?;
+    poison_f32(&out);
+    g.replay()?.wait()?;
+    assert_eq!(read(&out), vec![2.5]);
+    Ok(())
+}
