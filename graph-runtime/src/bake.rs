@@ -186,6 +186,17 @@ fn bind_texture(
         }
     }
     texture.check(gpu, &desc.name, name, ty, sampled, storage)?;
+    // wgpu's GL backend makes a 1-D texture a 2-D one, and a kernel read only zeros from it here
+    // (`one_dimensional_textures_load_and_store`, on llvmpipe's GL): refused rather than wrong.
+    if ty.dim == graph_core::texture::TextureDim::D1 && gpu.backend() == Some(wgpu::Backend::Gl) {
+        return Err(Error::TextureMismatch {
+            graph: desc.name.to_string(),
+            texture: name.to_string(),
+            reason: "wgpu's GL backend does not read 1-D textures right (a kernel read zeros); declare it \
+                     `texture_2d<..>` of height 1"
+                .into(),
+        });
+    }
     Ok(texture.view(ty.dim))
 }
 

@@ -236,6 +236,12 @@ impl Gpu {
         self.inner.max_immediate_size
     }
 
+    /// The adapter's backend, where the runtime opened the device (`None` for a device the application
+    /// made).
+    pub(crate) fn backend(&self) -> Option<wgpu::Backend> {
+        self.inner.info.as_ref().map(|i| i.backend)
+    }
+
     /// One line about the adapter: name, backend, type and push-constant budget.
     pub fn summary(&self) -> String {
         let immediates = match self.inner.max_immediate_size {

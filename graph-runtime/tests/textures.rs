@@ -416,3 +416,59 @@ fn the_native_recorder_refuses_a_graph_with_textures_and_says_why() -> Result<()
     assert_eq!(read(&out), vec![2.5]);
     Ok(())
 }
+
+/// 1-D textures: a sampled `r32float` read with `textureLoad`, and an `r32uint` written as storage.
+#[test]
+fn one_dimensional_textures_load_and_store() -> Result<(), Error> {
+    let gpu = gpu();
+    let mut rng = rng();
+    let mut b = GraphBuilder::new("Lines");
+    b.param("n", "u32")
+        .texture("line", "texture_1d<r32float>", Role::Input)
+        .texture("marks", "texture_1d<r32uint>", Role::Output)
+        .output("halves", "f32");
+    b.kernel(
+        "halve",
+        KernelSpec::wgsl(
+            "@compute @workgroup_size(64)
+            fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
+                if (gid.x >= params.n) { return; }
+                halves[gid.x] = 0.5 * textureLoad(line, gid.x, 0).r;
+                textureStore(marks, gid.x, vec4<u32>(gid.x * 3u + 1u));
+            }",
+        )
+        .read("line")
+        .write("marks")
+        .write("halves")
+        .threads(&["params.n"]),
+    );
+    let desc = b.build(&LIBRARY).expect("checks");
+    let n = 70 + random_u32(&mut rng, 60);
+    let line = gpu.texture("texture_1d<r32float>", [n, 1, 1])?;
+    let marks = gpu.texture("texture_1d<r32uint>", [n, 1, 1])?;
+    let halves = gpu.buffer_zeroed::<f32>(n as usize)?;
+    let baked = BakedGraph::bake_with_textures(
+        &gpu,
+        desc,
+        &[("halves", halves.as_any())],
+        &[("line", &line), ("marks", &marks)],
+    );
+    // wgpu's GL backend reads 1-D textures as zeros: bake refuses them there.
+    if gpu.summary().contains("(Gl,") {
+        let m = baked.expect_err("refused on GL").to_string();
+        assert!(m.contains("does not read 1-D textures right"), "{m}");
+        return Ok(());
+    }
+    let mut g = baked?;
+    g.set_param("n", n)?;
+    let values = common::random_f32s(&mut rng, n as usize);
+    line.write(bytemuck::cast_slice(&values))?;
+    poison_f32(&halves);
+    poison_texture(&marks, 0xff);
+    g.replay()?.wait()?;
+    let want: Vec<f32> = values.iter().map(|v| 0.5 * v).collect();
+    assert_eq!(read(&halves), want);
+    let got: Vec<u32> = bytemuck::cast_slice(&marks.read_blocking()?).to_vec();
+    assert_eq!(got, (0..n).map(|i| i * 3 + 1).collect::<Vec<_>>());
+    Ok(())
+}
