@@ -278,8 +278,8 @@ pub struct TextureType {
     pub dim: TextureDim,
     pub format: TexelFormat,
     /// `Some` for `texture_storage_*<format, access>`: kernels bind it as storage with this access only.
-    /// `None` for `texture_*<format>`: kernels that read it sample it (or `textureLoad` it), kernels that
-    /// write it bind it as a storage texture.
+    /// `None` for `texture_*<format>`: kernels that read it bind it as a sampled texture, kernels that write
+    /// it as a storage texture.
     pub storage: Option<StorageAccess>,
 }
 
