@@ -7,6 +7,7 @@
 //! marked  := (doc comment | '#[no_fusion]')* item      (`#[no_fusion]` on a kernel or a fill)
 //! item    := 'params' '{' (doc comment* Ident ':' Type),* '}'
 //!          | 'buffers' '{' ((doc comment | '#[no_alias]')* Ident ':' '[' Type (';' LitInt)? ']' ('=' role)?),* '}'
+//!          | 'textures' '{' (doc comment* Ident ':' Type '=' role),* '}'  (`texture_2d<rgba8unorm>`, ..)
 //!          | 'kernel' Ident '(' (Ident ':' mode),* ')' clause* ( '{' WGSL '}' | 'file' '(' LitStr ')' ';' )
 //!          | 'kernel' Ident '=' 'kernels' '::' path '(' (Ident ':' value),* ')' clause* ';'
 //!          | 'fill' Ident '(' slice '=' value ')' ';'
@@ -44,9 +45,10 @@ pub mod kw {
 }
 
 /// The words that start an item.
-const ITEM_KEYWORDS: [&str; 15] = [
+const ITEM_KEYWORDS: [&str; 16] = [
     "params",
     "buffers",
+    "textures",
     "kernel",
     "fill",
     "copy",
@@ -98,6 +100,8 @@ pub enum Item {
         fields: Vec<ParamDecl>,
     },
     Buffers(Vec<BufferDecl>),
+    /// `textures { .. }`: textures the caller binds.
+    Textures(Vec<TextureDecl>),
     Kernel(KernelDecl),
     Copy {
         name: Ident,
@@ -222,6 +226,14 @@ pub struct BufferDecl {
     pub name: Ident,
     pub elem: Type,
     pub len: Option<LitInt>,
+    pub role: Option<Ident>,
+}
+
+/// `name: texture_2d<rgba8unorm> = input`: a texture the caller binds (its type is checked by graph-core).
+pub struct TextureDecl {
+    pub docs: Vec<Attribute>,
+    pub name: Ident,
+    pub ty: Type,
     pub role: Option<Ident>,
 }
 
@@ -467,8 +479,8 @@ fn parse_item(input: ParseStream<'_>, cx: &Ctxt) -> syn::Result<Item> {
     let word: Ident = input.call(Ident::parse_any).map_err(|e| {
         syn::Error::new(
             e.span(),
-            "expected an item: `params`, `buffers`, `kernel`, `fill`, `copy`, `upload`, `readback`, `host`, \
-             `interop`, `empty`, `barrier`, `subgraph`, `alternatives`, `if`, `repeat`, or an edge `a -> b;`",
+            "expected an item: `params`, `buffers`, `textures`, `kernel`, `fill`, `copy`, `upload`, `readback`, \
+             `host`, `interop`, `empty`, `barrier`, `subgraph`, `alternatives`, `if`, `repeat`, or an edge `a -> b;`",
         )
     })?;
     // A chain of edges may start with any node name, one that looks like a keyword included.
@@ -492,9 +504,9 @@ fn parse_item(input: ParseStream<'_>, cx: &Ctxt) -> syn::Result<Item> {
                 return Err(syn::Error::new(
                     word.span(),
                     format!(
-                        "expected an item: `params`, `buffers`, `kernel`, `fill`, `copy`, `upload`, `readback`, \
-                         `host`, `interop`, `empty`, `barrier`, `subgraph`, `alternatives`, `if`, `repeat`, or an edge \
-                         `{text} -> other;`"
+                        "expected an item: `params`, `buffers`, `textures`, `kernel`, `fill`, `copy`, `upload`, \
+                         `readback`, `host`, `interop`, `empty`, `barrier`, `subgraph`, `alternatives`, `if`, `repeat`, \
+                         or an edge `{text} -> other;`"
                     ),
                 ));
             }
@@ -526,6 +538,11 @@ fn parse_item(input: ParseStream<'_>, cx: &Ctxt) -> syn::Result<Item> {
             let content;
             braced!(content in input);
             Ok(Item::Buffers(parse_entries(&content, cx, parse_buffer)))
+        }
+        "textures" => {
+            let content;
+            braced!(content in input);
+            Ok(Item::Textures(parse_entries(&content, cx, parse_texture)))
         }
         "kernel" => parse_kernel(input, cx).map(Item::Kernel),
         "copy" => {
@@ -607,6 +624,7 @@ fn parse_item(input: ParseStream<'_>, cx: &Ctxt) -> syn::Result<Item> {
                     | Item::Subgraph { .. } => choices.push(item),
                     Item::Params { .. }
                     | Item::Buffers(_)
+                    | Item::Textures(_)
                     | Item::Alternatives { .. }
                     | Item::Block { .. }
                     | Item::Edges(_) => {
@@ -871,6 +889,32 @@ fn parse_entry_attrs(input: ParseStream<'_>, cx: &Ctxt, what: &str) -> Attrs {
         ));
     }
     attrs
+}
+
+fn parse_texture(input: ParseStream<'_>, cx: &Ctxt) -> syn::Result<TextureDecl> {
+    let Attrs { docs, no_alias, .. } = parse_entry_attrs(input, cx, "a texture");
+    refuse_no_alias(no_alias, "a texture", cx);
+    let name = input.parse()?;
+    input.parse::<Token![:]>()?;
+    let ty = input.parse().map_err(|e: syn::Error| {
+        syn::Error::new(
+            e.span(),
+            "expected the texture's type: `texture_2d<rgba8unorm>`, `texture_storage_2d<r32float, write>`..",
+        )
+    })?;
+    // Any word, as for buffers: lowering reports a wrong one and keeps the texture.
+    let role = if input.peek(Token![=]) {
+        input.parse::<Token![=]>()?;
+        Some(input.call(Ident::parse_any)?)
+    } else {
+        None
+    };
+    Ok(TextureDecl {
+        docs,
+        name,
+        ty,
+        role,
+    })
 }
 
 fn parse_buffer(input: ParseStream<'_>, cx: &Ctxt) -> syn::Result<BufferDecl> {

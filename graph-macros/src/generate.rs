@@ -180,9 +180,13 @@ pub fn types(
         .enumerate()
         .filter(|(i, b)| b.role.is_external() && buffer_list[..*i].iter().all(|c| c.name != b.name))
         .filter_map(|(i, b)| {
-            let elem = ValueType::parse(&b.elem).ok()?;
             let user_docs = user_docs(lowered.docs.buffers.get(i));
             let field = rust_ident(&b.name, lowered.spans.locate(&Loc::Buffer(i)).0);
+            if let Ok(texture) = graph_core::texture::TextureType::parse(&b.elem) {
+                let doc = format!("`{}`: {} texture, `{texture}`.", b.name, b.role.keyword());
+                return Some(quote!(#user_docs #[doc = #doc] pub #field: &'a #p::Texture));
+            }
+            let elem = ValueType::parse(&b.elem).ok()?;
             let ty = rust_type(elem);
             let doc = format!(
                 "`{}`: {} of `{elem}`{}.",
@@ -715,19 +719,21 @@ pub fn description(
         None => quote!(::core::option::Option::None),
     };
 
-    let externals: Vec<(u32, Ident)> = g
-        .buffers
-        .iter()
-        .enumerate()
-        .filter(|(_, b)| b.role.is_external())
-        .map(|(i, b)| {
-            (
-                u(i),
-                rust_ident(&b.name, lowered.spans.locate(&Loc::Buffer(i)).0),
-            )
-        })
-        .collect();
-    let (ext_index, ext_field): (Vec<u32>, Vec<Ident>) = externals.into_iter().unzip();
+    let external = |textures: bool| -> (Vec<u32>, Vec<Ident>) {
+        g.buffers
+            .iter()
+            .enumerate()
+            .filter(|(i, b)| b.role.is_external() && checked.textures[*i].is_some() == textures)
+            .map(|(i, b)| {
+                (
+                    u(i),
+                    rust_ident(&b.name, lowered.spans.locate(&Loc::Buffer(i)).0),
+                )
+            })
+            .unzip()
+    };
+    let (ext_index, ext_field) = external(false);
+    let (texture_index, texture_field) = external(true);
 
     let order_typed: Vec<&Ident> = checked
         .schedule
@@ -771,6 +777,9 @@ pub fn description(
                 const DESCRIPTION: &'static #p::desc::GraphDesc = &#description;
                 fn bind<'a>(buffers: &<Self as #p::TaskGraph>::Buffers<'a>) -> ::std::vec::Vec<(u32, &'a #p::AnyBuffer)> {
                     ::std::vec![#((#ext_index, buffers.#ext_field.as_any())),*]
+                }
+                fn bind_textures<'a>(buffers: &<Self as #p::TaskGraph>::Buffers<'a>) -> ::std::vec::Vec<(u32, &'a #p::Texture)> {
+                    ::std::vec![#((#texture_index, buffers.#texture_field)),*]
                 }
                 fn node(index: usize) -> ::core::option::Option<#node> {
                     #graph::NODES.get(index).copied()

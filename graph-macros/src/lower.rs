@@ -166,6 +166,37 @@ fn lower_item_itself(out: &mut Lowered, cx: &Ctxt, item: &Item) {
                 }
             }
         }
+        Item::Textures(list) => {
+            for t in list {
+                let role = match t.role.as_ref().map(Ident::to_string).as_deref() {
+                    Some("input") => Role::Input,
+                    Some("output") => Role::Output,
+                    Some("inout") => Role::InOut,
+                    // The checks say that a texture is bound from outside; `= ..` missing is graph-owned.
+                    None => Role::Owned,
+                    Some(other) => {
+                        cx.error(syn::Error::new(
+                            t.role.as_ref().map_or_else(Span::call_site, Ident::span),
+                            format!(
+                                "unknown texture role `{other}`; write `= input`, `= output` or `= inout`"
+                            ),
+                        ));
+                        Role::InOut
+                    }
+                };
+                // A texture is a buffer of the graph whose element is its type (see `graph_core::texture`).
+                let i = out.graph.buffers.len();
+                out.graph.buffers.push(Buffer {
+                    name: name_of(&t.name),
+                    elem: type_text(&t.ty),
+                    len: None,
+                    role,
+                });
+                out.spans.set(Loc::Buffer(i), one(t.name.span()));
+                out.spans.set(Loc::BufferType(i), range_of(&t.ty));
+                out.docs.buffers.push(t.docs.clone());
+            }
+        }
         Item::Kernel(k) => lower_kernel(out, cx, k),
         Item::Copy { name, src, dst } => {
             let (src_range, src_sizes) = lower_range(cx, src);

@@ -21,6 +21,7 @@ use crate::interop::InteropContext;
 use crate::native_recorder::NativeParamsIn;
 use crate::profile::Profile;
 use crate::task_graph::{GraphNode, TaskGraph};
+use crate::texture::Texture;
 use crate::transfer::{Finished, Upload};
 use crate::update::Dispatch;
 use crate::wait::Submission;
@@ -43,18 +44,27 @@ impl<G: TaskGraph> std::fmt::Debug for Baked<G> {
 impl<G: TaskGraph> Baked<G> {
     /// Bakes the graph with the caller's buffers. The generated `bake` calls this.
     pub fn new(gpu: &Gpu, buffers: &G::Buffers<'_>) -> Result<Self, Error> {
-        Self::with_buffers(gpu, &G::bind(buffers))
+        Self::with_resources(gpu, &G::bind(buffers), &G::bind_textures(buffers))
     }
 
     /// Bakes with buffers given by declaration index, untyped: each is checked for element type, length and
     /// usage. The description is validated first, so one that did not come from the checks is an error
     /// rather than a panic.
     pub fn with_buffers(gpu: &Gpu, buffers: &[(u32, &AnyBuffer)]) -> Result<Self, Error> {
+        Self::with_resources(gpu, buffers, &[])
+    }
+
+    /// [`Baked::with_buffers`] with textures too, by declaration index.
+    pub fn with_resources(
+        gpu: &Gpu,
+        buffers: &[(u32, &AnyBuffer)],
+        textures: &[(u32, &Texture)],
+    ) -> Result<Self, Error> {
         let graph = BakedGraph::bake_indexed(
             gpu,
             Cow::Borrowed(G::DESCRIPTION),
             buffers,
-            &[],
+            textures,
             size_of::<G::Params>(),
         )?;
         Ok(Baked {
@@ -155,7 +165,8 @@ impl<G: TaskGraph> Baked<G> {
     /// buffers it was submitted with. The buffers' types come from the graph, so a rebind cannot change its
     /// shape.
     pub fn rebind(&mut self, buffers: G::Buffers<'_>) -> Result<UpdateReport, Error> {
-        self.graph.rebind_indexed(&G::bind(&buffers))
+        self.graph
+            .rebind_resources_indexed(&G::bind(&buffers), &G::bind_textures(&buffers))
     }
 
     /// Sets kernel `node`'s dispatch size (`NameKernel::node`) from the next replay on, in place of its

@@ -349,6 +349,7 @@ pub mod __private {
         child_description, step,
     };
     pub use crate::task_graph::{GraphNode, TaskGraph};
+    pub use crate::texture::Texture;
     pub use crate::transfer::{Readback, Upload};
     pub use bytemuck;
     pub use graph_core::{deps, desc, ir, memory, size, subgraph, types};

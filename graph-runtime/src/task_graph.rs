@@ -5,6 +5,7 @@
 use std::fmt::Debug;
 
 use crate::buffer::AnyBuffer;
+use crate::texture::Texture;
 use graph_core::desc::GraphDesc;
 
 /// A graph declared with `graph!`. Implemented by the macro; use the generated `bake` instead of calling these.
@@ -34,6 +35,11 @@ pub trait TaskGraph: 'static {
     const DESCRIPTION: &'static GraphDesc;
     /// The bound buffers with their index in [`GraphDesc::buffers`].
     fn bind<'a>(buffers: &Self::Buffers<'a>) -> Vec<(u32, &'a AnyBuffer)>;
+    /// The bound textures with their index in [`GraphDesc::buffers`] (none for a graph without textures).
+    fn bind_textures<'a>(buffers: &Self::Buffers<'a>) -> Vec<(u32, &'a Texture)> {
+        let _ = buffers;
+        Vec::new()
+    }
     /// The node at a declaration index.
     fn node(index: usize) -> Option<Self::Node>;
     /// The declaration index of a node.

@@ -90,6 +90,15 @@ impl BakedGraph {
         &mut self,
         buffers: &[(u32, &AnyBuffer)],
     ) -> Result<UpdateReport, Error> {
+        self.rebind_resources_indexed(buffers, &[])
+    }
+
+    /// Rebinds the external buffers and the textures given by declaration index, in one rebuild.
+    pub(crate) fn rebind_resources_indexed(
+        &mut self,
+        buffers: &[(u32, &AnyBuffer)],
+        textures: &[(u32, &Texture)],
+    ) -> Result<UpdateReport, Error> {
         crate::bake::check_bindings(&self.state.desc, buffers)?;
         let mut externals = self.state.externals.clone();
         for &(index, buffer) in buffers {
@@ -98,7 +107,14 @@ impl BakedGraph {
                 _ => return Err(self.refused(format!("buffer {index} is not an external buffer"))),
             }
         }
-        self.rebuild(self.state.desc.clone(), externals)
+        let mut bound = self.state.textures.clone();
+        for &(index, texture) in textures {
+            match bound.get_mut(index as usize) {
+                Some(slot @ Some(_)) => *slot = Some(texture.clone()),
+                _ => return Err(self.refused(format!("buffer {index} is not a texture"))),
+            }
+        }
+        self.rebuild_with(self.state.desc.clone(), externals, bound)
     }
 
     /// Sets kernel `node`'s dispatch size from the next replay on, in place of the declared one (which may

@@ -9,7 +9,7 @@ mod common;
 
 use common::{gpu, poison_f32, random_u32, read, rng};
 use graph_runtime::ir::Role;
-use graph_runtime::{BakedGraph, Error, Gpu, GraphBuilder, KernelSpec, LIBRARY, Texture};
+use graph_runtime::{BakedGraph, Error, Gpu, GraphBuilder, KernelSpec, LIBRARY, Texture, graph};
 
 /// Bytes of a texture filled with `byte`: what a kernel's output starts as, so a texel it failed to write
 /// shows.
@@ -470,5 +470,109 @@ fn one_dimensional_textures_load_and_store() -> Result<(), Error> {
     assert_eq!(read(&halves), want);
     let got: Vec<u32> = bytemuck::cast_slice(&marks.read_blocking()?).to_vec();
     assert_eq!(got, (0..n).map(|i| i * 3 + 1).collect::<Vec<_>>());
+    Ok(())
+}
+
+graph! {
+    /// `luma_graph` through the macro: textures declared in `textures { .. }`, bound by the typed struct.
+    graph LumaMacro {
+        params { width: u32, height: u32 }
+        textures {
+            /// The frame, read.
+            frame: texture_2d<rgba8unorm> = input,
+            luma: texture_2d<r32float> = output,
+        }
+        buffers { rows: [f32] = output }
+        kernel weigh(frame: read, luma: write) threads(params.width, params.height) {
+            @compute @workgroup_size(8, 8)
+            fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
+                if (gid.x >= params.width || gid.y >= params.height) { return; }
+                let c = textureLoad(frame, vec2<i32>(gid.xy), 0);
+                textureStore(luma, vec2<i32>(gid.xy), vec4<f32>(0.25 * c.r + 0.5 * c.g + 0.25 * c.b, 0.0, 0.0, 1.0));
+            }
+        }
+        kernel sum_rows(luma: read, rows: write) threads(params.height) {
+            @compute @workgroup_size(64)
+            fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
+                if (gid.x >= params.height) { return; }
+                var total = 0.0;
+                for (var x = 0u; x < params.width; x++) {
+                    total += textureLoad(luma, vec2<u32>(x, gid.x), 0).r;
+                }
+                rows[gid.x] = total;
+            }
+        }
+    }
+}
+
+#[test]
+fn a_graph_macro_declares_textures_and_its_typed_bake_binds_them() -> Result<(), Error> {
+    let gpu = gpu();
+    let mut rng = rng();
+    // The macro's graph has the builder's resources, edges and bindings.
+    let built = luma_graph();
+    let made = LumaMacro::DESCRIPTION;
+    assert_eq!(made.buffers, built.buffers);
+    assert_eq!(made.edges, built.edges);
+    for (m, b) in made.nodes.iter().zip(built.nodes.iter()) {
+        let (graph_runtime::desc::OpDesc::Kernel(m), graph_runtime::desc::OpDesc::Kernel(b)) =
+            (&m.op, &b.op)
+        else {
+            panic!("kernels")
+        };
+        assert_eq!(m.declarations, b.declarations);
+        assert_eq!(m.bindings, b.bindings);
+    }
+    let (width, height) = (19u32, 7u32);
+    let frames = [
+        gpu.texture("texture_2d<rgba8unorm>", [width, height, 1])?,
+        gpu.texture("texture_2d<rgba8unorm>", [width, height, 1])?,
+    ];
+    let luma = gpu.texture("texture_2d<r32float>", [width, height, 1])?;
+    let rows = gpu.buffer_zeroed::<f32>(height as usize)?;
+    let mut g = LumaMacro::bake(
+        &gpu,
+        LumaMacroBuffers {
+            frame: &frames[0],
+            luma: &luma,
+            rows: &rows,
+        },
+    )?;
+    *g.params_mut() = LumaMacroParams::new(width, height);
+    for (round, frame) in frames.iter().enumerate() {
+        if round == 1 {
+            // The typed rebind swaps the texture too.
+            g.rebind(LumaMacroBuffers {
+                frame,
+                luma: &luma,
+                rows: &rows,
+            })?;
+        }
+        let pixels = random_bytes(&mut rng, (width * height * 4) as usize);
+        frame.write(&pixels)?;
+        poison_texture(&luma, 0xff);
+        poison_f32(&rows);
+        g.replay()?.wait()?;
+        let got: Vec<f32> = bytemuck::cast_slice(&luma.read_blocking()?).to_vec();
+        for (i, (g, p)) in got.iter().zip(pixels.chunks(4)).enumerate() {
+            let c = |k: usize| f32::from(p[k]) / 255.0;
+            let want = 0.25 * c(0) + 0.5 * c(1) + 0.25 * c(2);
+            assert!(
+                (g - want).abs() <= 1e-6,
+                "round {round} luma[{i}]: GPU {g}, CPU {want}"
+            );
+        }
+        let sums = read(&rows);
+        for y in 0..height as usize {
+            let want: f32 = got[y * width as usize..(y + 1) * width as usize]
+                .iter()
+                .sum();
+            assert!(
+                (sums[y] - want).abs() <= 1e-4,
+                "round {round} rows[{y}]: {} vs {want}",
+                sums[y]
+            );
+        }
+    }
     Ok(())
 }

@@ -728,6 +728,78 @@ const CASES: &[Case] = &[
         },
         rustc_errors: &[],
     },
+    // textures/
+    Case {
+        fixture: "textures/unknown-format",
+        build: || {
+            let mut b = graph_g();
+            b.texture("frame", "texture_2d<rgba8unorn>", Role::Input)
+                .output("out", "f32")
+                .kernel(
+                    "first",
+                    KernelSpec::wgsl(
+                        "@compute @workgroup_size(1)
+                        fn main() { out[0] = textureLoad(frame, vec2<u32>(0u, 0u), 0).r; }",
+                    )
+                    .read("frame")
+                    .write("out")
+                    .threads(&["1"]),
+                );
+            b
+        },
+        rustc_errors: &[],
+    },
+    Case {
+        fixture: "textures/storage-not-portable",
+        build: || {
+            let mut b = graph_g();
+            b.texture("image", "texture_2d<rgba8unorm>", Role::InOut)
+                .kernel(
+                    "brighten",
+                    KernelSpec::wgsl(
+                        "@compute @workgroup_size(8, 8)
+                        fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
+                            textureStore(image, gid.xy, 2.0 * textureLoad(image, gid.xy));
+                        }",
+                    )
+                    .read_write("image")
+                    .threads(&["8", "8"]),
+                );
+            b
+        },
+        rustc_errors: &[],
+    },
+    Case {
+        fixture: "textures/copy-of-a-texture",
+        build: || {
+            let mut b = graph_g();
+            b.texture("frame", "texture_2d<r32float>", Role::Input)
+                .output("out", "f32")
+                .copy("take", "frame", "out");
+            b
+        },
+        rustc_errors: &[],
+    },
+    Case {
+        fixture: "textures/storage-declared-write-bound-read-write",
+        build: || {
+            let mut b = graph_g();
+            b.texture("edges", "texture_storage_2d<r32float, write>", Role::Output)
+                .kernel(
+                    "mark",
+                    KernelSpec::wgsl(
+                        "@compute @workgroup_size(8, 8)
+                        fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
+                            textureStore(edges, gid.xy, vec4<f32>(1.0));
+                        }",
+                    )
+                    .read_write("edges")
+                    .threads(&["8", "8"]),
+                );
+            b
+        },
+        rustc_errors: &[],
+    },
     // cycles/
     Case {
         fixture: "cycles/explicit-and-inferred-cycle",
