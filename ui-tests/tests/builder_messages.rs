@@ -35,6 +35,10 @@ const KNOWN_DIFFERENCES: &[&str] = &[];
 /// Fixtures the builder cannot express, each with the reason.
 const INEXPRESSIBLE: &[(&str, &str)] = &[
     (
+        "textures/texture-role-unknown",
+        "a texture's role is a word the macro reads; the builder's `texture` takes a `Role`",
+    ),
+    (
         "buffers/no-alias-on-a-kernel",
         "`#[no_alias]` above a kernel is refused by the macro's parser; the builder's `no_alias` takes a \
          buffer's name, and a node's name there is an unknown buffer",
@@ -796,6 +800,70 @@ const CASES: &[Case] = &[
                     .read_write("edges")
                     .threads(&["8", "8"]),
                 );
+            b
+        },
+        rustc_errors: &[],
+    },
+    Case {
+        fixture: "textures/length-of-a-texture",
+        build: || {
+            let mut b = graph_g();
+            b.texture("t", "texture_2d<r32float>", Role::Output).kernel(
+                "zero",
+                KernelSpec::wgsl(
+                    "@compute @workgroup_size(1)
+                        fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
+                            textureStore(t, gid.xy, vec4<f32>());
+                        }",
+                )
+                .write("t")
+                .threads(&["t.len()"]),
+            );
+            b
+        },
+        rustc_errors: &[],
+    },
+    Case {
+        fixture: "textures/writes-a-texture-without-a-size",
+        build: || {
+            let mut b = graph_g();
+            b.texture("t", "texture_2d<r32float>", Role::Output).kernel(
+                "zero",
+                KernelSpec::wgsl(
+                    "@compute @workgroup_size(1)
+                        fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
+                            textureStore(t, gid.xy, vec4<f32>());
+                        }",
+                )
+                .write("t"),
+            );
+            b
+        },
+        rustc_errors: &[],
+    },
+    Case {
+        fixture: "textures/store-into-a-texture-declared-read",
+        build: || {
+            let mut b = graph_g();
+            b.texture("t", "texture_2d<r32float>", Role::InOut).kernel(
+                "store",
+                KernelSpec::wgsl(
+                    "@compute @workgroup_size(1)
+                    fn main() { textureStore(t, vec2<u32>(0u, 0u), vec4<f32>(1.0)); }",
+                )
+                .read("t")
+                .threads(&["1"]),
+            );
+            b
+        },
+        rustc_errors: &[],
+    },
+    Case {
+        fixture: "textures/host-task-of-a-texture",
+        build: || {
+            let mut b = graph_g();
+            b.texture("t", "texture_2d<r32float>", Role::Input)
+                .host("look", &[("t", AccessMode::Read)]);
             b
         },
         rustc_errors: &[],
