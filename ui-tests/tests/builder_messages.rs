@@ -238,6 +238,26 @@ fn graph_g() -> GraphBuilder {
     GraphBuilder::new("G")
 }
 
+/// The graph of two `textures/` fixtures: kernel `zero` stores zeros into texture `t`, sized by `threads`
+/// where given.
+fn texture_zeroer(threads: Option<&str>) -> GraphBuilder {
+    let mut b = graph_g();
+    let spec = KernelSpec::wgsl(
+        "@compute @workgroup_size(1)
+        fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
+            textureStore(t, gid.xy, vec4<f32>());
+        }",
+    )
+    .write("t");
+    let spec = match threads {
+        Some(size) => spec.threads(&[size]),
+        None => spec,
+    };
+    b.texture("t", "texture_2d<r32float>", Role::Output)
+        .kernel("zero", spec);
+    b
+}
+
 /// The child graph of the `subgraph/` fixtures: `dst = src * 2` over 256 elements.
 fn double() -> graph_runtime::GraphDesc {
     let mut b = GraphBuilder::new("Double");
@@ -806,39 +826,12 @@ const CASES: &[Case] = &[
     },
     Case {
         fixture: "textures/length-of-a-texture",
-        build: || {
-            let mut b = graph_g();
-            b.texture("t", "texture_2d<r32float>", Role::Output).kernel(
-                "zero",
-                KernelSpec::wgsl(
-                    "@compute @workgroup_size(1)
-                        fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
-                            textureStore(t, gid.xy, vec4<f32>());
-                        }",
-                )
-                .write("t")
-                .threads(&["t.len()"]),
-            );
-            b
-        },
+        build: || texture_zeroer(Some("t.len()")),
         rustc_errors: &[],
     },
     Case {
         fixture: "textures/writes-a-texture-without-a-size",
-        build: || {
-            let mut b = graph_g();
-            b.texture("t", "texture_2d<r32float>", Role::Output).kernel(
-                "zero",
-                KernelSpec::wgsl(
-                    "@compute @workgroup_size(1)
-                        fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
-                            textureStore(t, gid.xy, vec4<f32>());
-                        }",
-                )
-                .write("t"),
-            );
-            b
-        },
+        build: || texture_zeroer(None),
         rustc_errors: &[],
     },
     Case {
