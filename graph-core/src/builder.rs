@@ -230,10 +230,13 @@ impl GraphBuilder {
         self.buffer(name, elem, Role::Owned, Some(len))
     }
 
-    /// An external texture of type `ty`: `texture_2d<rgba8unorm>` (kernels that read it bind it as a sampled
-    /// texture, `textureLoad` it, since samplers are not built yet; kernels that write it bind it as a storage
+    /// A texture of type `ty`: `texture_2d<rgba8unorm>` (kernels that read it bind it as a sampled texture,
+    /// `textureLoad` it, since samplers are not built yet; kernels that write it bind it as a storage
     /// texture) or `texture_storage_2d<r32float, write>` (kernels bind it as storage with that access only);
-    /// 1d, 2d, 2d_array or 3d. Its size is the bound texture's. Only kernels of WGSL use textures yet.
+    /// 1d, 2d, 2d_array or 3d. A size may follow the format: texels (`texture_2d<rgba16float; 512, 512>`,
+    /// width, height, then layers or depth) or another texture's (`texture_2d<r32float; frame>`). A
+    /// graph-owned texture needs one, since bake makes it; an external texture's is checked at bake. Only
+    /// kernels of WGSL use textures yet.
     pub fn texture(&mut self, name: &str, ty: &str, role: Role) -> &mut Self {
         self.buffer(name, ty, role, None)
     }

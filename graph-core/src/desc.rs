@@ -112,6 +112,20 @@ pub struct BufferDesc {
     /// bound texture's.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub texture: Option<Text>,
+    /// A texture's declared size: a graph-owned texture's always, an external one's where its declaration
+    /// has one (bake checks the bound texture against it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub texture_size: Option<TextureSizeDesc>,
+}
+
+/// A texture's size in a description.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TextureSizeDesc {
+    /// Texels along width, height, and layers or depth; 1 past the dimension's count.
+    Texels([u32; 3]),
+    /// The size of texture `.0` (an index into [`GraphDesc::buffers`]) of the same dimension.
+    Like(u32),
 }
 
 impl BufferDesc {
@@ -489,7 +503,7 @@ impl GraphDesc {
         let buffers = self.buffers.len();
         for b in self.buffers.iter() {
             ensure!(
-                b.role.is_external() || b.len.is_some(),
+                b.role.is_external() || b.len.is_some() || b.texture.is_some(),
                 "graph-owned buffer `{}` has no length",
                 b.name
             );
@@ -499,13 +513,25 @@ impl GraphDesc {
                     InvalidDescription(format!("texture `{}` is `{text}`: {e}", b.name))
                 })?;
                 ensure!(
-                    b.role.is_external() && b.len.is_none() && b.elem == texture.texel_type(),
-                    "texture `{}` must be external, without a length, of texels `{}`",
+                    b.len.is_none() && b.elem == texture.texel_type(),
+                    "texture `{}` must have no length and texels `{}`",
                     b.name,
                     texture.texel_type()
                 );
+                ensure!(
+                    b.role.is_external() || b.texture_size.is_some(),
+                    "graph-owned texture `{}` has no size",
+                    b.name
+                );
+            } else {
+                ensure!(
+                    b.texture_size.is_none(),
+                    "buffer `{}` has a texture's size",
+                    b.name
+                );
             }
         }
+        self.validate_texture_sizes()?;
         for (i, node) in self.nodes.iter().enumerate() {
             self.validate_op(i, node, buffers)?;
             self.validate_texture_uses(node)?;
@@ -603,6 +629,52 @@ impl GraphDesc {
                 f.name,
                 f.offset
             );
+        }
+        Ok(())
+    }
+
+    /// Every texture size is at least a texel along each dimension, or another texture's of the same
+    /// dimension, whose sizes lead to texels or to an external texture without going round.
+    fn validate_texture_sizes(&self) -> Result<(), InvalidDescription> {
+        for b in self.buffers.iter() {
+            let mut at = b;
+            let mut steps = 0;
+            while let Some(TextureSizeDesc::Like(next)) = at.texture_size {
+                let next = self.buffers.get(next as usize);
+                let same_dim = |n: &BufferDesc| {
+                    n.texture.is_some()
+                        && n.texture_type().map(|t| t.dim) == at.texture_type().map(|t| t.dim)
+                };
+                let Some(next) = next.filter(|n| same_dim(n)) else {
+                    return Err(InvalidDescription(format!(
+                        "texture `{}` is sized like no texture of its dimension",
+                        at.name
+                    )));
+                };
+                at = next;
+                steps += 1;
+                // A chain longer than the buffers goes round.
+                ensure!(
+                    steps <= self.buffers.len(),
+                    "texture `{}` is sized by itself, through other textures",
+                    b.name
+                );
+            }
+            match at.texture_size {
+                Some(TextureSizeDesc::Texels(texels)) => {
+                    ensure!(
+                        !texels.contains(&0),
+                        "texture `{}` has a size of 0",
+                        at.name
+                    )
+                }
+                _ => ensure!(
+                    at.texture.is_none() || at.role.is_external(),
+                    "texture `{}` is sized by graph-owned texture `{}`, which has no size",
+                    b.name,
+                    at.name
+                ),
+            }
         }
         Ok(())
     }

@@ -38,14 +38,15 @@ pub fn describe(checked: &CheckedGraph) -> GraphDesc {
             .buffers
             .iter()
             .zip(&checked.buffer_types)
-            .zip(&checked.textures)
-            .map(|((b, &elem), texture)| BufferDesc {
+            .zip(checked.textures.iter().zip(&checked.texture_sizes))
+            .map(|((b, &elem), (texture, &texture_size))| BufferDesc {
                 name: b.name.clone().into(),
                 elem,
                 len: b.len.map(index),
                 role: b.role,
                 no_alias: g.no_alias.contains(&b.name),
                 texture: texture.map(|t| t.declared().into()),
+                texture_size,
             })
             .collect(),
         nodes: g

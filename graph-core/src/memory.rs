@@ -336,7 +336,8 @@ pub fn plan_memory_by(
     let mut apart = kept_apart(desc, registers);
     let mut candidates = Vec::new();
     for (b, buffer) in desc.buffers.iter().enumerate() {
-        if buffer.role.is_external() || apart[b].is_some() {
+        // A graph-owned texture is a texture of its own, made at bake: no range of a heap.
+        if buffer.role.is_external() || buffer.texture.is_some() || apart[b].is_some() {
             continue;
         }
         match spans[b] {

@@ -38,6 +38,39 @@ impl TextureDim {
             TextureDim::D3 => "3d",
         }
     }
+
+    /// How many numbers size a texture of this dimension: its width; width and height; width, height and
+    /// layers (an array) or depth.
+    pub const fn extent_count(self) -> usize {
+        match self {
+            TextureDim::D1 => 1,
+            TextureDim::D2 => 2,
+            TextureDim::D2Array | TextureDim::D3 => 3,
+        }
+    }
+}
+
+/// A texture's size as declared after its format (`texture_2d<rgba16float; 512, 512>`): its texels along
+/// each dimension, or another texture's size (`texture_2d<r32float; frame>`). A graph-owned texture needs
+/// one; an external texture may have one, which bake checks the bound texture against.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TextureSize {
+    /// Width, then height, then layers or depth: as many as the dimension has ([`TextureDim::extent_count`]).
+    Texels(Vec<u32>),
+    /// The named texture's size.
+    Like(String),
+}
+
+impl fmt::Display for TextureSize {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            TextureSize::Texels(texels) => {
+                let texels: Vec<String> = texels.iter().map(u32::to_string).collect();
+                f.write_str(&texels.join(", "))
+            }
+            TextureSize::Like(name) => f.write_str(name),
+        }
+    }
 }
 
 /// What a shader gets from a texel of a format: floats (normalized or not), or integers.
@@ -291,6 +324,15 @@ pub enum TextureTypeError {
     UnknownDim(String),
     UnknownFormat(String),
     UnknownAccess(String),
+    /// Neither texel counts nor a texture's name after the `;`.
+    Size(String),
+    /// As many texel counts as the dimension has not.
+    SizeCount {
+        dim: TextureDim,
+        given: usize,
+    },
+    /// A texel count of 0.
+    ZeroSize,
 }
 
 impl fmt::Display for TextureTypeError {
@@ -319,6 +361,25 @@ impl fmt::Display for TextureTypeError {
                 f,
                 "`{a}` is no storage access; the accesses are `read`, `write` and `read_write`"
             ),
+            TextureTypeError::Size(text) => write!(
+                f,
+                "`{text}` is no texture size: write its texels (`; 512, 512`) or another texture's name \
+                 (`; frame`) after the format"
+            ),
+            TextureTypeError::SizeCount { dim, given } => write!(
+                f,
+                "a `texture_{}` is sized by {} texel count{} ({}), not {given}",
+                dim.suffix(),
+                dim.extent_count(),
+                if dim.extent_count() == 1 { "" } else { "s" },
+                match dim {
+                    TextureDim::D1 => "its width",
+                    TextureDim::D2 => "width and height",
+                    TextureDim::D2Array => "width, height and layers",
+                    TextureDim::D3 => "width, height and depth",
+                }
+            ),
+            TextureTypeError::ZeroSize => f.write_str("a texture has at least one texel along each dimension"),
         }
     }
 }
@@ -327,6 +388,32 @@ impl TextureType {
     /// Whether `text` is a texture type rather than a buffer element type: it starts `texture_`.
     pub fn is_texture_text(text: &str) -> bool {
         text.trim_start().starts_with("texture_")
+    }
+
+    /// Parses a declaration: a type, and after a `;` in its angle brackets, an optional size
+    /// (`texture_2d<rgba16float; 512, 512>`, `texture_storage_2d<r32float, write; frame>`).
+    pub fn parse_declaration(text: &str) -> Result<(Self, Option<TextureSize>), TextureTypeError> {
+        let compact: String = text.chars().filter(|c| !c.is_whitespace()).collect();
+        let Some((ty, size)) = compact.split_once(';') else {
+            return Ok((Self::parse(&compact)?, None));
+        };
+        let size = size.strip_suffix('>').ok_or(TextureTypeError::Form)?;
+        let ty = Self::parse(&format!("{ty}>"))?;
+        let parts: Vec<&str> = size.split(',').collect();
+        let texels: Option<Vec<u32>> = parts.iter().map(|p| p.parse().ok()).collect();
+        let size = match texels {
+            Some(texels) if texels.len() != ty.dim.extent_count() => {
+                return Err(TextureTypeError::SizeCount {
+                    dim: ty.dim,
+                    given: texels.len(),
+                });
+            }
+            Some(texels) if texels.contains(&0) => return Err(TextureTypeError::ZeroSize),
+            Some(texels) => TextureSize::Texels(texels),
+            None if crate::names::is_identifier(size) => TextureSize::Like(size.to_string()),
+            None => return Err(TextureTypeError::Size(size.to_string())),
+        };
+        Ok((ty, Some(size)))
     }
 
     /// Parses `texture_2d<rgba8unorm>` or `texture_storage_2d<r32float, write>`; whitespace is ignored.

@@ -117,6 +117,7 @@ fn valid() -> GraphDesc {
             role: Role::InOut,
             no_alias: false,
             texture: None,
+            texture_size: None,
         }]),
         nodes: list(vec![
             node("k", OpDesc::Kernel(kernel_with(vec![read_write_x()], size))),

@@ -7,7 +7,7 @@
 //! marked  := (doc comment | '#[no_fusion]')* item      (`#[no_fusion]` on a kernel or a fill)
 //! item    := 'params' '{' (doc comment* Ident ':' Type),* '}'
 //!          | 'buffers' '{' ((doc comment | '#[no_alias]')* Ident ':' '[' Type (';' LitInt)? ']' ('=' role)?),* '}'
-//!          | 'textures' '{' (doc comment* Ident ':' Type '=' role),* '}'  (`texture_2d<rgba8unorm>`, ..)
+//!          | 'textures' '{' (doc comment* Ident ':' TextureType ('=' role)?),* '}'  (`texture_2d<rgba8unorm>`, `texture_2d<r32float; 64, 64>`)
 //!          | 'kernel' Ident '(' (Ident ':' mode),* ')' clause* ( '{' WGSL '}' | 'file' '(' LitStr ')' ';' )
 //!          | 'kernel' Ident '=' 'kernels' '::' path '(' (Ident ':' value),* ')' clause* ';'
 //!          | 'fill' Ident '(' slice '=' value ')' ';'
@@ -229,11 +229,14 @@ pub struct BufferDecl {
     pub role: Option<Ident>,
 }
 
-/// `name: texture_2d<rgba8unorm> = input`: a texture the caller binds (its type is checked by graph-core).
+/// `name: texture_2d<rgba8unorm> = input`: a texture the caller binds, or without a role
+/// `name: texture_2d<rgba16float; 512, 512>`, one the graph makes (its type and size are checked by
+/// graph-core).
 pub struct TextureDecl {
     pub docs: Vec<Attribute>,
     pub name: Ident,
-    pub ty: Type,
+    /// The type's tokens, `texture_2d` to the closing `>`: no Rust type, since a size follows a `;`.
+    pub ty: TokenStream,
     pub role: Option<Ident>,
 }
 
@@ -896,10 +899,11 @@ fn parse_texture(input: ParseStream<'_>, cx: &Ctxt) -> syn::Result<TextureDecl> 
     refuse_no_alias(no_alias, "a texture", cx);
     let name = input.parse()?;
     input.parse::<Token![:]>()?;
-    let ty = input.parse().map_err(|e: syn::Error| {
+    let ty = parse_texture_type(input).map_err(|e: syn::Error| {
         syn::Error::new(
             e.span(),
-            "expected the texture's type: `texture_2d<rgba8unorm>`, `texture_storage_2d<r32float, write>`..",
+            "expected the texture's type: `texture_2d<rgba8unorm>`, `texture_storage_2d<r32float, write>`, \
+             `texture_2d<rgba16float; 512, 512>`..",
         )
     })?;
     // Any word, as for buffers: lowering reports a wrong one and keeps the texture.
@@ -915,6 +919,26 @@ fn parse_texture(input: ParseStream<'_>, cx: &Ctxt) -> syn::Result<TextureDecl> 
         ty,
         role,
     })
+}
+
+/// `texture_2d<..>`: a word, then every token from `<` to the first `>` (a texture type holds no other
+/// angle brackets), which graph-core parses as a texture declaration.
+fn parse_texture_type(input: ParseStream<'_>) -> syn::Result<TokenStream> {
+    let mut tokens = TokenStream::new();
+    input.call(Ident::parse_any)?.to_tokens(&mut tokens);
+    input.parse::<Token![<]>()?.to_tokens(&mut tokens);
+    loop {
+        if input.peek(Token![>]) {
+            input.parse::<Token![>]>()?.to_tokens(&mut tokens);
+            return Ok(tokens);
+        }
+        if input.is_empty() || input.peek(Token![=]) {
+            return Err(input.error("expected `>`"));
+        }
+        input
+            .parse::<proc_macro2::TokenTree>()?
+            .to_tokens(&mut tokens);
+    }
 }
 
 fn parse_buffer(input: ParseStream<'_>, cx: &Ctxt) -> syn::Result<BufferDecl> {

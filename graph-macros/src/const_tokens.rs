@@ -8,7 +8,7 @@ use std::hash::{Hash, Hasher};
 use graph_core::desc::{
     AccessDesc, AlternativeDesc, BlockDesc, BufferDesc, DispatchDesc, EdgeDesc, GraphDesc,
     GridDesc, KernelArgDesc, KernelDesc, OpDesc, ParamFieldDesc, ParamsDesc, PartitionDesc,
-    RangeDesc, SizeDesc, SubgraphBinding,
+    RangeDesc, SizeDesc, SubgraphBinding, TextureSizeDesc,
 };
 use graph_core::ir::{AccessMode, ParamsStorage, Role};
 use graph_core::size::{SizeOp, SizeStep};
@@ -114,7 +114,7 @@ structs! {
     ValueType in types { scalar, components }
     ParamsDesc in desc { size, storage, fields, wgsl_struct }
     ParamFieldDesc in desc { name, ty, offset }
-    BufferDesc in desc { name, elem, len, role, no_alias, texture }
+    BufferDesc in desc { name, elem, len, role, no_alias, texture, texture_size }
     SubgraphBinding in desc { name, buffer, mode }
     BlockDesc in desc { name, count, flag, nodes }
     AccessDesc in desc { buffer, mode }
@@ -372,6 +372,19 @@ impl ConstTokens for OpDesc {
             OpDesc::Subgraph { .. } => quote!(::core::compile_error!(
                 "a subgraph node is written by its graph's description"
             )),
+        }
+    }
+}
+
+impl ConstTokens for TextureSizeDesc {
+    fn const_tokens(&self) -> TokenStream {
+        let p = p();
+        match self {
+            TextureSizeDesc::Texels(texels) => {
+                let texels = texels.const_tokens();
+                quote!(#p::desc::TextureSizeDesc::Texels(#texels))
+            }
+            TextureSizeDesc::Like(index) => quote!(#p::desc::TextureSizeDesc::Like(#index)),
         }
     }
 }

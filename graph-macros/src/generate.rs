@@ -182,8 +182,15 @@ pub fn types(
         .filter_map(|(i, b)| {
             let user_docs = user_docs(lowered.docs.buffers.get(i));
             let field = rust_ident(&b.name, lowered.spans.locate(&Loc::Buffer(i)).0);
-            if let Ok(texture) = graph_core::texture::TextureType::parse(&b.elem) {
-                let doc = format!("`{}`: {} texture, `{texture}`.", b.name, b.role.keyword());
+            if let Ok((texture, size)) =
+                graph_core::texture::TextureType::parse_declaration(&b.elem)
+            {
+                let size = size.map_or_else(String::new, |s| format!(" of size `{s}`"));
+                let doc = format!(
+                    "`{}`: {} texture, `{texture}`{size}.",
+                    b.name,
+                    b.role.keyword()
+                );
                 return Some(quote!(#user_docs #[doc = #doc] pub #field: &'a #p::Texture));
             }
             let elem = ValueType::parse(&b.elem).ok()?;

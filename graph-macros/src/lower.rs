@@ -188,7 +188,7 @@ fn lower_item_itself(out: &mut Lowered, cx: &Ctxt, item: &Item) {
                 let i = out.graph.buffers.len();
                 out.graph.buffers.push(Buffer {
                     name: name_of(&t.name),
-                    elem: type_text(&t.ty),
+                    elem: t.ty.to_string().replace(' ', ""),
                     len: None,
                     role,
                 });

@@ -174,17 +174,7 @@ fn bind_texture(
             reason: "no texture was bound for it".into(),
         });
     };
-    let (mut sampled, mut storage) = (false, false);
-    for node in desc.nodes.iter() {
-        if let OpDesc::Kernel(k) = &node.op {
-            for b in k.bindings.iter().filter(|b| b.buffer as usize == index) {
-                match (ty.storage, b.mode) {
-                    (None, AccessMode::Read) => sampled = true,
-                    _ => storage = true,
-                }
-            }
-        }
-    }
+    let (sampled, storage) = crate::texture::texture_uses(desc, index, ty);
     texture.check(gpu, &desc.name, name, ty, sampled, storage)?;
     // wgpu's GL backend makes a 1-D texture a 2-D one, and a kernel read only zeros from it here
     // (`one_dimensional_textures_load_and_store`, on llvmpipe's GL): refused rather than wrong.
@@ -705,9 +695,13 @@ pub(crate) fn build_replay(
         tracing::warn!(graph = %desc.name, "{declined}");
     }
     let registers = fusion.registers();
+    let textures = {
+        let _span = tracing::debug_span!("create owned textures").entered();
+        crate::texture::complete(gpu, desc, textures)?
+    };
     let externals = {
         let _span = tracing::debug_span!("bind buffers").entered();
-        bind_externals(gpu, desc, externals, textures, &registers)?
+        bind_externals(gpu, desc, externals, &textures, &registers)?
     };
     let program = {
         let _span = tracing::debug_span!("compile program").entered();

@@ -3,6 +3,9 @@
 
 #![forbid(unsafe_code)]
 
+use graph_core::desc::OpDesc;
+use graph_core::desc::{GraphDesc, TextureSizeDesc};
+use graph_core::ir::AccessMode;
 use graph_core::texture::{TexelFormat, TextureDim, TextureType};
 
 use crate::error::Error;
@@ -64,7 +67,174 @@ pub(crate) fn view_dimension(dim: TextureDim) -> wgpu::TextureViewDimension {
     }
 }
 
+/// How the kernels of `desc` bind texture `index` of type `ty`: sampled (a read of a sampled declaration),
+/// as storage (any other binding).
+pub(crate) fn texture_uses(desc: &GraphDesc, index: usize, ty: TextureType) -> (bool, bool) {
+    let (mut sampled, mut storage) = (false, false);
+    for node in desc.nodes.iter() {
+        if let OpDesc::Kernel(k) = &node.op {
+            for b in k.bindings.iter().filter(|b| b.buffer as usize == index) {
+                match (ty.storage, b.mode) {
+                    (None, AccessMode::Read) => sampled = true,
+                    _ => storage = true,
+                }
+            }
+        }
+    }
+    (sampled, storage)
+}
+
+/// Every texture of `desc`, by buffer index: the bound ones as given (checked against a size their
+/// declaration gives), and the graph-owned ones made on `gpu` at their declared size, with the usages the
+/// graph's kernels need and those of copies. Made again at each bake and rebuild, so a texture sized like
+/// an external one follows it when that one is rebound.
+pub(crate) fn complete(
+    gpu: &Gpu,
+    desc: &GraphDesc,
+    bound: &[Option<Texture>],
+) -> Result<Vec<Option<Texture>>, Error> {
+    let mut all: Vec<Option<Texture>> = (0..desc.buffers.len())
+        .map(|i| match desc.buffers[i].role.is_external() {
+            true => bound.get(i).cloned().flatten(),
+            false => None,
+        })
+        .collect();
+    for (i, b) in desc.buffers.iter().enumerate() {
+        let (Some(ty), Some(_)) = (b.texture_type(), b.texture_size) else {
+            continue;
+        };
+        let wrong = |reason: String| Error::TextureMismatch {
+            graph: desc.name.to_string(),
+            texture: b.name.to_string(),
+            reason,
+        };
+        // An external texture without a size, not bound: bind_texture says so.
+        let Some(size) = declared_extent(desc, i, &all) else {
+            continue;
+        };
+        if b.role.is_external() {
+            if let Some(texture) = &all[i] {
+                let actual = extent(texture.wgpu());
+                if actual != size {
+                    return Err(wrong(format!(
+                        "it is {} texels, and the graph declares {} ({})",
+                        texels(actual),
+                        texels(size),
+                        declared_size(desc, i)
+                    )));
+                }
+            }
+            continue;
+        }
+        check_limits(gpu, ty.dim, size).map_err(wrong)?;
+        let (sampled, storage) = texture_uses(desc, i, ty);
+        let mut usage = wgpu::TextureUsages::COPY_SRC | wgpu::TextureUsages::COPY_DST;
+        if sampled {
+            usage |= wgpu::TextureUsages::TEXTURE_BINDING;
+        }
+        if storage {
+            usage |= wgpu::TextureUsages::STORAGE_BINDING;
+        }
+        let label = format!("{} texture {}", desc.name, b.name);
+        all[i] = Some(gpu.make_texture(&label, ty, size, usage)?);
+    }
+    Ok(all)
+}
+
+/// Texture `index`'s size as its declaration gives it: its texels, or those of the texture it is sized
+/// like, down to texels or to a bound texture; `None` where that one is not bound.
+fn declared_extent(desc: &GraphDesc, index: usize, all: &[Option<Texture>]) -> Option<[u32; 3]> {
+    let mut at = index;
+    // A checked description's chains end (`GraphDesc::validate`); the bound keeps a wrong one finite.
+    for _ in 0..=desc.buffers.len() {
+        match desc.buffers.get(at)?.texture_size {
+            Some(TextureSizeDesc::Texels(texels)) => return Some(texels),
+            Some(TextureSizeDesc::Like(next)) if next as usize != index => at = next as usize,
+            Some(TextureSizeDesc::Like(_)) => return None,
+            None => return all.get(at)?.as_ref().map(|t| extent(t.wgpu())),
+        }
+    }
+    None
+}
+
+/// How texture `index`'s declaration sizes it, for messages: `512, 512` or `like frame`.
+fn declared_size(desc: &GraphDesc, index: usize) -> String {
+    match desc.buffers[index].texture_size {
+        Some(TextureSizeDesc::Texels(texels)) => format!("`{}`", self::texels(texels)),
+        Some(TextureSizeDesc::Like(other)) => desc
+            .buffers
+            .get(other as usize)
+            .map_or_else(String::new, |o| format!("the size of `{}`", o.name)),
+        None => String::new(),
+    }
+}
+
+fn extent(texture: &wgpu::Texture) -> [u32; 3] {
+    [
+        texture.width(),
+        texture.height(),
+        texture.depth_or_array_layers(),
+    ]
+}
+
+fn texels(size: [u32; 3]) -> String {
+    format!("{} x {} x {}", size[0], size[1], size[2])
+}
+
+/// Whether `gpu` makes a texture of `dim` this large; why not, where it does not.
+fn check_limits(gpu: &Gpu, dim: TextureDim, size: [u32; 3]) -> Result<(), String> {
+    let limits = gpu.device().limits();
+    let (largest, axes, what) = match dim {
+        TextureDim::D1 => (limits.max_texture_dimension_1d, 1, "a 1-D texture's width"),
+        TextureDim::D2 => (limits.max_texture_dimension_2d, 2, "a 2-D texture's side"),
+        TextureDim::D2Array => (limits.max_texture_dimension_2d, 2, "a 2-D texture's side"),
+        TextureDim::D3 => (limits.max_texture_dimension_3d, 3, "a 3-D texture's side"),
+    };
+    if let Some(&side) = size[..axes].iter().find(|&&s| s > largest) {
+        return Err(format!(
+            "it is declared {} texels, and {what} is at most {largest} on this device, not {side}",
+            texels(size)
+        ));
+    }
+    if dim == TextureDim::D2Array && size[2] > limits.max_texture_array_layers {
+        return Err(format!(
+            "it is declared {} layers, and this device holds at most {}",
+            size[2], limits.max_texture_array_layers
+        ));
+    }
+    Ok(())
+}
+
 impl Gpu {
+    /// A texture of `ty` and `size` with exactly `usage`, labelled `label`.
+    pub(crate) fn make_texture(
+        &self,
+        label: &str,
+        ty: TextureType,
+        size: [u32; 3],
+        usage: wgpu::TextureUsages,
+    ) -> Result<Texture, Error> {
+        let scope = OpScope::enter(self);
+        let texture = self.device().create_texture(&wgpu::TextureDescriptor {
+            label: Some(label),
+            size: wgpu::Extent3d {
+                width: size[0],
+                height: size[1],
+                depth_or_array_layers: size[2],
+            },
+            mip_level_count: 1,
+            sample_count: 1,
+            dimension: wgpu_dimension(ty.dim),
+            format: wgpu_format(ty.format),
+            usage,
+            view_formats: &[],
+        });
+        scope.finish(Ok(Texture {
+            gpu: self.clone(),
+            texture,
+        }))
+    }
+
     /// A texture of `ty`'s dimension and format, `size` texels (width, height, and layers or depth; 1 where
     /// the dimension has fewer), zeroed, usable by kernels (sampled, and as storage where the format allows
     /// it on this device) and as a copy source and destination.
@@ -82,25 +252,7 @@ impl Gpu {
             | wgpu::TextureUsages::COPY_SRC
             | wgpu::TextureUsages::COPY_DST)
             & allowed;
-        let scope = OpScope::enter(self);
-        let texture = self.device().create_texture(&wgpu::TextureDescriptor {
-            label: Some(&ty.declared()),
-            size: wgpu::Extent3d {
-                width: size[0],
-                height: size[1],
-                depth_or_array_layers: size[2],
-            },
-            mip_level_count: 1,
-            sample_count: 1,
-            dimension: wgpu_dimension(ty.dim),
-            format,
-            usage,
-            view_formats: &[],
-        });
-        scope.finish(Ok(Texture {
-            gpu: self.clone(),
-            texture,
-        }))
+        self.make_texture(&ty.declared(), ty, size, usage)
     }
 }
 

@@ -67,12 +67,12 @@ impl BakedGraph {
         let index = desc
             .buffers
             .iter()
-            .position(|b| b.name == name && b.texture.is_some())
+            .position(|b| b.name == name && b.texture.is_some() && b.role.is_external())
             .ok_or_else(|| {
                 let known = desc
                     .buffers
                     .iter()
-                    .filter(|b| b.texture.is_some())
+                    .filter(|b| b.texture.is_some() && b.role.is_external())
                     .map(|b| format!("`{}`", b.name));
                 crate::error::unknown(desc, "texture", name, known)
             })?;

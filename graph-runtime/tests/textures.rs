@@ -576,3 +576,178 @@ fn a_graph_macro_declares_textures_and_its_typed_bake_binds_them() -> Result<(),
     }
     Ok(())
 }
+
+graph! {
+    /// A 3x3 box sum in two passes through a texture the graph owns, sized like the frame: across each row
+    /// into `across` (`rgba16float`), then down each column into `out`.
+    graph BoxThroughOwned {
+        params { width: u32, height: u32 }
+        textures {
+            frame: texture_2d<rgba8unorm> = input,
+            across: texture_2d<rgba16float; frame>,
+            out: texture_2d<r32float> = output,
+        }
+        kernel rows(frame: read, across: write) threads(params.width, params.height) {
+            @compute @workgroup_size(8, 8)
+            fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
+                if (gid.x >= params.width || gid.y >= params.height) { return; }
+                var sum = vec4<f32>();
+                for (var dx = -1; dx <= 1; dx++) {
+                    let x = clamp(i32(gid.x) + dx, 0, i32(params.width) - 1);
+                    sum += textureLoad(frame, vec2<i32>(x, i32(gid.y)), 0);
+                }
+                textureStore(across, gid.xy, sum);
+            }
+        }
+        kernel columns(across: read, out: write) threads(params.width, params.height) {
+            @compute @workgroup_size(8, 8)
+            fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
+                if (gid.x >= params.width || gid.y >= params.height) { return; }
+                var sum = 0.0;
+                for (var dy = -1; dy <= 1; dy++) {
+                    let y = clamp(i32(gid.y) + dy, 0, i32(params.height) - 1);
+                    sum += textureLoad(across, vec2<i32>(i32(gid.x), y), 0).g;
+                }
+                textureStore(out, gid.xy, vec4<f32>(sum, 0.0, 0.0, 1.0));
+            }
+        }
+    }
+}
+
+/// The box sum of the green channel of `pixels` (`rgba8unorm`, `width` x `height`), edges clamped.
+fn box_sum_green(pixels: &[u8], width: usize, height: usize) -> Vec<f32> {
+    let green = |x: usize, y: usize| f32::from(pixels[(y * width + x) * 4 + 1]) / 255.0;
+    let across = |x: usize, y: usize| -> f32 {
+        [x.saturating_sub(1), x, (x + 1).min(width - 1)]
+            .into_iter()
+            .map(|x| green(x, y))
+            .sum()
+    };
+    let mut out = Vec::with_capacity(width * height);
+    for y in 0..height {
+        for x in 0..width {
+            out.push(
+                [y.saturating_sub(1), y, (y + 1).min(height - 1)]
+                    .into_iter()
+                    .map(|y| across(x, y))
+                    .sum::<f32>(),
+            );
+        }
+    }
+    out
+}
+
+#[test]
+fn a_graph_owned_texture_sized_like_the_frame_follows_it_through_a_rebind() -> Result<(), Error> {
+    let gpu = gpu();
+    let mut rng = rng();
+    let desc = BoxThroughOwned::DESCRIPTION;
+    assert_eq!(desc.buffers[1].role, Role::Owned);
+    let mut baked: Option<graph_runtime::Baked<BoxThroughOwned>> = None;
+    // A rebind to a frame of another size makes the owned texture again at that size.
+    for (width, height) in [(13u32, 9u32), (40, 3), (1, 1)] {
+        let frame = gpu.texture("texture_2d<rgba8unorm>", [width, height, 1])?;
+        let out = gpu.texture("texture_2d<r32float>", [width, height, 1])?;
+        let buffers = BoxThroughOwnedBuffers {
+            frame: &frame,
+            out: &out,
+        };
+        let g = match baked.as_mut() {
+            None => baked.insert(BoxThroughOwned::bake(&gpu, buffers)?),
+            Some(g) => {
+                g.rebind(buffers)?;
+                g
+            }
+        };
+        *g.params_mut() = BoxThroughOwnedParams::new(width, height);
+        let pixels = random_bytes(&mut rng, (width * height * 4) as usize);
+        frame.write(&pixels)?;
+        poison_texture(&out, 0xff);
+        g.replay()?.wait()?;
+        let got: Vec<f32> = bytemuck::cast_slice(&out.read_blocking()?).to_vec();
+        let want = box_sum_green(&pixels, width as usize, height as usize);
+        // Each of the three row sums (below 4) was stored as an `f16`, off by at most its step there,
+        // 2^-9 (rounded or cut, as the device converts); one pixel's byte is worth 1/255.
+        let bound = 3.0 * 2f32.powi(-9);
+        for (i, (g, w)) in got.iter().zip(&want).enumerate() {
+            assert!(
+                (g - w).abs() <= bound,
+                "{width}x{height} out[{i}]: GPU {g}, CPU {w}"
+            );
+        }
+    }
+    Ok(())
+}
+
+/// A kernel writing `owned` (of `owned_ty`, graph-owned), then copying it into `out` (external, `out_ty`).
+fn through(owned_ty: &str, out_ty: &str) -> graph_runtime::GraphDesc {
+    let mut b = GraphBuilder::new("Through");
+    b.texture("owned", owned_ty, Role::Owned)
+        .texture("out", out_ty, Role::Output);
+    b.kernel(
+        "mark",
+        KernelSpec::wgsl(
+            "@compute @workgroup_size(1)
+            fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
+                textureStore(owned, gid.xy, vec4<f32>(f32(gid.x * 100u + gid.y), 0.0, 0.0, 1.0));
+            }",
+        )
+        .write("owned")
+        .threads(&["5", "3"]),
+    );
+    b.kernel(
+        "copy_out",
+        KernelSpec::wgsl(
+            "@compute @workgroup_size(1)
+            fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
+                textureStore(out, gid.xy, textureLoad(owned, gid.xy, 0));
+            }",
+        )
+        .read("owned")
+        .write("out")
+        .threads(&["5", "3"]),
+    );
+    b.build(&LIBRARY).expect("the graph checks")
+}
+
+#[test]
+fn texture_sizes_are_checked_at_bake_against_the_bound_texture_and_the_device() -> Result<(), Error>
+{
+    let gpu = gpu();
+    // Positive control: sized by texels, an output of the declared size.
+    let desc = through("texture_2d<r32float; 5, 3>", "texture_2d<r32float; 5, 3>");
+    let out = gpu.texture("texture_2d<r32float>", [5, 3, 1])?;
+    poison_texture(&out, 0xff);
+    let mut g = BakedGraph::bake_with_textures(&gpu, desc.clone(), &[], &[("out", &out)])?;
+    g.replay()?.wait()?;
+    let got: Vec<f32> = bytemuck::cast_slice(&out.read_blocking()?).to_vec();
+    let want: Vec<f32> = (0..3)
+        .flat_map(|y| (0..5).map(move |x| (x * 100 + y) as f32))
+        .collect();
+    assert_eq!(got, want);
+    // An output of another size than declared.
+    let wide = gpu.texture("texture_2d<r32float>", [6, 3, 1])?;
+    let wrong = BakedGraph::bake_with_textures(&gpu, desc.clone(), &[], &[("out", &wide)]);
+    let message = wrong.err().map(|e| e.to_string()).unwrap_or_default();
+    assert!(
+        message.contains("texture `out`")
+            && message
+                .contains("it is 6 x 3 x 1 texels, and the graph declares 5 x 3 x 1 (`5 x 3 x 1`)"),
+        "{message}"
+    );
+    // Nor may a rebind change it, and the graph keeps replaying what it had.
+    assert!(g.rebind_texture("out", &wide).is_err());
+    assert!(
+        g.rebind_texture("owned", &out).is_err(),
+        "the graph owns `owned`"
+    );
+    // An owned texture past the device's largest.
+    let huge = through("texture_2d<r32float; 100000, 3>", "texture_2d<r32float>");
+    let wrong = BakedGraph::bake_with_textures(&gpu, huge, &[], &[("out", &out)]);
+    let message = wrong.err().map(|e| e.to_string()).unwrap_or_default();
+    assert!(
+        message.contains("texture `owned`") && message.contains("a 2-D texture's side is at most"),
+        "{message}"
+    );
+    Ok(())
+}

@@ -258,6 +258,27 @@ fn texture_zeroer(threads: Option<&str>) -> GraphBuilder {
     b
 }
 
+/// The graph of two `textures/` fixtures: kernel `copy` stores `frame` into graph-owned `tmp`, of type
+/// `tmp_ty`.
+fn texture_into_owned(tmp_ty: &str) -> GraphBuilder {
+    let mut b = graph_g();
+    b.texture("frame", "texture_2d<rgba8unorm>", Role::Input)
+        .texture("tmp", tmp_ty, Role::Owned)
+        .kernel(
+            "copy",
+            KernelSpec::wgsl(
+                "@compute @workgroup_size(1)
+                fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
+                    textureStore(tmp, gid.xy, textureLoad(frame, gid.xy, 0));
+                }",
+            )
+            .read("frame")
+            .write("tmp")
+            .threads(&["4", "4"]),
+        );
+    b
+}
+
 /// The child graph of the `subgraph/` fixtures: `dst = src * 2` over 256 elements.
 fn double() -> graph_runtime::GraphDesc {
     let mut b = GraphBuilder::new("Double");
@@ -849,6 +870,16 @@ const CASES: &[Case] = &[
             );
             b
         },
+        rustc_errors: &[],
+    },
+    Case {
+        fixture: "textures/owned-texture-without-a-size",
+        build: || texture_into_owned("texture_2d<rgba16float>"),
+        rustc_errors: &[],
+    },
+    Case {
+        fixture: "textures/sized-like-an-unknown-texture",
+        build: || texture_into_owned("texture_2d<rgba16float; fram>"),
         rustc_errors: &[],
     },
     Case {

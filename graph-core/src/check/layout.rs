@@ -126,10 +126,11 @@ impl Checker<'_> {
     pub(super) fn check_buffer_types(&mut self) {
         for (i, b) in self.graph.buffers.iter().enumerate() {
             if TextureType::is_texture_text(&b.elem) {
-                match TextureType::parse(&b.elem) {
-                    Ok(texture) => {
+                match TextureType::parse_declaration(&b.elem) {
+                    Ok((texture, size)) => {
                         self.buffer_types.push(Some(texture.texel_type()));
                         self.textures[i] = Some(texture);
+                        self.declared_texture_sizes[i] = size;
                     }
                     Err(problem) => {
                         self.diags.push(Diagnostic::new(
@@ -166,26 +167,12 @@ impl Checker<'_> {
     pub(super) fn check_owned_buffers_have_a_length(&mut self) {
         for (i, b) in self.graph.buffers.iter().enumerate() {
             if TextureType::is_texture_text(&b.elem) {
-                if b.role == Role::Owned {
-                    self.diags.push(
-                        Diagnostic::new(
-                            Loc::Buffer(i),
-                            format!(
-                                "texture `{}` is graph-owned, which textures cannot be yet",
-                                b.name
-                            ),
-                        )
-                        .with_help(format!(
-                            "bind `{}` from outside with `= input`, `= output` or `= inout`",
-                            b.name
-                        )),
-                    );
-                }
                 if b.len.is_some() {
                     self.diags.push(Diagnostic::new(
                         Loc::Buffer(i),
                         format!(
-                            "texture `{}` has a length; a texture's size is its bound texture's",
+                            "texture `{}` has a length; a texture's size follows its format: \
+                             `texture_2d<rgba8unorm; 512, 512>`",
                             b.name
                         ),
                     ));

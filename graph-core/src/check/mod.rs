@@ -28,6 +28,7 @@ use roles::verb;
 pub use subgraphs::Children;
 
 use crate::deps::{BufferAccess, Edge};
+use crate::desc::TextureSizeDesc;
 use crate::diagnostic::{Diagnostic, Diagnostics, Loc};
 use crate::ir::{Graph, NodeKind};
 use crate::layout::ParamsLayout;
@@ -35,7 +36,7 @@ use crate::library::{Library, LibraryKernel};
 use crate::names::NameTable;
 use crate::schedule::Schedule;
 use crate::size::SizeStep;
-use crate::texture::TextureType;
+use crate::texture::{TextureSize, TextureType};
 use crate::types::ValueType;
 
 /// A graph that passed every check, with everything codegen and bake need.
@@ -47,6 +48,8 @@ pub struct CheckedGraph {
     pub buffer_types: Vec<ValueType>,
     /// Per buffer, its type where it is a texture.
     pub textures: Vec<Option<TextureType>>,
+    /// Per buffer, its size where it is a texture whose declaration sizes it.
+    pub texture_sizes: Vec<Option<TextureSizeDesc>>,
     pub nodes: Vec<CheckedNode>,
     pub edges: Vec<Edge>,
     pub schedule: Schedule,
@@ -163,6 +166,7 @@ pub fn check_with(
     c.check_params_budget();
     c.check_buffer_types();
     c.check_owned_buffers_have_a_length();
+    c.check_texture_sizes();
     // Before any check that reads a node's buffers: what may not use a texture no longer sees it.
     c.check_texture_uses();
     c.check_library_bindings();
@@ -207,6 +211,10 @@ struct Checker<'g> {
     buffer_types: Vec<Option<ValueType>>,
     /// Per buffer, its texture type where it is a texture (`texture_2d<rgba8unorm>`), once parsed.
     textures: Vec<Option<TextureType>>,
+    /// Per buffer, the size its texture declaration gives, as written (`check_buffer_types`), then resolved
+    /// (`check_texture_sizes`).
+    declared_texture_sizes: Vec<Option<TextureSize>>,
+    texture_sizes: Vec<Option<TextureSizeDesc>>,
     /// Per node, per access (in the node's order): the resolved access, `None` where the name was unknown.
     accesses: Vec<Vec<Option<BufferAccess>>>,
     /// The library kernel of each library node, once found and bound without error.
@@ -260,6 +268,8 @@ impl<'g> Checker<'g> {
             param_types: Vec::new(),
             buffer_types: Vec::new(),
             textures: vec![None; graph.buffers.len()],
+            declared_texture_sizes: vec![None; graph.buffers.len()],
+            texture_sizes: vec![None; graph.buffers.len()],
             accesses: Vec::new(),
             library_kernels: vec![None; graph.nodes.len()],
             explicit: Vec::new(),
@@ -339,6 +349,7 @@ impl<'g> Checker<'g> {
                 params,
                 buffer_types,
                 textures: self.textures.clone(),
+                texture_sizes: self.texture_sizes.clone(),
                 nodes,
                 edges,
                 schedule,

@@ -109,6 +109,7 @@ impl Checker<'_> {
                     role: buffer.role,
                     no_alias: false,
                     texture: None,
+                    texture_size: None,
                 };
                 let binding = SubgraphBinding {
                     name: access.binding.clone().into(),

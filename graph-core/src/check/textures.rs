@@ -4,11 +4,137 @@
 //! where every device can (WebGPU's portable formats), else the error names the feature it would need.
 
 use super::Checker;
+use crate::desc::TextureSizeDesc;
 use crate::diagnostic::{Diagnostic, Loc};
-use crate::ir::{AccessMode, KernelSource, NodeKind};
-use crate::texture::{StorageAccess, StorageSupport, TexelFormat};
+use crate::ir::{AccessMode, KernelSource, NodeKind, Role};
+use crate::texture::{StorageAccess, StorageSupport, TexelFormat, TextureSize};
 
 impl Checker<'_> {
+    /// Each texture's declared size, resolved: another texture's name to that texture, of the same
+    /// dimension, without a chain of sizes going round. A graph-owned texture must have a size, since the
+    /// graph makes it at bake.
+    pub(super) fn check_texture_sizes(&mut self) {
+        let graph = self.graph;
+        let texture_names: Vec<&str> = graph
+            .buffers
+            .iter()
+            .zip(&self.textures)
+            .filter(|(_, t)| t.is_some())
+            .map(|(b, _)| b.name.as_str())
+            .collect();
+        for (i, b) in graph.buffers.iter().enumerate() {
+            let Some(texture) = self.textures[i] else {
+                continue;
+            };
+            let size = match self.declared_texture_sizes[i].clone() {
+                None => {
+                    if b.role == Role::Owned {
+                        let declared = texture.declared();
+                        let sized = |size: &str| {
+                            let open = declared.len() - 1;
+                            format!("{}: {}; {size}>", b.name, &declared[..open])
+                        };
+                        let example = match texture.dim.extent_count() {
+                            1 => "256",
+                            2 => "256, 256",
+                            _ => "256, 256, 4",
+                        };
+                        self.diags.push(
+                            Diagnostic::new(
+                                Loc::Buffer(i),
+                                format!("graph-owned texture `{}` needs a size", b.name),
+                            )
+                            .with_help(format!(
+                                "write `{}` (texels), or `{}` for another texture's size, or bind it from \
+                                 outside with `= input`, `= output` or `= inout`",
+                                sized(example),
+                                sized("frame")
+                            )),
+                        );
+                    }
+                    continue;
+                }
+                Some(TextureSize::Texels(given)) => {
+                    let mut texels = [1; 3];
+                    texels[..given.len()].copy_from_slice(&given);
+                    TextureSizeDesc::Texels(texels)
+                }
+                Some(TextureSize::Like(name)) => {
+                    let found = self
+                        .buffers
+                        .get(&name)
+                        .filter(|&j| self.textures[j].is_some());
+                    let Some(j) = found else {
+                        self.diags.push(crate::names::unknown(
+                            Loc::BufferType(i),
+                            "texture",
+                            &name,
+                            texture_names.iter().copied().filter(|&n| n != b.name),
+                        ));
+                        continue;
+                    };
+                    let other = self.textures[j].map(|t| (t.dim, t));
+                    match other {
+                        _ if j == i => {
+                            self.diags.push(Diagnostic::new(
+                                Loc::BufferType(i),
+                                format!("texture `{}` is sized like itself", b.name),
+                            ));
+                            continue;
+                        }
+                        Some((dim, other)) if dim != texture.dim => {
+                            self.diags.push(Diagnostic::new(
+                                Loc::BufferType(i),
+                                format!(
+                                    "texture `{}` (`{texture}`) cannot have the size of `{name}` (`{other}`): \
+                                     their dimensions differ",
+                                    b.name
+                                ),
+                            ));
+                            continue;
+                        }
+                        _ => TextureSizeDesc::Like(j as u32),
+                    }
+                }
+            };
+            self.texture_sizes[i] = Some(size);
+        }
+        self.check_texture_size_cycles();
+    }
+
+    /// A chain of textures each sized like the next that comes back round has no size: reported once, at
+    /// its first texture.
+    fn check_texture_size_cycles(&mut self) {
+        let graph = self.graph;
+        for i in 0..graph.buffers.len() {
+            let mut chain = vec![i];
+            let mut at = i;
+            while let Some(TextureSizeDesc::Like(next)) = self.texture_sizes[at] {
+                at = next as usize;
+                if chain.contains(&at) {
+                    break;
+                }
+                chain.push(at);
+            }
+            let round = matches!(self.texture_sizes[at], Some(TextureSizeDesc::Like(_))) && at == i;
+            if round && chain.iter().all(|&c| c >= i) {
+                let names: Vec<&str> = chain
+                    .iter()
+                    .chain([&i])
+                    .map(|&c| graph.buffers[c].name.as_str())
+                    .collect();
+                self.diags.push(Diagnostic::new(
+                    Loc::BufferType(i),
+                    format!(
+                        "texture `{}` is sized by itself: {}",
+                        graph.buffers[i].name,
+                        names.join(" is sized like ")
+                    ),
+                ));
+            }
+        }
+    }
+
     /// Each access to a texture is one a kernel of the graph's own WGSL may make; any other is reported and
     /// dropped, so that the checks after this one see buffers only where they expect buffers.
     pub(super) fn check_texture_uses(&mut self) {
