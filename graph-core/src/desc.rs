@@ -679,7 +679,8 @@ impl GraphDesc {
         Ok(())
     }
 
-    /// Only kernels bind textures, and none is sized by a texture's length (it has none).
+    /// Kernels bind textures, none sized by a texture's length (it has none); copies, uploads and readbacks
+    /// move whole textures, outside blocks; nothing else uses one.
     fn validate_texture_uses(&self, node: &NodeDesc) -> Result<(), InvalidDescription> {
         let texture = |b: u32| {
             self.buffers
@@ -687,6 +688,24 @@ impl GraphDesc {
                 .is_some_and(|b| b.texture.is_some())
         };
         let name = &*node.name;
+        let in_block = self.blocks.iter().any(|b| {
+            self.nodes
+                .iter()
+                .position(|n| n.name == node.name)
+                .is_some_and(|i| b.nodes.contains(&(i as u32)))
+        });
+        let moves = |ranges: &[(u32, &RangeDesc)]| -> Result<(), InvalidDescription> {
+            for &(b, range) in ranges {
+                if texture(b) {
+                    ensure!(
+                        range.is_whole(b) && !in_block,
+                        "{} `{name}` moves part of a texture, or under GPU control",
+                        node.op.kind()
+                    );
+                }
+            }
+            Ok(())
+        };
         let used: Vec<u32> = match &node.op {
             OpDesc::Kernel(k) => {
                 if let DispatchDesc::BufferLen(b) = k.dispatch {
@@ -697,8 +716,19 @@ impl GraphDesc {
                 }
                 Vec::new()
             }
-            OpDesc::Copy { src, dst, .. } => vec![*src, *dst],
-            OpDesc::Upload { buffer, .. } | OpDesc::Readback { buffer, .. } => vec![*buffer],
+            OpDesc::Copy {
+                src,
+                dst,
+                src_range,
+                dst_range,
+            } => {
+                moves(&[(*src, src_range), (*dst, dst_range)])?;
+                Vec::new()
+            }
+            OpDesc::Upload { buffer, range } | OpDesc::Readback { buffer, range } => {
+                moves(&[(*buffer, range)])?;
+                Vec::new()
+            }
             OpDesc::Host { accesses } | OpDesc::Interop { accesses } => {
                 accesses.iter().map(|a| a.buffer).collect()
             }
@@ -707,7 +737,7 @@ impl GraphDesc {
         };
         ensure!(
             !used.into_iter().any(texture),
-            "{} `{name}` uses a texture, which only kernels may",
+            "{} `{name}` uses a texture, which only kernels, copies, uploads and readbacks may",
             node.op.kind()
         );
         Ok(())
@@ -783,8 +813,9 @@ impl GraphDesc {
                 self.validate_range(name, src_range, buffers)?;
                 self.validate_range(name, dst_range, buffers)?;
                 let (s, d) = (&self.buffers[src as usize], &self.buffers[dst as usize]);
+                // A texture's copy moves texels or bytes: the runtime checks its sizes at bake.
                 ensure!(
-                    s.elem == d.elem,
+                    s.elem == d.elem || s.texture.is_some() || d.texture.is_some(),
                     "copy `{name}` moves `{}` into `{}`",
                     s.elem,
                     d.elem
@@ -842,6 +873,16 @@ impl GraphDesc {
         range: &RangeDesc,
         buffers: usize,
     ) -> Result<(), InvalidDescription> {
+        // A texture's whole range (`validate_texture_uses` allows no other) reads its length, which it has
+        // none of: the runtime moves the whole texture instead.
+        let texture_whole = self
+            .buffers
+            .iter()
+            .enumerate()
+            .any(|(b, desc)| desc.texture.is_some() && range.is_whole(b as u32));
+        if texture_whole {
+            return Ok(());
+        }
         for bound in [&range.start, &range.end] {
             self.validate_size(node, bound, buffers)?;
             ensure!(

@@ -251,6 +251,23 @@ fn level_steps(desc: &GraphDesc, level: &[u32], lens: &[u32]) -> Result<Vec<Plan
                 dst_range,
             }) => {
                 let (src, dst) = (*src, *dst);
+                // A texture moves whole (its sizes are the runtime's to check): no lengths, no offsets.
+                let texture = |b: u32| {
+                    desc.buffers
+                        .get(b as usize)
+                        .is_some_and(|b| b.texture.is_some())
+                };
+                if texture(src) || texture(dst) {
+                    copies.push(PlanStep::Copy {
+                        node,
+                        src,
+                        dst,
+                        src_offset: 0,
+                        dst_offset: 0,
+                        bytes: 0,
+                    });
+                    continue;
+                }
                 let (src_start, src_end) = evaluate_range(node, src, src_range, lens)?;
                 let (dst_start, dst_end) = evaluate_range(node, dst, dst_range, lens)?;
                 if src_end - src_start != dst_end - dst_start {

@@ -203,33 +203,85 @@ fn a_storage_declaration_allows_its_own_access_only() {
 }
 
 #[test]
-fn only_kernels_of_wgsl_use_textures_yet() {
+fn kernels_copies_uploads_and_readbacks_use_textures_whole_and_nothing_else_does() {
     let mut b = GraphBuilder::new("Moves");
     b.texture("t", "texture_2d<r32float>", Role::InOut)
+        .texture("u", "texture_2d<r32float>", Role::Output)
         .inout("x", "f32")
         .inout("y", "f32");
-    b.copy("c", "x", "y");
-    let base = b.clone();
-    base.build(&LIBRARY).expect("the control checks");
+    // Whole textures move through copies (buffer to texture, texture to texture, texture to buffer),
+    // uploads and readbacks.
     b.copy("into_texture", "x", "t")
-        .host("look", &[("t", AccessMode::Read)])
-        .library("scaled", "scale", &[("data", "t")], &[("alpha", "2.0")]);
+        .copy("twin", "t", "u")
+        .copy("out_of_texture", "u", "y")
+        .upload("put", "t")
+        .readback("get", "u");
+    let base = b.clone();
+    let desc = base.build(&LIBRARY).expect("whole moves check");
+    assert!(matches!(
+        desc.nodes[1].op,
+        OpDesc::Copy { src: 0, dst: 1, .. }
+    ));
+    b.host("look", &[("t", AccessMode::Read)])
+        .library("scaled", "scale", &[("data", "t")], &[("alpha", "2.0")])
+        .fill("clear", "t", "vec4<f32>()");
     let list = errors(&b);
     let at = |node| {
         list.iter()
             .find(|d| matches!(d.loc, Loc::Access { node: n, .. } if n == node))
             .unwrap_or_else(|| panic!("no error at node {node}: {list:#?}"))
     };
+    assert!(at(5).message.contains("host `look` cannot use texture `t`"));
     assert!(
-        at(1)
-            .message
-            .contains("copy `into_texture` cannot use texture `t`")
-    );
-    assert!(at(2).message.contains("host `look` cannot use texture `t`"));
-    assert!(
-        at(3)
+        at(6)
             .message
             .contains("library kernel `scale` binds arrays, so `scaled` cannot bind texture `t`")
+    );
+    assert!(
+        at(7)
+            .message
+            .contains("fill `clear` cannot use texture `t`")
+    );
+    assert_eq!(list.len(), 3, "{list:#?}");
+}
+
+#[test]
+fn a_texture_moves_whole_outside_blocks_between_textures_of_one_format() {
+    let moves = |edit: &dyn Fn(&mut GraphBuilder)| {
+        let mut b = GraphBuilder::new("Moves");
+        b.texture("t", "texture_2d<r32float>", Role::InOut)
+            .texture("u", "texture_2d<rgba8unorm>", Role::InOut)
+            .inout("x", "f32")
+            .inout("flag", "u32");
+        edit(&mut b);
+        b
+    };
+    let d = only_error(&moves(&|b| {
+        b.copy("part", "x[..4]", "t");
+    }));
+    assert_eq!(d.loc, Loc::Access { node: 0, index: 1 });
+    assert_eq!(
+        d.message,
+        "copy `part` of texture `t` takes a range, and a texture is copied, uploaded and read back whole"
+    );
+    let d = only_error(&moves(&|b| {
+        b.copy("across", "t", "u");
+    }));
+    assert_eq!(d.loc, Loc::Access { node: 0, index: 1 });
+    assert_eq!(
+        d.message,
+        "copy `across` moves texels of `t` (`texture_2d<r32float>`) into `u` (`texture_2d<rgba8unorm>`), of \
+         another format"
+    );
+    let d = only_error(&moves(&|b| {
+        b.copy("into", "x", "t")
+            .if_block("maybe", "flag", &["into"]);
+    }));
+    assert!(
+        d.message
+            .starts_with("copy `into` of texture `t` is under GPU control"),
+        "{}",
+        d.message
     );
 }
 

@@ -329,17 +329,30 @@ fn transfer_handles(lowered: &Lowered, graph: &Ident) -> TokenStream {
                 (NodeKind::Readback { src, .. }, true) => src,
                 _ => continue,
             };
-            let elem = lowered
-                .graph
-                .buffers
-                .iter()
-                .find(|b| &b.name == buffer)
-                .filter(|b| graph_core::types::element_type_problem(&b.elem).is_none())
-                .and_then(|b| ValueType::parse(&b.elem).ok());
-            let Some(elem) = elem else { continue };
+            let declared = lowered.graph.buffers.iter().find(|b| &b.name == buffer);
             let field = rust_ident(&node.name, lowered.spans.locate(&Loc::Node(index)).0);
-            let ty = rust_type(elem);
-            let doc = format!("The node `{}`, of `{buffer}`: `[{elem}]`.", node.name);
+            // A texture's texels move as bytes, rows packed: `Texels` says so.
+            let texture = declared
+                .and_then(|b| graph_core::texture::TextureType::parse_declaration(&b.elem).ok());
+            let (ty, doc) = match texture {
+                Some((texture, _)) => (
+                    quote!(#p::Texels),
+                    format!(
+                        "The node `{}`, of texture `{buffer}` (`{texture}`): its texels' bytes, rows packed.",
+                        node.name
+                    ),
+                ),
+                None => {
+                    let elem = declared
+                        .filter(|b| graph_core::types::element_type_problem(&b.elem).is_none())
+                        .and_then(|b| ValueType::parse(&b.elem).ok());
+                    let Some(elem) = elem else { continue };
+                    (
+                        rust_type(elem),
+                        format!("The node `{}`, of `{buffer}`: `[{elem}]`.", node.name),
+                    )
+                }
+            };
             let index = index as u32;
             fields.push(quote!(#[doc = #doc] pub #field: #p::#handle<#graph, #ty>));
             values.push(quote!(#field: #p::#handle::new(#index)));

@@ -34,6 +34,8 @@ pub(crate) struct BoundBuffers {
     pub placeholder: Option<wgpu::Buffer>,
     /// Each texture's view, by buffer index (`None` for buffers): what a kernel binds in its place.
     pub views: Vec<Option<wgpu::TextureView>>,
+    /// Each texture, bound or graph-owned, by buffer index: what copies, uploads and readbacks move.
+    pub textures: Vec<Option<Texture>>,
 }
 
 /// The placeholder's bytes: one element of the largest element type (`vec4<f32>`).
@@ -63,7 +65,7 @@ fn bind_externals(
     for (index, b) in desc.buffers.iter().enumerate() {
         let texture = b.texture_type();
         views.push(match texture {
-            Some(ty) => Some(bind_texture(gpu, desc, index, ty, textures)?),
+            Some(ty) => bind_texture(gpu, desc, index, ty, textures)?,
             None => None,
         });
         if texture.is_some() {
@@ -146,6 +148,7 @@ fn bind_externals(
         buffers,
         lens,
         views,
+        textures: textures.to_vec(),
     })
 }
 
@@ -155,17 +158,19 @@ struct Externals {
     buffers: Vec<Option<Slice>>,
     lens: Vec<u32>,
     views: Vec<Option<wgpu::TextureView>>,
+    textures: Vec<Option<Texture>>,
 }
 
 /// The view of the texture bound to texture `index` (of type `ty`), once it is checked against the
-/// declaration and against how the graph's kernels bind it.
+/// declaration and against how the graph's kernels bind it; none where no kernel binds it (a texture only
+/// copied needs no usage a view asks for).
 fn bind_texture(
     gpu: &Gpu,
     desc: &GraphDesc,
     index: usize,
     ty: graph_core::texture::TextureType,
     textures: &[Option<Texture>],
-) -> Result<wgpu::TextureView, Error> {
+) -> Result<Option<wgpu::TextureView>, Error> {
     let name = &desc.buffers[index].name;
     let Some(texture) = textures.get(index).and_then(Option::as_ref) else {
         return Err(Error::TextureMismatch {
@@ -187,7 +192,7 @@ fn bind_texture(
                 .into(),
         });
     }
-    Ok(texture.view(ty.dim))
+    Ok((sampled || storage).then(|| texture.view(ty.dim)))
 }
 
 /// The owned buffers as `memory` places them: ranges of its heaps, or buffers of their own (for those fusion
@@ -205,6 +210,7 @@ fn bind_owned(
         buffers: externals,
         lens,
         views,
+        textures,
     } = externals;
     let create = |label: &str, size: u64| {
         gpu.device().create_buffer(&wgpu::BufferDescriptor {
@@ -225,7 +231,7 @@ fn bind_owned(
                 .unwrap_or_else(|| create(&format!("{} transient heap {h}", desc.name), bytes))
         })
         .collect();
-    let textured = views.iter().any(Option::is_some);
+    let textured = textures.iter().any(Option::is_some);
     let placeholder = (!registers.is_empty() || textured).then(|| {
         previous
             .and_then(|p| p.placeholder.clone())
@@ -243,7 +249,7 @@ fn bind_owned(
             continue;
         }
         // A texture: kernels bind its view, and its place among the buffers is the placeholder's.
-        if let (Some(_), Some(placeholder)) = (&views[index], &placeholder) {
+        if let (Some(_), Some(placeholder)) = (&textures[index], &placeholder) {
             buffers.push(Slice {
                 buffer: placeholder.clone(),
                 offset: 0,
@@ -290,6 +296,7 @@ fn bind_owned(
         heaps,
         placeholder,
         views,
+        textures,
     }
 }
 
@@ -719,7 +726,7 @@ pub(crate) fn build_replay(
         };
         let program = compile(true)?;
         // A heap past the device's largest buffer: each owned buffer in memory of its own, as before.
-        match program
+        let mut program = match program
             .memory
             .heaps
             .iter()
@@ -727,7 +734,9 @@ pub(crate) fn build_replay(
         {
             true => compile(false)?,
             false => program,
-        }
+        };
+        crate::texture::plan_transfers(desc, &mut program, &externals.textures, &externals.lens)?;
+        program
     };
     let bound = {
         let _span = tracing::debug_span!("create owned buffers").entered();

@@ -22,7 +22,7 @@ use crate::native_recorder::NativeParamsIn;
 use crate::profile::Profile;
 use crate::task_graph::{GraphNode, TaskGraph};
 use crate::texture::Texture;
-use crate::transfer::{Finished, Upload};
+use crate::transfer::{Finished, Texels, Upload};
 use crate::update::Dispatch;
 use crate::wait::Submission;
 
@@ -311,6 +311,21 @@ impl<G: TaskGraph> Baked<G> {
     /// length. The replay takes it; each replay needs its own.
     pub fn upload<T: Element>(&mut self, node: Upload<G, T>, data: &[T]) -> Result<(), Error> {
         self.graph.upload_at(node.node() as usize, data)
+    }
+
+    /// Gives an upload node of a texture the texels of the next replay: their bytes, rows packed one after
+    /// another (layer after layer), every texel of the bound texture.
+    pub fn upload_texels(&mut self, node: Upload<G, Texels>, bytes: &[u8]) -> Result<(), Error> {
+        self.graph.upload_bytes_at(node.node() as usize, bytes)
+    }
+
+    /// Gives an upload node of an `rgba8unorm` texture an image of the texture's size for the next replay.
+    pub fn upload_image(
+        &mut self,
+        node: Upload<G, Texels>,
+        image: &image::RgbaImage,
+    ) -> Result<(), Error> {
+        self.graph.upload_image_at(node.node() as usize, image)
     }
 }
 

@@ -406,9 +406,28 @@ impl BakedGraph {
     pub fn upload_bytes(&mut self, node: &str, bytes: &[u8]) -> Result<(), Error> {
         let is_upload = |op: &OpDesc| matches!(op, OpDesc::Upload { .. });
         let index = self.node_named(node, "upload", is_upload)?;
-        self.state
-            .uploads
-            .give(&self.state.desc, index, None, bytes)
+        self.upload_bytes_at(index, bytes)
+    }
+
+    /// [`BakedGraph::upload_bytes`] by declaration index.
+    pub(crate) fn upload_bytes_at(&mut self, node: usize, bytes: &[u8]) -> Result<(), Error> {
+        self.state.uploads.give(&self.state.desc, node, None, bytes)
+    }
+
+    /// Gives upload node `node`, of an `rgba8unorm` 2-D texture, an image of the texture's size.
+    pub fn upload_image(&mut self, node: &str, image: &image::RgbaImage) -> Result<(), Error> {
+        let is_upload = |op: &OpDesc| matches!(op, OpDesc::Upload { .. });
+        let index = self.node_named(node, "upload", is_upload)?;
+        self.upload_image_at(index, image)
+    }
+
+    /// [`BakedGraph::upload_image`] by declaration index.
+    pub(crate) fn upload_image_at(
+        &mut self,
+        node: usize,
+        image: &image::RgbaImage,
+    ) -> Result<(), Error> {
+        self.state.uploads.give_image(&self.state.desc, node, image)
     }
 
     /// The index of the node named `name`; an unknown name is an error listing the nodes `fits` accepts.
@@ -710,6 +729,7 @@ impl BakedGraph {
         };
         let transfers = TransferBuffers {
             buffers: &bound.buffers,
+            textures: &bound.textures,
             uploads: &self.state.uploads,
             readbacks: readback_set.as_deref().unwrap_or(&[]),
         };

@@ -144,20 +144,24 @@ impl BakedState {
         // Nothing fails past here: take the transfers of an unchanged size.
         let (uploads, readbacks) = match previous {
             Some(p) => (
-                if Uploads::sizes(&r.program) == Uploads::sizes(&p.program) {
+                if Uploads::sizes(&r.program, &r.bound.textures)
+                    == Uploads::sizes(&p.program, &p.bound.textures)
+                {
                     std::mem::take(&mut p.uploads)
                 } else {
-                    Uploads::new(gpu, &desc, &r.program)
+                    Uploads::new(gpu, &desc, &r.program, &r.bound.textures)
                 },
-                if Readbacks::sizes(&r.program) == Readbacks::sizes(&p.program) {
+                if Readbacks::sizes(&r.program, &r.bound.textures)
+                    == Readbacks::sizes(&p.program, &p.bound.textures)
+                {
                     p.readbacks.clone()
                 } else {
-                    Readbacks::new(&desc, &r.program)
+                    Readbacks::new(&desc, &r.program, &r.bound.textures)
                 },
             ),
             None => (
-                Uploads::new(gpu, &desc, &r.program),
-                Readbacks::new(&desc, &r.program),
+                Uploads::new(gpu, &desc, &r.program, &r.bound.textures),
+                Readbacks::new(&desc, &r.program, &r.bound.textures),
             ),
         };
         let native_built = native.as_ref().map(|n| n.built).unwrap_or_default();

@@ -286,7 +286,7 @@ pub use queue::GpuQueue;
 pub use readback::ReadFuture;
 pub use task_graph::{AnyGraph, GraphNode, TaskGraph};
 pub use texture::{Texture, wgpu_dimension, wgpu_format};
-pub use transfer::{Finished, Readback, Upload};
+pub use transfer::{Finished, Readback, Texels, Upload};
 pub use update::Dispatch;
 pub use wait::{Submission, Work};
 pub use wgpu;
@@ -350,7 +350,7 @@ pub mod __private {
     };
     pub use crate::task_graph::{GraphNode, TaskGraph};
     pub use crate::texture::Texture;
-    pub use crate::transfer::{Readback, Upload};
+    pub use crate::transfer::{Readback, Texels, Upload};
     pub use bytemuck;
     pub use graph_core::{deps, desc, ir, memory, size, subgraph, types};
 }

@@ -356,6 +356,22 @@ impl Program {
         })
     }
 
+    /// Sets the size of each upload and readback of a buffer for which `bytes` gives one: a texture's, which
+    /// the plan cannot size (a texture has no length), its padded rows (`crate::texture::TexelRows`).
+    pub(crate) fn size_transfers(&mut self, bytes: impl Fn(u32) -> Option<u64>) {
+        for partition in &mut self.partitions {
+            if let Partition::Gpu(steps) = partition {
+                for step in steps {
+                    if let Step::Upload(t) | Step::Readback(t) = step
+                        && let Some(bytes) = bytes(t.buffer)
+                    {
+                        t.bytes = bytes;
+                    }
+                }
+            }
+        }
+    }
+
     /// Every upload (or readback) of the program, in replay order.
     pub(crate) fn transfers(&self, readbacks: bool) -> Vec<Transfer> {
         self.steps()

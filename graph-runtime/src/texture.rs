@@ -141,6 +141,93 @@ pub(crate) fn complete(
     Ok(all)
 }
 
+/// Sizes `program`'s uploads and readbacks of textures by the textures' padded rows, and checks each copy
+/// with a texture end against the bound sizes: between textures, of one size; between a texture and a
+/// buffer (`lens`: each buffer's length), as many bytes on both sides, in rows a multiple of 256 bytes
+/// long (what wgpu's copies between buffers and textures ask) unless there is one row.
+pub(crate) fn plan_transfers(
+    desc: &GraphDesc,
+    program: &mut crate::program::Program,
+    textures: &[Option<Texture>],
+    lens: &[u32],
+) -> Result<(), Error> {
+    let rows = |b: u32| -> Result<Option<TexelRows>, Error> {
+        match textures.get(b as usize).and_then(Option::as_ref) {
+            Some(t) => t.rows().map(Some),
+            None => Ok(None),
+        }
+    };
+    let mut padded = vec![None; desc.buffers.len()];
+    for (b, slot) in padded.iter_mut().enumerate() {
+        *slot = rows(b as u32)?.map(|r| r.padded_bytes());
+    }
+    program.size_transfers(|b| padded.get(b as usize).copied().flatten());
+    for node in desc.nodes.iter() {
+        let OpDesc::Copy { src, dst, .. } = node.op else {
+            continue;
+        };
+        let wrong = |texture: u32, reason: String| Error::TextureMismatch {
+            graph: desc.name.to_string(),
+            texture: desc.buffers[texture as usize].name.to_string(),
+            reason: format!("copy `{}`: {reason}", node.name),
+        };
+        match (rows(src)?, rows(dst)?) {
+            (None, None) => {}
+            (Some(s), Some(d)) => {
+                if s.size != d.size {
+                    return Err(wrong(
+                        dst,
+                        format!(
+                            "it is {} texels, and `{}` is {}",
+                            texels(extent3(d.size)),
+                            desc.buffers[src as usize].name,
+                            texels(extent3(s.size))
+                        ),
+                    ));
+                }
+            }
+            (Some(t), None) | (None, Some(t)) => {
+                let (texture, buffer) = if textures[src as usize].is_some() {
+                    (src, dst)
+                } else {
+                    (dst, src)
+                };
+                let b = &desc.buffers[buffer as usize];
+                let bytes = u64::from(lens.get(buffer as usize).copied().unwrap_or(0))
+                    * u64::from(b.elem.size());
+                if bytes != t.packed_bytes() {
+                    return Err(wrong(
+                        texture,
+                        format!(
+                            "its {} rows of {} bytes are {} bytes, and buffer `{}` holds {bytes}",
+                            t.rows,
+                            t.row,
+                            t.packed_bytes(),
+                            b.name
+                        ),
+                    ));
+                }
+                if t.rows > 1 && t.row % wgpu::COPY_BYTES_PER_ROW_ALIGNMENT != 0 {
+                    return Err(wrong(
+                        texture,
+                        format!(
+                            "its rows are {} bytes, and a copy between a buffer and a texture moves rows of a \
+                             multiple of {} bytes; copy the texels in a kernel",
+                            t.row,
+                            wgpu::COPY_BYTES_PER_ROW_ALIGNMENT
+                        ),
+                    ));
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+fn extent3(size: wgpu::Extent3d) -> [u32; 3] {
+    [size.width, size.height, size.depth_or_array_layers]
+}
+
 /// Texture `index`'s size as its declaration gives it: its texels, or those of the texture it is sized
 /// like, down to texels or to a bound texture; `None` where that one is not bound.
 fn declared_extent(desc: &GraphDesc, index: usize, all: &[Option<Texture>]) -> Option<[u32; 3]> {
@@ -170,11 +257,7 @@ fn declared_size(desc: &GraphDesc, index: usize) -> String {
 }
 
 fn extent(texture: &wgpu::Texture) -> [u32; 3] {
-    [
-        texture.width(),
-        texture.height(),
-        texture.depth_or_array_layers(),
-    ]
+    extent3(texture.size())
 }
 
 fn texels(size: [u32; 3]) -> String {
@@ -256,7 +339,77 @@ impl Gpu {
     }
 }
 
+/// How a texture's texels lie in a buffer: rows of `row` bytes, `rows` of them (height times layers or
+/// depth), the application's side packed, the GPU's side (staging and readback buffers) at `padded` bytes a
+/// row, as a copy between a buffer and a texture asks (a multiple of 256).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct TexelRows {
+    pub row: u32,
+    pub padded: u32,
+    pub height: u32,
+    pub rows: u32,
+    pub size: wgpu::Extent3d,
+    pub format: wgpu::TextureFormat,
+}
+
+impl TexelRows {
+    /// Bytes of every texel, rows packed.
+    pub fn packed_bytes(&self) -> u64 {
+        u64::from(self.row) * u64::from(self.rows)
+    }
+
+    /// Bytes of the padded rows.
+    pub fn padded_bytes(&self) -> u64 {
+        u64::from(self.padded) * u64::from(self.rows)
+    }
+
+    /// The layout of the padded rows in a buffer.
+    pub fn padded_layout(&self) -> wgpu::TexelCopyBufferLayout {
+        wgpu::TexelCopyBufferLayout {
+            offset: 0,
+            bytes_per_row: Some(self.padded),
+            rows_per_image: Some(self.height),
+        }
+    }
+
+    /// `packed` written into `padded` with each row at its padded place (`padded` cleared first).
+    pub fn pad(&self, packed: &[u8], padded: &mut Vec<u8>) {
+        padded.clear();
+        padded.resize(self.padded_bytes() as usize, 0);
+        for (from, to) in packed
+            .chunks(self.row as usize)
+            .zip(padded.chunks_mut(self.padded as usize))
+        {
+            to[..from.len()].copy_from_slice(from);
+        }
+    }
+
+    /// The rows of `padded`, packed.
+    pub fn unpad(&self, padded: &[u8]) -> Vec<u8> {
+        padded
+            .chunks(self.padded as usize)
+            .take(self.rows as usize)
+            .flat_map(|r| &r[..self.row as usize])
+            .copied()
+            .collect()
+    }
+}
+
 impl Texture {
+    /// Its rows, as a copy to or from a buffer lays them out.
+    pub(crate) fn rows(&self) -> Result<TexelRows, Error> {
+        let row = self.row_bytes()?;
+        let align = wgpu::COPY_BYTES_PER_ROW_ALIGNMENT;
+        Ok(TexelRows {
+            row,
+            padded: row.div_ceil(align) * align,
+            height: self.texture.height(),
+            rows: self.texture.height() * self.texture.depth_or_array_layers(),
+            size: self.texture.size(),
+            format: self.texture.format(),
+        })
+    }
+
     /// Wraps a texture the application made on `gpu`'s device. Bake checks it against the declaration: its
     /// format, dimension, usages, sample count and device.
     pub fn from_wgpu(gpu: &Gpu, texture: wgpu::Texture) -> Self {
@@ -316,12 +469,8 @@ impl Texture {
     /// layer after layer.
     pub fn read_blocking(&self) -> Result<Vec<u8>, Error> {
         self.gpu.check_lost()?;
-        let row = self.row_bytes()?;
-        // A copy out of a texture writes each row at a multiple of 256 bytes.
-        let padded =
-            row.div_ceil(wgpu::COPY_BYTES_PER_ROW_ALIGNMENT) * wgpu::COPY_BYTES_PER_ROW_ALIGNMENT;
-        let rows = self.texture.height() * self.texture.depth_or_array_layers();
-        let size = u64::from(padded) * u64::from(rows);
+        let rows = self.rows()?;
+        let size = rows.padded_bytes();
         let scope = OpScope::enter(&self.gpu);
         let staging = self.gpu.device().create_buffer(&wgpu::BufferDescriptor {
             label: Some("texture readback"),
@@ -337,24 +486,14 @@ impl Texture {
             self.texture.as_image_copy(),
             wgpu::TexelCopyBufferInfo {
                 buffer: &staging,
-                layout: wgpu::TexelCopyBufferLayout {
-                    offset: 0,
-                    bytes_per_row: Some(padded),
-                    rows_per_image: Some(self.texture.height()),
-                },
+                layout: rows.padded_layout(),
             },
-            self.texture.size(),
+            rows.size,
         );
         self.gpu.queue().submit([encoder.finish()]);
         scope.finish(Ok(()))?;
         let words = ReadFuture::<u32>::start(&self.gpu, &staging, (size / 4) as usize).wait()?;
-        let bytes: &[u8] = bytemuck::cast_slice(&words);
-        Ok(bytes
-            .chunks(padded as usize)
-            .take(rows as usize)
-            .flat_map(|r| &r[..row as usize])
-            .copied()
-            .collect())
+        Ok(rows.unpad(bytemuck::cast_slice(&words)))
     }
 
     fn error(&self, reason: &str) -> Error {

@@ -27,6 +27,7 @@ use crate::gpu::{Gpu, lock};
 use crate::program::Program;
 use crate::queue::GpuQueue;
 use crate::task_graph::{AnyGraph, TaskGraph};
+use crate::texture::{TexelRows, Texture};
 
 /// A typed handle on an upload node of `graph!` graph `G` (`G::UPLOADS.name`): its data is `[T]`. Only a
 /// `Baked<G>` takes it: giving it to another graph is a compile error.
@@ -80,14 +81,24 @@ macro_rules! handle {
 
 handle!(Upload, Readback);
 
+/// What an upload or readback of a texture moves: its texels' bytes, rows packed one after another, layer
+/// after layer (as [`Texture::write`] takes them). `graph!` types a texture's handles with it:
+/// `Upload<G, Texels>`, given bytes by [`crate::Baked::upload_texels`] or an image by
+/// [`crate::Baked::upload_image`], and `Readback<G, Texels>`, read by [`Finished::read_texels`] or
+/// [`Finished::read_image`].
+#[derive(Debug, Clone, Copy)]
+pub enum Texels {}
+
 /// One upload node's staging buffer and the data waiting for the next replay.
 #[derive(Debug)]
 struct UploadSlot {
     node: u32,
     staging: wgpu::Buffer,
     elem: ValueType,
-    /// The range's size in bytes, from the bound lengths.
+    /// The range's size in bytes, from the bound lengths; a texture's padded rows.
     bytes: u64,
+    /// For an upload into a texture, how its rows lie: the app gives them packed, staging holds them padded.
+    rows: Option<TexelRows>,
     /// The data given for the next replay, when `ready`; the vector is reused, so giving data allocates
     /// only the first time.
     pending: Vec<u8>,
@@ -101,17 +112,26 @@ pub(crate) struct Uploads {
 }
 
 impl Uploads {
-    /// Each upload of `program`, by node, with its size: what staging buffers it needs.
-    pub(crate) fn sizes(program: &Program) -> Vec<(u32, u64)> {
+    /// Each upload of `program`, by node, with its size and a texture's rows: what staging buffers it
+    /// needs.
+    pub(crate) fn sizes(
+        program: &Program,
+        textures: &[Option<Texture>],
+    ) -> Vec<(u32, u64, Option<TexelRows>)> {
         program
             .transfers(false)
             .iter()
-            .map(|t| (t.node, t.bytes))
+            .map(|t| (t.node, t.bytes, texel_rows(textures, t.buffer)))
             .collect()
     }
 
     /// A staging buffer per upload node of `program`.
-    pub(crate) fn new(gpu: &Gpu, desc: &GraphDesc, program: &Program) -> Self {
+    pub(crate) fn new(
+        gpu: &Gpu,
+        desc: &GraphDesc,
+        program: &Program,
+        textures: &[Option<Texture>],
+    ) -> Self {
         let mut slots = Vec::new();
         for t in program.transfers(false) {
             let elem = desc.buffers[t.buffer as usize].elem;
@@ -126,6 +146,7 @@ impl Uploads {
                 staging,
                 elem,
                 bytes: t.bytes,
+                rows: texel_rows(textures, t.buffer),
                 pending: Vec::new(),
                 ready: false,
             });
@@ -150,6 +171,25 @@ impl Uploads {
         let Some(slot) = self.slots.iter_mut().find(|s| s.node as usize == node) else {
             return Err(fail("it is not an upload node".into()));
         };
+        if let Some(rows) = slot.rows {
+            if elem.is_some() {
+                return Err(fail(
+                    "it uploads a texture's texels: give their bytes (`upload_bytes`, `upload_texels`)".into(),
+                ));
+            }
+            if data.len() as u64 != rows.packed_bytes() {
+                return Err(fail(format!(
+                    "it uploads {} rows of {} bytes, {} bytes, not {}",
+                    rows.rows,
+                    rows.row,
+                    rows.packed_bytes(),
+                    data.len()
+                )));
+            }
+            rows.pad(data, &mut slot.pending);
+            slot.ready = true;
+            return Ok(());
+        }
         if let Some(elem) = elem
             && elem != slot.elem
         {
@@ -170,6 +210,46 @@ impl Uploads {
         slot.pending.extend_from_slice(data);
         slot.ready = true;
         Ok(())
+    }
+
+    /// Stages `image` for node `node`'s next replay: an upload of an `rgba8unorm` 2-D texture of its size.
+    pub(crate) fn give_image(
+        &mut self,
+        desc: &GraphDesc,
+        node: usize,
+        image: &image::RgbaImage,
+    ) -> Result<(), Error> {
+        let rows = self
+            .slots
+            .iter()
+            .find(|s| s.node as usize == node)
+            .and_then(|s| s.rows);
+        let fits = rows.is_some_and(|r| {
+            r.format == wgpu::TextureFormat::Rgba8Unorm
+                && r.rows == r.height
+                && (r.size.width, r.size.height) == image.dimensions()
+        });
+        if !fits {
+            let texture = rows.map_or_else(
+                || "no texture".to_string(),
+                |r| {
+                    format!(
+                        "a {:?} texture of {} x {} x {}",
+                        r.format, r.size.width, r.size.height, r.size.depth_or_array_layers
+                    )
+                },
+            );
+            return Err(Error::TransferData {
+                graph: desc.name.to_string(),
+                node: desc.nodes.get(node).map_or("?", |n| &*n.name).to_string(),
+                reason: format!(
+                    "it uploads into {texture}, and the image is {} x {} `rgba8unorm`",
+                    image.width(),
+                    image.height()
+                ),
+            });
+        }
+        self.give(desc, node, None, image.as_raw())
     }
 
     /// The first upload node without data for this replay.
@@ -208,13 +288,16 @@ pub(crate) type ReadbackSet = Vec<Option<wgpu::Buffer>>;
 #[derive(Clone, Copy)]
 pub(crate) struct TransferBuffers<'a> {
     pub buffers: &'a [crate::slice::Slice],
+    /// The graph's textures, by buffer index.
+    pub textures: &'a [Option<Texture>],
     pub uploads: &'a Uploads,
     /// This replay's readback buffers, by node.
     pub readbacks: &'a [Option<wgpu::Buffer>],
 }
 
 impl TransferBuffers<'_> {
-    /// A copy step: `bytes` from `src_offset` of buffer `src` to `dst_offset` of buffer `dst`.
+    /// A copy step: `bytes` from `src_offset` of buffer `src` to `dst_offset` of buffer `dst`; or, where
+    /// an end is a texture, the whole texture (bake checked the sizes: `texture::plan_transfers`).
     pub(crate) fn copy(
         &self,
         encoder: &mut wgpu::CommandEncoder,
@@ -222,37 +305,124 @@ impl TransferBuffers<'_> {
         (dst, dst_offset): (u32, u64),
         bytes: u64,
     ) {
-        if let (Some(src), Some(dst)) = (
-            self.buffers.get(src as usize),
-            self.buffers.get(dst as usize),
-        ) {
-            encoder.copy_buffer_to_buffer(
-                &src.buffer,
-                src.offset + src_offset,
-                &dst.buffer,
-                dst.offset + dst_offset,
-                bytes,
-            );
+        let texture = |b: u32| self.textures.get(b as usize).and_then(Option::as_ref);
+        let buffer = |b: u32| self.buffers.get(b as usize);
+        match (texture(src), texture(dst)) {
+            (Some(s), Some(d)) => {
+                encoder.copy_texture_to_texture(
+                    s.wgpu().as_image_copy(),
+                    d.wgpu().as_image_copy(),
+                    s.wgpu().size(),
+                );
+            }
+            (None, Some(d)) => {
+                if let (Some(s), Ok(rows)) = (buffer(src), d.rows()) {
+                    encoder.copy_buffer_to_texture(
+                        packed_rows(&s.buffer, s.offset, rows),
+                        d.wgpu().as_image_copy(),
+                        rows.size,
+                    );
+                }
+            }
+            (Some(s), None) => {
+                if let (Some(d), Ok(rows)) = (buffer(dst), s.rows()) {
+                    encoder.copy_texture_to_buffer(
+                        s.wgpu().as_image_copy(),
+                        packed_rows(&d.buffer, d.offset, rows),
+                        rows.size,
+                    );
+                }
+            }
+            (None, None) => {
+                if let (Some(src), Some(dst)) = (buffer(src), buffer(dst)) {
+                    encoder.copy_buffer_to_buffer(
+                        &src.buffer,
+                        src.offset + src_offset,
+                        &dst.buffer,
+                        dst.offset + dst_offset,
+                        bytes,
+                    );
+                }
+            }
         }
     }
 
-    /// An upload step: its staging buffer into its range.
+    /// An upload step: its staging buffer into its range, or its texture.
     pub(crate) fn upload(&self, encoder: &mut wgpu::CommandEncoder, t: Transfer) {
-        if let (Some(staging), Some(dst)) = (
-            self.uploads.staging(t.node),
-            self.buffers.get(t.buffer as usize),
-        ) {
+        let Some(staging) = self.uploads.staging(t.node) else {
+            return;
+        };
+        if let Some(texture) = self
+            .textures
+            .get(t.buffer as usize)
+            .and_then(Option::as_ref)
+        {
+            if let Ok(rows) = texture.rows() {
+                encoder.copy_buffer_to_texture(
+                    wgpu::TexelCopyBufferInfo {
+                        buffer: staging,
+                        layout: rows.padded_layout(),
+                    },
+                    texture.wgpu().as_image_copy(),
+                    rows.size,
+                );
+            }
+            return;
+        }
+        if let Some(dst) = self.buffers.get(t.buffer as usize) {
             encoder.copy_buffer_to_buffer(staging, 0, &dst.buffer, dst.offset + t.offset, t.bytes);
         }
     }
 
-    /// A readback step: its range into this replay's readback buffer.
+    /// A readback step: its range, or its texture's padded rows, into this replay's readback buffer.
     pub(crate) fn readback(&self, encoder: &mut wgpu::CommandEncoder, t: Transfer) {
-        let target = self.readbacks.get(t.node as usize).and_then(Option::as_ref);
-        if let (Some(src), Some(target)) = (self.buffers.get(t.buffer as usize), target) {
+        let Some(target) = self.readbacks.get(t.node as usize).and_then(Option::as_ref) else {
+            return;
+        };
+        if let Some(texture) = self
+            .textures
+            .get(t.buffer as usize)
+            .and_then(Option::as_ref)
+        {
+            if let Ok(rows) = texture.rows() {
+                encoder.copy_texture_to_buffer(
+                    texture.wgpu().as_image_copy(),
+                    wgpu::TexelCopyBufferInfo {
+                        buffer: target,
+                        layout: rows.padded_layout(),
+                    },
+                    rows.size,
+                );
+            }
+            return;
+        }
+        if let Some(src) = self.buffers.get(t.buffer as usize) {
             encoder.copy_buffer_to_buffer(&src.buffer, src.offset + t.offset, target, 0, t.bytes);
         }
     }
+}
+
+/// A graph buffer's bytes from `offset` as a texture's rows, packed (bake checked that they are a multiple
+/// of 256 bytes long, or one: which needs no row length, and so no alignment).
+fn packed_rows(
+    buffer: &wgpu::Buffer,
+    offset: u64,
+    rows: TexelRows,
+) -> wgpu::TexelCopyBufferInfo<'_> {
+    let many = rows.rows > 1;
+    wgpu::TexelCopyBufferInfo {
+        buffer,
+        layout: wgpu::TexelCopyBufferLayout {
+            offset,
+            bytes_per_row: many.then_some(rows.row),
+            rows_per_image: many.then_some(rows.height),
+        },
+    }
+}
+
+/// Buffer `b`'s rows, where it is a texture.
+fn texel_rows(textures: &[Option<Texture>], b: u32) -> Option<TexelRows> {
+    textures.get(b as usize)?.as_ref()?.rows().ok()
 }
 
 /// What a finished replay's readbacks need besides their buffers: names and element types, shared.
@@ -261,6 +431,8 @@ pub(crate) struct ReadbackInfo {
     graph: String,
     /// Per node: its name, and for a readback node its element type and size in bytes.
     nodes: Vec<(String, Option<(ValueType, u64)>)>,
+    /// Per node: a readback of a texture's rows, given to the app packed.
+    rows: Vec<Option<TexelRows>>,
     /// Sets unmapped and ready for another replay.
     pool: Mutex<Vec<ReadbackSet>>,
     /// Whether any node is a readback.
@@ -279,29 +451,35 @@ impl Readbacks {
         &self.info.graph
     }
 
-    /// Each readback of `program`, by node, with its size: what its pooled sets hold.
-    pub(crate) fn sizes(program: &Program) -> Vec<(u32, u64)> {
+    /// Each readback of `program`, by node, with its size and a texture's rows: what its pooled sets hold.
+    pub(crate) fn sizes(
+        program: &Program,
+        textures: &[Option<Texture>],
+    ) -> Vec<(u32, u64, Option<TexelRows>)> {
         program
             .transfers(true)
             .iter()
-            .map(|t| (t.node, t.bytes))
+            .map(|t| (t.node, t.bytes, texel_rows(textures, t.buffer)))
             .collect()
     }
 
-    pub(crate) fn new(desc: &GraphDesc, program: &Program) -> Self {
+    pub(crate) fn new(desc: &GraphDesc, program: &Program, textures: &[Option<Texture>]) -> Self {
         let mut nodes: Vec<(String, Option<(ValueType, u64)>)> = desc
             .nodes
             .iter()
             .map(|n| (n.name.to_string(), None))
             .collect();
+        let mut rows = vec![None; desc.nodes.len()];
         for t in program.transfers(true) {
             nodes[t.node as usize].1 = Some((desc.buffers[t.buffer as usize].elem, t.bytes));
+            rows[t.node as usize] = texel_rows(textures, t.buffer);
         }
         Readbacks {
             info: Arc::new(ReadbackInfo {
                 graph: desc.name.to_string(),
                 any: nodes.iter().any(|n| n.1.is_some()),
                 nodes,
+                rows,
                 pool: Mutex::new(Vec::new()),
             }),
         }
@@ -368,6 +546,30 @@ impl<G: TaskGraph> Finished<G> {
     pub fn read<T: Element>(&self, handle: Readback<G, T>) -> Result<Vec<T>, Error> {
         self.read_at(handle.node as usize)
     }
+
+    /// What readback node `handle` of a texture copied out in this replay: its texels' bytes, rows packed.
+    pub fn read_texels(&self, handle: Readback<G, Texels>) -> Result<Vec<u8>, Error> {
+        self.read_as(handle.node as usize, None)
+    }
+
+    /// What readback node `handle` of an `rgba8unorm` 2-D texture copied out in this replay, as an image.
+    pub fn read_image(&self, handle: Readback<G, Texels>) -> Result<image::RgbaImage, Error> {
+        let index = handle.node as usize;
+        let fail = |reason: String| Error::TransferData {
+            graph: self.graph(),
+            node: self.nodes().get(index).map_or("?", |n| &n.0).to_string(),
+            reason,
+        };
+        let rows = self.info.rows.get(index).copied().flatten();
+        let Some(rows) =
+            rows.filter(|r| r.format == wgpu::TextureFormat::Rgba8Unorm && r.rows == r.height)
+        else {
+            return Err(fail("it reads back no 2-D `rgba8unorm` texture".into()));
+        };
+        let bytes = self.read_as(index, None)?;
+        image::RgbaImage::from_raw(rows.size.width, rows.size.height, bytes)
+            .ok_or_else(|| fail("its texels are not the image's size".into()))
+    }
 }
 
 impl Finished {
@@ -404,8 +606,7 @@ impl<G> Finished<G> {
     /// element type alike).
     pub fn read_bytes_named(&self, node: &str) -> Result<Vec<u8>, Error> {
         let index = self.named(node)?;
-        let elem = self.nodes().get(index).and_then(|n| n.1).map(|r| r.0);
-        self.read_as(index, elem)
+        self.read_as(index, None)
     }
 
     /// The nodes of the graph, with their readback types.
@@ -445,6 +646,12 @@ impl<G> Finished<G> {
         let Some((elem, bytes)) = self.nodes().get(index).and_then(|n| n.1) else {
             return Err(fail("it is not a readback node".into()));
         };
+        let rows = self.info.rows.get(index).copied().flatten();
+        if rows.is_some() && wanted.is_some() {
+            return Err(fail(
+                "it reads back a texture's texels: read their bytes (`read_bytes_named`, `read_texels`)".into(),
+            ));
+        }
         if let Some(wanted) = wanted
             && elem != wanted
         {
@@ -462,7 +669,10 @@ impl<G> Finished<G> {
             .map_err(|e| fail(format!("its data is not mapped: {e}")))?;
         let data = view
             .get(..bytes as usize)
-            .map(<[u8]>::to_vec)
+            .map(|padded| match rows {
+                Some(rows) => rows.unpad(padded),
+                None => padded.to_vec(),
+            })
             .ok_or_else(|| fail("its buffer is short".into()));
         drop(view);
         data

@@ -7,7 +7,7 @@
 
 mod common;
 
-use common::{gpu, poison_f32, random_u32, read, rng};
+use common::{gpu, poison_f32, poison_u32, random_u32, read, rng};
 use graph_runtime::ir::Role;
 use graph_runtime::{BakedGraph, Error, Gpu, GraphBuilder, KernelSpec, LIBRARY, Texture, graph};
 
@@ -747,6 +747,201 @@ fn texture_sizes_are_checked_at_bake_against_the_bound_texture_and_the_device() 
     let message = wrong.err().map(|e| e.to_string()).unwrap_or_default();
     assert!(
         message.contains("texture `owned`") && message.contains("a 2-D texture's side is at most"),
+        "{message}"
+    );
+    Ok(())
+}
+
+graph! {
+    /// An image through every texture transfer: uploaded into `frame` (graph-owned, sized like `out`),
+    /// inverted by a kernel into `out`, copied into `kept` (texture to texture) and from there into `words`
+    /// (texture to buffer), and read back from `kept`.
+    graph ImageRoundTrip {
+        params { width: u32, height: u32 }
+        textures {
+            out: texture_2d<rgba8unorm> = output,
+            frame: texture_2d<rgba8unorm; out>,
+            kept: texture_2d<rgba8unorm; out>,
+        }
+        buffers { words: [u32] = output }
+        upload put(frame);
+        kernel invert(frame: read, out: write) threads(params.width, params.height) {
+            @compute @workgroup_size(8, 8)
+            fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
+                if (gid.x >= params.width || gid.y >= params.height) { return; }
+                let c = textureLoad(frame, gid.xy, 0);
+                textureStore(out, gid.xy, vec4<f32>(1.0 - c.rgb, c.a));
+            }
+        }
+        copy keep(out -> kept);
+        copy flatten(kept -> words);
+        readback get(kept);
+    }
+}
+
+#[test]
+fn an_image_goes_through_upload_kernel_copies_and_readback() -> Result<(), Error> {
+    let gpu = gpu();
+    let mut rng = rng();
+    // 64 texels of 4 bytes: rows of 256 bytes, as a copy between a texture and a buffer asks.
+    let (width, height) = (64u32, 5u32);
+    let out = gpu.texture("texture_2d<rgba8unorm>", [width, height, 1])?;
+    let words = gpu.buffer_zeroed::<u32>((width * height) as usize)?;
+    let mut g = ImageRoundTrip::bake(
+        &gpu,
+        ImageRoundTripBuffers {
+            out: &out,
+            words: &words,
+        },
+    )?;
+    *g.params_mut() = ImageRoundTripParams::new(width, height);
+    for _ in 0..2 {
+        let pixels = random_bytes(&mut rng, (width * height * 4) as usize);
+        let image = image::RgbaImage::from_raw(width, height, pixels.clone()).expect("an image");
+        let want: Vec<u8> = pixels
+            .chunks(4)
+            .flat_map(|p| [255 - p[0], 255 - p[1], 255 - p[2], p[3]])
+            .collect();
+        poison_texture(&out, 0x5a);
+        poison_u32(&words);
+        g.upload_image(ImageRoundTrip::UPLOADS.put, &image)?;
+        let finished = g.replay()?.wait()?;
+        assert_eq!(out.read_blocking()?, want, "the kernel's output");
+        let got = finished.read_image(ImageRoundTrip::READBACKS.get)?;
+        assert_eq!(got.dimensions(), (width, height));
+        assert_eq!(got.into_raw(), want, "the readback of the copy");
+        assert_eq!(finished.read_texels(ImageRoundTrip::READBACKS.get)?, want);
+        let bytes: Vec<u8> = bytemuck::cast_slice(&read(&words)).to_vec();
+        assert_eq!(bytes, want, "the copy into the buffer");
+    }
+    // Each replay needs its own upload, and the data must be the texture's size.
+    assert!(g.replay().is_err(), "no upload given");
+    let small = image::RgbaImage::new(width - 1, height);
+    let message = g
+        .upload_image(ImageRoundTrip::UPLOADS.put, &small)
+        .err()
+        .map(|e| e.to_string())
+        .unwrap_or_default();
+    assert!(message.contains("the image is 63 x 5"), "{message}");
+    let message = g
+        .upload_texels(ImageRoundTrip::UPLOADS.put, &[0; 12])
+        .err()
+        .map(|e| e.to_string())
+        .unwrap_or_default();
+    assert!(
+        message.contains("it uploads 5 rows of 256 bytes, 1280 bytes, not 12"),
+        "{message}"
+    );
+    Ok(())
+}
+
+#[test]
+fn a_copy_between_a_buffer_and_a_texture_needs_rows_wgpu_can_copy_and_equal_sizes()
+-> Result<(), Error> {
+    let gpu = gpu();
+    let mut rng = rng();
+    let mut b = GraphBuilder::new("Words");
+    b.input("words", "u32")
+        .texture("t", "texture_2d<r32uint>", Role::Output)
+        .copy("into", "words", "t")
+        .readback("back", "t");
+    let desc = b.build(&LIBRARY).expect("checks");
+    // 64 texels of 4 bytes a row, 3 rows: the buffer to the texture and back through the readback.
+    let t = gpu.texture("texture_2d<r32uint>", [64, 3, 1])?;
+    let words = gpu.buffer_zeroed::<u32>(64 * 3)?;
+    let mut g = BakedGraph::bake_with_textures(
+        &gpu,
+        desc.clone(),
+        &[("words", words.as_any())],
+        &[("t", &t)],
+    )?;
+    let data: Vec<u32> = (0..64 * 3)
+        .map(|_| random_u32(&mut rng, u32::MAX))
+        .collect();
+    words.write(&data)?;
+    poison_texture(&t, 0xee);
+    let finished = g.replay()?.wait()?;
+    let back: Vec<u32> = bytemuck::pod_collect_to_vec(&finished.read_bytes_named("back")?);
+    assert_eq!(back, data);
+    let typed = finished
+        .read_named::<u32>("back")
+        .err()
+        .map(|e| e.to_string());
+    assert!(
+        typed
+            .as_deref()
+            .unwrap_or_default()
+            .contains("it reads back a texture's texels"),
+        "{typed:?}"
+    );
+    drop(finished);
+    // Rows of 40 bytes: no copy between a buffer and a texture moves them.
+    let narrow = gpu.texture("texture_2d<r32uint>", [10, 3, 1])?;
+    let short = gpu.buffer_zeroed::<u32>(30)?;
+    let message = BakedGraph::bake_with_textures(
+        &gpu,
+        desc.clone(),
+        &[("words", short.as_any())],
+        &[("t", &narrow)],
+    )
+    .err()
+    .map(|e| e.to_string())
+    .unwrap_or_default();
+    assert!(
+        message.contains("copy `into`: its rows are 40 bytes, and a copy between a buffer and a texture moves rows of a multiple of 256 bytes"),
+        "{message}"
+    );
+    // A buffer of another size than the texture's texels.
+    let message = BakedGraph::bake_with_textures(
+        &gpu,
+        desc.clone(),
+        &[("words", short.as_any())],
+        &[("t", &t)],
+    )
+    .err()
+    .map(|e| e.to_string())
+    .unwrap_or_default();
+    assert!(
+        message.contains("its 3 rows of 256 bytes are 768 bytes, and buffer `words` holds 120"),
+        "{message}"
+    );
+    // One row needs no alignment.
+    let row = gpu.texture("texture_2d<r32uint>", [10, 1, 1])?;
+    let ten = gpu.buffer_zeroed::<u32>(10)?;
+    let data: Vec<u32> = (0..10).map(|_| random_u32(&mut rng, u32::MAX)).collect();
+    ten.write(&data)?;
+    let mut g =
+        BakedGraph::bake_with_textures(&gpu, desc, &[("words", ten.as_any())], &[("t", &row)])?;
+    let finished = g.replay()?.wait()?;
+    let back: Vec<u32> = bytemuck::pod_collect_to_vec(&finished.read_bytes_named("back")?);
+    assert_eq!(back, data);
+    Ok(())
+}
+
+#[test]
+fn a_copy_between_textures_of_other_sizes_is_an_error_at_bake() -> Result<(), Error> {
+    let gpu = gpu();
+    let mut b = GraphBuilder::new("Twins");
+    b.texture("a", "texture_2d<rgba8unorm>", Role::Input)
+        .texture("b", "texture_2d<rgba8unorm>", Role::Output)
+        .copy("twin", "a", "b");
+    let desc = b.build(&LIBRARY).expect("checks");
+    let a = gpu.texture("texture_2d<rgba8unorm>", [7, 5, 1])?;
+    let same = gpu.texture("texture_2d<rgba8unorm>", [7, 5, 1])?;
+    let other = gpu.texture("texture_2d<rgba8unorm>", [5, 7, 1])?;
+    let pixels = random_bytes(&mut rng(), 7 * 5 * 4);
+    a.write(&pixels)?;
+    poison_texture(&same, 0x11);
+    BakedGraph::bake_with_textures(&gpu, desc.clone(), &[], &[("a", &a), ("b", &same)])?
+        .replay()?
+        .wait()?;
+    assert_eq!(same.read_blocking()?, pixels);
+    let message = BakedGraph::bake_with_textures(&gpu, desc, &[], &[("a", &a), ("b", &other)])
+        .err()
+        .map(|e| e.to_string())
+        .unwrap_or_default();
+    assert!(
+        message.contains("copy `twin`: it is 5 x 7 x 1 texels, and `a` is 7 x 5 x 1"),
         "{message}"
     );
     Ok(())

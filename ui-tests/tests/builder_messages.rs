@@ -815,12 +815,33 @@ const CASES: &[Case] = &[
         rustc_errors: &[],
     },
     Case {
-        fixture: "textures/copy-of-a-texture",
+        fixture: "textures/copy-of-part-of-a-texture",
         build: || {
             let mut b = graph_g();
             b.texture("frame", "texture_2d<r32float>", Role::Input)
                 .output("out", "f32")
-                .copy("take", "frame", "out");
+                .copy("take", "frame", "out[..4]");
+            b
+        },
+        rustc_errors: &[],
+    },
+    Case {
+        fixture: "textures/copy-between-texture-formats",
+        build: || {
+            let mut b = graph_g();
+            b.texture("frame", "texture_2d<rgba8unorm>", Role::Input)
+                .texture("wide", "texture_2d<rgba16float>", Role::Output)
+                .copy("widen", "frame", "wide");
+            b
+        },
+        rustc_errors: &[],
+    },
+    Case {
+        fixture: "textures/fill-of-a-texture",
+        build: || {
+            let mut b = graph_g();
+            b.texture("t", "texture_2d<r32float>", Role::Output)
+                .fill("clear", "t", "vec4<f32>()");
             b
         },
         rustc_errors: &[],

@@ -25,6 +25,10 @@ impl Checker<'_> {
             else {
                 continue;
             };
+            // A texture's copies move texels or bytes: `check_texture_uses` checks them.
+            if self.textures[s.buffer].is_some() || self.textures[d.buffer].is_some() {
+                continue;
+            }
             if let (Some(st), Some(dt)) = (self.buffer_types[s.buffer], self.buffer_types[d.buffer])
                 && st != dt
             {

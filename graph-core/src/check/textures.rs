@@ -148,6 +148,18 @@ impl Checker<'_> {
                     continue;
                 };
                 let name = &access.buffer;
+                let in_block = graph.blocks.iter().any(|b| b.nodes.contains(&node.name));
+                let whole = match &node.kind {
+                    NodeKind::Copy {
+                        src_range,
+                        dst_range,
+                        ..
+                    } => src_range.is_none() && dst_range.is_none(),
+                    NodeKind::Upload { range, .. } | NodeKind::Readback { range, .. } => {
+                        range.is_none()
+                    }
+                    _ => true,
+                };
                 let refusal = match &node.kind {
                     NodeKind::Kernel(k) => match &k.source {
                         KernelSource::Wgsl { .. } => {
@@ -162,14 +174,49 @@ impl Checker<'_> {
                             "write the kernel in WGSL over the texture".to_string(),
                         )),
                     },
+                    NodeKind::Copy { .. } | NodeKind::Upload { .. } | NodeKind::Readback { .. }
+                        if !whole =>
+                    {
+                        Some((
+                            format!(
+                                "{} `{}` of texture `{name}` takes a range, and a texture is copied, uploaded \
+                                 and read back whole",
+                                node.kind.keyword(),
+                                node.name
+                            ),
+                            "leave the range out, or move the part in a kernel".to_string(),
+                        ))
+                    }
+                    NodeKind::Copy { .. } | NodeKind::Upload { .. } | NodeKind::Readback { .. }
+                        if in_block =>
+                    {
+                        Some((
+                            format!(
+                                "{} `{}` of texture `{name}` is under GPU control, where a texture's copies, \
+                                 uploads and readbacks cannot be skipped yet",
+                                node.kind.keyword(),
+                                node.name
+                            ),
+                            "move it out of the block, or copy the texels in a kernel".to_string(),
+                        ))
+                    }
+                    NodeKind::Copy { src, dst, .. } => {
+                        // Once per copy: at its destination, the second access.
+                        if i == 1 {
+                            self.check_texture_copy(n, src, dst);
+                        }
+                        None
+                    }
+                    NodeKind::Upload { .. } | NodeKind::Readback { .. } => None,
                     other => Some((
                         format!(
-                            "{} `{}` cannot use texture `{name}`: only kernels use textures yet",
+                            "{} `{}` cannot use texture `{name}`: kernels, copies, uploads and readbacks use \
+                             textures",
                             other.keyword(),
                             node.name
                         ),
-                        "copies, fills, uploads, readbacks, host and interop tasks and subgraphs of textures \
-                         are not built yet; read or write it in a kernel"
+                        "fills, host and interop tasks and subgraphs of textures are not built yet; read or \
+                         write it in a kernel"
                             .to_string(),
                     )),
                 };
@@ -180,6 +227,31 @@ impl Checker<'_> {
                     self.accesses[n][i] = None;
                 }
             }
+        }
+    }
+
+    /// A copy between two textures moves texels of one format and dimension; a copy between a texture and
+    /// a buffer moves bytes, whose count and row alignment bake checks against the bound sizes.
+    fn check_texture_copy(&mut self, n: usize, src: &str, dst: &str) {
+        let (Some(Some(s)), Some(Some(d))) = (self.accesses[n].first(), self.accesses[n].get(1))
+        else {
+            return;
+        };
+        let (Some(st), Some(dt)) = (self.textures[s.buffer], self.textures[d.buffer]) else {
+            return;
+        };
+        if (st.format, st.dim) != (dt.format, dt.dim) {
+            self.diags.push(
+                Diagnostic::new(
+                    Loc::Access { node: n, index: 1 },
+                    format!(
+                        "copy `{}` moves texels of `{src}` (`{st}`) into `{dst}` (`{dt}`), of another {}",
+                        self.graph.nodes[n].name,
+                        if st.dim == dt.dim { "format" } else { "dimension" }
+                    ),
+                )
+                .with_help("a copy between textures keeps every texel's bytes; convert the format in a kernel"),
+            );
         }
     }
 

@@ -4,7 +4,7 @@ graph! {
     graph G {
         textures { frame: texture_2d<r32float> = input }
         buffers { out: [f32] = output }
-        copy take(frame -> out);
+        copy take(frame -> out[..4]);
     }
 }
 
