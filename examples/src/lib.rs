@@ -6,6 +6,7 @@
 
 pub mod edge_detect;
 pub mod edge_pipeline;
+pub mod texture_edges;
 pub mod trace_svg;
 
 use std::fmt;

@@ -19,8 +19,14 @@
 //! the same pipeline on the CPU, outputs poisoned with NaN first so a pixel the GPU fails to write cannot
 //! pass for a right one.
 //!
+//! Then it runs the same detector on textures (`TextureEdges`, `examples/src/texture_edges.rs`): the picture
+//! uploaded as an image into an `rgba8unorm` texture, the blur and the gradient in textures the graph owns,
+//! the edges (at the levels Otsu found above) written into an `rgba8unorm` storage texture and read back as
+//! an image, checked against the CPU pixel by pixel.
+//!
 //! It writes `out/flagship.png` (Sobel's edges), `out/flagship_scharr.png`, `out/flagship_blurred.png`,
-//! `out/flagship_gradient.png` and `out/flagship.dot` (the graph, flattened, the subgraph as a cluster).
+//! `out/flagship_gradient.png`, `out/flagship_textures.png` (Sobel's edges on textures) and
+//! `out/flagship.dot` (the graph, flattened, the subgraph as a cluster).
 //!
 //! ```text
 //! cargo run --release -p examples --bin flagship [-- [INPUT.png]]
@@ -38,10 +44,14 @@ use examples::edge_pipeline::{
     BINS, CpuStages, EdgePipeline, EdgePipelineBuffers, EdgePipelineChoice, EdgePipelineParams,
     cpu_stages, otsu, top,
 };
+use examples::texture_edges::{
+    TextureEdges, TextureEdgesBuffers, TextureEdgesChoice, TextureEdgesParams, cpu_texture_edges,
+    mismatched_edges,
+};
 use examples::trace_svg::trace_svg;
 use examples::{Result, max_abs_diff, median, ms, out_dir, save_gray_png};
 use graph_runtime::pipeline::Detail;
-use graph_runtime::{Baked, Buffer, Gpu, wgpu};
+use graph_runtime::{Baked, Buffer, Gpu, Texture, wgpu};
 
 /// The picture used without an argument, built into the program.
 const DEFAULT_INPUT: &[u8] = include_bytes!("../../assets/shapes.png");
@@ -199,6 +209,7 @@ fn main() -> Result<()> {
     let dir = out_dir()?;
     let size = (width as usize, height as usize);
     let sobel = run_and_check(&mut graph, &b, &shared, &pixels, size, false)?;
+    let sobel_level = shared.lock().unwrap_or_else(PoisonError::into_inner).level;
     let sobel_edges = b.edges.read_blocking()?;
     save_gray_png(
         &dir.join("flagship.png"),
@@ -238,6 +249,7 @@ fn main() -> Result<()> {
     graph.params_mut().top = top(true);
     shared.lock().unwrap_or_else(PoisonError::into_inner).top = top(true);
     run_and_check(&mut graph, &b, &shared, &pixels, size, true)?;
+    let scharr_level = shared.lock().unwrap_or_else(PoisonError::into_inner).level;
     save_gray_png(
         &dir.join("flagship_scharr.png"),
         width,
@@ -247,12 +259,41 @@ fn main() -> Result<()> {
         1.0,
     )?;
 
+    // ---------------------------------------------------------------------------------- on textures -------
+    // The same detector over textures, the levels Otsu found above given as a parameter.
+    let rgba = image.to_rgba8();
+    let edges = gpu.texture("texture_2d<rgba8unorm>", [width, height, 1])?;
+    let start = Instant::now();
+    let mut textured = TextureEdges::bake(&gpu, TextureEdgesBuffers { edges: &edges })?;
+    let texture_bake = start.elapsed();
+    *textured.params_mut() = TextureEdgesParams::new(width, height, sobel_level);
+    let mut times = Vec::with_capacity(REPLAYS);
+    for _ in 0..=REPLAYS {
+        let start = Instant::now();
+        textured.upload_image(TextureEdges::UPLOADS.picture, &rgba)?;
+        textured.replay()?.wait()?;
+        times.push(start.elapsed());
+    }
+    println!(
+        "textures:  bake {}, {} recorder; replay median {} over {REPLAYS} waited replays, each uploading \
+         the frame as an image",
+        ms(texture_bake),
+        textured.untyped().recorder(),
+        ms(median(&times[1..]))
+    );
+    let on_textures = check_textures(&mut textured, &edges, &rgba, size, sobel_level, false)?;
+    on_textures.save(dir.join("flagship_textures.png"))?;
+    textured.select(TextureEdgesChoice::Scharr)?;
+    textured.params_mut().level = scharr_level;
+    check_textures(&mut textured, &edges, &rgba, size, scharr_level, true)?;
+
     let dot = dir.join("flagship.dot");
     std::fs::write(&dot, EdgePipeline::DESCRIPTION.to_dot(Detail::Plain))
         .map_err(|e| format!("cannot write {}: {e}", dot.display()))?;
     println!(
         "wrote:     {} (sobel's edges), flagship_scharr.png, flagship_blurred.png, flagship_gradient.png \
-         (white = gradient {bright:.3}), flagship.dot (`dot -Tsvg`), in {}",
+         (white = gradient {bright:.3}), flagship_textures.png (sobel's edges on textures), flagship.dot \
+         (`dot -Tsvg`), in {}",
         dir.join("flagship.png").display(),
         dir.display()
     );
@@ -353,6 +394,48 @@ fn run_and_check(
         return Err(format!("{name}: {mismatched} edge pixels differ from the CPU").into());
     }
     Ok(cpu)
+}
+
+/// One replay of the detector on textures, the edge texture poisoned first, its readback (an image) checked
+/// against the CPU and against the texture itself; returns the image.
+fn check_textures(
+    graph: &mut Baked<TextureEdges>,
+    edges: &Texture,
+    rgba: &image::RgbaImage,
+    (w, h): (usize, usize),
+    level: f32,
+    scharr: bool,
+) -> Result<image::RgbaImage> {
+    let poison = vec![0x7f; w * h * 4];
+    edges.write(&poison)?;
+    graph.upload_image(TextureEdges::UPLOADS.picture, rgba)?;
+    let finished = graph.replay()?.wait()?;
+    let read = finished.read_image(TextureEdges::READBACKS.result)?;
+    drop(finished);
+    let cpu = cpu_texture_edges(rgba.as_raw(), (w, h), scharr);
+    let mismatched = mismatched_edges(
+        read.as_raw(),
+        &cpu.gradient,
+        level,
+        GRADIENT_TOLERANCE * (1.0 + level),
+    );
+    let white = read.as_raw().chunks(4).filter(|p| p[0] == 255).count();
+    let name = if scharr { "scharr" } else { "sobel" };
+    println!(
+        "  {name} on textures: level {level:.4}, edges {white} pixels ({:.1}%), {mismatched} differ from the CPU",
+        100.0 * white as f64 / (w * h) as f64
+    );
+    if mismatched > 0 {
+        return Err(
+            format!("{name} on textures: {mismatched} edge pixels differ from the CPU").into(),
+        );
+    }
+    if edges.read_blocking()? != *read.as_raw() {
+        return Err(
+            format!("{name} on textures: the readback differs from the edge texture").into(),
+        );
+    }
+    Ok(read)
 }
 
 /// The library blur's bound against its CPU reference (its library test's): Gaussian weights computed on
