@@ -680,7 +680,7 @@ impl GraphDesc {
     }
 
     /// Kernels bind textures, none sized by a texture's length (it has none); copies, uploads and readbacks
-    /// move whole textures, outside blocks; nothing else uses one.
+    /// move whole textures, outside blocks; interop tasks get them; nothing else uses one.
     fn validate_texture_uses(&self, node: &NodeDesc) -> Result<(), InvalidDescription> {
         let texture = |b: u32| {
             self.buffers
@@ -729,15 +729,13 @@ impl GraphDesc {
                 moves(&[(*buffer, range)])?;
                 Vec::new()
             }
-            OpDesc::Host { accesses } | OpDesc::Interop { accesses } => {
-                accesses.iter().map(|a| a.buffer).collect()
-            }
+            OpDesc::Host { accesses } => accesses.iter().map(|a| a.buffer).collect(),
             OpDesc::Subgraph { bindings, .. } => bindings.iter().map(|b| b.buffer).collect(),
-            OpDesc::Empty => Vec::new(),
+            OpDesc::Interop { .. } | OpDesc::Empty => Vec::new(),
         };
         ensure!(
             !used.into_iter().any(texture),
-            "{} `{name}` uses a texture, which only kernels, copies, uploads and readbacks may",
+            "{} `{name}` uses a texture, which only kernels, copies, uploads, readbacks and interop tasks may",
             node.op.kind()
         );
         Ok(())

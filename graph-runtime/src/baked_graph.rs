@@ -713,6 +713,7 @@ impl BakedGraph {
                 queue: gpu.queue(),
                 encoder,
                 buffers: &bound.buffers,
+                textures: &bound.textures,
                 desc,
                 node: n,
                 accesses,

@@ -15,7 +15,7 @@ use crate::queue::GpuQueue;
 pub type InteropTask = Box<dyn FnMut(&mut InteropContext<'_>) -> Result<(), Error> + Send>;
 
 /// What an interop task sees while its replay records: the device, the queue, the command encoder of its GPU
-/// partition (no compute pass is open), and the buffers it declared. Work it records runs after the nodes it
+/// partition (no compute pass is open), and the buffers and textures it declared. Work it records runs after the nodes it
 /// depends on and before the nodes that depend on it; it must touch only the buffers it declared, as it
 /// declared them.
 pub struct InteropContext<'a> {
@@ -23,6 +23,8 @@ pub struct InteropContext<'a> {
     pub(crate) queue: &'a GpuQueue,
     pub(crate) encoder: &'a mut wgpu::CommandEncoder,
     pub(crate) buffers: &'a [crate::slice::Slice],
+    /// The graph's textures, by buffer index.
+    pub(crate) textures: &'a [Option<crate::texture::Texture>],
     pub(crate) desc: &'a GraphDesc,
     /// The task's node index in the description.
     pub(crate) node: usize,
@@ -53,17 +55,53 @@ impl InteropContext<'_> {
 
     /// The wgpu buffer bound to `name`, which the task declared (a clone of the handle).
     pub fn buffer(&self, name: &str) -> Result<wgpu::Buffer, Error> {
-        let index = self.desc.buffers.iter().position(|b| b.name == name);
-        match index.filter(|&i| self.accesses.iter().any(|a| a.buffer as usize == i)) {
-            // Declared by an interop task, so never placed in the heap: the slice is the whole buffer.
-            Some(i) => Ok(self.buffers[i].buffer.clone()),
-            None => Err(Error::HostAccess {
-                graph: self.desc.name.to_string(),
-                node: self.desc.nodes[self.node].name.to_string(),
-                kind: "interop",
-                buffer: name.to_string(),
-                used: "use",
-            }),
+        let i = self.declared(name, false)?;
+        // Declared by an interop task, so never placed in the heap: the slice is the whole buffer.
+        Ok(self.buffers[i].buffer.clone())
+    }
+
+    /// The wgpu texture bound to (or made by bake for) `name`, a texture the task declared (a clone of the
+    /// handle). wgpu tracks its layout through what the task records.
+    pub fn texture(&self, name: &str) -> Result<wgpu::Texture, Error> {
+        let i = self.declared(name, true)?;
+        match self.textures.get(i).and_then(Option::as_ref) {
+            Some(texture) => Ok(texture.wgpu().clone()),
+            None => Err(self.undeclared(name)),
+        }
+    }
+
+    /// The index of buffer (or, with `texture`, texture) `name`, which the task declared.
+    fn declared(&self, name: &str, texture: bool) -> Result<usize, Error> {
+        let index = self
+            .desc
+            .buffers
+            .iter()
+            .position(|b| b.name == name && b.texture.is_some() == texture);
+        if index.is_none() && self.desc.buffers.iter().any(|b| b.name == name) {
+            let (is, call) = match texture {
+                true => ("a buffer", "buffer"),
+                false => ("a texture", "texture"),
+            };
+            return Err(Error::Texture {
+                texture: name.to_string(),
+                reason: format!(
+                    "it is {is}: interop task `{}` gets it with `{call}`",
+                    self.desc.nodes[self.node].name
+                ),
+            });
+        }
+        index
+            .filter(|&i| self.accesses.iter().any(|a| a.buffer as usize == i))
+            .ok_or_else(|| self.undeclared(name))
+    }
+
+    fn undeclared(&self, name: &str) -> Error {
+        Error::HostAccess {
+            graph: self.desc.name.to_string(),
+            node: self.desc.nodes[self.node].name.to_string(),
+            kind: "interop",
+            buffer: name.to_string(),
+            used: "use",
         }
     }
 }

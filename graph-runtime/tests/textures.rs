@@ -946,3 +946,85 @@ fn a_copy_between_textures_of_other_sizes_is_an_error_at_bake() -> Result<(), Er
     );
     Ok(())
 }
+
+#[test]
+fn an_interop_task_records_its_own_work_on_the_textures_it_declared() -> Result<(), Error> {
+    let gpu = gpu();
+    let mut rng = rng();
+    let (width, height) = (13u32, 6u32);
+    let mut b = GraphBuilder::new("Interop");
+    b.param("width", "u32")
+        .param("height", "u32")
+        .texture("a", "texture_2d<r32float; b>", Role::Owned)
+        .texture("b", "texture_2d<r32float>", Role::Input)
+        .texture("c", "texture_2d<r32float; b>", Role::Owned)
+        .output("out", "f32");
+    b.kernel(
+        "double",
+        KernelSpec::wgsl(
+            "@compute @workgroup_size(8, 8)
+            fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
+                if (gid.x >= params.width || gid.y >= params.height) { return; }
+                textureStore(a, gid.xy, 2.0 * textureLoad(b, gid.xy, 0));
+            }",
+        )
+        .read("b")
+        .write("a")
+        .threads(&["params.width", "params.height"]),
+    );
+    b.interop(
+        "twin",
+        &[
+            ("a", graph_runtime::ir::AccessMode::Read),
+            ("c", graph_runtime::ir::AccessMode::Write),
+        ],
+    );
+    b.kernel(
+        "flatten",
+        KernelSpec::wgsl(
+            "@compute @workgroup_size(8, 8)
+            fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
+                if (gid.x >= params.width || gid.y >= params.height) { return; }
+                out[gid.y * params.width + gid.x] = textureLoad(c, gid.xy, 0).r + 1.0;
+            }",
+        )
+        .read("c")
+        .write("out")
+        .threads(&["params.width", "params.height"]),
+    );
+    let desc = b.build(&LIBRARY).expect("checks");
+    let input = gpu.texture("texture_2d<r32float>", [width, height, 1])?;
+    let out = gpu.buffer_zeroed::<f32>((width * height) as usize)?;
+    let mut g =
+        BakedGraph::bake_with_textures(&gpu, desc, &[("out", out.as_any())], &[("b", &input)])?;
+    g.set_param("width", width)?;
+    g.set_param("height", height)?;
+    // The task copies `a` into `c` with the encoder; asking for a texture as a buffer is an error.
+    g.on_interop("twin", |ctx| {
+        let (a, c) = (ctx.texture("a")?, ctx.texture("c")?);
+        let message = ctx
+            .buffer("a")
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default();
+        assert!(
+            message.contains("it is a texture: interop task `twin` gets it with `texture`"),
+            "{message}"
+        );
+        assert!(ctx.texture("b").is_err(), "`b` is not the task's");
+        ctx.encoder()
+            .copy_texture_to_texture(a.as_image_copy(), c.as_image_copy(), a.size());
+        Ok(())
+    })?;
+    for _ in 0..2 {
+        let values: Vec<f32> = (0..width * height)
+            .map(|_| random_u32(&mut rng, 1000) as f32 / 8.0)
+            .collect();
+        input.write(bytemuck::cast_slice(&values))?;
+        poison_f32(&out);
+        g.replay()?.wait()?;
+        let want: Vec<f32> = values.iter().map(|v| 2.0 * v + 1.0).collect();
+        assert_eq!(read(&out), want);
+    }
+    Ok(())
+}

@@ -1,6 +1,6 @@
-//! Textures: what may use one, and how. Only kernels of the graph's own WGSL bind textures (library kernels
-//! bind arrays); copies, fills, uploads, readbacks, host and interop tasks and subgraph bindings of textures
-//! are not built yet, and say so. A kernel may bind a texture as its declaration allows, and as storage only
+//! Textures: what may use one, and how. Kernels of the graph's own WGSL bind textures (library kernels bind
+//! arrays); copies, uploads and readbacks move them whole; interop tasks get them; fills, host tasks and
+//! subgraph bindings of textures are not built yet, and say so. A kernel may bind a texture as its declaration allows, and as storage only
 //! where every device can (WebGPU's portable formats), else the error names the feature it would need.
 
 use super::Checker;
@@ -207,16 +207,17 @@ impl Checker<'_> {
                         }
                         None
                     }
-                    NodeKind::Upload { .. } | NodeKind::Readback { .. } => None,
+                    // An interop task gets the wgpu texture, which it records its own work on.
+                    NodeKind::Upload { .. } | NodeKind::Readback { .. } | NodeKind::Interop { .. } => None,
                     other => Some((
                         format!(
-                            "{} `{}` cannot use texture `{name}`: kernels, copies, uploads and readbacks use \
-                             textures",
+                            "{} `{}` cannot use texture `{name}`: kernels, copies, uploads, readbacks and \
+                             interop tasks use textures",
                             other.keyword(),
                             node.name
                         ),
-                        "fills, host and interop tasks and subgraphs of textures are not built yet; read or \
-                         write it in a kernel"
+                        "fills, host tasks and subgraphs of textures are not built yet; read or write it in \
+                         a kernel"
                             .to_string(),
                     )),
                 };
