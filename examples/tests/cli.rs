@@ -267,7 +267,7 @@ fn a_file_that_is_not_a_graph_exits_2() {
     let old = temp_file("old.json", r#"{"format": 0, "graph": {"name": "G"}}"#);
     for (path, words) in [
         (not_json, "line 1, column 2"),
-        (old, "format 0, but this version reads format 1"),
+        (old, "format 0, but this version reads formats 1 and 2"),
         (
             PathBuf::from("no/such/file.json"),
             "cannot read `no/such/file.json`",

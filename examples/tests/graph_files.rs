@@ -217,7 +217,7 @@ fn files_that_are_not_graphs_are_errors_that_say_why() {
     assert!(load_error("not json").contains("line 1"));
     assert_eq!(
         load_error(r#"{"format": 7, "graph": {}}"#),
-        "the file is format 7, but this version reads format 1"
+        "the file is format 7, but this version reads formats 1 and 2"
     );
     let missing = load_error(r#"{"format": 1}"#);
     assert!(missing.contains("missing field `graph`"), "{missing}");

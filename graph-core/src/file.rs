@@ -7,11 +7,12 @@
 //! it by the same function as for every other front door, so all three agree by construction.
 //!
 //! ```json
-//! { "format": 1,
+//! { "format": 2,
 //!   "graph": {
 //!     "name": "Scale",
 //!     "params": [{ "name": "n", "type": "u32" }],
-//!     "buffers": [{ "name": "x", "elem": "f32", "role": "inout" }],
+//!     "buffers": [{ "name": "x", "elem": "f32", "role": "inout" },
+//!                 { "name": "frame", "texture": "texture_2d<rgba8unorm>", "role": "input" }],
 //!     "nodes": [{ "name": "twice", "kernel": {
 //!       "accesses": [{ "buffer": "x", "mode": "read_write" }],
 //!       "source": { "wgsl": { "text": "@compute @workgroup_size(64) fn main(..) { .. }" } },
@@ -34,8 +35,12 @@ use crate::library::Library;
 use crate::names::escaped;
 use crate::subgraph::Subgraphs;
 
-/// The format this crate writes and reads. A file of another version is refused with both numbers.
-pub const FORMAT_VERSION: u32 = 1;
+/// The format this crate writes. Format 2 writes a texture's type as its `texture` (format 1 wrote it as
+/// its `elem`).
+pub const FORMAT_VERSION: u32 = 2;
+
+/// The formats this crate reads. A file of another version is refused with the numbers.
+pub const FORMATS_READ: [u32; 2] = [1, 2];
 
 #[derive(Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -95,7 +100,8 @@ impl fmt::Display for LoadError {
             ),
             LoadError::Format { found } => write!(
                 f,
-                "the file is format {found}, but this version reads format {FORMAT_VERSION}"
+                "the file is format {found}, but this version reads formats {} and {}",
+                FORMATS_READ[0], FORMATS_READ[1]
             ),
             LoadError::Node {
                 index,
@@ -235,7 +241,7 @@ fn load_nested(
 
 fn parse(text: &str) -> Result<Graph, LoadError> {
     let version: Version = serde_json::from_str(text).map_err(|e| json_error(&e))?;
-    if version.format != FORMAT_VERSION {
+    if !FORMATS_READ.contains(&version.format) {
         return Err(LoadError::Format {
             found: version.format,
         });

@@ -213,7 +213,18 @@ fn json_path<'g>(graph: &'g Graph, loc: &Loc) -> Vec<Step<'g>> {
         Loc::Param(i) => path.extend([Key("params"), Index(*i), Key("name")]),
         Loc::ParamType(i) => path.extend([Key("params"), Index(*i), Key("type")]),
         Loc::Buffer(i) => path.extend([Key("buffers"), Index(*i), Key("name")]),
-        Loc::BufferType(i) => path.extend([Key("buffers"), Index(*i), Key("elem")]),
+        // A texture's type is its `texture` (format 2); in format 1 the lookup stops at the entry.
+        Loc::BufferType(i) => {
+            let texture = graph
+                .buffers
+                .get(*i)
+                .is_some_and(|b| crate::texture::TextureType::is_texture_text(&b.elem));
+            path.extend([
+                Key("buffers"),
+                Index(*i),
+                Key(if texture { "texture" } else { "elem" }),
+            ])
+        }
         Loc::Node(n) => path.extend([Key("nodes"), Index(*n), Key("name")]),
         Loc::Access { node, index } | Loc::AccessMode { node, index } => {
             path = node_path(*node).to_vec();

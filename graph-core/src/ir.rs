@@ -96,17 +96,82 @@ pub struct Param {
     pub ty: String,
 }
 
+/// A buffer of the graph, or a texture. In a graph file a buffer's element type is its `elem`, a texture's
+/// type its `texture` (format 2; format 1 wrote a texture's type as its `elem`, which still reads).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(try_from = "BufferEntry", into = "BufferEntry")]
 pub struct Buffer {
     pub name: String,
-    /// The element type as written; or, for a texture, its type (`texture_2d<rgba8unorm>`, see
-    /// [`crate::texture`]), which makes it a texture.
+    /// The element type as written; or, for a texture, its type (`texture_2d<rgba8unorm>`, with its size
+    /// where it has one: see [`crate::texture`]), which makes it a texture.
     pub elem: String,
     /// `Some(n)` for `[T; n]`, `None` for `[T]` (length known at bake time).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub len: Option<u64>,
     pub role: Role,
+}
+
+/// A [`Buffer`] as a graph file writes it: `elem` for a buffer, `texture` for a texture.
+#[derive(Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct BufferEntry {
+    name: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    elem: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    texture: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    len: Option<u64>,
+    role: Role,
+}
+
+impl TryFrom<BufferEntry> for Buffer {
+    type Error = String;
+
+    fn try_from(entry: BufferEntry) -> Result<Self, String> {
+        let name = crate::names::escaped(&entry.name);
+        let elem = match (entry.elem, entry.texture) {
+            (Some(elem), None) => elem,
+            (None, Some(texture)) if crate::texture::TextureType::is_texture_text(&texture) => {
+                texture
+            }
+            (None, Some(texture)) => {
+                return Err(format!(
+                    "the `texture` of `{name}` is `{}`, which is no texture type: write `texture_2d<rgba8unorm>`, \
+                     `texture_storage_2d<r32float, write>`.., or give a buffer its `elem`",
+                    crate::names::escaped(&texture)
+                ));
+            }
+            (Some(_), Some(_)) => {
+                return Err(format!(
+                    "`{name}` has an `elem` and a `texture`: a buffer has an `elem`, a texture a `texture`"
+                ));
+            }
+            (None, None) => {
+                return Err(format!(
+                    "`{name}` has neither an `elem` (a buffer's element type) nor a `texture` (a texture's type)"
+                ));
+            }
+        };
+        Ok(Buffer {
+            name: entry.name,
+            elem,
+            len: entry.len,
+            role: entry.role,
+        })
+    }
+}
+
+impl From<Buffer> for BufferEntry {
+    fn from(b: Buffer) -> Self {
+        let texture = crate::texture::TextureType::is_texture_text(&b.elem);
+        BufferEntry {
+            name: b.name,
+            elem: (!texture).then(|| b.elem.clone()),
+            texture: texture.then_some(b.elem),
+            len: b.len,
+            role: b.role,
+        }
+    }
 }
 
 /// A buffer as one node sees it.

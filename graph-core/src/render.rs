@@ -177,7 +177,12 @@ pub fn describe_loc(graph: &ir::Graph, loc: &Loc) -> String {
         Loc::Param(i) => param_words(graph, *i),
         Loc::ParamType(i) => format!("the type of {}", param_words(graph, *i)),
         Loc::Buffer(i) => buffer_words(graph, *i),
-        Loc::BufferType(i) => format!("the element type of {}", buffer_words(graph, *i)),
+        Loc::BufferType(i) => match graph.buffers.get(*i) {
+            Some(b) if crate::texture::TextureType::is_texture_text(&b.elem) => {
+                format!("the type of {}", buffer_words(graph, *i))
+            }
+            _ => format!("the element type of {}", buffer_words(graph, *i)),
+        },
         Loc::Node(n) => node_words(graph, *n),
         Loc::Access { node, index } => {
             let buffer = access_buffer(graph, *node, *index);
@@ -268,7 +273,12 @@ fn param_words(graph: &ir::Graph, i: usize) -> String {
 }
 
 fn buffer_words(graph: &ir::Graph, i: usize) -> String {
-    named("buffer", graph.buffers.get(i).map(|b| b.name.as_str()), i)
+    let buffer = graph.buffers.get(i);
+    let what = match buffer {
+        Some(b) if crate::texture::TextureType::is_texture_text(&b.elem) => "texture",
+        _ => "buffer",
+    };
+    named(what, buffer.map(|b| b.name.as_str()), i)
 }
 
 fn node_words(graph: &ir::Graph, n: usize) -> String {

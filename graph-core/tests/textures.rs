@@ -486,16 +486,62 @@ fn a_graph_file_holds_textures_as_the_builder_makes_them() {
         AccessMode::Write,
     );
     let text = graph_core::file::to_json(built.graph());
+    // Format 2: a texture's type is its `texture`, a buffer's element type its `elem`.
+    assert!(text.contains("\"format\": 2"), "{text}");
     assert!(
-        text.contains("texture_storage_2d<rgba8unorm, write>"),
+        text.contains("\"texture\": \"texture_storage_2d<rgba8unorm, write>\""),
         "{text}"
     );
+    assert!(!text.contains("\"elem\": \"texture_"), "{text}");
     let loaded = graph_core::file::from_json(&text).expect("loads");
     assert_eq!(&loaded, built.graph());
     let from_file = GraphBuilder::from_graph(loaded, Default::default())
         .build(&LIBRARY)
         .expect("checks");
-    assert_eq!(from_file, built.build(&LIBRARY).expect("checks"));
+    let desc = built.build(&LIBRARY).expect("checks");
+    assert_eq!(from_file, desc);
+    // Format 1 wrote the type as the `elem`: it still reads, to the same graph.
+    let format_1 = text
+        .replace("\"format\": 2", "\"format\": 1")
+        .replace("\"texture\": ", "\"elem\": ");
+    let loaded = graph_core::file::from_json(&format_1).expect("format 1 loads");
+    assert_eq!(&loaded, built.graph());
+}
+
+#[test]
+fn a_graph_file_entry_is_a_buffer_or_a_texture_and_says_which() {
+    let file = |entry: &str| {
+        format!(r#"{{"format": 2, "graph": {{"name": "G", "buffers": [{entry}], "nodes": []}}}}"#)
+    };
+    let cases = [
+        (
+            r#"{"name": "t", "elem": "f32", "texture": "texture_2d<r32float>", "role": "input"}"#,
+            "`t` has an `elem` and a `texture`: a buffer has an `elem`, a texture a `texture`",
+        ),
+        (
+            r#"{"name": "t", "role": "input"}"#,
+            "`t` has neither an `elem` (a buffer's element type) nor a `texture` (a texture's type)",
+        ),
+        (
+            r#"{"name": "t", "texture": "f32", "role": "input"}"#,
+            "the `texture` of `t` is `f32`, which is no texture type",
+        ),
+    ];
+    for (entry, message) in cases {
+        let error = graph_core::file::from_json(&file(entry))
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default();
+        assert!(
+            error.contains(message) && error.starts_with("line 1, column"),
+            "{entry}: {error}"
+        );
+    }
+    // Positive control: the same entry, right.
+    graph_core::file::from_json(&file(
+        r#"{"name": "t", "texture": "texture_2d<r32float>", "role": "input"}"#,
+    ))
+    .expect("a texture entry loads");
 }
 
 #[test]
