@@ -927,10 +927,74 @@ impl GraphDesc {
                      or a texture",
                     size.text
                 ),
+                SizeStep::Extent { texture, axis } => {
+                    let dim = self
+                        .buffers
+                        .get(texture as usize)
+                        .and_then(BufferDesc::texture_type)
+                        .map(|t| t.dim);
+                    ensure!(
+                        dim.is_some_and(|d| crate::texture::has_axis(d, axis)),
+                        "the size `{}` of `{node}` reads the {} of buffer {texture} of {buffers}, which is no \
+                         texture that has one",
+                        size.text,
+                        axis.method()
+                    )
+                }
                 SizeStep::Literal(_) | SizeStep::Op(_) => {}
             }
         }
         Ok(())
+    }
+
+    /// This description with the size each texture in `extents` has (width, height, and layers or depth;
+    /// `None` where it is not known) written in place of every dispatch size's read of it: what bake does
+    /// once the textures are bound, since a texture's size only changes with a rebind, which bakes again.
+    pub fn with_texture_extents(&self, extents: &[Option<[u32; 3]>]) -> Cow<'_, GraphDesc> {
+        let reads = |size: &SizeDesc| {
+            size.steps
+                .iter()
+                .any(|s| matches!(s, SizeStep::Extent { .. }))
+        };
+        let dims = |d: &DispatchDesc| match d {
+            DispatchDesc::Threads(dims) | DispatchDesc::Workgroups(dims) => dims.iter().any(reads),
+            _ => false,
+        };
+        let any = self
+            .nodes
+            .iter()
+            .any(|n| matches!(&n.op, OpDesc::Kernel(k) if dims(&k.dispatch)));
+        if !any {
+            return Cow::Borrowed(self);
+        }
+        let substitute = |size: &SizeDesc| {
+            let steps: Vec<SizeStep> = size
+                .steps
+                .iter()
+                .map(|&step| match step {
+                    SizeStep::Extent { texture, axis } => extents
+                        .get(texture as usize)
+                        .copied()
+                        .flatten()
+                        .map_or(step, |e| SizeStep::Literal(e[axis.index()])),
+                    other => other,
+                })
+                .collect();
+            SizeDesc {
+                text: size.text.clone(),
+                steps: steps.into(),
+            }
+        };
+        let mut desc = self.clone();
+        for node in desc.nodes.to_mut() {
+            if let OpDesc::Kernel(k) = &mut node.op
+                && let DispatchDesc::Threads(dims) | DispatchDesc::Workgroups(dims) =
+                    &mut k.dispatch
+            {
+                *dims = dims.clone().map(|d| substitute(&d));
+            }
+        }
+        Cow::Owned(desc)
     }
 
     /// Every node in exactly one partition of its kind, and no edge that runs backwards across or within them.

@@ -1,6 +1,8 @@
-//! `fill`: the built-in kernel that sets every element of a buffer to one value, for every element type the
-//! graph supports. The value is a WGSL expression of the buffer's element type, read through `value()`.
+//! `fill`: the built-in kernel that sets every element of a buffer (or every texel of a texture) to one
+//! value, for every element type the graph supports. The value is a WGSL expression of the buffer's element
+//! type (a texture's texel `vec4`), read through `value()`.
 
+use crate::texture::TextureDim;
 use crate::types::{Scalar, ValueType};
 
 /// The name the kernel's WGSL gives the buffer it fills.
@@ -40,6 +42,56 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
     }
 }
 ";
+
+/// The fill of a whole texture of `dim`: one invocation per texel (per texel of each layer), dispatched over
+/// the texture's size, with this workgroup size; texels past the size (the last workgroups' spare
+/// invocations) are left alone.
+pub fn texture_wgsl(dim: TextureDim) -> (&'static str, [u32; 3]) {
+    match dim {
+        TextureDim::D1 => (
+            "@compute @workgroup_size(64)
+fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
+    if (gid.x < textureDimensions(dst)) {
+        textureStore(dst, gid.x, value());
+    }
+}
+",
+            [64, 1, 1],
+        ),
+        TextureDim::D2 => (
+            "@compute @workgroup_size(8, 8)
+fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
+    if (all(gid.xy < textureDimensions(dst))) {
+        textureStore(dst, gid.xy, value());
+    }
+}
+",
+            [8, 8, 1],
+        ),
+        // One workgroup deep, dispatched over the layers: `gid.z` is a layer, never past the last (and
+        // wgpu's GL backend refuses `textureNumLayers` of a storage texture).
+        TextureDim::D2Array => (
+            "@compute @workgroup_size(8, 8)
+fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
+    if (all(gid.xy < textureDimensions(dst))) {
+        textureStore(dst, gid.xy, gid.z, value());
+    }
+}
+",
+            [8, 8, 1],
+        ),
+        TextureDim::D3 => (
+            "@compute @workgroup_size(4, 4, 4)
+fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
+    if (all(gid < textureDimensions(dst))) {
+        textureStore(dst, gid, value());
+    }
+}
+",
+            [4, 4, 4],
+        ),
+    }
+}
 
 /// A literal of `ty`, for messages: `0.0`, `0u`, `vec2<i32>(0i)`.
 pub fn example_literal(ty: ValueType) -> String {

@@ -313,6 +313,10 @@ impl Remap<'_> {
             .iter()
             .map(|&step| match step {
                 SizeStep::Len(b) => Ok(SizeStep::Len(self.buffer(b))),
+                SizeStep::Extent { texture, axis } => Ok(SizeStep::Extent {
+                    texture: self.buffer(texture),
+                    axis,
+                }),
                 SizeStep::Param(offset) => self.param(offset, node).map(SizeStep::Param),
                 other => Ok(other),
             })

@@ -5,7 +5,8 @@
 //!
 //! ```text
 //! expr := expr ('+' | '-' | '*' | '/') expr | expr '.' ('div_ceil' | 'min' | 'max') '(' expr ')'
-//!       | 'params' '.' NAME ('.' ('x' | 'y' | 'z' | 'w'))? | BUFFER '.len()' | INTEGER | '(' expr ')'
+//!       | 'params' '.' NAME ('.' ('x' | 'y' | 'z' | 'w'))? | BUFFER '.len()'
+//!       | TEXTURE '.' ('width' | 'height' | 'layers' | 'depth') '()' | INTEGER | '(' expr ')'
 //! ```
 
 use std::fmt;
@@ -85,6 +86,8 @@ pub enum SizeExpr {
     Param { name: String, component: Option<u8> },
     /// `BUFFER.len()`: the bound buffer's length in elements.
     Len(String),
+    /// `TEXTURE.width()` (`height`, `layers`, `depth`): the bound texture's size along one axis.
+    Extent { texture: String, axis: Axis },
     Binary {
         op: SizeOp,
         lhs: Box<SizeExpr>,
@@ -138,6 +141,7 @@ impl SizeExpr {
                 write!(f, "params.{name}.{letter}")
             }
             SizeExpr::Len(buffer) => write!(f, "{buffer}.len()"),
+            SizeExpr::Extent { texture, axis } => write!(f, "{texture}.{}()", axis.method()),
             SizeExpr::Binary { op, lhs, rhs } => {
                 let own = op.precedence();
                 if let Some(method) = op.method() {
@@ -178,7 +182,52 @@ pub enum SizeStep {
     Param(u32),
     /// The length in elements of the buffer at this index of the graph's buffers.
     Len(u32),
+    /// The size along `axis` of the texture at this index of the graph's buffers. Bake writes the bound
+    /// texture's in its place ([`crate::desc::GraphDesc::with_texture_extents`]): [`evaluate`] never reads
+    /// one.
+    Extent {
+        texture: u32,
+        axis: Axis,
+    },
     Op(SizeOp),
+}
+
+/// An axis of a texture's size: `t.width()`, `t.height()`, `t.layers()` (a 2-D array's) or `t.depth()` (a
+/// 3-D texture's).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Axis {
+    Width,
+    Height,
+    Layers,
+    Depth,
+}
+
+impl Axis {
+    pub const ALL: [Axis; 4] = [Axis::Width, Axis::Height, Axis::Layers, Axis::Depth];
+
+    /// The method that reads it.
+    pub const fn method(self) -> &'static str {
+        match self {
+            Axis::Width => "width",
+            Axis::Height => "height",
+            Axis::Layers => "layers",
+            Axis::Depth => "depth",
+        }
+    }
+
+    /// Its place in a size of width, height, and layers or depth.
+    pub const fn index(self) -> usize {
+        match self {
+            Axis::Width => 0,
+            Axis::Height => 1,
+            Axis::Layers | Axis::Depth => 2,
+        }
+    }
+
+    pub fn parse(method: &str) -> Option<Axis> {
+        Axis::ALL.into_iter().find(|a| a.method() == method)
+    }
 }
 
 /// Why a size could not be computed.
@@ -221,6 +270,8 @@ pub fn evaluate(steps: &[SizeStep], params: &[u8], lens: &[u32]) -> Result<u32, 
             SizeStep::Literal(v) => v,
             SizeStep::Param(offset) => read_u32(params, offset).ok_or(SizeError::Malformed)?,
             SizeStep::Len(buffer) => *lens.get(buffer as usize).ok_or(SizeError::Malformed)?,
+            // Replaced by the bound texture's size at bake: one left is a description that skipped it.
+            SizeStep::Extent { .. } => return Err(SizeError::Malformed),
             SizeStep::Op(op) => {
                 if depth < 2 {
                     return Err(SizeError::Malformed);

@@ -14,7 +14,7 @@ use std::fmt;
 use std::str::FromStr;
 
 use crate::ir::ElementRange;
-use crate::size::{SizeExpr, SizeOp};
+use crate::size::{Axis, SizeExpr, SizeOp};
 
 /// The deepest nesting accepted, counting both parentheses (which the parser recurses into) and the depth of
 /// the resulting tree (which dropping, printing and comparing it recurse into). The checks refuse anything
@@ -455,39 +455,50 @@ impl<'a> Parser<'a> {
         }))
     }
 
-    /// `BUFFER '.' 'len' '(' ')'`, at `BUFFER`.
+    /// `BUFFER '.' 'len' '(' ')'` or `TEXTURE '.' ('width' | 'height' | 'layers' | 'depth') '(' ')'`, at the
+    /// name.
     fn buffer_len(&mut self, buffer: &Token<'a>) -> Result<Parsed, SizeParseError> {
-        if !(self.peek_at(1).kind == Kind::Dot && self.peek_at(2).is_ident("len")) {
+        let method = self.peek_at(2);
+        let axis = Axis::ALL.into_iter().find(|a| method.is_ident(a.method()));
+        if !(self.peek_at(1).kind == Kind::Dot && (method.is_ident("len") || axis.is_some())) {
             let is_method = matches!(buffer.text, "div_ceil" | "min" | "max");
             let message = if is_method && self.peek_at(1).kind == Kind::Open {
                 format!("`{0}` is a method: write `a.{0}(b)`", buffer.text)
             } else {
                 format!(
-                    "`{0}` alone is not a size: write `params.{0}` for a parameter or `{0}.len()` for a \
-                     buffer's length",
+                    "`{0}` alone is not a size: write `params.{0}` for a parameter, `{0}.len()` for a \
+                     buffer's length or `{0}.width()` for a texture's",
                     buffer.text
                 )
             };
             return Err(SizeParseError::new(buffer.start, message));
         }
-        // The buffer, `.`, `len`.
+        // The name, `.`, the method.
         for _ in 0..3 {
             self.advance();
         }
+        let call = axis.map_or("len", Axis::method);
         if self.peek().kind != Kind::Open {
-            return Err(self.expected("`()` after `.len`"));
+            return Err(self.expected(&format!("`()` after `.{call}`")));
         }
         let open = self.advance().start;
         let next = self.peek();
         match next.kind {
             Kind::Close => {
                 self.advance();
-                Ok(Parsed::leaf(SizeExpr::Len(buffer.text.to_string())))
+                let name = buffer.text.to_string();
+                Ok(Parsed::leaf(match axis {
+                    Some(axis) => SizeExpr::Extent {
+                        texture: name,
+                        axis,
+                    },
+                    None => SizeExpr::Len(name),
+                }))
             }
             Kind::End => Err(SizeParseError::new(open, "unclosed `(`")),
             _ => Err(SizeParseError::new(
                 next.start,
-                "`len()` takes no arguments",
+                format!("`{call}()` takes no arguments"),
             )),
         }
     }

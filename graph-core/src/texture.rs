@@ -50,6 +50,18 @@ impl TextureDim {
     }
 }
 
+/// Whether a texture of `dim` has a size along `axis`: every one a width, 2-D ones and up a height, a 2-D
+/// array layers and a 3-D texture depth.
+pub const fn has_axis(dim: TextureDim, axis: crate::size::Axis) -> bool {
+    use crate::size::Axis;
+    match axis {
+        Axis::Width => true,
+        Axis::Height => !matches!(dim, TextureDim::D1),
+        Axis::Layers => matches!(dim, TextureDim::D2Array),
+        Axis::Depth => matches!(dim, TextureDim::D3),
+    }
+}
+
 /// A texture's size as declared after its format (`texture_2d<rgba16float; 512, 512>`): its texels along
 /// each dimension, or another texture's size (`texture_2d<r32float; frame>`). A graph-owned texture needs
 /// one; an external texture may have one, which bake checks the bound texture against.

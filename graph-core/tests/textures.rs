@@ -203,44 +203,49 @@ fn a_storage_declaration_allows_its_own_access_only() {
 }
 
 #[test]
-fn kernels_copies_uploads_and_readbacks_use_textures_whole_and_nothing_else_does() {
+fn kernels_fills_copies_uploads_and_readbacks_use_textures_whole_and_nothing_else_does() {
     let mut b = GraphBuilder::new("Moves");
     b.texture("t", "texture_2d<r32float>", Role::InOut)
         .texture("u", "texture_2d<r32float>", Role::Output)
         .inout("x", "f32")
         .inout("y", "f32");
-    // Whole textures move through copies (buffer to texture, texture to texture, texture to buffer),
-    // uploads and readbacks.
-    b.copy("into_texture", "x", "t")
+    // Whole textures are filled, and move through copies (buffer to texture, texture to texture, texture
+    // to buffer), uploads and readbacks.
+    b.fill("clear", "u", "vec4<f32>(0.5)")
+        .copy("into_texture", "x", "t")
         .copy("twin", "t", "u")
         .copy("out_of_texture", "u", "y")
         .upload("put", "t")
         .readback("get", "u");
     let base = b.clone();
     let desc = base.build(&LIBRARY).expect("whole moves check");
+    assert!(
+        matches!(desc.nodes[0].op, OpDesc::Kernel(_)),
+        "a fill is a kernel"
+    );
     assert!(matches!(
-        desc.nodes[1].op,
+        desc.nodes[2].op,
         OpDesc::Copy { src: 0, dst: 1, .. }
     ));
     b.host("look", &[("t", AccessMode::Read)])
         .library("scaled", "scale", &[("data", "t")], &[("alpha", "2.0")])
-        .fill("clear", "t", "vec4<f32>()");
+        .fill("clear_part", "t[..4]", "vec4<f32>()");
     let list = errors(&b);
     let at = |node| {
         list.iter()
             .find(|d| matches!(d.loc, Loc::Access { node: n, .. } if n == node))
             .unwrap_or_else(|| panic!("no error at node {node}: {list:#?}"))
     };
-    assert!(at(5).message.contains("host `look` cannot use texture `t`"));
-    assert!(
-        at(6)
-            .message
-            .contains("library kernel `scale` binds arrays, so `scaled` cannot bind texture `t`")
-    );
+    assert!(at(6).message.contains("host `look` cannot use texture `t`"));
     assert!(
         at(7)
             .message
-            .contains("fill `clear` cannot use texture `t`")
+            .contains("library kernel `scale` binds arrays, so `scaled` cannot bind texture `t`")
+    );
+    assert_eq!(
+        at(8).message,
+        "fill `clear_part` of texture `t` takes a range, and a texture is filled, copied, uploaded and read \
+         back whole"
     );
     assert_eq!(list.len(), 3, "{list:#?}");
 }
@@ -262,7 +267,7 @@ fn a_texture_moves_whole_outside_blocks_between_textures_of_one_format() {
     assert_eq!(d.loc, Loc::Access { node: 0, index: 1 });
     assert_eq!(
         d.message,
-        "copy `part` of texture `t` takes a range, and a texture is copied, uploaded and read back whole"
+        "copy `part` of texture `t` takes a range, and a texture is filled, copied, uploaded and read back whole"
     );
     let d = only_error(&moves(&|b| {
         b.copy("across", "t", "u");
@@ -557,5 +562,93 @@ fn dot_draws_a_texture_with_its_type() {
     assert!(
         dot.contains("texture_2d<rgba8unorm>") && dot.contains("texture_2d<r32float>"),
         "{dot}"
+    );
+}
+
+#[test]
+fn a_size_reads_a_texture_s_width_height_layers_or_depth_where_it_has_one() {
+    let sized = |dims: &[&str]| {
+        zeroer(None).clone().kernel(
+        "again",
+        KernelSpec::wgsl(
+            "@compute @workgroup_size(1)
+            fn main(@builtin(global_invocation_id) gid: vec3<u32>) { textureStore(t, gid.xy, vec4<f32>()); }",
+        )
+        .write("t")
+        .threads(dims),
+    ).clone()
+    };
+    // Positive control: the zeroer itself is sized by the texture, and so is a second kernel.
+    let mut fine = zeroer(Some("t.width()"));
+    fine.kernel(
+        "again",
+        KernelSpec::wgsl(
+            "@compute @workgroup_size(1)
+            fn main(@builtin(global_invocation_id) gid: vec3<u32>) { textureStore(t, gid.xy, vec4<f32>()); }",
+        )
+        .write("t")
+        .threads(&["t.width()", "t.height().div_ceil(2)"]),
+    );
+    let desc = fine.build(&LIBRARY).expect("sizes over the texture check");
+    let OpDesc::Kernel(k) = &desc.nodes[1].op else {
+        panic!("a kernel")
+    };
+    assert!(
+        format!("{:?}", k.dispatch).contains("Extent { texture: 0, axis: Height }"),
+        "{:?}",
+        k.dispatch
+    );
+    let cases: [(&[&str], &str, Option<&str>); 3] = [
+        (
+            &["t.depth()"],
+            "texture `t` (`texture_2d<r32float>`) has no depth",
+            Some("a `texture_2d` has `t.width()`, `t.height()`"),
+        ),
+        (
+            &["t.width()", "t.layers()"],
+            "texture `t` (`texture_2d<r32float>`) has no layers",
+            None,
+        ),
+        (&["t.width(2)"], "`width()` takes no arguments", None),
+    ];
+    for (dims, message, help) in cases {
+        let list = errors(&sized(dims));
+        let d = list
+            .iter()
+            .find(|d| d.message.contains(message))
+            .unwrap_or_else(|| panic!("{dims:?}: {list:#?}"));
+        if let Some(help) = help {
+            assert_eq!(d.help.as_deref(), Some(help), "{dims:?}");
+        }
+    }
+    let mut b = GraphBuilder::new("Buffers");
+    b.input("x", "f32")
+        .output("y", "f32")
+        .texture("t", "texture_2d<r32float>", Role::Input);
+    b.copy("part", "x[..t.width()]", "y[..t.width()]");
+    let list = errors(&b);
+    assert!(
+        list.iter().any(
+            |d| d.message == "a range is in elements of a buffer, so it cannot use `t.width()`"
+        ),
+        "{list:#?}"
+    );
+    let mut b = GraphBuilder::new("Buffers");
+    b.input("x", "f32").output("y", "f32");
+    b.kernel(
+        "copy",
+        KernelSpec::wgsl(
+            "@compute @workgroup_size(64)
+            fn main(@builtin(global_invocation_id) gid: vec3<u32>) { y[gid.x] = x[gid.x]; }",
+        )
+        .read("x")
+        .write("y")
+        .threads(&["x.width()"]),
+    );
+    let d = only_error(&b);
+    assert_eq!(d.message, "`x` is a buffer, which has no width");
+    assert_eq!(
+        d.help.as_deref(),
+        Some("write `x.len()` for its length in elements")
     );
 }

@@ -11,7 +11,7 @@ use graph_core::desc::{
     RangeDesc, SizeDesc, SubgraphBinding, TextureSizeDesc,
 };
 use graph_core::ir::{AccessMode, ParamsStorage, Role};
-use graph_core::size::{SizeOp, SizeStep};
+use graph_core::size::{Axis, SizeOp, SizeStep};
 use graph_core::types::{Scalar, ValueType};
 use proc_macro2::{Ident, Literal, TokenStream};
 use quote::quote;
@@ -95,6 +95,7 @@ unit_enums! {
     Role in ir { Input, Output, InOut, Owned }
     ParamsStorage in ir { Immediates, Uniform }
     SizeOp in size { Add, Sub, Mul, Div, DivCeil, Min, Max }
+    Axis in size { Width, Height, Layers, Depth }
 }
 
 /// A struct as `path::Name { field: value, .. }`.
@@ -414,6 +415,10 @@ impl ConstTokens for SizeStep {
             SizeStep::Literal(v) => quote!(#p::size::SizeStep::Literal(#v)),
             SizeStep::Param(offset) => quote!(#p::size::SizeStep::Param(#offset)),
             SizeStep::Len(buffer) => quote!(#p::size::SizeStep::Len(#buffer)),
+            SizeStep::Extent { texture, axis } => {
+                let axis = axis.const_tokens();
+                quote!(#p::size::SizeStep::Extent { texture: #texture, axis: #axis })
+            }
             SizeStep::Op(op) => {
                 let op = op.const_tokens();
                 quote!(#p::size::SizeStep::Op(#op))

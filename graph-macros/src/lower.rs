@@ -629,8 +629,9 @@ fn lower_dispatch(cx: &Ctxt, dispatch: Option<&Dispatch>) -> (DispatchSpec, Vec<
     (spec, spans)
 }
 
-const SIZE_LANGUAGE: &str = "a dispatch size is written with `params.NAME`, `BUFFER.len()`, integer literals, `+`, \
-                             `-`, `*`, `/`, `.div_ceil(..)`, `.min(..)`, `.max(..)` and parentheses";
+const SIZE_LANGUAGE: &str = "a dispatch size is written with `params.NAME`, `BUFFER.len()`, `TEXTURE.width()` (`.height()`, \
+                             `.layers()`, `.depth()`), integer literals, `+`, `-`, `*`, `/`, `.div_ceil(..)`, `.min(..)`, \
+                             `.max(..)` and parentheses";
 
 /// One size expression, its terms' spans pushed in preorder (the numbering `Loc::SizeTerm` uses).
 fn lower_size(expr: &Expr, spans: &mut Vec<SpanRange>) -> syn::Result<SizeExpr> {
@@ -660,6 +661,20 @@ fn lower_size(expr: &Expr, spans: &mut Vec<SpanRange>) -> syn::Result<SizeExpr> 
                         .ok_or_else(|| unsupported(expr)),
                     _ => Err(unsupported(expr)),
                 },
+                // `t.width()`, `t.height()`, `t.layers()`, `t.depth()`: a texture's size.
+                (name, 0) if graph_core::size::Axis::parse(name).is_some() => {
+                    match (&*call.receiver, graph_core::size::Axis::parse(name)) {
+                        (Expr::Path(p), Some(axis)) => p
+                            .path
+                            .get_ident()
+                            .map(|t| SizeExpr::Extent {
+                                texture: name_of(t),
+                                axis,
+                            })
+                            .ok_or_else(|| unsupported(expr)),
+                        _ => Err(unsupported(expr)),
+                    }
+                }
                 (name, 1) => {
                     let op = method_op(name).ok_or_else(|| unsupported(&call.method))?;
                     let lhs = lower_size(&call.receiver, spans)?;

@@ -192,6 +192,18 @@ fn bind_texture(
                 .into(),
         });
     }
+    // The same backend binds a 3-D storage texture's first slice only: a fill of a 3-D texture wrote depth 0
+    // and left the rest (`a_fill_sets_every_texel_of_each_dimension`, on llvmpipe's GL).
+    let d3 = ty.dim == graph_core::texture::TextureDim::D3;
+    if d3 && storage && gpu.backend() == Some(wgpu::Backend::Gl) {
+        return Err(Error::TextureMismatch {
+            graph: desc.name.to_string(),
+            texture: name.to_string(),
+            reason: "wgpu's GL backend binds only the first slice of a 3-D storage texture (a fill wrote depth \
+                     0 alone); write it as a `texture_2d_array<..>`, one layer per slice"
+                .into(),
+        });
+    }
     Ok((sampled || storage).then(|| texture.view(ty.dim)))
 }
 
@@ -676,6 +688,17 @@ pub(crate) fn build_replay(
     textures: &[Option<Texture>],
     previous: Option<&BoundBuffers>,
 ) -> Result<Replayable, Error> {
+    let textures = {
+        let _span = tracing::debug_span!("create owned textures").entered();
+        crate::texture::complete(gpu, desc, textures)?
+    };
+    // A size that reads a texture's (`t.width()`) reads the bound one's from here on: a texture's size only
+    // changes with a rebind, which comes back here.
+    let extents: Vec<Option<[u32; 3]>> = textures
+        .iter()
+        .map(|t| t.as_ref().map(|t| crate::texture::extent(t.wgpu())))
+        .collect();
+    let desc = &*desc.with_texture_extents(&extents);
     let lengths: Vec<Option<u64>> = desc
         .buffers
         .iter()
@@ -702,10 +725,6 @@ pub(crate) fn build_replay(
         tracing::warn!(graph = %desc.name, "{declined}");
     }
     let registers = fusion.registers();
-    let textures = {
-        let _span = tracing::debug_span!("create owned textures").entered();
-        crate::texture::complete(gpu, desc, textures)?
-    };
     let externals = {
         let _span = tracing::debug_span!("bind buffers").entered();
         bind_externals(gpu, desc, externals, &textures, &registers)?

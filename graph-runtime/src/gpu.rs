@@ -238,7 +238,7 @@ impl Gpu {
 
     /// The adapter's backend, where the runtime opened the device (`None` for a device the application
     /// made).
-    pub(crate) fn backend(&self) -> Option<wgpu::Backend> {
+    pub fn backend(&self) -> Option<wgpu::Backend> {
         self.inner.info.as_ref().map(|i| i.backend)
     }
 

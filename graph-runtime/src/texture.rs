@@ -256,7 +256,8 @@ fn declared_size(desc: &GraphDesc, index: usize) -> String {
     }
 }
 
-fn extent(texture: &wgpu::Texture) -> [u32; 3] {
+/// Its width, height, and layers or depth.
+pub(crate) fn extent(texture: &wgpu::Texture) -> [u32; 3] {
     extent3(texture.size())
 }
 

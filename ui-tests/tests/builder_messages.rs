@@ -837,11 +837,14 @@ const CASES: &[Case] = &[
         rustc_errors: &[],
     },
     Case {
-        fixture: "textures/fill-of-a-texture",
+        fixture: "textures/fill-of-part-of-a-texture",
         build: || {
             let mut b = graph_g();
-            b.texture("t", "texture_2d<r32float>", Role::Output)
-                .fill("clear", "t", "vec4<f32>()");
+            b.texture("t", "texture_2d<r32float>", Role::Output).fill(
+                "clear",
+                "t[..4]",
+                "vec4<f32>()",
+            );
             b
         },
         rustc_errors: &[],
@@ -869,6 +872,25 @@ const CASES: &[Case] = &[
     Case {
         fixture: "textures/length-of-a-texture",
         build: || texture_zeroer(Some("t.len()")),
+        rustc_errors: &[],
+    },
+    Case {
+        fixture: "textures/depth-of-a-2d-texture",
+        build: || {
+            let mut b = graph_g();
+            b.texture("t", "texture_2d<r32float>", Role::Output).kernel(
+                "zero",
+                KernelSpec::wgsl(
+                    "@compute @workgroup_size(1)
+                    fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
+                        textureStore(t, gid.xy, vec4<f32>());
+                    }",
+                )
+                .write("t")
+                .threads(&["t.width()", "t.height()", "t.depth()"]),
+            );
+            b
+        },
         rustc_errors: &[],
     },
     Case {

@@ -197,7 +197,11 @@ impl Checker<'_> {
                                 self.graph.nodes[n].name, self.graph.buffers[b.buffer].name
                             ),
                         )
-                        .with_help("give it `threads(..)` over the texture's size, or `workgroups(..)`"),
+                        .with_help(format!(
+                            "give it `threads(..)` over the texture's size, as `threads({0}.width(), {0}.height())`, \
+                             or `workgroups(..)`",
+                            self.graph.buffers[b.buffer].name
+                        )),
                     );
                     return None;
                 }
@@ -339,6 +343,9 @@ impl Checker<'_> {
     ) -> Option<CheckedKernel> {
         let target = self.accesses[n].first().copied().flatten()?;
         let elem = self.buffer_types[target.buffer]?;
+        if let Some(texture) = self.textures[target.buffer] {
+            return self.check_texture_fill(n, target, texture, value, layout);
+        }
         let ranged = matches!(
             &self.graph.nodes[n].kind,
             NodeKind::Fill { range: Some(_), .. }
@@ -398,6 +405,84 @@ impl Checker<'_> {
             grid: None,
             foldable: true,
             range,
+        })
+    }
+
+    /// The fill of a whole texture: the built-in texture fill of its dimension, storing the value (of the
+    /// texels' `vec4`) into each texel, dispatched over the texture's size.
+    fn check_texture_fill(
+        &mut self,
+        n: usize,
+        target: BufferAccess,
+        texture: crate::texture::TextureType,
+        value: &str,
+        layout: &ParamsLayout,
+    ) -> Option<CheckedKernel> {
+        let elem = texture.texel_type();
+        let name = &self.graph.buffers[target.buffer].name;
+        let of = ValueOf::Fill {
+            node: &self.graph.nodes[n].name,
+            buffer: name,
+            elem,
+        };
+        let loc = Loc::KernelArg { node: n, index: 0 };
+        let expression = self.check_value(loc, value, &elem.wgsl(), of)?;
+        if self.badly_named_buffers.contains(&target.buffer) {
+            return None;
+        }
+        let (source, workgroup_size) = crate::fill::texture_wgsl(texture.dim);
+        let declarations = wgsl::resource_declarations(
+            [(
+                crate::fill::BINDING,
+                wgsl::Resource::Texture(texture),
+                AccessMode::Write,
+            )],
+            &[],
+        );
+        let args = vec![(crate::fill::VALUE.to_string(), elem.wgsl(), expression)];
+        let composed = wgsl::compose(
+            &declarations,
+            &layout.wgsl_struct(),
+            Some(self.graph.params_storage),
+            &arg_refs(&args),
+            source,
+        );
+        if let Err(e) = wgsl::validate(&composed.source) {
+            self.diags.push(Diagnostic::new(
+                Loc::Node(n),
+                format!(
+                    "fill `{}` does not validate: {}",
+                    self.graph.nodes[n].name, e.message
+                ),
+            ));
+            return None;
+        }
+        // Width, height, and layers or depth, as far as the dimension has them.
+        let dims = crate::size::Axis::ALL
+            .into_iter()
+            .filter(|&a| crate::texture::has_axis(texture.dim, a))
+            .map(|axis| SizeProgram {
+                text: format!("{name}.{}()", axis.method()),
+                steps: vec![SizeStep::Extent {
+                    texture: target.buffer as u32,
+                    axis,
+                }],
+            })
+            .collect();
+        Some(CheckedKernel {
+            bindings: vec![target],
+            declarations,
+            args,
+            source: source.to_string(),
+            entry: crate::fill::ENTRY.to_string(),
+            workgroup_size,
+            dispatch: CheckedDispatch::Threads(dims),
+            // A kernel over a texture fuses with none.
+            pointwise: false,
+            reach: None,
+            grid: None,
+            foldable: false,
+            range: None,
         })
     }
 

@@ -156,11 +156,52 @@ impl Checker<'_> {
                             loc,
                             format!("`{buffer}` is a texture, which has no length"),
                         )
-                        .with_help("size it by parameters holding the texture's width and height"),
+                        .with_help(format!(
+                            "size it by the texture's size: `{buffer}.width()`, `{buffer}.height()`"
+                        )),
                     );
                     return Err(());
                 }
                 steps.push(SizeStep::Len(b as u32));
+                Ok(None)
+            }
+            SizeExpr::Extent { texture, axis } => {
+                let t = self
+                    .resolve_name(Space::Buffer, texture, loc.clone())
+                    .ok_or(())?;
+                let problem = match (self.textures.get(t).copied().flatten(), usage) {
+                    (None, _) => Some((
+                        format!("`{texture}` is a buffer, which has no {}", axis.method()),
+                        format!("write `{texture}.len()` for its length in elements"),
+                    )),
+                    (Some(_), SizeUse::Range) => Some((
+                        format!("a range is in elements of a buffer, so it cannot use `{expr}`"),
+                        "write it with integer literals and buffer lengths".to_string(),
+                    )),
+                    (Some(ty), _) if !crate::texture::has_axis(ty.dim, *axis) => Some((
+                        format!("texture `{texture}` (`{ty}`) has no {}", axis.method()),
+                        format!(
+                            "a `texture_{}` has {}",
+                            ty.dim.suffix(),
+                            crate::size::Axis::ALL
+                                .into_iter()
+                                .filter(|a| crate::texture::has_axis(ty.dim, *a))
+                                .map(|a| format!("`{texture}.{}()`", a.method()))
+                                .collect::<Vec<_>>()
+                                .join(", ")
+                        ),
+                    )),
+                    _ => None,
+                };
+                if let Some((message, help)) = problem {
+                    self.diags
+                        .push(Diagnostic::new(loc, message).with_help(help));
+                    return Err(());
+                }
+                steps.push(SizeStep::Extent {
+                    texture: t as u32,
+                    axis: *axis,
+                });
                 Ok(None)
             }
             SizeExpr::Binary { op, lhs, rhs } => {

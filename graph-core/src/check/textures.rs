@@ -1,5 +1,5 @@
 //! Textures: what may use one, and how. Kernels of the graph's own WGSL bind textures (library kernels bind
-//! arrays); copies, uploads and readbacks move them whole; interop tasks get them; fills, host tasks and
+//! arrays); fills, copies, uploads and readbacks take them whole; interop tasks get them; host tasks and
 //! subgraph bindings of textures are not built yet, and say so. A kernel may bind a texture as its declaration allows, and as storage only
 //! where every device can (WebGPU's portable formats), else the error names the feature it would need.
 
@@ -150,6 +150,7 @@ impl Checker<'_> {
                 let name = &access.buffer;
                 let in_block = graph.blocks.iter().any(|b| b.nodes.contains(&node.name));
                 let whole = match &node.kind {
+                    NodeKind::Fill { range, .. } => range.is_none(),
                     NodeKind::Copy {
                         src_range,
                         dst_range,
@@ -174,13 +175,16 @@ impl Checker<'_> {
                             "write the kernel in WGSL over the texture".to_string(),
                         )),
                     },
-                    NodeKind::Copy { .. } | NodeKind::Upload { .. } | NodeKind::Readback { .. }
+                    NodeKind::Copy { .. }
+                    | NodeKind::Upload { .. }
+                    | NodeKind::Readback { .. }
+                    | NodeKind::Fill { .. }
                         if !whole =>
                     {
                         Some((
                             format!(
-                                "{} `{}` of texture `{name}` takes a range, and a texture is copied, uploaded \
-                                 and read back whole",
+                                "{} `{}` of texture `{name}` takes a range, and a texture is filled, copied, \
+                                 uploaded and read back whole",
                                 node.kind.keyword(),
                                 node.name
                             ),
@@ -207,17 +211,22 @@ impl Checker<'_> {
                         }
                         None
                     }
+                    // A fill is a kernel storing into the texture, which may bind it as storage.
+                    NodeKind::Fill { .. } => {
+                        self.check_texture_binding(n, i, name, texture, AccessMode::Write);
+                        None
+                    }
                     // An interop task gets the wgpu texture, which it records its own work on.
                     NodeKind::Upload { .. } | NodeKind::Readback { .. } | NodeKind::Interop { .. } => None,
                     other => Some((
                         format!(
-                            "{} `{}` cannot use texture `{name}`: kernels, copies, uploads, readbacks and \
-                             interop tasks use textures",
+                            "{} `{}` cannot use texture `{name}`: kernels, fills, copies, uploads, readbacks \
+                             and interop tasks use textures",
                             other.keyword(),
                             node.name
                         ),
-                        "fills, host tasks and subgraphs of textures are not built yet; read or write it in \
-                         a kernel"
+                        "host tasks and subgraphs of textures are not built yet; read or write it in a \
+                         kernel, or move it with a copy, an upload or a readback"
                             .to_string(),
                     )),
                 };
