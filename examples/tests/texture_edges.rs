@@ -24,7 +24,12 @@ fn picture(w: u32, h: u32, seed: u64) -> image::RgbaImage {
         let disc = fx * fx + fy * fy < 0.1;
         let bar = (0.2..0.3).contains(&fx);
         let base = if disc || bar { 200 } else { 30 };
-        image::Rgba([base + noise(), base - noise(), base / 2 + noise(), 255])
+        image::Rgba([
+            base + noise(),
+            base.saturating_sub(noise()),
+            base / 2 + noise(),
+            255,
+        ])
     })
 }
 

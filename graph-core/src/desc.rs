@@ -534,7 +534,7 @@ impl GraphDesc {
         self.validate_texture_sizes()?;
         for (i, node) in self.nodes.iter().enumerate() {
             self.validate_op(i, node, buffers)?;
-            self.validate_texture_uses(node)?;
+            self.validate_texture_uses(i, node)?;
         }
         let nodes = self.nodes.len();
         for &EdgeDesc { from, to, origin } in self.edges.iter() {
@@ -681,19 +681,21 @@ impl GraphDesc {
 
     /// Kernels bind textures, none sized by a texture's length (it has none); copies, uploads and readbacks
     /// move whole textures, outside blocks; interop tasks get them; nothing else uses one.
-    fn validate_texture_uses(&self, node: &NodeDesc) -> Result<(), InvalidDescription> {
+    fn validate_texture_uses(
+        &self,
+        index: usize,
+        node: &NodeDesc,
+    ) -> Result<(), InvalidDescription> {
         let texture = |b: u32| {
             self.buffers
                 .get(b as usize)
                 .is_some_and(|b| b.texture.is_some())
         };
         let name = &*node.name;
-        let in_block = self.blocks.iter().any(|b| {
-            self.nodes
-                .iter()
-                .position(|n| n.name == node.name)
-                .is_some_and(|i| b.nodes.contains(&(i as u32)))
-        });
+        let in_block = self
+            .blocks
+            .iter()
+            .any(|b| b.nodes.contains(&(index as u32)));
         let moves = |ranges: &[(u32, &RangeDesc)]| -> Result<(), InvalidDescription> {
             for &(b, range) in ranges {
                 if texture(b) {

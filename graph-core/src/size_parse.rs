@@ -412,18 +412,20 @@ impl<'a> Parser<'a> {
                 Ok(Parsed::leaf(SizeExpr::Literal(value)))
             }
             Kind::Open => self.parenthesised(),
-            // `params.len()` is the length of a buffer called `params`, as in the `graph!` macro (the checks
-            // then refuse that name); any other `params.NAME` is a parameter.
+            // `params.len()` is the length of a buffer called `params` (`params.width()` the width of such a
+            // texture), as in the `graph!` macro (the checks then refuse that name); any other `params.NAME`
+            // is a parameter.
             Kind::Ident if token.text == "params" && !self.len_call_follows() => self.param(),
             Kind::Ident => self.buffer_len(&token),
             _ => Err(self.expected("a number, `params.NAME`, `BUFFER.len()` or `(`")),
         }
     }
 
-    /// Whether `.len(` follows the next token.
+    /// Whether `.len(` (or `.width(`, `.height(`, `.layers(`, `.depth(`) follows the next token.
     fn len_call_follows(&self) -> bool {
+        let method = self.peek_at(2);
         self.peek_at(1).kind == Kind::Dot
-            && self.peek_at(2).is_ident("len")
+            && (method.is_ident("len") || Axis::ALL.iter().any(|a| method.is_ident(a.method())))
             && self.peek_at(3).kind == Kind::Open
     }
 
@@ -705,6 +707,36 @@ mod tests {
     }
 
     #[test]
+    fn reads_a_texture_s_size_along_each_axis() {
+        for axis in Axis::ALL {
+            let text = format!("t.{}()", axis.method());
+            assert_eq!(
+                parsed(&text),
+                SizeExpr::Extent {
+                    texture: "t".into(),
+                    axis
+                }
+            );
+            assert_eq!(parsed(&text).to_string(), text);
+        }
+        assert_eq!(
+            parsed("t.width() * 2 + t.height().div_ceil(8)").to_string(),
+            "t.width() * 2 + t.height().div_ceil(8)"
+        );
+        assert_eq!(
+            error("t.width(1)"),
+            (8, "`width()` takes no arguments".into())
+        );
+        assert_eq!(
+            error("t.depth"),
+            (
+                7,
+                "expected `()` after `.depth`, found the end of the expression".into()
+            )
+        );
+    }
+
+    #[test]
     fn reports_bad_names_and_methods() {
         assert_eq!(
             error("1.foo(2)"),
@@ -728,7 +760,8 @@ mod tests {
             error("(x).len()"),
             (
                 1,
-                "`x` alone is not a size: write `params.x` for a parameter or `x.len()` for a buffer's length"
+                "`x` alone is not a size: write `params.x` for a parameter, `x.len()` for a buffer's length or \
+                 `x.width()` for a texture's"
                     .into()
             )
         );
@@ -870,7 +903,7 @@ mod tests {
             "[A-Za-z_][A-Za-z0-9_]{0,6}",
             // Names that are also words of the language.
             prop::sample::select(vec![
-                "params", "len", "min", "max", "div_ceil", "x", "w", "u", "u32"
+                "params", "len", "min", "max", "div_ceil", "x", "w", "u", "u32", "width", "depth"
             ])
             .prop_map(String::from),
         ]
@@ -895,6 +928,8 @@ mod tests {
             (name(), prop::option::of(0..4u8))
                 .prop_map(|(name, component)| SizeExpr::Param { name, component }),
             name().prop_map(SizeExpr::Len),
+            (name(), prop::sample::select(Axis::ALL.to_vec()))
+                .prop_map(|(texture, axis)| SizeExpr::Extent { texture, axis }),
         ];
         leaf.prop_recursive(4, 32, 2, |inner| {
             (op(), inner.clone(), inner).prop_map(|(op, lhs, rhs)| SizeExpr::binary(op, lhs, rhs))

@@ -690,7 +690,7 @@ pub(crate) fn build_replay(
 ) -> Result<Replayable, Error> {
     let textures = {
         let _span = tracing::debug_span!("create owned textures").entered();
-        crate::texture::complete(gpu, desc, textures)?
+        crate::texture::complete(gpu, desc, textures, previous.map(|p| p.textures.as_slice()))?
     };
     // A size that reads a texture's (`t.width()`) reads the bound one's from here on: a texture's size only
     // changes with a rebind, which comes back here.

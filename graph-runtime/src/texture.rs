@@ -86,12 +86,14 @@ pub(crate) fn texture_uses(desc: &GraphDesc, index: usize, ty: TextureType) -> (
 
 /// Every texture of `desc`, by buffer index: the bound ones as given (checked against a size their
 /// declaration gives), and the graph-owned ones made on `gpu` at their declared size, with the usages the
-/// graph's kernels need and those of copies. Made again at each bake and rebuild, so a texture sized like
-/// an external one follows it when that one is rebound.
+/// graph's kernels need and those of copies. A rebuild (`previous`: the textures before it) keeps an owned
+/// texture of the same size and usage rather than making another; one sized like an external texture
+/// follows it when that one is rebound to another size.
 pub(crate) fn complete(
     gpu: &Gpu,
     desc: &GraphDesc,
     bound: &[Option<Texture>],
+    previous: Option<&[Option<Texture>]>,
 ) -> Result<Vec<Option<Texture>>, Error> {
     let mut all: Vec<Option<Texture>> = (0..desc.buffers.len())
         .map(|i| match desc.buffers[i].role.is_external() {
@@ -135,8 +137,18 @@ pub(crate) fn complete(
         if storage {
             usage |= wgpu::TextureUsages::STORAGE_BINDING;
         }
-        let label = format!("{} texture {}", desc.name, b.name);
-        all[i] = Some(gpu.make_texture(&label, ty, size, usage)?);
+        // What an update rebuilds keeps the texture it had where it is still of this size and usage; a
+        // rebind that changes the size it follows makes it again.
+        let kept = previous
+            .and_then(|p| p.get(i).cloned().flatten())
+            .filter(|t| extent(t.wgpu()) == size && t.wgpu().usage() == usage);
+        all[i] = match kept {
+            Some(texture) => Some(texture),
+            None => {
+                let label = format!("{} texture {}", desc.name, b.name);
+                Some(gpu.make_texture(&label, ty, size, usage)?)
+            }
+        };
     }
     Ok(all)
 }
@@ -390,7 +402,7 @@ impl TexelRows {
         padded
             .chunks(self.padded as usize)
             .take(self.rows as usize)
-            .flat_map(|r| &r[..self.row as usize])
+            .flat_map(|r| r.get(..self.row as usize).unwrap_or(r))
             .copied()
             .collect()
     }

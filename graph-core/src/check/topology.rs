@@ -193,8 +193,13 @@ impl Checker<'_> {
                         Diagnostic::new(
                             Loc::Access { node: n, index: i },
                             format!(
-                                "`{}` reads graph-owned buffer `{}`, but no node writes it before",
-                                self.graph.nodes[n].name, buffer.name
+                                "`{}` reads graph-owned {} `{}`, but no node writes it before",
+                                self.graph.nodes[n].name,
+                                match self.textures[access.buffer] {
+                                    Some(_) => "texture",
+                                    None => "buffer",
+                                },
+                                buffer.name
                             ),
                         )
                         .with_help(format!(
