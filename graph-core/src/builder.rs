@@ -235,8 +235,9 @@ impl GraphBuilder {
     /// texture) or `texture_storage_2d<r32float, write>` (kernels bind it as storage with that access only);
     /// 1d, 2d, 2d_array or 3d. A size may follow the format: texels (`texture_2d<rgba16float; 512, 512>`,
     /// width, height, then layers or depth) or another texture's (`texture_2d<r32float; frame>`). A
-    /// graph-owned texture needs one, since bake makes it; an external texture's is checked at bake. Only
-    /// kernels of WGSL use textures yet.
+    /// graph-owned texture needs one, since bake makes it; an external texture's is checked at bake. Kernels
+    /// of WGSL, fills, copies, uploads, readbacks and interop tasks use textures; host tasks and subgraph
+    /// bindings do not yet.
     pub fn texture(&mut self, name: &str, ty: &str, role: Role) -> &mut Self {
         self.buffer(name, ty, role, None)
     }
