@@ -305,9 +305,8 @@ impl TransferBuffers<'_> {
         (dst, dst_offset): (u32, u64),
         bytes: u64,
     ) {
-        let texture = |b: u32| self.textures.get(b as usize).and_then(Option::as_ref);
         let buffer = |b: u32| self.buffers.get(b as usize);
-        match (texture(src), texture(dst)) {
+        match (self.texture(src), self.texture(dst)) {
             (Some(s), Some(d)) => {
                 encoder.copy_texture_to_texture(
                     s.wgpu().as_image_copy(),
@@ -347,16 +346,17 @@ impl TransferBuffers<'_> {
         }
     }
 
+    /// Buffer `b`, where it is a texture.
+    fn texture(&self, b: u32) -> Option<&Texture> {
+        self.textures.get(b as usize).and_then(Option::as_ref)
+    }
+
     /// An upload step: its staging buffer into its range, or its texture.
     pub(crate) fn upload(&self, encoder: &mut wgpu::CommandEncoder, t: Transfer) {
         let Some(staging) = self.uploads.staging(t.node) else {
             return;
         };
-        if let Some(texture) = self
-            .textures
-            .get(t.buffer as usize)
-            .and_then(Option::as_ref)
-        {
+        if let Some(texture) = self.texture(t.buffer) {
             if let Ok(rows) = texture.rows() {
                 encoder.copy_buffer_to_texture(
                     wgpu::TexelCopyBufferInfo {
@@ -379,11 +379,7 @@ impl TransferBuffers<'_> {
         let Some(target) = self.readbacks.get(t.node as usize).and_then(Option::as_ref) else {
             return;
         };
-        if let Some(texture) = self
-            .textures
-            .get(t.buffer as usize)
-            .and_then(Option::as_ref)
-        {
+        if let Some(texture) = self.texture(t.buffer) {
             if let Ok(rows) = texture.rows() {
                 encoder.copy_texture_to_buffer(
                     texture.wgpu().as_image_copy(),

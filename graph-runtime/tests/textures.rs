@@ -18,6 +18,11 @@ fn poison_texture(texture: &Texture, byte: u8) {
     texture.write(&vec![byte; len]).expect("poison");
 }
 
+/// The words of the error `result` is, or nothing where it is `Ok`: what the assertions look for.
+fn error_text<T>(result: Result<T, Error>) -> String {
+    result.err().map(|e| e.to_string()).unwrap_or_default()
+}
+
 fn random_bytes(rng: &mut proptest::test_runner::TestRng, n: usize) -> Vec<u8> {
     (0..n).map(|_| random_u32(rng, 256) as u8).collect()
 }
@@ -728,7 +733,7 @@ fn texture_sizes_are_checked_at_bake_against_the_bound_texture_and_the_device() 
     // An output of another size than declared.
     let wide = gpu.texture("texture_2d<r32float>", [6, 3, 1])?;
     let wrong = BakedGraph::bake_with_textures(&gpu, desc.clone(), &[], &[("out", &wide)]);
-    let message = wrong.err().map(|e| e.to_string()).unwrap_or_default();
+    let message = error_text(wrong);
     assert!(
         message.contains("texture `out`")
             && message
@@ -744,7 +749,7 @@ fn texture_sizes_are_checked_at_bake_against_the_bound_texture_and_the_device() 
     // An owned texture past the device's largest.
     let huge = through("texture_2d<r32float; 100000, 3>", "texture_2d<r32float>");
     let wrong = BakedGraph::bake_with_textures(&gpu, huge, &[], &[("out", &out)]);
-    let message = wrong.err().map(|e| e.to_string()).unwrap_or_default();
+    let message = error_text(wrong);
     assert!(
         message.contains("texture `owned`") && message.contains("a 2-D texture's side is at most"),
         "{message}"
@@ -817,17 +822,9 @@ fn an_image_goes_through_upload_kernel_copies_and_readback() -> Result<(), Error
     // Each replay needs its own upload, and the data must be the texture's size.
     assert!(g.replay().is_err(), "no upload given");
     let small = image::RgbaImage::new(width - 1, height);
-    let message = g
-        .upload_image(ImageRoundTrip::UPLOADS.put, &small)
-        .err()
-        .map(|e| e.to_string())
-        .unwrap_or_default();
+    let message = error_text(g.upload_image(ImageRoundTrip::UPLOADS.put, &small));
     assert!(message.contains("the image is 63 x 5"), "{message}");
-    let message = g
-        .upload_texels(ImageRoundTrip::UPLOADS.put, &[0; 12])
-        .err()
-        .map(|e| e.to_string())
-        .unwrap_or_default();
+    let message = error_text(g.upload_texels(ImageRoundTrip::UPLOADS.put, &[0; 12]));
     assert!(
         message.contains("it uploads 5 rows of 256 bytes, 1280 bytes, not 12"),
         "{message}"
@@ -863,44 +860,32 @@ fn a_copy_between_a_buffer_and_a_texture_needs_rows_wgpu_can_copy_and_equal_size
     let finished = g.replay()?.wait()?;
     let back: Vec<u32> = bytemuck::pod_collect_to_vec(&finished.read_bytes_named("back")?);
     assert_eq!(back, data);
-    let typed = finished
-        .read_named::<u32>("back")
-        .err()
-        .map(|e| e.to_string());
+    let typed = error_text(finished.read_named::<u32>("back"));
     assert!(
-        typed
-            .as_deref()
-            .unwrap_or_default()
-            .contains("it reads back a texture's texels"),
-        "{typed:?}"
+        typed.contains("it reads back a texture's texels"),
+        "{typed}"
     );
     drop(finished);
     // Rows of 40 bytes: no copy between a buffer and a texture moves them.
     let narrow = gpu.texture("texture_2d<r32uint>", [10, 3, 1])?;
     let short = gpu.buffer_zeroed::<u32>(30)?;
-    let message = BakedGraph::bake_with_textures(
+    let message = error_text(BakedGraph::bake_with_textures(
         &gpu,
         desc.clone(),
         &[("words", short.as_any())],
         &[("t", &narrow)],
-    )
-    .err()
-    .map(|e| e.to_string())
-    .unwrap_or_default();
+    ));
     assert!(
         message.contains("copy `into`: its rows are 40 bytes, and a copy between a buffer and a texture moves rows of a multiple of 256 bytes"),
         "{message}"
     );
     // A buffer of another size than the texture's texels.
-    let message = BakedGraph::bake_with_textures(
+    let message = error_text(BakedGraph::bake_with_textures(
         &gpu,
         desc.clone(),
         &[("words", short.as_any())],
         &[("t", &t)],
-    )
-    .err()
-    .map(|e| e.to_string())
-    .unwrap_or_default();
+    ));
     assert!(
         message.contains("its 3 rows of 256 bytes are 768 bytes, and buffer `words` holds 120"),
         "{message}"
@@ -936,10 +921,12 @@ fn a_copy_between_textures_of_other_sizes_is_an_error_at_bake() -> Result<(), Er
         .replay()?
         .wait()?;
     assert_eq!(same.read_blocking()?, pixels);
-    let message = BakedGraph::bake_with_textures(&gpu, desc, &[], &[("a", &a), ("b", &other)])
-        .err()
-        .map(|e| e.to_string())
-        .unwrap_or_default();
+    let message = error_text(BakedGraph::bake_with_textures(
+        &gpu,
+        desc,
+        &[],
+        &[("a", &a), ("b", &other)],
+    ));
     assert!(
         message.contains("copy `twin`: it is 5 x 7 x 1 texels, and `a` is 7 x 5 x 1"),
         "{message}"
@@ -1002,11 +989,7 @@ fn an_interop_task_records_its_own_work_on_the_textures_it_declared() -> Result<
     // The task copies `a` into `c` with the encoder; asking for a texture as a buffer is an error.
     g.on_interop("twin", |ctx| {
         let (a, c) = (ctx.texture("a")?, ctx.texture("c")?);
-        let message = ctx
-            .buffer("a")
-            .err()
-            .map(|e| e.to_string())
-            .unwrap_or_default();
+        let message = error_text(ctx.buffer("a"));
         assert!(
             message.contains("it is a texture: interop task `twin` gets it with `texture`"),
             "{message}"
@@ -1124,7 +1107,7 @@ fn a_fill_sets_every_texel_of_each_dimension() -> Result<(), Error> {
         let baked = BakedGraph::bake_with_textures(&gpu, desc, &[], &[("t", &t)]);
         // wgpu's GL backend writes a 3-D storage texture's first slice only: refused at bake there.
         if ty.starts_with("texture_3d") && gpu.backend() == Some(graph_runtime::wgpu::Backend::Gl) {
-            let message = baked.err().map(|e| e.to_string()).unwrap_or_default();
+            let message = error_text(baked);
             assert!(message.contains("binds only the first slice"), "{message}");
             continue;
         }

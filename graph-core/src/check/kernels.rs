@@ -358,37 +358,9 @@ impl Checker<'_> {
             Some(_) => crate::fill::RANGE_WGSL,
             None => crate::fill::WGSL,
         };
-        let of = ValueOf::Fill {
-            node: &self.graph.nodes[n].name,
-            buffer: &self.graph.buffers[target.buffer].name,
-            elem,
-        };
-        let loc = Loc::KernelArg { node: n, index: 0 };
-        let expression = self.check_value(loc, value, &elem.wgsl(), of)?;
-        if self.badly_named_buffers.contains(&target.buffer) {
-            return None;
-        }
         let declarations =
             wgsl::binding_declarations([(crate::fill::BINDING, elem, AccessMode::Write)], &[]);
-        let args = vec![(crate::fill::VALUE.to_string(), elem.wgsl(), expression)];
-        let composed = wgsl::compose(
-            &declarations,
-            &layout.wgsl_struct(),
-            Some(self.graph.params_storage),
-            &arg_refs(&args),
-            source,
-        );
-        if let Err(e) = wgsl::validate(&composed.source) {
-            // The value validated alone: what fails now is the fill's module itself.
-            self.diags.push(Diagnostic::new(
-                Loc::Node(n),
-                format!(
-                    "fill `{}` does not validate: {}",
-                    self.graph.nodes[n].name, e.message
-                ),
-            ));
-            return None;
-        }
+        let args = self.fill_module(n, target, elem, value, layout, &declarations, source)?;
         Some(CheckedKernel {
             bindings: vec![target],
             declarations,
@@ -408,6 +380,51 @@ impl Checker<'_> {
         })
     }
 
+    /// A fill's value checked as `elem` (its target's element type), and the fill's module (`declarations`
+    /// and `source` with the value) validated: the module's arguments, or `None` once a problem is reported.
+    #[allow(clippy::too_many_arguments)]
+    fn fill_module(
+        &mut self,
+        n: usize,
+        target: BufferAccess,
+        elem: ValueType,
+        value: &str,
+        layout: &ParamsLayout,
+        declarations: &str,
+        source: &str,
+    ) -> Option<Vec<(String, String, String)>> {
+        let of = ValueOf::Fill {
+            node: &self.graph.nodes[n].name,
+            buffer: &self.graph.buffers[target.buffer].name,
+            elem,
+        };
+        let loc = Loc::KernelArg { node: n, index: 0 };
+        let expression = self.check_value(loc, value, &elem.wgsl(), of)?;
+        if self.badly_named_buffers.contains(&target.buffer) {
+            return None;
+        }
+        let args = vec![(crate::fill::VALUE.to_string(), elem.wgsl(), expression)];
+        let composed = wgsl::compose(
+            declarations,
+            &layout.wgsl_struct(),
+            Some(self.graph.params_storage),
+            &arg_refs(&args),
+            source,
+        );
+        if let Err(e) = wgsl::validate(&composed.source) {
+            // The value validated alone: what fails now is the fill's module itself.
+            self.diags.push(Diagnostic::new(
+                Loc::Node(n),
+                format!(
+                    "fill `{}` does not validate: {}",
+                    self.graph.nodes[n].name, e.message
+                ),
+            ));
+            return None;
+        }
+        Some(args)
+    }
+
     /// The fill of a whole texture: the built-in texture fill of its dimension, storing the value (of the
     /// texels' `vec4`) into each texel, dispatched over the texture's size.
     fn check_texture_fill(
@@ -418,18 +435,6 @@ impl Checker<'_> {
         value: &str,
         layout: &ParamsLayout,
     ) -> Option<CheckedKernel> {
-        let elem = texture.texel_type();
-        let name = &self.graph.buffers[target.buffer].name;
-        let of = ValueOf::Fill {
-            node: &self.graph.nodes[n].name,
-            buffer: name,
-            elem,
-        };
-        let loc = Loc::KernelArg { node: n, index: 0 };
-        let expression = self.check_value(loc, value, &elem.wgsl(), of)?;
-        if self.badly_named_buffers.contains(&target.buffer) {
-            return None;
-        }
         let (source, workgroup_size) = crate::fill::texture_wgsl(texture.dim);
         let declarations = wgsl::resource_declarations(
             [(
@@ -439,24 +444,16 @@ impl Checker<'_> {
             )],
             &[],
         );
-        let args = vec![(crate::fill::VALUE.to_string(), elem.wgsl(), expression)];
-        let composed = wgsl::compose(
+        let args = self.fill_module(
+            n,
+            target,
+            texture.texel_type(),
+            value,
+            layout,
             &declarations,
-            &layout.wgsl_struct(),
-            Some(self.graph.params_storage),
-            &arg_refs(&args),
             source,
-        );
-        if let Err(e) = wgsl::validate(&composed.source) {
-            self.diags.push(Diagnostic::new(
-                Loc::Node(n),
-                format!(
-                    "fill `{}` does not validate: {}",
-                    self.graph.nodes[n].name, e.message
-                ),
-            ));
-            return None;
-        }
+        )?;
+        let name = &self.graph.buffers[target.buffer].name;
         // Width, height, and layers or depth, as far as the dimension has them.
         let dims = crate::size::Axis::ALL
             .into_iter()
