@@ -231,8 +231,8 @@ impl GraphBuilder {
     }
 
     /// A texture of type `ty`: `texture_2d<rgba8unorm>` (kernels that read it bind it as a sampled texture,
-    /// `textureLoad` it, since samplers are not built yet; kernels that write it bind it as a storage
-    /// texture) or `texture_storage_2d<r32float, write>` (kernels bind it as storage with that access only);
+    /// and `textureLoad` it or sample it with a [`sampler`](Self::sampler); kernels that write it bind it as
+    /// a storage texture) or `texture_storage_2d<r32float, write>` (kernels bind it as storage with that access only);
     /// 1d, 2d, 2d_array or 3d. A size may follow the format: texels (`texture_2d<rgba16float; 512, 512>`,
     /// width, height, then layers or depth) or another texture's (`texture_2d<r32float; frame>`). A
     /// graph-owned texture needs one, since bake makes it; an external texture's is checked at bake. Kernels
@@ -240,6 +240,13 @@ impl GraphBuilder {
     /// bindings do not yet.
     pub fn texture(&mut self, name: &str, ty: &str, role: Role) -> &mut Self {
         self.buffer(name, ty, role, None)
+    }
+
+    /// A sampler of type `ty`: `sampler<linear, clamp>` (filter `nearest` or `linear`, address mode `clamp`,
+    /// `repeat` or `mirror`). The graph makes it at bake; kernels declare it `read` and sample textures with
+    /// it (`textureSampleLevel(t, s, uv, 0.0)`), a `linear` one only textures of a filterable format.
+    pub fn sampler(&mut self, name: &str, ty: &str) -> &mut Self {
+        self.buffer(name, ty, Role::Owned, None)
     }
 
     fn node(&mut self, name: &str, kind: NodeKind) -> &mut Self {

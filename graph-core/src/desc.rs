@@ -116,6 +116,11 @@ pub struct BufferDesc {
     /// has one (bake checks the bound texture against it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub texture_size: Option<TextureSizeDesc>,
+    /// A sampler, not a buffer: its declared type as [`crate::texture::SamplerType`] writes it
+    /// (`sampler<linear, clamp>`). It is graph-owned, made at bake, read by kernels only; its `elem` is a
+    /// `u32` that stands for nothing, and it has no `len`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sampler: Option<Text>,
 }
 
 /// A texture's size in a description.
@@ -133,6 +138,17 @@ impl BufferDesc {
     /// does: [`GraphDesc::validate`]).
     pub fn texture_type(&self) -> Option<crate::texture::TextureType> {
         crate::texture::TextureType::parse(self.texture.as_deref()?).ok()
+    }
+
+    /// The sampler's parsed type, when this is a sampler whose type parses (a checked description's always
+    /// does: [`GraphDesc::validate`]).
+    pub fn sampler_type(&self) -> Option<crate::texture::SamplerType> {
+        crate::texture::SamplerType::parse(self.sampler.as_deref()?).ok()
+    }
+
+    /// Whether this is a buffer: no texture and no sampler.
+    pub fn is_buffer(&self) -> bool {
+        self.texture.is_none() && self.sampler.is_none()
     }
 }
 
@@ -502,6 +518,21 @@ impl GraphDesc {
         self.validate_params(params_size)?;
         let buffers = self.buffers.len();
         for b in self.buffers.iter() {
+            if let Some(text) = &b.sampler {
+                crate::texture::SamplerType::parse(text).map_err(|e| {
+                    InvalidDescription(format!("sampler `{}` is `{text}`: {e}", b.name))
+                })?;
+                ensure!(
+                    b.role == Role::Owned
+                        && b.len.is_none()
+                        && b.texture.is_none()
+                        && b.texture_size.is_none()
+                        && b.elem == crate::types::ValueType::U32,
+                    "sampler `{}` must be graph-owned, with no length, no texture and a `u32` for its elements",
+                    b.name
+                );
+                continue;
+            }
             ensure!(
                 b.role.is_external() || b.len.is_some() || b.texture.is_some(),
                 "graph-owned buffer `{}` has no length",
@@ -739,6 +770,41 @@ impl GraphDesc {
             !used.into_iter().any(texture),
             "{} `{name}` uses a texture, which only kernels, copies, uploads, readbacks and interop tasks may",
             node.op.kind()
+        );
+        self.validate_sampler_uses(node)
+    }
+
+    /// Kernels read samplers; nothing else uses one.
+    fn validate_sampler_uses(&self, node: &NodeDesc) -> Result<(), InvalidDescription> {
+        let sampler = |b: u32| {
+            self.buffers
+                .get(b as usize)
+                .is_some_and(|b| b.sampler.is_some())
+        };
+        let used: Vec<(u32, Option<AccessMode>)> = match &node.op {
+            OpDesc::Kernel(k) => k
+                .bindings
+                .iter()
+                .map(|b| (b.buffer, Some(b.mode)))
+                .collect(),
+            OpDesc::Copy { src, dst, .. } => vec![(*src, None), (*dst, None)],
+            OpDesc::Upload { buffer, .. } | OpDesc::Readback { buffer, .. } => {
+                vec![(*buffer, None)]
+            }
+            OpDesc::Host { accesses } | OpDesc::Interop { accesses } => {
+                accesses.iter().map(|a| (a.buffer, None)).collect()
+            }
+            OpDesc::Subgraph { bindings, .. } => {
+                bindings.iter().map(|b| (b.buffer, None)).collect()
+            }
+            OpDesc::Empty => Vec::new(),
+        };
+        ensure!(
+            used.into_iter()
+                .all(|(b, mode)| !sampler(b) || mode == Some(AccessMode::Read)),
+            "{} `{}` uses a sampler, which only kernels may, reading it",
+            node.op.kind(),
+            node.name
         );
         Ok(())
     }

@@ -39,15 +39,19 @@ pub fn describe(checked: &CheckedGraph) -> GraphDesc {
             .iter()
             .zip(&checked.buffer_types)
             .zip(checked.textures.iter().zip(&checked.texture_sizes))
-            .map(|((b, &elem), (texture, &texture_size))| BufferDesc {
-                name: b.name.clone().into(),
-                elem,
-                len: b.len.map(index),
-                role: b.role,
-                no_alias: g.no_alias.contains(&b.name),
-                texture: texture.map(|t| t.declared().into()),
-                texture_size,
-            })
+            .zip(&checked.samplers)
+            .map(
+                |(((b, &elem), (texture, &texture_size)), sampler)| BufferDesc {
+                    name: b.name.clone().into(),
+                    elem,
+                    len: b.len.map(index),
+                    role: b.role,
+                    no_alias: g.no_alias.contains(&b.name),
+                    texture: texture.map(|t| t.declared().into()),
+                    texture_size,
+                    sampler: sampler.map(|s| s.declared().into()),
+                },
+            )
             .collect(),
         nodes: g
             .nodes

@@ -213,17 +213,16 @@ fn json_path<'g>(graph: &'g Graph, loc: &Loc) -> Vec<Step<'g>> {
         Loc::Param(i) => path.extend([Key("params"), Index(*i), Key("name")]),
         Loc::ParamType(i) => path.extend([Key("params"), Index(*i), Key("type")]),
         Loc::Buffer(i) => path.extend([Key("buffers"), Index(*i), Key("name")]),
-        // A texture's type is its `texture` (format 2); in format 1 the lookup stops at the entry.
+        // A texture's type is its `texture`, a sampler's its `sampler` (format 2); in format 1 a texture's
+        // lookup stops at the entry.
         Loc::BufferType(i) => {
-            let texture = graph
-                .buffers
-                .get(*i)
-                .is_some_and(|b| crate::texture::TextureType::is_texture_text(&b.elem));
-            path.extend([
-                Key("buffers"),
-                Index(*i),
-                Key(if texture { "texture" } else { "elem" }),
-            ])
+            let elem = graph.buffers.get(*i).map(|b| b.elem.as_str());
+            let key = match elem {
+                Some(e) if crate::texture::TextureType::is_texture_text(e) => "texture",
+                Some(e) if crate::texture::SamplerType::is_sampler_text(e) => "sampler",
+                _ => "elem",
+            };
+            path.extend([Key("buffers"), Index(*i), Key(key)])
         }
         Loc::Node(n) => path.extend([Key("nodes"), Index(*n), Key("name")]),
         Loc::Access { node, index } | Loc::AccessMode { node, index } => {

@@ -96,21 +96,24 @@ pub struct Param {
     pub ty: String,
 }
 
-/// A buffer of the graph, or a texture. In a graph file a buffer's element type is its `elem`, a texture's
-/// type its `texture` (format 2; format 1 wrote a texture's type as its `elem`, which still reads).
+/// A buffer of the graph, a texture or a sampler. In a graph file a buffer's element type is its `elem`, a
+/// texture's type its `texture` and a sampler's its `sampler` (format 2; format 1 wrote a texture's type as
+/// its `elem`, which still reads).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(try_from = "BufferEntry", into = "BufferEntry")]
 pub struct Buffer {
     pub name: String,
     /// The element type as written; or, for a texture, its type (`texture_2d<rgba8unorm>`, with its size
-    /// where it has one: see [`crate::texture`]), which makes it a texture.
+    /// where it has one: see [`crate::texture`]), which makes it a texture; or a sampler's type
+    /// (`sampler<linear, clamp>`), which makes it a sampler.
     pub elem: String,
     /// `Some(n)` for `[T; n]`, `None` for `[T]` (length known at bake time).
     pub len: Option<u64>,
     pub role: Role,
 }
 
-/// A [`Buffer`] as a graph file writes it: `elem` for a buffer, `texture` for a texture.
+/// A [`Buffer`] as a graph file writes it: `elem` for a buffer, `texture` for a texture, `sampler` for a
+/// sampler.
 #[derive(Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct BufferEntry {
@@ -119,6 +122,8 @@ struct BufferEntry {
     elem: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     texture: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    sampler: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     len: Option<u64>,
     role: Role,
@@ -129,26 +134,42 @@ impl TryFrom<BufferEntry> for Buffer {
 
     fn try_from(entry: BufferEntry) -> Result<Self, String> {
         let name = crate::names::escaped(&entry.name);
-        let elem = match (entry.elem, entry.texture) {
-            (Some(elem), None) => elem,
-            (None, Some(texture)) if crate::texture::TextureType::is_texture_text(&texture) => {
+        let given = [
+            entry.elem.is_some(),
+            entry.texture.is_some(),
+            entry.sampler.is_some(),
+        ];
+        if given.iter().filter(|&&g| g).count() > 1 {
+            return Err(format!(
+                "`{name}` has more than one of `elem`, `texture` and `sampler`: a buffer has an `elem`, a texture \
+                 a `texture`, a sampler a `sampler`"
+            ));
+        }
+        let elem = match (entry.elem, entry.texture, entry.sampler) {
+            (Some(elem), _, _) => elem,
+            (_, Some(texture), _) if crate::texture::TextureType::is_texture_text(&texture) => {
                 texture
             }
-            (None, Some(texture)) => {
+            (_, Some(texture), _) => {
                 return Err(format!(
                     "the `texture` of `{name}` is `{}`, which is no texture type: write `texture_2d<rgba8unorm>`, \
                      `texture_storage_2d<r32float, write>`.., or give a buffer its `elem`",
                     crate::names::escaped(&texture)
                 ));
             }
-            (Some(_), Some(_)) => {
+            (_, _, Some(sampler)) if crate::texture::SamplerType::is_sampler_text(&sampler) => {
+                sampler
+            }
+            (_, _, Some(sampler)) => {
                 return Err(format!(
-                    "`{name}` has an `elem` and a `texture`: a buffer has an `elem`, a texture a `texture`"
+                    "the `sampler` of `{name}` is `{}`, which is no sampler type: write `sampler<linear, clamp>`",
+                    crate::names::escaped(&sampler)
                 ));
             }
-            (None, None) => {
+            (None, None, None) => {
                 return Err(format!(
-                    "`{name}` has neither an `elem` (a buffer's element type) nor a `texture` (a texture's type)"
+                    "`{name}` has neither an `elem` (a buffer's element type), a `texture` (a texture's type) \
+                     nor a `sampler` (a sampler's type)"
                 ));
             }
         };
@@ -164,10 +185,12 @@ impl TryFrom<BufferEntry> for Buffer {
 impl From<Buffer> for BufferEntry {
     fn from(b: Buffer) -> Self {
         let texture = crate::texture::TextureType::is_texture_text(&b.elem);
+        let sampler = crate::texture::SamplerType::is_sampler_text(&b.elem);
         BufferEntry {
             name: b.name,
-            elem: (!texture).then(|| b.elem.clone()),
-            texture: texture.then_some(b.elem),
+            elem: (!texture && !sampler).then(|| b.elem.clone()),
+            texture: texture.then(|| b.elem.clone()),
+            sampler: sampler.then_some(b.elem),
             len: b.len,
             role: b.role,
         }

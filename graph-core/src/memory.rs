@@ -336,8 +336,8 @@ pub fn plan_memory_by(
     let mut apart = kept_apart(desc, registers);
     let mut candidates = Vec::new();
     for (b, buffer) in desc.buffers.iter().enumerate() {
-        // A graph-owned texture is a texture of its own, made at bake: no range of a heap.
-        if buffer.role.is_external() || buffer.texture.is_some() || apart[b].is_some() {
+        // A graph-owned texture or sampler is an object of its own, made at bake: no range of a heap.
+        if buffer.role.is_external() || !buffer.is_buffer() || apart[b].is_some() {
             continue;
         }
         match spans[b] {

@@ -178,7 +178,10 @@ pub fn describe_loc(graph: &ir::Graph, loc: &Loc) -> String {
         Loc::ParamType(i) => format!("the type of {}", param_words(graph, *i)),
         Loc::Buffer(i) => buffer_words(graph, *i),
         Loc::BufferType(i) => match graph.buffers.get(*i) {
-            Some(b) if crate::texture::TextureType::is_texture_text(&b.elem) => {
+            Some(b)
+                if crate::texture::TextureType::is_texture_text(&b.elem)
+                    || crate::texture::SamplerType::is_sampler_text(&b.elem) =>
+            {
                 format!("the type of {}", buffer_words(graph, *i))
             }
             _ => format!("the element type of {}", buffer_words(graph, *i)),
@@ -276,6 +279,7 @@ fn buffer_words(graph: &ir::Graph, i: usize) -> String {
     let buffer = graph.buffers.get(i);
     let what = match buffer {
         Some(b) if crate::texture::TextureType::is_texture_text(&b.elem) => "texture",
+        Some(b) if crate::texture::SamplerType::is_sampler_text(&b.elem) => "sampler",
         _ => "buffer",
     };
     named(what, buffer.map(|b| b.name.as_str()), i)

@@ -507,6 +507,131 @@ impl fmt::Display for TextureType {
     }
 }
 
+/// How a sampler blends texels: the nearest one, or the ones around the coordinate weighted (bilinear).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum SamplerFilter {
+    Nearest,
+    Linear,
+}
+
+/// What a sampler does with a coordinate outside the texture.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum SamplerAddress {
+    /// The nearest edge texel.
+    Clamp,
+    /// The texture again (the coordinate's fraction).
+    Repeat,
+    /// The texture again, mirrored.
+    Mirror,
+}
+
+/// A sampler's declared type, `sampler<linear, clamp>`: its filter (for magnifying and minifying alike) and
+/// its address mode (along every axis). The graph makes it at bake; kernels that declare it `read` bind it,
+/// and sample textures with it through `textureSampleLevel` (compute shaders have no implicit level).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct SamplerType {
+    pub filter: SamplerFilter,
+    pub address: SamplerAddress,
+}
+
+const FILTERS: [(SamplerFilter, &str); 2] = [
+    (SamplerFilter::Nearest, "nearest"),
+    (SamplerFilter::Linear, "linear"),
+];
+
+const ADDRESSES: [(SamplerAddress, &str); 3] = [
+    (SamplerAddress::Clamp, "clamp"),
+    (SamplerAddress::Repeat, "repeat"),
+    (SamplerAddress::Mirror, "mirror"),
+];
+
+/// Why a sampler type was refused.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SamplerTypeError {
+    /// Not `sampler<FILTER, ADDRESS>`.
+    Form,
+    UnknownFilter(String),
+    UnknownAddress(String),
+}
+
+impl fmt::Display for SamplerTypeError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let words = |list: &[&str]| {
+            list.iter()
+                .map(|w| format!("`{w}`"))
+                .collect::<Vec<_>>()
+                .join(" or ")
+        };
+        match self {
+            SamplerTypeError::Form => f.write_str(
+                "a sampler type is `sampler<FILTER, ADDRESS>`: `sampler<linear, clamp>`, `sampler<nearest, repeat>`",
+            ),
+            SamplerTypeError::UnknownFilter(w) => write!(
+                f,
+                "`{w}` is no sampler filter; the filters are {}",
+                words(&FILTERS.map(|(_, w)| w))
+            ),
+            SamplerTypeError::UnknownAddress(w) => write!(
+                f,
+                "`{w}` is no address mode; the modes are {}",
+                words(&ADDRESSES.map(|(_, w)| w))
+            ),
+        }
+    }
+}
+
+impl SamplerType {
+    /// Whether `text` is a sampler type rather than a buffer element or texture type: it starts `sampler`.
+    pub fn is_sampler_text(text: &str) -> bool {
+        text.trim_start().starts_with("sampler")
+    }
+
+    /// Parses `sampler<linear, clamp>`; whitespace is ignored.
+    pub fn parse(text: &str) -> Result<Self, SamplerTypeError> {
+        let compact: String = text.chars().filter(|c| !c.is_whitespace()).collect();
+        let args = compact
+            .strip_prefix("sampler<")
+            .and_then(|rest| rest.strip_suffix('>'))
+            .ok_or(SamplerTypeError::Form)?;
+        let (filter, address) = args.split_once(',').ok_or(SamplerTypeError::Form)?;
+        let filter = FILTERS
+            .into_iter()
+            .find(|(_, w)| *w == filter)
+            .map(|(f, _)| f)
+            .ok_or_else(|| SamplerTypeError::UnknownFilter(filter.to_string()))?;
+        let address = ADDRESSES
+            .into_iter()
+            .find(|(_, w)| *w == address)
+            .map(|(a, _)| a)
+            .ok_or_else(|| SamplerTypeError::UnknownAddress(address.to_string()))?;
+        Ok(SamplerType { filter, address })
+    }
+
+    /// Whether it blends texels, so that every texture it samples must be of a filterable format.
+    pub const fn filtering(self) -> bool {
+        matches!(self.filter, SamplerFilter::Linear)
+    }
+
+    /// The declaration's spelling, written from the parsed values.
+    pub fn declared(&self) -> String {
+        let filter = FILTERS
+            .iter()
+            .find(|(f, _)| *f == self.filter)
+            .map_or("", |(_, w)| w);
+        let address = ADDRESSES
+            .iter()
+            .find(|(a, _)| *a == self.address)
+            .map_or("", |(_, w)| w);
+        format!("sampler<{filter}, {address}>")
+    }
+}
+
+impl fmt::Display for SamplerType {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.declared())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -605,5 +730,44 @@ mod tests {
                 "{f}"
             );
         }
+    }
+
+    #[test]
+    fn sampler_types_parse_print_and_refuse_with_the_reason() {
+        for text in [
+            "sampler<linear, clamp>",
+            "sampler<nearest, repeat>",
+            "sampler<linear, mirror>",
+        ] {
+            let parsed = SamplerType::parse(text).expect(text);
+            assert_eq!(parsed.declared(), text);
+            assert!(SamplerType::is_sampler_text(text));
+            assert!(!TextureType::is_texture_text(text));
+        }
+        assert!(SamplerType::parse("sampler<linear,clamp>").is_ok_and(|s| s.filtering()));
+        assert!(SamplerType::parse(" sampler < nearest , clamp > ").is_ok_and(|s| !s.filtering()));
+        use SamplerTypeError as E;
+        for (text, want) in [
+            ("sampler", E::Form),
+            ("sampler<linear>", E::Form),
+            ("sampler<linear, clamp", E::Form),
+            (
+                "sampler<bilinear, clamp>",
+                E::UnknownFilter("bilinear".into()),
+            ),
+            ("sampler<linear, wrap>", E::UnknownAddress("wrap".into())),
+            (
+                "sampler<linear, clamp, clamp>",
+                E::UnknownAddress("clamp,clamp".into()),
+            ),
+            ("sampler_comparison<linear, clamp>", E::Form),
+        ] {
+            assert_eq!(SamplerType::parse(text), Err(want), "{text}");
+        }
+        let message = E::UnknownAddress("wrap".into()).to_string();
+        assert!(
+            message.contains("`clamp` or `repeat` or `mirror`"),
+            "{message}"
+        );
     }
 }

@@ -118,6 +118,7 @@ fn valid() -> GraphDesc {
             no_alias: false,
             texture: None,
             texture_size: None,
+            sampler: None,
         }]),
         nodes: list(vec![
             node("k", OpDesc::Kernel(kernel_with(vec![read_write_x()], size))),

@@ -514,22 +514,33 @@ fn a_graph_file_holds_textures_as_the_builder_makes_them() {
 }
 
 #[test]
-fn a_graph_file_entry_is_a_buffer_or_a_texture_and_says_which() {
+fn a_graph_file_entry_is_a_buffer_a_texture_or_a_sampler_and_says_which() {
     let file = |entry: &str| {
         format!(r#"{{"format": 2, "graph": {{"name": "G", "buffers": [{entry}], "nodes": []}}}}"#)
     };
+    let two = "`t` has more than one of `elem`, `texture` and `sampler`: a buffer has an `elem`, a texture a \
+               `texture`, a sampler a `sampler`";
     let cases = [
         (
             r#"{"name": "t", "elem": "f32", "texture": "texture_2d<r32float>", "role": "input"}"#,
-            "`t` has an `elem` and a `texture`: a buffer has an `elem`, a texture a `texture`",
+            two,
+        ),
+        (
+            r#"{"name": "t", "texture": "texture_2d<r32float>", "sampler": "sampler<linear, clamp>", "role": "owned"}"#,
+            two,
         ),
         (
             r#"{"name": "t", "role": "input"}"#,
-            "`t` has neither an `elem` (a buffer's element type) nor a `texture` (a texture's type)",
+            "`t` has neither an `elem` (a buffer's element type), a `texture` (a texture's type) nor a `sampler` \
+             (a sampler's type)",
         ),
         (
             r#"{"name": "t", "texture": "f32", "role": "input"}"#,
             "the `texture` of `t` is `f32`, which is no texture type",
+        ),
+        (
+            r#"{"name": "t", "sampler": "texture_2d<r32float>", "role": "owned"}"#,
+            "the `sampler` of `t` is `texture_2d<r32float>`, which is no sampler type",
         ),
     ];
     for (entry, message) in cases {
@@ -542,11 +553,15 @@ fn a_graph_file_entry_is_a_buffer_or_a_texture_and_says_which() {
             "{entry}: {error}"
         );
     }
-    // Positive control: the same entry, right.
+    // Positive controls: the same entries, right.
     graph_core::file::from_json(&file(
         r#"{"name": "t", "texture": "texture_2d<r32float>", "role": "input"}"#,
     ))
     .expect("a texture entry loads");
+    graph_core::file::from_json(&file(
+        r#"{"name": "t", "sampler": "sampler<linear, clamp>", "role": "owned"}"#,
+    ))
+    .expect("a sampler entry loads");
 }
 
 #[test]
@@ -650,5 +665,138 @@ fn a_size_reads_a_texture_s_width_height_layers_or_depth_where_it_has_one() {
     assert_eq!(
         d.help.as_deref(),
         Some("write `x.len()` for its length in elements")
+    );
+}
+
+/// `frame` (of `frame_ty`) sampled through `s` (of `sampler_ty`) into `out`.
+fn sampler_graph(frame_ty: &str, sampler_ty: &str) -> GraphBuilder {
+    let mut b = GraphBuilder::new("Sampled");
+    b.texture("frame", frame_ty, Role::Input)
+        .sampler("s", sampler_ty)
+        .output("out", "f32");
+    b.kernel(
+        "take",
+        KernelSpec::wgsl(
+            "@compute @workgroup_size(1)
+            fn main() { out[0] = textureSampleLevel(frame, s, vec2<f32>(0.5), 0.0).r; }",
+        )
+        .read("frame")
+        .read("s")
+        .write("out")
+        .threads(&["1"]),
+    );
+    b
+}
+
+#[test]
+fn a_sampler_is_declared_bound_as_wgsl_sampler_and_saved_in_graph_files() {
+    let built = sampler_graph("texture_2d<rgba8unorm>", "sampler<linear, mirror>");
+    let desc = built.build(&LIBRARY).expect("checks");
+    let s = &desc.buffers[1];
+    assert_eq!(s.sampler.as_deref(), Some("sampler<linear, mirror>"));
+    assert!(s.texture.is_none() && s.len.is_none() && !s.is_buffer());
+    let OpDesc::Kernel(k) = &desc.nodes[0].op else {
+        panic!("a kernel")
+    };
+    assert!(
+        k.declarations
+            .contains("@group(0) @binding(1) var s: sampler;"),
+        "{}",
+        k.declarations
+    );
+    // Read only: no edge, no hazard, and the kernel fuses with nothing.
+    assert!(desc.edges.is_empty(), "{:?}", desc.edges);
+    assert!(!k.pointwise);
+    // A graph file writes its type as its `sampler`, and reads back the same graph.
+    let text = graph_core::file::to_json(built.graph());
+    assert!(
+        text.contains("\"sampler\": \"sampler<linear, mirror>\""),
+        "{text}"
+    );
+    let loaded = graph_core::file::from_json(&text).expect("loads");
+    assert_eq!(&loaded, built.graph());
+    let from_file = GraphBuilder::from_graph(loaded, Default::default())
+        .build(&LIBRARY)
+        .expect("checks");
+    assert_eq!(from_file, desc);
+}
+
+#[test]
+fn a_filtering_sampler_needs_a_filterable_format_and_a_nearest_one_does_not() {
+    let d = only_error(&sampler_graph(
+        "texture_2d<rg32float>",
+        "sampler<linear, clamp>",
+    ));
+    assert_eq!(d.loc, Loc::Access { node: 0, index: 0 });
+    assert!(
+        d.message.contains(
+            "kernel `take` samples `frame` (rg32float) with `s` (`sampler<linear, clamp>`)"
+        ),
+        "{}",
+        d.message
+    );
+    // Positive controls: a filterable format under the same sampler, the same format under a nearest one.
+    for (frame, sampler) in [
+        ("texture_2d<rgba16float>", "sampler<linear, clamp>"),
+        ("texture_2d<rg32float>", "sampler<nearest, clamp>"),
+    ] {
+        sampler_graph(frame, sampler)
+            .build(&LIBRARY)
+            .unwrap_or_else(|e| panic!("{frame} {sampler}: {e}"));
+    }
+}
+
+#[test]
+fn a_sampler_is_only_read_by_kernels_and_made_by_the_graph() {
+    // Written by a kernel.
+    let mut b = sampler_graph("texture_2d<rgba8unorm>", "sampler<nearest, clamp>");
+    let mut graph = b.graph().clone();
+    if let graph_core::ir::NodeKind::Kernel(k) = &mut graph.nodes[0].kind {
+        k.accesses[1].mode = AccessMode::ReadWrite;
+    }
+    b = GraphBuilder::from_graph(graph, Default::default());
+    let d = only_error(&b);
+    assert_eq!(d.loc, Loc::AccessMode { node: 0, index: 1 });
+    assert!(
+        d.message
+            .contains("kernel `take` binds sampler `s` `read_write`, and a sampler is only read"),
+        "{}",
+        d.message
+    );
+    // Bound from outside.
+    let mut graph = sampler_graph("texture_2d<rgba8unorm>", "sampler<nearest, clamp>")
+        .graph()
+        .clone();
+    graph.buffers[1].role = Role::Input;
+    let d = only_error(&GraphBuilder::from_graph(graph, Default::default()));
+    assert_eq!(d.loc, Loc::Buffer(1));
+    assert!(
+        d.message
+            .contains("sampler `s` is declared `= input`, but the graph makes its samplers"),
+        "{}",
+        d.message
+    );
+    // Filled.
+    let mut b = sampler_graph("texture_2d<rgba8unorm>", "sampler<nearest, clamp>");
+    b.fill("clear", "s", "0u");
+    let d = only_error(&b);
+    assert!(
+        d.message.contains(
+            "fill `clear` cannot use sampler `s`: kernels written in WGSL sample textures"
+        ),
+        "{}",
+        d.message
+    );
+    // An unknown address mode.
+    let d = only_error(&sampler_graph(
+        "texture_2d<rgba8unorm>",
+        "sampler<nearest, wrap>",
+    ));
+    assert_eq!(d.loc, Loc::BufferType(1));
+    assert!(
+        d.message
+            .contains("sampler `s` cannot be `sampler<nearest,wrap>`: `wrap` is no address mode"),
+        "{}",
+        d.message
     );
 }

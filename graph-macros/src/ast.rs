@@ -7,7 +7,7 @@
 //! marked  := (doc comment | '#[no_fusion]')* item      (`#[no_fusion]` on a kernel or a fill)
 //! item    := 'params' '{' (doc comment* Ident ':' Type),* '}'
 //!          | 'buffers' '{' ((doc comment | '#[no_alias]')* Ident ':' '[' Type (';' LitInt)? ']' ('=' role)?),* '}'
-//!          | 'textures' '{' (doc comment* Ident ':' TextureType ('=' role)?),* '}'  (`texture_2d<rgba8unorm>`, `texture_2d<r32float; 64, 64>`)
+//!          | 'textures' '{' (doc comment* Ident ':' TextureType ('=' role)?),* '}'  (`texture_2d<rgba8unorm>`, `texture_2d<r32float; 64, 64>`, `sampler<linear, clamp>`)
 //!          | 'kernel' Ident '(' (Ident ':' mode),* ')' clause* ( '{' WGSL '}' | 'file' '(' LitStr ')' ';' )
 //!          | 'kernel' Ident '=' 'kernels' '::' path '(' (Ident ':' value),* ')' clause* ';'
 //!          | 'fill' Ident '(' slice '=' value ')' ';'
@@ -230,8 +230,8 @@ pub struct BufferDecl {
 }
 
 /// `name: texture_2d<rgba8unorm> = input`: a texture the caller binds, or without a role
-/// `name: texture_2d<rgba16float; 512, 512>`, one the graph makes (its type and size are checked by
-/// graph-core).
+/// `name: texture_2d<rgba16float; 512, 512>`, one the graph makes, or `name: sampler<linear, clamp>`, a
+/// sampler the graph makes (types and sizes are checked by graph-core).
 pub struct TextureDecl {
     pub docs: Vec<Attribute>,
     pub name: Ident,
@@ -902,8 +902,8 @@ fn parse_texture(input: ParseStream<'_>, cx: &Ctxt) -> syn::Result<TextureDecl> 
     let ty = parse_texture_type(input).map_err(|e: syn::Error| {
         syn::Error::new(
             e.span(),
-            "expected the texture's type: `texture_2d<rgba8unorm>`, `texture_storage_2d<r32float, write>`, \
-             `texture_2d<rgba16float; 512, 512>`..",
+            "expected the texture's or sampler's type: `texture_2d<rgba8unorm>`, `texture_storage_2d<r32float, write>`, \
+             `texture_2d<rgba16float; 512, 512>`, `sampler<linear, clamp>`..",
         )
     })?;
     // Any word, as for buffers: lowering reports a wrong one and keeps the texture.

@@ -115,7 +115,7 @@ structs! {
     ValueType in types { scalar, components }
     ParamsDesc in desc { size, storage, fields, wgsl_struct }
     ParamFieldDesc in desc { name, ty, offset }
-    BufferDesc in desc { name, elem, len, role, no_alias, texture, texture_size }
+    BufferDesc in desc { name, elem, len, role, no_alias, texture, texture_size, sampler }
     SubgraphBinding in desc { name, buffer, mode }
     BlockDesc in desc { name, count, flag, nodes }
     AccessDesc in desc { buffer, mode }

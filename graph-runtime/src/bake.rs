@@ -20,7 +20,7 @@ use crate::replay::{KernelStep, Kernels};
 use crate::slice::Slice;
 use crate::texture::{Texture, view_dimension, wgpu_format};
 use graph_core::memory::MemoryPlan;
-use graph_core::texture::{SampleKind, TextureType};
+use graph_core::texture::{SampleKind, SamplerAddress, SamplerFilter, SamplerType, TextureType};
 
 /// The buffers of a baked graph: external ones bound by the caller, owned ones created here, in the graph's
 /// transient heap or apart (`Program::memory`).
@@ -36,6 +36,8 @@ pub(crate) struct BoundBuffers {
     pub views: Vec<Option<wgpu::TextureView>>,
     /// Each texture, bound or graph-owned, by buffer index: what copies, uploads and readbacks move.
     pub textures: Vec<Option<Texture>>,
+    /// Each sampler, by buffer index, with the type it was made of (an update keeps one of the same type).
+    pub samplers: Vec<Option<(SamplerType, wgpu::Sampler)>>,
 }
 
 /// The placeholder's bytes: one element of the largest element type (`vec4<f32>`).
@@ -68,8 +70,8 @@ fn bind_externals(
             Some(ty) => bind_texture(gpu, desc, index, ty, textures)?,
             None => None,
         });
-        if texture.is_some() {
-            // No length: nothing sizes by a texture's (the description's checks).
+        if texture.is_some() || b.sampler.is_some() {
+            // No length: nothing sizes by a texture's (the description's checks), and a sampler has none.
             buffers.push(None);
             lens.push(0);
             continue;
@@ -243,7 +245,8 @@ fn bind_owned(
                 .unwrap_or_else(|| create(&format!("{} transient heap {h}", desc.name), bytes))
         })
         .collect();
-    let textured = textures.iter().any(Option::is_some);
+    let samplers = make_samplers(gpu, desc, previous);
+    let textured = textures.iter().any(Option::is_some) || samplers.iter().any(Option::is_some);
     let placeholder = (!registers.is_empty() || textured).then(|| {
         previous
             .and_then(|p| p.placeholder.clone())
@@ -260,8 +263,10 @@ fn bind_owned(
             buffers.push(external);
             continue;
         }
-        // A texture: kernels bind its view, and its place among the buffers is the placeholder's.
-        if let (Some(_), Some(placeholder)) = (&textures[index], &placeholder) {
+        // A texture or a sampler: kernels bind its view or it, and its place among the buffers is the
+        // placeholder's.
+        let image = textures[index].is_some() || samplers[index].is_some();
+        if let (true, Some(placeholder)) = (image, &placeholder) {
             buffers.push(Slice {
                 buffer: placeholder.clone(),
                 offset: 0,
@@ -309,7 +314,51 @@ fn bind_owned(
         placeholder,
         views,
         textures,
+        samplers,
     }
+}
+
+/// A sampler for each of the graph's: the previous build's where it was made of the same type (so that an
+/// update keeps the bind groups that bind it), else a new one.
+fn make_samplers(
+    gpu: &Gpu,
+    desc: &GraphDesc,
+    previous: Option<&BoundBuffers>,
+) -> Vec<Option<(SamplerType, wgpu::Sampler)>> {
+    desc.buffers
+        .iter()
+        .enumerate()
+        .map(|(index, b)| {
+            let ty = b.sampler_type()?;
+            let kept = previous
+                .and_then(|p| p.samplers.get(index)?.clone())
+                .filter(|(old, _)| *old == ty);
+            Some(kept.unwrap_or_else(|| (ty, create_sampler(gpu, &b.name, ty))))
+        })
+        .collect()
+}
+
+/// A wgpu sampler of `ty`: its filter for magnifying and minifying (textures have one level), its address
+/// mode along every axis.
+fn create_sampler(gpu: &Gpu, name: &str, ty: SamplerType) -> wgpu::Sampler {
+    let filter = match ty.filter {
+        SamplerFilter::Nearest => wgpu::FilterMode::Nearest,
+        SamplerFilter::Linear => wgpu::FilterMode::Linear,
+    };
+    let address = match ty.address {
+        SamplerAddress::Clamp => wgpu::AddressMode::ClampToEdge,
+        SamplerAddress::Repeat => wgpu::AddressMode::Repeat,
+        SamplerAddress::Mirror => wgpu::AddressMode::MirrorRepeat,
+    };
+    gpu.device().create_sampler(&wgpu::SamplerDescriptor {
+        label: Some(name),
+        address_mode_u: address,
+        address_mode_v: address,
+        address_mode_w: address,
+        mag_filter: filter,
+        min_filter: filter,
+        ..Default::default()
+    })
 }
 
 /// Bytes of `elements` elements of owned buffer `b`.
@@ -463,9 +512,13 @@ fn needed_usage(desc: &GraphDesc, index: u32) -> wgpu::BufferUsages {
 /// bits).
 type PipelineKey = (String, String, LayoutKey, Vec<u64>);
 
-/// A bind group layout's identity: binding by binding, the access mode and the texture's type where the
-/// binding is a texture.
-type LayoutKey = (Vec<AccessMode>, Vec<Option<TextureType>>);
+/// A bind group layout's identity: binding by binding, the access mode, the texture's type where the
+/// binding is a texture and the sampler's where it is a sampler.
+type LayoutKey = (
+    Vec<AccessMode>,
+    Vec<Option<TextureType>>,
+    Vec<Option<SamplerType>>,
+);
 
 /// The layouts and pipelines of a baked graph, kept across updates: an update compiles only the kernels whose
 /// code changed, and every pipeline and bind group shares one set of layouts.
@@ -498,7 +551,11 @@ pub(crate) fn build_kernels(
     let mut keys = Vec::with_capacity(program.kernels.len());
     let mut pipelines = Vec::with_capacity(program.kernels.len());
     for entry in &program.kernels {
-        let layout_key: LayoutKey = (entry.modes.clone(), entry.textures.clone());
+        let layout_key: LayoutKey = (
+            entry.modes.clone(),
+            entry.textures.clone(),
+            entry.samplers.clone(),
+        );
         let (_, pipeline_layout) = cache
             .layouts
             .entry(layout_key.clone())
@@ -556,10 +613,20 @@ pub(crate) fn build_kernels(
             .iter()
             .map(|&b| bound.views.get(b as usize).cloned().flatten())
             .collect();
-        // The same layout, buffers and textures: the previous bind group serves.
+        let samplers: Vec<Option<wgpu::Sampler>> = node
+            .buffers
+            .iter()
+            .map(|&b| Some(bound.samplers.get(b as usize)?.as_ref()?.1.clone()))
+            .collect();
+        // The same layout, buffers, textures and samplers: the previous bind group serves.
         let reusable = previous
             .and_then(|p| p.nodes.get(n)?.as_ref())
-            .filter(|old| old.modes == entry.modes && old.buffers == buffers && old.views == views)
+            .filter(|old| {
+                old.modes == entry.modes
+                    && old.buffers == buffers
+                    && old.views == views
+                    && old.samplers == samplers
+            })
             .map(|old| old.bind_group.clone());
         let bind_group = match reusable {
             Some(group) => group,
@@ -567,17 +634,22 @@ pub(crate) fn build_kernels(
                 built.bind_groups += 1;
                 let entries: Vec<wgpu::BindGroupEntry<'_>> = buffers
                     .iter()
-                    .zip(&views)
+                    .zip(views.iter().zip(&samplers))
                     .enumerate()
-                    .map(|(i, (b, view))| wgpu::BindGroupEntry {
+                    .map(|(i, (b, (view, sampler)))| wgpu::BindGroupEntry {
                         binding: i as u32,
-                        resource: match view {
-                            Some(view) => wgpu::BindingResource::TextureView(view),
-                            None => b.binding(),
+                        resource: match (view, sampler) {
+                            (Some(view), _) => wgpu::BindingResource::TextureView(view),
+                            (None, Some(sampler)) => wgpu::BindingResource::Sampler(sampler),
+                            (None, None) => b.binding(),
                         },
                     })
                     .collect();
-                let layout_key = (entry.modes.clone(), entry.textures.clone());
+                let layout_key = (
+                    entry.modes.clone(),
+                    entry.textures.clone(),
+                    entry.samplers.clone(),
+                );
                 device.create_bind_group(&wgpu::BindGroupDescriptor {
                     label: Some(&entry.label),
                     layout: &cache.layouts[&layout_key].0,
@@ -591,6 +663,7 @@ pub(crate) fn build_kernels(
             modes: entry.modes.clone(),
             buffers,
             views,
+            samplers,
         }));
     }
     (Kernels { pipelines, nodes }, built)
@@ -600,19 +673,23 @@ pub(crate) fn build_kernels(
 /// parameters' push-constant range or uniform group).
 fn layouts_for(
     device: &wgpu::Device,
-    (modes, textures): &LayoutKey,
+    (modes, textures, samplers): &LayoutKey,
     params: &ParamsTransport,
 ) -> (wgpu::BindGroupLayout, wgpu::PipelineLayout) {
     let entries: Vec<wgpu::BindGroupLayoutEntry> = modes
         .iter()
-        .zip(textures)
+        .zip(textures.iter().zip(samplers))
         .enumerate()
-        .map(|(i, (m, texture))| wgpu::BindGroupLayoutEntry {
+        .map(|(i, (m, (texture, sampler)))| wgpu::BindGroupLayoutEntry {
             binding: i as u32,
             visibility: wgpu::ShaderStages::COMPUTE,
-            ty: match texture {
-                Some(texture) => texture_binding(texture, *m),
-                None => wgpu::BindingType::Buffer {
+            ty: match (texture, sampler) {
+                (Some(texture), _) => texture_binding(texture, *m),
+                (None, Some(sampler)) => wgpu::BindingType::Sampler(match sampler.filtering() {
+                    true => wgpu::SamplerBindingType::Filtering,
+                    false => wgpu::SamplerBindingType::NonFiltering,
+                }),
+                (None, None) => wgpu::BindingType::Buffer {
                     ty: wgpu::BufferBindingType::Storage {
                         read_only: *m == AccessMode::Read,
                     },

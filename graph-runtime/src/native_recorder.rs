@@ -313,6 +313,9 @@ fn ineligible(
     if desc.buffers.iter().any(|b| b.texture.is_some()) {
         return Some("it binds textures, whose layouts only the portable recorder tracks yet");
     }
+    if desc.buffers.iter().any(|b| b.sampler.is_some()) {
+        return Some("it binds samplers, which only the portable recorder binds yet");
+    }
     None
 }
 

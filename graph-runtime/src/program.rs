@@ -27,7 +27,7 @@ use graph_core::memory::{MemoryPlan, add_alias_hazards, plan_memory};
 use graph_core::plan::{
     BufferHazard, PlanError, PlanPartition, PlanStep, Transfer, evaluate_range, plan,
 };
-use graph_core::texture::TextureType;
+use graph_core::texture::{SamplerType, TextureType};
 use graph_core::wgsl::params_declaration;
 
 use crate::error::Error;
@@ -151,6 +151,8 @@ pub(crate) struct KernelEntry {
     pub modes: Vec<AccessMode>,
     /// Binding by binding: the texture's type where the binding is a texture.
     pub textures: Vec<Option<TextureType>>,
+    /// Binding by binding: the sampler's type where the binding is a sampler.
+    pub samplers: Vec<Option<SamplerType>>,
 }
 
 impl KernelEntry {
@@ -170,6 +172,7 @@ impl KernelEntry {
             constants,
             self.modes.clone(),
             self.textures.clone(),
+            self.samplers.clone(),
         );
         let entry = KernelEntry {
             body: String::new(),
@@ -186,6 +189,7 @@ type EntryKey = (
     Vec<u64>,
     Vec<AccessMode>,
     Vec<Option<TextureType>>,
+    Vec<Option<SamplerType>>,
 );
 
 /// A node's dispatch.
@@ -493,6 +497,11 @@ fn node_kernel(
             .bindings
             .iter()
             .map(|b| desc.buffers.get(b.buffer as usize)?.texture_type())
+            .collect(),
+        samplers: k
+            .bindings
+            .iter()
+            .map(|b| desc.buffers.get(b.buffer as usize)?.sampler_type())
             .collect(),
     };
     let node = NodeKernel {

@@ -65,6 +65,8 @@ pub(crate) struct KernelStep {
     pub buffers: Vec<crate::slice::Slice>,
     /// The texture views bound in place of buffers, binding by binding (`None` for buffers).
     pub views: Vec<Option<wgpu::TextureView>>,
+    /// The samplers bound in place of buffers, binding by binding (`None` for the rest).
+    pub samplers: Vec<Option<wgpu::Sampler>>,
 }
 
 /// The portable recorder's pipelines, one per entry of the program's kernel table, and its bind groups by

@@ -35,6 +35,11 @@ const KNOWN_DIFFERENCES: &[&str] = &[];
 /// Fixtures the builder cannot express, each with the reason.
 const INEXPRESSIBLE: &[(&str, &str)] = &[
     (
+        "textures/sampler-with-a-role",
+        "the builder's `sampler` takes no role: the graph makes every sampler (a graph file's may have one, \
+         and gets the macro's error)",
+    ),
+    (
         "textures/texture-role-unknown",
         "a texture's role is a word the macro reads; the builder's `texture` takes a `Role`",
     ),
@@ -276,6 +281,26 @@ fn texture_into_owned(tmp_ty: &str) -> GraphBuilder {
             .write("tmp")
             .threads(&["4", "4"]),
         );
+    b
+}
+
+/// The graph of the sampler fixtures in `textures/`: kernel `first` samples `frame` (of `frame_ty`, called
+/// `frame_name`) with `bilinear` (of `sampler_ty`, declared `mode`) into `out`.
+fn sampling(frame_name: &str, frame_ty: &str, sampler_ty: &str, mode: &str) -> GraphBuilder {
+    let mut b = graph_g();
+    let spec = KernelSpec::wgsl(format!(
+        "@compute @workgroup_size(1)
+            fn main() {{ out[0] = textureSampleLevel({frame_name}, bilinear, vec2<f32>(0.5), 0.0).r; }}"
+    ))
+    .read(frame_name);
+    let spec = match mode {
+        "write" => spec.write("bilinear"),
+        _ => spec.read("bilinear"),
+    };
+    b.texture(frame_name, frame_ty, Role::Input)
+        .sampler("bilinear", sampler_ty)
+        .output("out", "f32")
+        .kernel("first", spec.write("out").threads(&["1"]));
     b
 }
 
@@ -832,6 +857,53 @@ const CASES: &[Case] = &[
             b.texture("frame", "texture_2d<rgba8unorm>", Role::Input)
                 .texture("wide", "texture_2d<rgba16float>", Role::Output)
                 .copy("widen", "frame", "wide");
+            b
+        },
+        rustc_errors: &[],
+    },
+    Case {
+        fixture: "textures/unknown-sampler-filter",
+        build: || {
+            sampling(
+                "frame",
+                "texture_2d<rgba8unorm>",
+                "sampler<bilinear, clamp>",
+                "read",
+            )
+        },
+        rustc_errors: &[],
+    },
+    Case {
+        fixture: "textures/sampler-declared-write",
+        build: || {
+            sampling(
+                "frame",
+                "texture_2d<rgba8unorm>",
+                "sampler<linear, clamp>",
+                "write",
+            )
+        },
+        rustc_errors: &[],
+    },
+    Case {
+        fixture: "textures/filtering-a-32-bit-float-texture",
+        build: || {
+            sampling(
+                "depth",
+                "texture_2d<r32float>",
+                "sampler<linear, clamp>",
+                "read",
+            )
+        },
+        rustc_errors: &[],
+    },
+    Case {
+        fixture: "textures/sampler-in-a-copy",
+        build: || {
+            let mut b = graph_g();
+            b.sampler("nearest", "sampler<nearest, repeat>")
+                .output("out", "u32")
+                .copy("take", "nearest", "out");
             b
         },
         rustc_errors: &[],

@@ -13,6 +13,7 @@ use crate::layout::ParamsLayout;
 use crate::library::{GENERIC, GridReach, LibraryKernel};
 use crate::names::{escaped, unknown};
 use crate::size::{SizeOp, SizeStep};
+use crate::texture::{SampleKind, TexelFormat};
 use crate::types::ValueType;
 use crate::wgsl::{self, Composed, Segment, WgslError};
 
@@ -43,15 +44,18 @@ impl Checker<'_> {
             .collect()
     }
 
-    /// What each binding holds: a buffer of its type, or a texture of its declared type.
+    /// What each binding holds: a buffer of its type, a texture of its declared type, or a sampler.
     fn resources(&self, bindings: &[BufferAccess], types: &[ValueType]) -> Vec<wgsl::Resource> {
         bindings
             .iter()
             .zip(types)
-            .map(|(b, &t)| match self.textures[b.buffer] {
-                Some(texture) => wgsl::Resource::Texture(texture),
-                None => wgsl::Resource::Buffer(t),
-            })
+            .map(
+                |(b, &t)| match (self.textures[b.buffer], self.samplers[b.buffer]) {
+                    (Some(texture), _) => wgsl::Resource::Texture(texture),
+                    (_, Some(sampler)) => wgsl::Resource::Sampler(sampler),
+                    (None, None) => wgsl::Resource::Buffer(t),
+                },
+            )
             .collect()
     }
 
@@ -175,6 +179,7 @@ impl Checker<'_> {
         }
         if library.is_none() {
             self.check_binding_uses(n, &bindings, detail);
+            self.check_filtering(n, &bindings, detail);
             self.check_workgroup_size(n, &source, file, detail.workgroup_size);
         }
         let indirect = match &kernel.dispatch {
@@ -233,10 +238,11 @@ impl Checker<'_> {
                 }
             },
         };
-        // The proofs fusion relies on look at storage buffers only: a kernel over a texture fuses with none.
+        // The proofs fusion relies on look at storage buffers only: a kernel over a texture or a sampler
+        // fuses with none.
         let textured = resources
             .iter()
-            .any(|r| matches!(r, wgsl::Resource::Texture(_)));
+            .any(|r| !matches!(r, wgsl::Resource::Buffer(_)));
         let grid = match library {
             Some(l) => grid_reach(l, &args),
             None => detail.grid.as_ref().and_then(user_grid),
@@ -914,6 +920,60 @@ impl Checker<'_> {
                 self.diags
                     .push(Diagnostic::new(loc, message).with_help(help));
             }
+        }
+    }
+}
+
+impl Checker<'_> {
+    /// A filtering sampler blends texels, which every device does only for formats of filterable floats: a
+    /// kernel that samples a 32-bit float texture with one is refused (devices with `FLOAT32_FILTERABLE`
+    /// could, the others would fail at bake), at the texture's access.
+    fn check_filtering(
+        &mut self,
+        n: usize,
+        bindings: &[BufferAccess],
+        detail: &wgsl::EntryPointDetail,
+    ) {
+        let kernel = &self.graph.nodes[n].name;
+        for &(image, sampler) in &detail.sampled {
+            let (Some(t), Some(s)) = (bindings.get(image as usize), bindings.get(sampler as usize))
+            else {
+                continue;
+            };
+            let (Some(texture), Some(filter)) = (self.textures[t.buffer], self.samplers[s.buffer])
+            else {
+                continue;
+            };
+            if !filter.filtering() || texture.format.sample_kind() == SampleKind::Float {
+                continue;
+            }
+            let (t_name, s_name) = (
+                &self.graph.buffers[t.buffer].name,
+                &self.graph.buffers[s.buffer].name,
+            );
+            let filterable: Vec<&str> = TexelFormat::ALL
+                .into_iter()
+                .filter(|f| f.sample_kind() == SampleKind::Float)
+                .map(TexelFormat::wgsl)
+                .collect();
+            self.diags.push(
+                Diagnostic::new(
+                    Loc::Access {
+                        node: n,
+                        index: image as usize,
+                    },
+                    format!(
+                        "kernel `{kernel}` samples `{t_name}` ({}) with `{s_name}` (`{filter}`), which blends \
+                         texels, and only devices with FLOAT32_FILTERABLE filter a 32-bit float format",
+                        texture.format
+                    ),
+                )
+                .with_help(format!(
+                    "sample it with a `nearest` sampler, read it with `textureLoad`, or give it a format every \
+                     device filters: {}",
+                    filterable.join(", ")
+                )),
+            );
         }
     }
 }

@@ -7,7 +7,7 @@ use crate::diagnostic::{Diagnostic, Loc};
 use crate::ir::{ParamsStorage, Role};
 use crate::layout::{PORTABLE_IMMEDIATE_BYTES, ParamsLayout};
 use crate::names::{is_identifier, not_an_identifier};
-use crate::texture::TextureType;
+use crate::texture::{SamplerType, TextureType};
 use crate::types::{ValueType, element_type_problem, param_type_problem};
 
 impl Checker<'_> {
@@ -26,9 +26,17 @@ impl Checker<'_> {
                 ));
             } else if wgsl_reserves(&b.name) || b.name == "params" {
                 self.badly_named_buffers.push(i);
+                let what = match () {
+                    _ if TextureType::is_texture_text(&b.elem) => "texture",
+                    _ if SamplerType::is_sampler_text(&b.elem) => "sampler",
+                    _ => "buffer",
+                };
                 self.diags.push(
-                    Diagnostic::new(Loc::Buffer(i), format!("`{}` cannot name a buffer: kernels see buffers by name, and WGSL reserves it", b.name))
-                        .with_help("choose another name"),
+                    Diagnostic::new(
+                        Loc::Buffer(i),
+                        format!("`{}` cannot name a {what}: kernels see {what}s by name, and WGSL reserves it", b.name),
+                    )
+                    .with_help("choose another name"),
                 );
             }
         }
@@ -123,8 +131,13 @@ impl Checker<'_> {
     }
 
     /// Buffer elements are 32-bit scalars or 2- and 4-vectors, whose Rust twins have no hidden padding.
+    /// Textures and samplers are parsed as their types.
     pub(super) fn check_buffer_types(&mut self) {
         for (i, b) in self.graph.buffers.iter().enumerate() {
+            if SamplerType::is_sampler_text(&b.elem) {
+                self.check_sampler_declaration(i);
+                continue;
+            }
             if TextureType::is_texture_text(&b.elem) {
                 match TextureType::parse_declaration(&b.elem) {
                     Ok((texture, size)) => {
@@ -163,9 +176,61 @@ impl Checker<'_> {
         }
     }
 
+    /// A sampler's type parses; the graph makes it at bake, so it takes no role and no length. A sampler
+    /// stands for a `u32` where the graph treats it like a buffer (it has no elements).
+    fn check_sampler_declaration(&mut self, i: usize) {
+        let b = &self.graph.buffers[i];
+        match SamplerType::parse(&b.elem) {
+            Ok(sampler) => {
+                self.buffer_types.push(Some(ValueType::U32));
+                self.samplers[i] = Some(sampler);
+            }
+            Err(problem) => {
+                self.diags.push(Diagnostic::new(
+                    Loc::BufferType(i),
+                    format!(
+                        "sampler `{}` cannot be `{}`: {problem}",
+                        b.name,
+                        crate::names::escaped(&b.elem.replace(' ', ""))
+                    ),
+                ));
+                self.buffer_types.push(None);
+            }
+        }
+        if b.role != Role::Owned {
+            self.diags.push(
+                Diagnostic::new(
+                    Loc::Buffer(i),
+                    format!(
+                        "sampler `{}` is declared `= {}`, but the graph makes its samplers from their declaration",
+                        b.name,
+                        b.role.keyword()
+                    ),
+                )
+                .with_help(format!(
+                    "leave the role out: `{}: {}`",
+                    b.name,
+                    self.samplers[i].map_or_else(|| b.elem.clone(), |s| s.declared())
+                )),
+            );
+        }
+        if b.len.is_some() {
+            self.diags.push(Diagnostic::new(
+                Loc::Buffer(i),
+                format!(
+                    "sampler `{}` has a length, and a sampler holds no elements",
+                    b.name
+                ),
+            ));
+        }
+    }
+
     /// The graph allocates its own buffers at bake time, so it must know their length.
     pub(super) fn check_owned_buffers_have_a_length(&mut self) {
         for (i, b) in self.graph.buffers.iter().enumerate() {
+            if SamplerType::is_sampler_text(&b.elem) {
+                continue;
+            }
             if TextureType::is_texture_text(&b.elem) {
                 if b.len.is_some() {
                     self.diags.push(Diagnostic::new(

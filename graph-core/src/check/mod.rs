@@ -36,7 +36,7 @@ use crate::library::{Library, LibraryKernel};
 use crate::names::NameTable;
 use crate::schedule::Schedule;
 use crate::size::SizeStep;
-use crate::texture::{TextureSize, TextureType};
+use crate::texture::{SamplerType, TextureSize, TextureType};
 use crate::types::ValueType;
 
 /// A graph that passed every check, with everything codegen and bake need.
@@ -48,6 +48,8 @@ pub struct CheckedGraph {
     pub buffer_types: Vec<ValueType>,
     /// Per buffer, its type where it is a texture.
     pub textures: Vec<Option<TextureType>>,
+    /// Per buffer, its type where it is a sampler.
+    pub samplers: Vec<Option<SamplerType>>,
     /// Per buffer, its size where it is a texture whose declaration sizes it.
     pub texture_sizes: Vec<Option<TextureSizeDesc>>,
     pub nodes: Vec<CheckedNode>,
@@ -211,6 +213,8 @@ struct Checker<'g> {
     buffer_types: Vec<Option<ValueType>>,
     /// Per buffer, its texture type where it is a texture (`texture_2d<rgba8unorm>`), once parsed.
     textures: Vec<Option<TextureType>>,
+    /// Per buffer, its sampler type where it is a sampler (`sampler<linear, clamp>`), once parsed.
+    samplers: Vec<Option<SamplerType>>,
     /// Per buffer, the size its texture declaration gives, as written (`check_buffer_types`), then resolved
     /// (`check_texture_sizes`).
     declared_texture_sizes: Vec<Option<TextureSize>>,
@@ -268,6 +272,7 @@ impl<'g> Checker<'g> {
             param_types: Vec::new(),
             buffer_types: Vec::new(),
             textures: vec![None; graph.buffers.len()],
+            samplers: vec![None; graph.buffers.len()],
             declared_texture_sizes: vec![None; graph.buffers.len()],
             texture_sizes: vec![None; graph.buffers.len()],
             accesses: Vec::new(),
@@ -349,6 +354,7 @@ impl<'g> Checker<'g> {
                 params,
                 buffer_types,
                 textures: self.textures.clone(),
+                samplers: self.samplers.clone(),
                 texture_sizes: self.texture_sizes.clone(),
                 nodes,
                 edges,

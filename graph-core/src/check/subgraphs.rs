@@ -110,6 +110,7 @@ impl Checker<'_> {
                     no_alias: false,
                     texture: None,
                     texture_size: None,
+                    sampler: None,
                 };
                 let binding = SubgraphBinding {
                     name: access.binding.clone().into(),

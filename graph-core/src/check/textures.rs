@@ -1,7 +1,9 @@
-//! Textures: what may use one, and how. Kernels of the graph's own WGSL bind textures (library kernels bind
+//! Textures and samplers: what may use one, and how. Kernels of the graph's own WGSL bind textures (library kernels bind
 //! arrays); fills, copies, uploads and readbacks take them whole; interop tasks get them; host tasks and
 //! subgraph bindings of textures are not built yet, and say so. A kernel may bind a texture as its declaration allows, and as storage only
-//! where every device can (WebGPU's portable formats), else the error names the feature it would need.
+//! where every device can (WebGPU's portable formats), else the error names the feature it would need. A
+//! sampler is only read, by kernels of the graph's own WGSL; which textures each samples, and whether their
+//! formats can be filtered, is checked with the kernel's WGSL (`kernels.rs`).
 
 use super::Checker;
 use crate::desc::TextureSizeDesc;
@@ -144,6 +146,10 @@ impl Checker<'_> {
                 let Some(resolved) = self.accesses[n].get(i).copied().flatten() else {
                     continue;
                 };
+                if self.samplers[resolved.buffer].is_some() {
+                    self.check_sampler_use(n, i, resolved.mode);
+                    continue;
+                }
                 let Some(texture) = self.textures[resolved.buffer] else {
                     continue;
                 };
@@ -238,6 +244,41 @@ impl Checker<'_> {
                 }
             }
         }
+    }
+
+    /// A sampler is read by kernels of the graph's own WGSL, which sample textures with it; any other use
+    /// is reported and dropped, as a texture's is.
+    fn check_sampler_use(&mut self, n: usize, i: usize, mode: AccessMode) {
+        let node = &self.graph.nodes[n];
+        let name = &node.accesses()[i].buffer;
+        let (loc, message, help) = match &node.kind {
+            NodeKind::Kernel(k) if matches!(k.source, KernelSource::Wgsl { .. }) => {
+                if mode == AccessMode::Read {
+                    return;
+                }
+                (
+                    Loc::AccessMode { node: n, index: i },
+                    format!(
+                        "kernel `{}` binds sampler `{name}` `{}`, and a sampler is only read",
+                        node.name,
+                        mode.keyword()
+                    ),
+                    format!("bind it `{name}: read`"),
+                )
+            }
+            other => (
+                Loc::Access { node: n, index: i },
+                format!(
+                    "{} `{}` cannot use sampler `{name}`: kernels written in WGSL sample textures with samplers",
+                    other.keyword(),
+                    node.name
+                ),
+                "bind it to a kernel that reads a texture with `textureSampleLevel`".to_string(),
+            ),
+        };
+        self.diags
+            .push(Diagnostic::new(loc, message).with_help(help));
+        self.accesses[n][i] = None;
     }
 
     /// A copy between two textures moves texels of one format and dimension; a copy between a texture and

@@ -155,12 +155,18 @@ impl Checker<'_> {
     }
 
     /// A read of a graph-owned buffer, and a readback of any buffer, needs a node that wrote it earlier (a path
-    /// from that writer): a readback returns what the graph computed.
+    /// from that writer): a readback returns what the graph computed. A sampler is made whole at bake, and
+    /// only read.
     fn check_owned_reads_follow_a_write(&mut self, reach: &Reachability) {
         for (n, list) in self.accesses.iter().enumerate() {
             let is_readback = matches!(self.graph.nodes[n].kind, NodeKind::Readback { .. });
             for (i, access) in list.iter().enumerate() {
                 let Some(access) = access else { continue };
+                // Even one whose type was refused: it is still no buffer.
+                let declared = &self.graph.buffers[access.buffer].elem;
+                if crate::texture::SamplerType::is_sampler_text(declared) {
+                    continue;
+                }
                 let buffer = &self.graph.buffers[access.buffer];
                 if (buffer.role != Role::Owned && !is_readback) || !access.mode.reads() {
                     continue;

@@ -5,7 +5,7 @@ use std::ops::Range;
 
 use crate::ir::{AccessMode, ParamsStorage};
 use crate::layout::WGSL_PARAMS_STRUCT;
-use crate::texture::TextureType;
+use crate::texture::{SamplerType, TextureType};
 use crate::types::ValueType;
 
 /// What a byte range of the composed module came from.
@@ -60,6 +60,8 @@ pub enum Resource {
     Buffer(ValueType),
     /// A texture of this declared type ([`crate::texture`]).
     Texture(TextureType),
+    /// A sampler: WGSL's `sampler` whatever its filter and address mode, which the bind group gives.
+    Sampler(SamplerType),
 }
 
 /// `@group(0) @binding(i) var<storage, ..> name: array<T>;` for each binding, in order.
@@ -77,7 +79,7 @@ pub fn binding_declarations<'a>(
 
 /// [`binding_declarations`] where bindings may be textures: `@group(0) @binding(i) var name: texture_2d<f32>;`
 /// for a texture read from a sampled declaration, `texture_storage_2d<FORMAT, ACCESS>` otherwise, written
-/// from the parsed type ([`TextureType::binding_wgsl`]).
+/// from the parsed type ([`TextureType::binding_wgsl`]), and `var name: sampler;` for a sampler.
 pub fn resource_declarations<'a>(
     bindings: impl IntoIterator<Item = (&'a str, Resource, AccessMode)>,
     atomic: &[&str],
@@ -93,6 +95,9 @@ pub fn resource_declarations<'a>(
                         "@group(0) @binding({i}) var {name}: {};\n",
                         texture.binding_wgsl(mode)
                     );
+                }
+                Resource::Sampler(_) => {
+                    return format!("@group(0) @binding({i}) var {name}: sampler;\n");
                 }
             };
             // WGSL storage has no write-only access: `write` means "overwrites", which the graph uses for

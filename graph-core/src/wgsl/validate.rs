@@ -39,6 +39,9 @@ pub struct EntryPointDetail {
     pub reach: Option<u32>,
     /// The same over a row-major image (see [`super::grid`]); `None` when not proved.
     pub grid: Option<super::grid::GridProof>,
+    /// Each texture the entry point samples, with the sampler it samples it with: binding indices of group
+    /// 0, from naga's analysis (through helper functions too), sorted.
+    pub sampled: Vec<(u32, u32)>,
 }
 
 /// How an entry point uses one binding, from naga's analysis.
@@ -156,6 +159,19 @@ fn validate_here(source: &str) -> Result<Reflection, WgslError> {
                 ))
             })
             .collect();
+        let group_0 = |h: naga::Handle<naga::GlobalVariable>| {
+            module.global_variables[h]
+                .binding
+                .as_ref()
+                .filter(|b| b.group == 0)
+                .map(|b| b.binding)
+        };
+        let mut sampled: Vec<(u32, u32)> = function_info
+            .sampling_set
+            .iter()
+            .filter_map(|key| Some((group_0(key.image)?, group_0(key.sampler)?)))
+            .collect();
+        sampled.sort_unstable();
         entry_points.push(ep.name.clone());
         details.push(EntryPointDetail {
             workgroup_size: ep.workgroup_size,
@@ -166,6 +182,7 @@ fn validate_here(source: &str) -> Result<Reflection, WgslError> {
             pointwise: super::pointwise::is_pointwise(&module, index),
             reach: super::neighbourhood::reach(&module, &info, index),
             grid: super::grid::grid_reach(&module, &info, index),
+            sampled,
         });
     }
     let resources = module
