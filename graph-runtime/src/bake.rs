@@ -717,7 +717,7 @@ fn layouts_for(
 }
 
 /// How a kernel declaring `mode` binds a texture of `ty`, as [`TextureType::binding_wgsl`] declares it.
-fn texture_binding(ty: &TextureType, mode: AccessMode) -> wgpu::BindingType {
+pub(crate) fn texture_binding(ty: &TextureType, mode: AccessMode) -> wgpu::BindingType {
     let view_dimension = view_dimension(ty.dim);
     match (ty.storage, mode) {
         (None, AccessMode::Read) => wgpu::BindingType::Texture {

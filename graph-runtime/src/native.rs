@@ -152,12 +152,96 @@ pub(crate) enum KernelOf {
     Check(u32),
 }
 
-/// One kernel of a [`NativeGraph`]: its pipeline and the buffers its descriptor set binds, binding by binding.
+/// What a binding of a kernel's descriptor set holds.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub(crate) enum NativeBinding {
+    /// A range of a storage buffer.
+    Buffer(Slice),
+    /// A texture's view: bound as a storage image or a sampled image, in the layout the recorder puts the
+    /// texture in before every segment that binds it (`transition_resources`), which it keeps throughout.
+    Image {
+        view: wgpu::TextureView,
+        kind: ImageKind,
+        layout: ImageLayout,
+    },
+}
+
+/// How a kernel binds a texture.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub(crate) enum ImageKind {
+    Storage,
+    Sampled,
+}
+
+/// The layout a texture is kept in while native command buffers use it: `GENERAL` (wgpu's
+/// `STORAGE_READ_WRITE`), in which a kernel may read it sampled and read and write it as storage, or
+/// `SHADER_READ_ONLY_OPTIMAL` (wgpu's `RESOURCE`) for a texture without storage usage, which kernels only
+/// read sampled.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub(crate) enum ImageLayout {
+    General,
+    ShaderReadOnly,
+}
+
+impl ImageLayout {
+    fn vk(self) -> vk::ImageLayout {
+        match self {
+            ImageLayout::General => vk::ImageLayout::GENERAL,
+            ImageLayout::ShaderReadOnly => vk::ImageLayout::SHADER_READ_ONLY_OPTIMAL,
+        }
+    }
+}
+
+/// A descriptor's type in a set layout.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub(crate) enum DescriptorKind {
+    StorageBuffer,
+    StorageImage,
+    SampledImage,
+}
+
+impl DescriptorKind {
+    fn vk(self) -> vk::DescriptorType {
+        match self {
+            DescriptorKind::StorageBuffer => vk::DescriptorType::STORAGE_BUFFER,
+            DescriptorKind::StorageImage => vk::DescriptorType::STORAGE_IMAGE,
+            DescriptorKind::SampledImage => vk::DescriptorType::SAMPLED_IMAGE,
+        }
+    }
+}
+
+impl NativeBinding {
+    pub(crate) fn kind(&self) -> DescriptorKind {
+        match self {
+            NativeBinding::Buffer(_) => DescriptorKind::StorageBuffer,
+            NativeBinding::Image {
+                kind: ImageKind::Storage,
+                ..
+            } => DescriptorKind::StorageImage,
+            NativeBinding::Image {
+                kind: ImageKind::Sampled,
+                ..
+            } => DescriptorKind::SampledImage,
+        }
+    }
+}
+
+/// The Vulkan image view behind `view`, to record into a descriptor set: the caller keeps `view` alive as
+/// long as the set.
+fn raw_view(view: &wgpu::TextureView) -> Result<vk::ImageView, String> {
+    // SAFETY: the hal view is only read for its handle, while `view` (and so the handle) is alive; the
+    // caller's set keeps the view alive (`SetPool`'s invariants).
+    unsafe { view.as_hal::<wgpu::hal::api::Vulkan>() }
+        .map(|v| unsafe { v.raw_handle() })
+        .ok_or_else(|| "a bound texture view is not a Vulkan image view".to_string())
+}
+
+/// One kernel of a [`NativeGraph`]: its pipeline and what its descriptor set binds, binding by binding.
 pub(crate) struct NativeKernel {
     pub of: KernelOf,
     /// Kernels of equal code share one pipeline, and an update's graph the graph's before it.
     pub pipeline: Arc<NativePipeline>,
-    pub buffers: Vec<Slice>,
+    pub bindings: Vec<NativeBinding>,
     /// The buffer and byte offset of its three `u32` workgroup counts, for an indirect dispatch (a gated
     /// member's are its gate's arguments).
     pub indirect: Option<(wgpu::Buffer, u64)>,
@@ -199,8 +283,8 @@ pub(crate) struct NativeShared {
     push_size: u32,
     /// With a parameter buffer: its set layout, set 1 of every pipeline layout (else null).
     params_layout: vk::DescriptorSetLayout,
-    /// Storage-buffer set layouts, by their number of bindings.
-    set_layouts: Mutex<HashMap<u32, vk::DescriptorSetLayout>>,
+    /// Set 0's layouts, by their descriptors' types, binding by binding.
+    set_layouts: Mutex<HashMap<Vec<DescriptorKind>, vk::DescriptorSetLayout>>,
     cache: vk::PipelineCache,
     /// What the device was opened with that decides how naga writes SPIR-V for it.
     spirv_features: SpirvFeatures,
@@ -345,20 +429,22 @@ impl NativeShared {
         }
     }
 
-    /// The set layout of `bindings` storage buffers, made the first time it is asked for.
-    fn set_layout(&self, bindings: u32) -> Result<vk::DescriptorSetLayout, String> {
+    /// The set layout of descriptors of `kinds`, binding by binding, made the first time it is asked for.
+    fn set_layout(&self, kinds: &[DescriptorKind]) -> Result<vk::DescriptorSetLayout, String> {
         let mut layouts = self
             .set_layouts
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
-        if let Some(&layout) = layouts.get(&bindings) {
+        if let Some(&layout) = layouts.get(kinds) {
             return Ok(layout);
         }
-        let entries: Vec<vk::DescriptorSetLayoutBinding<'_>> = (0..bindings)
-            .map(|i| {
+        let entries: Vec<vk::DescriptorSetLayoutBinding<'_>> = kinds
+            .iter()
+            .enumerate()
+            .map(|(i, kind)| {
                 vk::DescriptorSetLayoutBinding::default()
-                    .binding(i)
-                    .descriptor_type(vk::DescriptorType::STORAGE_BUFFER)
+                    .binding(i as u32)
+                    .descriptor_type(kind.vk())
                     .descriptor_count(1)
                     .stage_flags(vk::ShaderStageFlags::COMPUTE)
             })
@@ -372,7 +458,7 @@ impl NativeShared {
             )
         }
         .map_err(vk_err("descriptor set layout"))?;
-        layouts.insert(bindings, layout);
+        layouts.insert(kinds.to_vec(), layout);
         Ok(layout)
     }
 }
@@ -408,30 +494,30 @@ pub(crate) struct NativePipeline {
     shader: vk::ShaderModule,
     layout: vk::PipelineLayout,
     pipeline: vk::Pipeline,
-    /// Its storage-buffer bindings: its descriptor sets are of `shared`'s layout of this many.
-    bindings: u32,
+    /// Its bindings' descriptor types: its descriptor sets are of `shared`'s layout of these.
+    kinds: Vec<DescriptorKind>,
 }
 
 impl std::fmt::Debug for NativePipeline {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("NativePipeline")
-            .field("bindings", &self.bindings)
+            .field("kinds", &self.kinds)
             .finish_non_exhaustive()
     }
 }
 
 impl NativePipeline {
-    /// The pipeline of `spirv`'s entry point `entry`, which binds `bindings` storage buffers as set 0 (and
+    /// The pipeline of `spirv`'s entry point `entry`, which binds descriptors of `kinds` as set 0 (and
     /// reads the parameters as `shared` says).
     pub(crate) fn new(
         shared: &Arc<NativeShared>,
         spirv: &[u32],
         entry: &str,
-        bindings: u32,
+        kinds: Vec<DescriptorKind>,
     ) -> Result<Arc<Self>, String> {
         let entry = std::ffi::CString::new(entry)
             .map_err(|_| "an entry point name holds a NUL".to_string())?;
-        let set_layout = shared.set_layout(bindings)?;
+        let set_layout = shared.set_layout(&kinds)?;
         let raw = &shared.raw;
         // On an error `Drop` destroys what was made (null handles are ignored).
         let mut made = NativePipeline {
@@ -439,7 +525,7 @@ impl NativePipeline {
             shader: vk::ShaderModule::null(),
             layout: vk::PipelineLayout::null(),
             pipeline: vk::Pipeline::null(),
-            bindings,
+            kinds,
         };
         let ranges = [vk::PushConstantRange::default()
             .stage_flags(vk::ShaderStageFlags::COMPUTE)
@@ -502,7 +588,7 @@ impl Drop for NativePipeline {
 ///
 /// Invariants the `unsafe` blocks rely on:
 /// - the pool was made on `shared`'s device, which the `Arc` keeps alive, and its sets with `shared`'s layouts;
-/// - `buffers` keeps every buffer its sets name alive as long as the pool;
+/// - `buffers` and `views` keep every buffer and texture view its sets name alive as long as the pool;
 /// - its sets are written only before any command buffer records them, and recorded only into command
 ///   buffers of a [`NativeGraph`] that holds an `Arc` of the pool, which waits for the last submission that
 ///   executes them before it lets the `Arc` go: when the last `Arc` goes, no pending submission uses them.
@@ -510,19 +596,31 @@ struct SetPool {
     shared: Arc<NativeShared>,
     pool: vk::DescriptorPool,
     buffers: Vec<wgpu::Buffer>,
+    views: Vec<wgpu::TextureView>,
 }
 
 impl SetPool {
-    /// A pool with room for `sets` sets of `storage` storage-buffer descriptors in all, and one uniform one.
-    fn new(shared: &Arc<NativeShared>, sets: u32, storage: u32) -> Result<Self, String> {
-        let sizes = [
-            vk::DescriptorPoolSize::default()
-                .ty(vk::DescriptorType::STORAGE_BUFFER)
-                .descriptor_count(storage.max(1)),
+    /// A pool with room for `sets` sets of the descriptors `kinds` lists (each once per use), and one
+    /// uniform one.
+    fn new(
+        shared: &Arc<NativeShared>,
+        sets: u32,
+        kinds: impl Iterator<Item = DescriptorKind>,
+    ) -> Result<Self, String> {
+        let mut counts: HashMap<DescriptorKind, u32> = HashMap::new();
+        for kind in kinds {
+            *counts.entry(kind).or_default() += 1;
+        }
+        let mut sizes = vec![
             vk::DescriptorPoolSize::default()
                 .ty(vk::DescriptorType::UNIFORM_BUFFER)
                 .descriptor_count(1),
         ];
+        sizes.extend(counts.into_iter().map(|(kind, count)| {
+            vk::DescriptorPoolSize::default()
+                .ty(kind.vk())
+                .descriptor_count(count)
+        }));
         // SAFETY: `shared.raw` is a live device (its invariants); the create-info borrows `sizes`, alive for
         // the call.
         let pool = unsafe {
@@ -538,42 +636,61 @@ impl SetPool {
             shared: shared.clone(),
             pool,
             buffers: Vec::new(),
+            views: Vec::new(),
         })
     }
 
-    /// A set of `shared`'s layout of `buffers.len()` storage buffers over `buffers`, binding by binding; the
+    /// A set of `shared`'s layout of `bindings`' descriptor types over `bindings`, binding by binding; the
     /// caller counted it in the pool's room.
-    fn storage_set(&mut self, buffers: &[Slice]) -> Result<vk::DescriptorSet, String> {
-        let layout = self.shared.set_layout(buffers.len() as u32)?;
+    fn binding_set(&mut self, bindings: &[NativeBinding]) -> Result<vk::DescriptorSet, String> {
+        let kinds: Vec<DescriptorKind> = bindings.iter().map(NativeBinding::kind).collect();
+        let layout = self.shared.set_layout(&kinds)?;
         let set = self.allocate(layout, "descriptor set")?;
-        let mut infos = Vec::with_capacity(buffers.len());
-        for slice in buffers {
-            // A slice lies within its buffer, and its offset is a multiple of the device's
-            // `minStorageBufferOffsetAlignment` (whole buffers start at 0; the memory plan aligns heap offsets
-            // to wgpu's `min_storage_buffer_offset_alignment`, which is that limit), as a descriptor's range
-            // must be.
-            infos.push([vk::DescriptorBufferInfo::default()
-                .buffer(raw_buffer(&slice.buffer)?)
-                .offset(slice.offset)
-                .range(slice.size)]);
+        let mut buffer_infos = Vec::with_capacity(bindings.len());
+        let mut image_infos = Vec::with_capacity(bindings.len());
+        for binding in bindings {
+            match binding {
+                // A slice lies within its buffer, and its offset is a multiple of the device's
+                // `minStorageBufferOffsetAlignment` (whole buffers start at 0; the memory plan aligns heap
+                // offsets to wgpu's `min_storage_buffer_offset_alignment`, which is that limit), as a
+                // descriptor's range must be.
+                NativeBinding::Buffer(slice) => {
+                    buffer_infos.push([vk::DescriptorBufferInfo::default()
+                        .buffer(raw_buffer(&slice.buffer)?)
+                        .offset(slice.offset)
+                        .range(slice.size)])
+                }
+                NativeBinding::Image { view, layout, .. } => {
+                    image_infos.push([vk::DescriptorImageInfo::default()
+                        .image_view(raw_view(view)?)
+                        .image_layout(layout.vk())])
+                }
+            }
         }
-        let writes: Vec<vk::WriteDescriptorSet<'_>> = infos
-            .iter()
-            .enumerate()
-            .map(|(i, info)| {
-                vk::WriteDescriptorSet::default()
-                    .dst_set(set)
-                    .dst_binding(i as u32)
-                    .descriptor_type(vk::DescriptorType::STORAGE_BUFFER)
-                    .buffer_info(info)
-            })
-            .collect();
+        let (mut next_buffer, mut next_image) = (buffer_infos.iter(), image_infos.iter());
+        let mut writes = Vec::with_capacity(bindings.len());
+        for (i, binding) in bindings.iter().enumerate() {
+            let write = vk::WriteDescriptorSet::default()
+                .dst_set(set)
+                .dst_binding(i as u32)
+                .descriptor_type(binding.kind().vk());
+            let write = match binding {
+                NativeBinding::Buffer(_) => next_buffer.next().map(|info| write.buffer_info(info)),
+                NativeBinding::Image { .. } => next_image.next().map(|info| write.image_info(info)),
+            };
+            writes.extend(write);
+        }
         // SAFETY: `set` was just allocated, so no command buffer records it yet; every write names a live
-        // buffer, kept alive in `self.buffers` as long as the pool (struct invariants), and a range within it
-        // (above).
+        // buffer or image view, kept alive in `self.buffers` and `self.views` as long as the pool (struct
+        // invariants), a buffer range within its buffer (above), and an image in the layout the recorder
+        // keeps it in whenever a command buffer that binds the set runs (`NativeBinding::Image`).
         unsafe { self.shared.raw.update_descriptor_sets(&writes, &[]) };
-        self.buffers
-            .extend(buffers.iter().map(|s| s.buffer.clone()));
+        for binding in bindings {
+            match binding {
+                NativeBinding::Buffer(slice) => self.buffers.push(slice.buffer.clone()),
+                NativeBinding::Image { view, .. } => self.views.push(view.clone()),
+            }
+        }
         Ok(set)
     }
 
@@ -589,7 +706,7 @@ impl SetPool {
             .dst_binding(0)
             .descriptor_type(vk::DescriptorType::UNIFORM_BUFFER)
             .buffer_info(&info);
-        // SAFETY: as in `storage_set`.
+        // SAFETY: as in `binding_set`.
         unsafe { self.shared.raw.update_descriptor_sets(&[write], &[]) };
         self.buffers.push(buffer.clone());
         Ok(set)
@@ -657,9 +774,9 @@ pub(crate) struct NativeGraph {
     shared: Arc<NativeShared>,
     /// Every pipeline the kernels bind, each once.
     pipelines: Vec<Arc<NativePipeline>>,
-    /// The storage descriptor sets, one per list of buffers some kernel binds: what the next update's graph
-    /// takes where its kernels bind the same.
-    sets_by_buffers: HashMap<Vec<Slice>, SharedSet>,
+    /// The descriptor sets, one per list of bindings some kernel binds: what the next update's graph takes
+    /// where its kernels bind the same.
+    sets_by_bindings: HashMap<Vec<NativeBinding>, SharedSet>,
     /// Per node: its pipeline, its descriptor set, and its indirect arguments' buffer and offset.
     sets: Vec<Option<(usize, vk::DescriptorSet, Option<IndirectArgs>)>>,
     /// Per block: its gate's pipeline, descriptor set and workgroups.
@@ -721,7 +838,7 @@ impl NativeGraph {
             raw: shared.raw.clone(),
             shared: shared.clone(),
             pipelines: Vec::new(),
-            sets_by_buffers: HashMap::new(),
+            sets_by_bindings: HashMap::new(),
             sets: vec![None; node_count],
             gates: vec![None; block_count],
             checks: vec![None; node_count],
@@ -753,19 +870,19 @@ impl NativeGraph {
         params: NativeParams,
         previous: Option<&NativeGraph>,
     ) -> Result<(), String> {
-        // The lists of buffers that need a set of their own, each once. (A wgpu handle hashes and compares
+        // The lists of bindings that need a set of their own, each once. (A wgpu handle hashes and compares
         // by its identity, which never changes.)
-        let mut new: Vec<&[Slice]> = Vec::new();
+        let mut new: Vec<&[NativeBinding]> = Vec::new();
         #[allow(clippy::mutable_key_type)]
-        let mut listed: HashSet<&[Slice]> = HashSet::new();
+        let mut listed: HashSet<&[NativeBinding]> = HashSet::new();
         for k in kernels {
-            let buffers = k.buffers.as_slice();
-            if self.sets_by_buffers.contains_key(buffers) || listed.contains(buffers) {
+            let buffers = k.bindings.as_slice();
+            if self.sets_by_bindings.contains_key(buffers) || listed.contains(buffers) {
                 continue;
             }
-            match previous.and_then(|p| p.sets_by_buffers.get(buffers)) {
+            match previous.and_then(|p| p.sets_by_bindings.get(buffers)) {
                 Some(set) => {
-                    self.sets_by_buffers.insert(buffers.to_vec(), set.clone());
+                    self.sets_by_bindings.insert(buffers.to_vec(), set.clone());
                 }
                 None => {
                     listed.insert(buffers);
@@ -786,11 +903,11 @@ impl NativeGraph {
         if sets == 0 {
             return Ok(());
         }
-        let storage = new.iter().map(|b| b.len() as u32).sum();
-        let mut pool = SetPool::new(&self.shared, sets as u32, storage)?;
+        let kinds = new.iter().flat_map(|b| b.iter().map(NativeBinding::kind));
+        let mut pool = SetPool::new(&self.shared, sets as u32, kinds)?;
         let mut made = Vec::with_capacity(new.len());
-        for buffers in new {
-            made.push((buffers, pool.storage_set(buffers)?));
+        for bindings in new {
+            made.push((bindings, pool.binding_set(bindings)?));
         }
         let params_set = match &new_params {
             Some(buffer) => Some(pool.params_set(buffer)?),
@@ -802,7 +919,7 @@ impl NativeGraph {
                 _pool: pool.clone(),
                 set,
             };
-            self.sets_by_buffers.insert(buffers.to_vec(), shared);
+            self.sets_by_bindings.insert(buffers.to_vec(), shared);
         }
         if let (Some(buffer), Some(set)) = (new_params, params_set) {
             self.params_set = Some((buffer, SharedSet { _pool: pool, set }));
@@ -826,8 +943,8 @@ impl NativeGraph {
                 }
             };
             let set = self
-                .sets_by_buffers
-                .get(k.buffers.as_slice())
+                .sets_by_bindings
+                .get(k.bindings.as_slice())
                 .map(|s| s.set)
                 .ok_or_else(|| format!("{:?} has no descriptor set", k.of))?;
             let indirect = match &k.indirect {

@@ -32,8 +32,9 @@ use crate::gate::{GATE_WGSL, Gates};
 use crate::gpu::Gpu;
 pub(crate) use crate::native::TimedDispatch;
 use crate::native::{
-    KernelOf, Marker, NativeGraph, NativeKernel, NativeParams, NativePipeline, NativeShared,
-    Recorded, RecordedLevel, SpirvFeatures, queries_of,
+    DescriptorKind, ImageKind, ImageLayout, KernelOf, Marker, NativeBinding, NativeGraph,
+    NativeKernel, NativeParams, NativePipeline, NativeShared, Recorded, RecordedLevel,
+    SpirvFeatures, queries_of,
 };
 use crate::program::{Op, Partition, Program, Segment, Step};
 use crate::queue::GpuQueue;
@@ -108,6 +109,10 @@ pub(crate) struct NativeReplay {
     /// Every partition is kernels alone, and no parameter goes through a buffer: with direct submission, a
     /// replay calls no wgpu function once the init pass went (see [`NativeReplay::calls_no_wgpu`]).
     kernels_alone: bool,
+    /// Each texture the kernels bind, once, with the wgpu state of the layout the command buffers keep it
+    /// in: wgpu puts it there (`transition_resources`) ahead of every run of segments, wherever the
+    /// application or the graph's own copies left it, and so knows its layout after them too.
+    textures: Vec<(wgpu::Texture, wgpu::TextureUses)>,
     /// What making it built (the rest it took from the replay it updates).
     pub(crate) built: NativeBuilt,
 }
@@ -120,8 +125,13 @@ pub(crate) struct NativeBuilt {
 }
 
 /// What a native pipeline is made from: its WGSL module, entry point, override constants (name, value's
-/// bits) and storage-buffer bindings. Equal keys make equal SPIR-V, so naga runs once per key.
-type PipelineKey = (String, String, Vec<(&'static str, u64)>, u32);
+/// bits) and its bindings' descriptor types. Equal keys make equal SPIR-V, so naga runs once per key.
+type PipelineKey = (
+    String,
+    String,
+    Vec<(&'static str, u64)>,
+    Vec<DescriptorKind>,
+);
 
 /// The native pipelines of one [`NativeReplay::new`]: those of the replay before it taken where their keys
 /// are equal, the others made (SPIR-V from naga, then Vulkan) and counted.
@@ -135,18 +145,18 @@ struct Pipelines<'a> {
 }
 
 impl Pipelines<'_> {
-    /// The key of `source`'s `entry` with override `constants`, binding `bindings` storage buffers.
+    /// The key of `source`'s `entry` with override `constants`, binding descriptors of `kinds`.
     fn key(
         source: String,
         entry: &str,
         constants: &[(&'static str, f64)],
-        bindings: u32,
+        kinds: Vec<DescriptorKind>,
     ) -> PipelineKey {
         (
             source,
             entry.to_string(),
             constants.iter().map(|&(n, v)| (n, v.to_bits())).collect(),
-            bindings,
+            kinds,
         )
     }
 
@@ -204,16 +214,16 @@ impl Pipelines<'_> {
         }
     }
 
-    /// The pipeline of `source`'s `entry` with override `constants`, binding `bindings` storage buffers; an
-    /// error says what the kernel lacks ("has no SPIR-V: ..").
+    /// The pipeline of `source`'s `entry` with override `constants`, binding descriptors of `kinds`; an error
+    /// says what the kernel lacks ("has no SPIR-V: ..").
     fn get(
         &mut self,
         source: String,
         entry: &str,
         constants: &[(&'static str, f64)],
-        bindings: u32,
+        kinds: Vec<DescriptorKind>,
     ) -> Result<Arc<NativePipeline>, String> {
-        let key = Self::key(source, entry, constants, bindings);
+        let key = Self::key(source, entry, constants, kinds);
         if let Some(p) = self.made.get(&key) {
             return Ok(p.clone());
         }
@@ -239,15 +249,54 @@ fn make_pipeline(
     shared: &Arc<NativeShared>,
     key: &PipelineKey,
 ) -> Result<Arc<NativePipeline>, String> {
-    let (source, entry, constants, bindings) = key;
+    let (source, entry, constants, kinds) = key;
     let constants: Vec<(&str, f64)> = constants
         .iter()
         .map(|&(name, bits)| (name, f64::from_bits(bits)))
         .collect();
     let words = spirv(source, entry, &constants, shared.spirv_features())
         .map_err(|e| format!("has no SPIR-V: {e}"))?;
-    NativePipeline::new(shared, &words, entry, *bindings)
+    NativePipeline::new(shared, &words, entry, kinds.clone())
         .map_err(|e| format!("has no pipeline: {e}"))
+}
+
+/// The descriptor types of a kernel's bindings: a storage buffer, or a texture bound as its declaration and
+/// the access say ([`graph_core::texture::TextureType::binding_wgsl`]): sampled for a read of a sampled
+/// declaration, else a storage image.
+fn descriptor_kinds(entry: &crate::program::KernelEntry) -> Vec<DescriptorKind> {
+    entry
+        .modes
+        .iter()
+        .zip(&entry.textures)
+        .map(|(&mode, texture)| match texture {
+            None => DescriptorKind::StorageBuffer,
+            Some(t) if t.storage.is_none() && mode == graph_core::ir::AccessMode::Read => {
+                DescriptorKind::SampledImage
+            }
+            Some(_) => DescriptorKind::StorageImage,
+        })
+        .collect()
+}
+
+/// The layout a texture is kept in while the native command buffers bind it, and the wgpu state that is:
+/// `GENERAL` (`STORAGE_READ_WRITE`) for a texture with storage usage, which kernels may write, else
+/// `SHADER_READ_ONLY_OPTIMAL` (`RESOURCE`) for one kernels only read sampled.
+fn native_layout(texture: &wgpu::Texture) -> ImageLayout {
+    match texture
+        .usage()
+        .contains(wgpu::TextureUsages::STORAGE_BINDING)
+    {
+        true => ImageLayout::General,
+        false => ImageLayout::ShaderReadOnly,
+    }
+}
+
+/// wgpu's state for a texture in `layout`: what `transition_resources` puts it in before a segment.
+fn wgpu_state(layout: ImageLayout) -> wgpu::TextureUses {
+    match layout {
+        ImageLayout::General => wgpu::TextureUses::STORAGE_READ_WRITE,
+        ImageLayout::ShaderReadOnly => wgpu::TextureUses::RESOURCE,
+    }
 }
 
 /// What the command buffers were recorded with.
@@ -308,10 +357,6 @@ fn ineligible(
         && params_in == NativeParamsIn::PushConstants
     {
         return Some("its parameters cannot be push constants on this device");
-    }
-    // Image layouts and barriers are not recorded natively yet: wgpu tracks them for the portable recorder.
-    if desc.buffers.iter().any(|b| b.texture.is_some()) {
-        return Some("it binds textures, whose layouts only the portable recorder tracks yet");
     }
     if desc.buffers.iter().any(|b| b.sampler.is_some()) {
         return Some("it binds samplers, which only the portable recorder binds yet");
@@ -405,7 +450,7 @@ impl NativeReplay {
                     entry.module(params_storage),
                     &entry.entry,
                     &entry.constants,
-                    entry.modes.len() as u32,
+                    descriptor_kinds(entry),
                 )
             }));
         }
@@ -421,19 +466,30 @@ impl NativeReplay {
             let pipeline = match &entries[node.kernel] {
                 Some(pipeline) => pipeline.clone(),
                 None => {
-                    let bindings = entry.modes.len() as u32;
+                    let kinds = descriptor_kinds(entry);
                     let source = entry.module(params_storage);
-                    match pipelines.get(source, &entry.entry, &entry.constants, bindings) {
+                    match pipelines.get(source, &entry.entry, &entry.constants, kinds) {
                         Ok(pipeline) => entries[node.kernel].insert(pipeline).clone(),
                         Err(e) => return refuse(format!("kernel `{}` {e}", desc.nodes[n].name)),
                     }
                 }
             };
-            let buffers = node
-                .buffers
-                .iter()
-                .map(|&b| bound.buffers[b as usize].clone())
-                .collect();
+            let mut bindings = Vec::with_capacity(node.buffers.len());
+            for (i, &b) in node.buffers.iter().enumerate() {
+                let view = bound.views.get(b as usize).cloned().flatten();
+                let texture = bound.textures.get(b as usize).and_then(Option::as_ref);
+                bindings.push(match (view, texture, descriptor_kinds(entry).get(i)) {
+                    (Some(view), Some(texture), Some(&kind)) => NativeBinding::Image {
+                        view,
+                        kind: match kind {
+                            DescriptorKind::SampledImage => ImageKind::Sampled,
+                            _ => ImageKind::Storage,
+                        },
+                        layout: native_layout(texture.wgpu()),
+                    },
+                    _ => NativeBinding::Buffer(bound.buffers[b as usize].clone()),
+                });
+            }
             // A gated member dispatches from its gate's arguments, whatever its own size says; counts a
             // kernel wrote, from their checked copy.
             let gated = gates.and_then(|g| {
@@ -463,7 +519,7 @@ impl NativeReplay {
             native_kernels.push(NativeKernel {
                 of: KernelOf::Node(n as u32),
                 pipeline,
-                buffers,
+                bindings,
                 indirect,
             });
         }
@@ -476,18 +532,39 @@ impl NativeReplay {
                 ("first", f64::from(gate.first)),
                 ("words", f64::from(gate.words)),
             ];
-            let bindings = buffers.len() as u32;
-            let pipeline = match pipelines.get(GATE_WGSL.to_string(), "main", &constants, bindings)
-            {
+            let kinds = vec![DescriptorKind::StorageBuffer; buffers.len()];
+            let pipeline = match pipelines.get(GATE_WGSL.to_string(), "main", &constants, kinds) {
                 Ok(pipeline) => pipeline,
                 Err(e) => return refuse(format!("a gate {e}")),
             };
             native_kernels.push(NativeKernel {
                 of: KernelOf::Gate(block, gate.workgroups),
                 pipeline,
-                buffers: buffers.iter().map(|&b| Slice::whole(b.clone())).collect(),
+                bindings: buffers
+                    .iter()
+                    .map(|&b| NativeBinding::Buffer(Slice::whole(b.clone())))
+                    .collect(),
                 indirect: None,
             });
+        }
+        let mut textures: Vec<(wgpu::Texture, wgpu::TextureUses)> = Vec::new();
+        for k in &native_kernels {
+            for (i, binding) in k.bindings.iter().enumerate() {
+                let NativeBinding::Image { layout, .. } = binding else {
+                    continue;
+                };
+                let KernelOf::Node(n) = k.of else { continue };
+                let Some(texture) = program.nodes[n as usize]
+                    .as_ref()
+                    .and_then(|node| node.buffers.get(i))
+                    .and_then(|&b| bound.textures.get(b as usize)?.as_ref())
+                else {
+                    continue;
+                };
+                if !textures.iter().any(|(t, _)| t == texture.wgpu()) {
+                    textures.push((texture.wgpu().clone(), wgpu_state(*layout)));
+                }
+            }
         }
         let segments = program.segments.len();
         let graph = match NativeGraph::new(
@@ -526,12 +603,25 @@ impl NativeReplay {
                 distinct.push(&slice.buffer);
             }
         }
-        let init = init_pipeline.pass(gpu, distinct.into_iter().filter(|b| !seen.contains(b)));
+        let init_textures: Vec<TextureInit> = texture_inits(program, bound)
+            .into_iter()
+            .filter(|t| {
+                !previous
+                    .filter(|p| p.init.is_none())
+                    .is_some_and(|p| p.textures.iter().any(|(seen, _)| *seen == t.texture))
+            })
+            .collect();
+        let init = init_pipeline.pass(
+            gpu,
+            distinct.into_iter().filter(|b| !seen.contains(b)),
+            &init_textures,
+        );
         let built = NativeBuilt {
             pipelines: pipelines.built,
             sets: graph.sets_built,
         };
-        let kernels_alone = params.is_none() && program.segments_alone();
+        // A textured graph's segments follow wgpu's transition of its textures: never submitted alone.
+        let kernels_alone = params.is_none() && program.segments_alone() && textures.is_empty();
         let mut direct_segments = vec![false; program.segments.len()];
         for partition in &program.partitions {
             if let Partition::Gpu(steps) = partition
@@ -560,6 +650,7 @@ impl NativeReplay {
             direct_segments,
             marker,
             kernels_alone,
+            textures,
             built,
         }))
     }
@@ -687,7 +778,8 @@ impl NativeReplay {
         // replay, it would make a graph that starts with host tasks wait for other graphs' work before them:
         // Mesa's llvmpipe blocks a wgpu submission until the one before it can run.) A partition with
         // readbacks goes through wgpu too, which maps them after its submission: see `last_wgpu`.
-        let direct = gpu.queue().direct().is_some() && self.init.is_none();
+        let direct =
+            gpu.queue().direct().is_some() && self.init.is_none() && self.textures.is_empty();
         NativeRecorder {
             gpu,
             native: self,
@@ -784,13 +876,17 @@ impl Checks {
         }
         let limit = gpu.device().limits().max_compute_workgroups_per_dimension;
         let constants = [("first", f64::from(slot * 3)), ("limit", f64::from(limit))];
+        let kinds = vec![DescriptorKind::StorageBuffer; 2];
         let pipeline = pipelines
-            .get(CHECK_WGSL.to_string(), "main", &constants, 2)
+            .get(CHECK_WGSL.to_string(), "main", &constants, kinds)
             .map_err(|e| format!("the check of indirect counts {e}"))?;
         let kernel = NativeKernel {
             of: KernelOf::Check(node),
             pipeline,
-            buffers: vec![Slice::whole(counts.clone()), Slice::whole(buffer.clone())],
+            bindings: vec![
+                NativeBinding::Buffer(Slice::whole(counts.clone())),
+                NativeBinding::Buffer(Slice::whole(buffer.clone())),
+            ],
             indirect: None,
         };
         Ok((kernel, (buffer, u64::from(slot) * 12)))
@@ -862,6 +958,8 @@ fn spirv(
             } else {
                 naga::proc::BoundsCheckPolicy::Restrict
             },
+            // A texel load past the texture is clamped into it, whatever the device's image robustness.
+            image_load: naga::proc::BoundsCheckPolicy::Restrict,
             ..Default::default()
         },
         // As wgpu does: the driver zeroes workgroup memory where it can (see `SpirvFeatures`).
@@ -889,6 +987,47 @@ fn spirv(
 struct InitPass {
     pipeline: wgpu::ComputePipeline,
     groups: Vec<wgpu::BindGroup>,
+    /// Per texture, a pipeline that binds it as a kernel of the graph does, and its bind group.
+    textures: Vec<(wgpu::ComputePipeline, wgpu::BindGroup)>,
+}
+
+/// A texture the init pass binds (wgpu zeroes a texture's uninitialised texels too, the first time it sees
+/// it bound), with the view, type and access of a kernel's binding of it, whose binding is valid.
+struct TextureInit {
+    texture: wgpu::Texture,
+    view: wgpu::TextureView,
+    ty: graph_core::texture::TextureType,
+    mode: graph_core::ir::AccessMode,
+}
+
+/// Each texture the program's kernels bind, once, as the first kernel that binds it does.
+fn texture_inits(program: &Program, bound: &BoundBuffers) -> Vec<TextureInit> {
+    let mut inits: Vec<TextureInit> = Vec::new();
+    for node in program.nodes.iter().flatten() {
+        let entry = &program.kernels[node.kernel];
+        for (i, &b) in node.buffers.iter().enumerate() {
+            let (Some(ty), Some(&mode)) =
+                (entry.textures.get(i).copied().flatten(), entry.modes.get(i))
+            else {
+                continue;
+            };
+            let texture = bound.textures.get(b as usize).and_then(Option::as_ref);
+            let view = bound.views.get(b as usize).cloned().flatten();
+            let (Some(texture), Some(view)) = (texture, view) else {
+                continue;
+            };
+            if inits.iter().any(|t| t.texture == *texture.wgpu()) {
+                continue;
+            }
+            inits.push(TextureInit {
+                texture: texture.wgpu().clone(),
+                view,
+                ty,
+                mode,
+            });
+        }
+    }
+    inits
 }
 
 /// The init pass's pipeline, made once per baked graph (updates keep it).
@@ -938,11 +1077,12 @@ impl InitPipeline {
         InitPipeline { layout, pipeline }
     }
 
-    /// The pass that binds `buffers` (those a shader may bind); `None` when there are none.
+    /// The pass that binds `buffers` (those a shader may bind) and `textures`; `None` when there are none.
     fn pass<'b>(
         &self,
         gpu: &Gpu,
         buffers: impl Iterator<Item = &'b wgpu::Buffer>,
+        textures: &[TextureInit],
     ) -> Option<InitPass> {
         let groups: Vec<wgpu::BindGroup> = buffers
             .filter(|b| b.usage().contains(wgpu::BufferUsages::STORAGE) && b.size() >= 4)
@@ -957,11 +1097,59 @@ impl InitPipeline {
                 })
             })
             .collect();
-        (!groups.is_empty()).then(|| InitPass {
+        let textures: Vec<(wgpu::ComputePipeline, wgpu::BindGroup)> =
+            textures.iter().map(|t| texture_init(gpu, t)).collect();
+        (!groups.is_empty() || !textures.is_empty()).then(|| InitPass {
             pipeline: self.pipeline.clone(),
             groups,
+            textures,
         })
     }
+}
+
+/// A one-invocation pipeline that binds `t` as its kernel does (its WGSL written from the parsed type,
+/// [`graph_core::texture::TextureType::binding_wgsl`]), and the bind group of its view.
+fn texture_init(gpu: &Gpu, t: &TextureInit) -> (wgpu::ComputePipeline, wgpu::BindGroup) {
+    let device = gpu.device();
+    let layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+        label: Some("graph-runtime native texture init"),
+        entries: &[wgpu::BindGroupLayoutEntry {
+            binding: 0,
+            visibility: wgpu::ShaderStages::COMPUTE,
+            ty: crate::bake::texture_binding(&t.ty, t.mode),
+            count: None,
+        }],
+    });
+    let source = format!(
+        "@group(0) @binding(0) var t: {};\n@compute @workgroup_size(1) fn main() {{ _ = textureDimensions(t); }}",
+        t.ty.binding_wgsl(t.mode)
+    );
+    let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
+        label: Some("graph-runtime native texture init"),
+        source: wgpu::ShaderSource::Wgsl(source.into()),
+    });
+    let pipeline_layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
+        label: None,
+        bind_group_layouts: &[Some(&layout)],
+        immediate_size: 0,
+    });
+    let pipeline = device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+        label: Some("graph-runtime native texture init"),
+        layout: Some(&pipeline_layout),
+        module: &module,
+        entry_point: Some("main"),
+        compilation_options: Default::default(),
+        cache: None,
+    });
+    let group = device.create_bind_group(&wgpu::BindGroupDescriptor {
+        label: None,
+        layout: &layout,
+        entries: &[wgpu::BindGroupEntry {
+            binding: 0,
+            resource: wgpu::BindingResource::TextureView(&t.view),
+        }],
+    });
+    (pipeline, group)
 }
 
 impl InitPass {
@@ -969,6 +1157,11 @@ impl InitPass {
         let mut pass = encoder.begin_compute_pass(&Default::default());
         pass.set_pipeline(&self.pipeline);
         for group in &self.groups {
+            pass.set_bind_group(0, group, &[]);
+            pass.dispatch_workgroups(1, 1, 1);
+        }
+        for (pipeline, group) in &self.textures {
+            pass.set_pipeline(pipeline);
             pass.set_bind_group(0, group, &[]);
             pass.dispatch_workgroups(1, 1, 1);
         }
@@ -1033,6 +1226,26 @@ impl NativeRecorder<'_> {
             return;
         }
         self.finish_open();
+        // The textures into the layouts the command buffers bind them in, in a command buffer of wgpu's own
+        // (an encoder keeps to one API, wgpu's or the raw one).
+        if !self.native.textures.is_empty() {
+            let mut transitions = self
+                .gpu
+                .device()
+                .create_command_encoder(&Default::default());
+            transitions.transition_resources(
+                std::iter::empty(),
+                self.native
+                    .textures
+                    .iter()
+                    .map(|(texture, state)| wgpu::TextureTransition {
+                        texture,
+                        selector: None,
+                        state: *state,
+                    }),
+            );
+            self.recorded.push(transitions.finish());
+        }
         let mut encoder = self
             .gpu
             .device()
