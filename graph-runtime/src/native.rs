@@ -164,6 +164,9 @@ pub(crate) enum NativeBinding {
         kind: ImageKind,
         layout: ImageLayout,
     },
+    /// A sampler of this type, which the set's pool makes (wgpu lends no Vulkan handle of its own samplers)
+    /// with what wgpu would make it with.
+    Sampler(graph_core::texture::SamplerType),
 }
 
 /// How a kernel binds a texture.
@@ -198,6 +201,7 @@ pub(crate) enum DescriptorKind {
     StorageBuffer,
     StorageImage,
     SampledImage,
+    Sampler,
 }
 
 impl DescriptorKind {
@@ -206,6 +210,7 @@ impl DescriptorKind {
             DescriptorKind::StorageBuffer => vk::DescriptorType::STORAGE_BUFFER,
             DescriptorKind::StorageImage => vk::DescriptorType::STORAGE_IMAGE,
             DescriptorKind::SampledImage => vk::DescriptorType::SAMPLED_IMAGE,
+            DescriptorKind::Sampler => vk::DescriptorType::SAMPLER,
         }
     }
 }
@@ -222,6 +227,7 @@ impl NativeBinding {
                 kind: ImageKind::Sampled,
                 ..
             } => DescriptorKind::SampledImage,
+            NativeBinding::Sampler(_) => DescriptorKind::Sampler,
         }
     }
 }
@@ -589,6 +595,7 @@ impl Drop for NativePipeline {
 /// Invariants the `unsafe` blocks rely on:
 /// - the pool was made on `shared`'s device, which the `Arc` keeps alive, and its sets with `shared`'s layouts;
 /// - `buffers` and `views` keep every buffer and texture view its sets name alive as long as the pool;
+/// - `samplers` are its own, made on `shared`'s device, named only by its sets, and destroyed with it;
 /// - its sets are written only before any command buffer records them, and recorded only into command
 ///   buffers of a [`NativeGraph`] that holds an `Arc` of the pool, which waits for the last submission that
 ///   executes them before it lets the `Arc` go: when the last `Arc` goes, no pending submission uses them.
@@ -597,6 +604,7 @@ struct SetPool {
     pool: vk::DescriptorPool,
     buffers: Vec<wgpu::Buffer>,
     views: Vec<wgpu::TextureView>,
+    samplers: Vec<vk::Sampler>,
 }
 
 impl SetPool {
@@ -637,7 +645,39 @@ impl SetPool {
             pool,
             buffers: Vec::new(),
             views: Vec::new(),
+            samplers: Vec::new(),
         })
+    }
+
+    /// A Vulkan sampler of `ty`, as wgpu makes one from the portable recorder's descriptor (one level: the
+    /// level's filter nearest, levels of detail 0 to 32, no anisotropy, no comparison), kept until the pool
+    /// goes.
+    fn sampler(&mut self, ty: graph_core::texture::SamplerType) -> Result<vk::Sampler, String> {
+        use graph_core::texture::{SamplerAddress, SamplerFilter};
+        let filter = match ty.filter {
+            SamplerFilter::Nearest => vk::Filter::NEAREST,
+            SamplerFilter::Linear => vk::Filter::LINEAR,
+        };
+        let address = match ty.address {
+            SamplerAddress::Clamp => vk::SamplerAddressMode::CLAMP_TO_EDGE,
+            SamplerAddress::Repeat => vk::SamplerAddressMode::REPEAT,
+            SamplerAddress::Mirror => vk::SamplerAddressMode::MIRRORED_REPEAT,
+        };
+        let info = vk::SamplerCreateInfo::default()
+            .mag_filter(filter)
+            .min_filter(filter)
+            .mipmap_mode(vk::SamplerMipmapMode::NEAREST)
+            .address_mode_u(address)
+            .address_mode_v(address)
+            .address_mode_w(address)
+            .min_lod(0.0)
+            .max_lod(32.0);
+        // SAFETY: `shared.raw` is a live device (struct invariants); the create-info is fully initialised
+        // with no extension chain; the sampler is stored at once, for `Drop`.
+        let sampler =
+            unsafe { self.shared.raw.create_sampler(&info, None) }.map_err(vk_err("sampler"))?;
+        self.samplers.push(sampler);
+        Ok(sampler)
     }
 
     /// A set of `shared`'s layout of `bindings`' descriptor types over `bindings`, binding by binding; the
@@ -665,6 +705,10 @@ impl SetPool {
                         .image_view(raw_view(view)?)
                         .image_layout(layout.vk())])
                 }
+                &NativeBinding::Sampler(ty) => {
+                    let sampler = self.sampler(ty)?;
+                    image_infos.push([vk::DescriptorImageInfo::default().sampler(sampler)])
+                }
             }
         }
         let (mut next_buffer, mut next_image) = (buffer_infos.iter(), image_infos.iter());
@@ -676,19 +720,23 @@ impl SetPool {
                 .descriptor_type(binding.kind().vk());
             let write = match binding {
                 NativeBinding::Buffer(_) => next_buffer.next().map(|info| write.buffer_info(info)),
-                NativeBinding::Image { .. } => next_image.next().map(|info| write.image_info(info)),
+                NativeBinding::Image { .. } | NativeBinding::Sampler(_) => {
+                    next_image.next().map(|info| write.image_info(info))
+                }
             };
             writes.extend(write);
         }
         // SAFETY: `set` was just allocated, so no command buffer records it yet; every write names a live
-        // buffer or image view, kept alive in `self.buffers` and `self.views` as long as the pool (struct
-        // invariants), a buffer range within its buffer (above), and an image in the layout the recorder
-        // keeps it in whenever a command buffer that binds the set runs (`NativeBinding::Image`).
+        // buffer, image view or sampler, kept alive in `self.buffers`, `self.views` and `self.samplers` as
+        // long as the pool (struct invariants), a buffer range within its buffer (above), and an image in the
+        // layout the recorder keeps it in whenever a command buffer that binds the set runs
+        // (`NativeBinding::Image`).
         unsafe { self.shared.raw.update_descriptor_sets(&writes, &[]) };
         for binding in bindings {
             match binding {
                 NativeBinding::Buffer(slice) => self.buffers.push(slice.buffer.clone()),
                 NativeBinding::Image { view, .. } => self.views.push(view.clone()),
+                NativeBinding::Sampler(_) => {}
             }
         }
         Ok(set)
@@ -737,8 +785,14 @@ impl SetPool {
 
 impl Drop for SetPool {
     fn drop(&mut self) {
-        // SAFETY: no pending submission uses its sets (struct invariants); destroying the pool frees them.
-        unsafe { self.shared.raw.destroy_descriptor_pool(self.pool, None) };
+        // SAFETY: no pending submission uses its sets (struct invariants); destroying the pool frees them,
+        // and then nothing names its samplers, each destroyed once.
+        unsafe {
+            self.shared.raw.destroy_descriptor_pool(self.pool, None);
+            for &sampler in &self.samplers {
+                self.shared.raw.destroy_sampler(sampler, None);
+            }
+        }
     }
 }
 

@@ -267,8 +267,9 @@ fn descriptor_kinds(entry: &crate::program::KernelEntry) -> Vec<DescriptorKind> 
     entry
         .modes
         .iter()
-        .zip(&entry.textures)
-        .map(|(&mode, texture)| match texture {
+        .zip(entry.textures.iter().zip(&entry.samplers))
+        .map(|(&mode, (texture, sampler))| match texture {
+            None if sampler.is_some() => DescriptorKind::Sampler,
             None => DescriptorKind::StorageBuffer,
             Some(t) if t.storage.is_none() && mode == graph_core::ir::AccessMode::Read => {
                 DescriptorKind::SampledImage
@@ -357,9 +358,6 @@ fn ineligible(
         && params_in == NativeParamsIn::PushConstants
     {
         return Some("its parameters cannot be push constants on this device");
-    }
-    if desc.buffers.iter().any(|b| b.sampler.is_some()) {
-        return Some("it binds samplers, which only the portable recorder binds yet");
     }
     None
 }
@@ -474,15 +472,18 @@ impl NativeReplay {
                     }
                 }
             };
+            let kinds = descriptor_kinds(entry);
             let mut bindings = Vec::with_capacity(node.buffers.len());
             for (i, &b) in node.buffers.iter().enumerate() {
+                let sampler = entry.samplers.get(i).copied().flatten();
                 let view = bound.views.get(b as usize).cloned().flatten();
                 let texture = bound.textures.get(b as usize).and_then(Option::as_ref);
-                bindings.push(match (view, texture, descriptor_kinds(entry).get(i)) {
-                    (Some(view), Some(texture), Some(&kind)) => NativeBinding::Image {
+                bindings.push(match (sampler, view, texture) {
+                    (Some(ty), _, _) => NativeBinding::Sampler(ty),
+                    (None, Some(view), Some(texture)) => NativeBinding::Image {
                         view,
-                        kind: match kind {
-                            DescriptorKind::SampledImage => ImageKind::Sampled,
+                        kind: match kinds.get(i) {
+                            Some(DescriptorKind::SampledImage) => ImageKind::Sampled,
                             _ => ImageKind::Storage,
                         },
                         layout: native_layout(texture.wgpu()),

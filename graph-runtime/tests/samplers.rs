@@ -1,5 +1,5 @@
 //! Samplers in a graph: a kernel samples a texture with a sampler the graph makes from its declaration
-//! (`sampler<linear, clamp>`), through the builder and `graph!`. Every filter and address mode is compared
+//! (`sampler<linear, clamp>`), through the builder and `graph!`, on both recorders. Every filter and address mode is compared
 //! with the CPU on fresh frames of odd sizes, outputs poisoned first, at coordinates where the result does
 //! not depend on the device's filtering precision: halfway between texels for `linear` (weights of one
 //! half), a quarter into a texel for `nearest`, each reaching one texel past the right and bottom edges, so
@@ -119,24 +119,34 @@ fn every_filter_and_address_mode_samples_as_the_cpu_does() -> Result<(), Error> 
                 g.set_param("height", height)?;
                 // The corner after each texel for `linear`; a quarter into the next texel for `nearest`.
                 g.set_param("offset", if filter == "linear" { 1.0f32 } else { 1.25 })?;
-                let bytes: Vec<u8> = (0..width * height * 4)
-                    .map(|_| random_u32(&mut rng, 256) as u8)
-                    .collect();
-                frame.write(&bytes)?;
-                poison_f32(&out);
-                g.replay()?.wait()?;
-                let texels: Vec<f32> = bytes.iter().map(|&b| f32::from(b) / 255.0).collect();
-                let want = cpu_sample(&texels, 4, (width as usize, height as usize), filter, mode);
-                // Weights of one half or one are exact at any filtering precision, but the device may blend
-                // 8-bit texels in 8-bit fixed point: llvmpipe was seen one step (1/255) off the exact mean. A
-                // wrong texel (filter, address mode or coordinate) is off by a random byte's share.
-                for (i, (got, want)) in read(&out).iter().zip(&want).enumerate() {
-                    assert!(
-                        (got - want).abs() <= 1.01 / 255.0,
-                        "{filter} {mode} {width}x{height}, texel {} channel {}: GPU {got}, CPU {want}",
-                        i / 4,
-                        i % 4
-                    );
+                // The native recorder where the device has it (its own Vulkan sampler), then wgpu's.
+                for portable in [false, true] {
+                    if portable {
+                        g.use_portable_recorder();
+                    } else if common::native_expected(&gpu) {
+                        assert_eq!(g.recorder(), "native");
+                    }
+                    let bytes: Vec<u8> = (0..width * height * 4)
+                        .map(|_| random_u32(&mut rng, 256) as u8)
+                        .collect();
+                    frame.write(&bytes)?;
+                    poison_f32(&out);
+                    g.replay()?.wait()?;
+                    let texels: Vec<f32> = bytes.iter().map(|&b| f32::from(b) / 255.0).collect();
+                    let want =
+                        cpu_sample(&texels, 4, (width as usize, height as usize), filter, mode);
+                    // Weights of one half or one are exact at any filtering precision, but the device may
+                    // blend 8-bit texels in 8-bit fixed point: llvmpipe was seen one step (1/255) off the exact
+                    // mean. A wrong texel (filter, address mode or coordinate) is off by a random byte's share.
+                    for (i, (got, want)) in read(&out).iter().zip(&want).enumerate() {
+                        assert!(
+                            (got - want).abs() <= 1.01 / 255.0,
+                            "{filter} {mode} {width}x{height} ({}), texel {} channel {}: GPU {got}, CPU {want}",
+                            g.recorder(),
+                            i / 4,
+                            i % 4
+                        );
+                    }
                 }
             }
         }
