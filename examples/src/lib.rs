@@ -1,11 +1,14 @@
-//! Small helpers the example programs share: where outputs go, turning `f32` images into PNGs, and timing
-//! statistics. Nothing here touches the GPU: each program in `src/bin/` is meant to be read on its own, and
-//! this file only keeps the bookkeeping out of their way.
+//! What the example programs share: their graphs (the flagship's edge pipeline, its detector on textures, the
+//! Game of Life) with their CPU references, the window example's presenter, and small helpers: where
+//! outputs go, turning `f32` images into PNGs, and timing statistics. Each program in `src/bin/` is meant to
+//! be read on its own; this crate keeps the bookkeeping out of their way.
 
 #![forbid(unsafe_code)]
 
 pub mod edge_detect;
 pub mod edge_pipeline;
+pub mod life;
+pub mod present;
 pub mod texture_edges;
 pub mod trace_svg;
 

@@ -48,6 +48,23 @@ fn flagship_rejects_a_missing_input() {
     assert!(String::from_utf8_lossy(&output.stderr).contains("cannot read no/such/picture.png"));
 }
 
+/// The window example, on a virtual X display: 30 frames presented, then the board read back and checked
+/// against the CPU's 30 generations. `cargo xtask test` installs `xvfb-run` where it is missing.
+#[test]
+fn window() {
+    let found = Command::new("xvfb-run").arg("--help").output().is_ok();
+    assert!(
+        found,
+        "the window example's test runs it on a virtual X display: install one with `apt-get install xvfb \
+         xauth` (`cargo xtask test` does, as root)"
+    );
+    run(
+        "xvfb-run",
+        &["-a", env!("CARGO_BIN_EXE_window"), "30"],
+        "as on the CPU; the last picture in",
+    );
+}
+
 #[test]
 fn heat() {
     run(env!("CARGO_BIN_EXE_03_heat"), &[], "heat_frames.png");

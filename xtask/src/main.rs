@@ -33,8 +33,8 @@ commands:
   doctor                       show the Vulkan drivers, loader, validation layer and EGL found
 
 demo and test install what is missing (mesa-vulkan-drivers, libvulkan1, vulkan-validationlayers,
-and for GL libegl1, libegl-mesa0, libgl1-mesa-dri) with apt-get when running as root; otherwise
-they print the command to run.";
+xvfb and xauth for the window example, and for GL libegl1, libegl-mesa0, libgl1-mesa-dri) with apt-get
+when running as root; otherwise they print the command to run.";
 
 fn main() -> ExitCode {
     match args().and_then(|args| dispatch(&args)) {
@@ -108,6 +108,7 @@ fn test(args: &[String]) -> Result<ExitCode, String> {
     vulkan::ensure(vulkan::Needs {
         validation_layer: true,
         gl,
+        display: true,
     })?;
     let gpu_tests = strings(&["test", "-p", "graph-runtime", "-p", "examples"]);
     let (mut cargo_args, env) = match (validation, gl) {

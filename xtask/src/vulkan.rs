@@ -74,6 +74,8 @@ pub struct Needs {
     pub validation_layer: bool,
     /// Mesa's EGL and software OpenGL driver, for wgpu's GL backend.
     pub gl: bool,
+    /// A virtual X display (`xvfb-run`), for the window example's test.
+    pub display: bool,
 }
 
 /// Makes sure a Vulkan driver and the loader, and what `needs` names, are installed: installs them with
@@ -120,6 +122,12 @@ fn find_missing(needs: Needs) -> Vec<Missing> {
         missing.push(Missing {
             what: "the Khronos validation layer",
             packages: &["vulkan-validationlayers"],
+        });
+    }
+    if needs.display && !run::in_path("xvfb-run") {
+        missing.push(Missing {
+            what: "a virtual X display (xvfb-run)",
+            packages: &["xvfb", "xauth"],
         });
     }
     if needs.gl && !gl_found() {
@@ -200,6 +208,14 @@ pub fn doctor() {
         if gl_found() { "found" } else { "not found" }
     );
     say!("validation layer: {}", found(validation_layer()));
+    say!(
+        "virtual X display (xvfb-run, for the window example's test): {}",
+        if run::in_path("xvfb-run") {
+            "found"
+        } else {
+            "not found"
+        }
+    );
     let (name, value) = sync_validation_env();
     say!("synchronization validation through: {name}={value}");
     say!("running as root: {}", if is_root() { "yes" } else { "no" });
@@ -212,6 +228,7 @@ pub fn doctor() {
     let missing = find_missing(Needs {
         validation_layer: true,
         gl: true,
+        display: true,
     });
     if missing.is_empty() {
         say!("ready for `cargo xtask test`, `--validation` and `--backend gl`");
