@@ -236,8 +236,8 @@ impl GraphBuilder {
     /// 1d, 2d, 2d_array or 3d. A size may follow the format: texels (`texture_2d<rgba16float; 512, 512>`,
     /// width, height, then layers or depth) or another texture's (`texture_2d<r32float; frame>`). A
     /// graph-owned texture needs one, since bake makes it; an external texture's is checked at bake. Kernels
-    /// of WGSL, fills, copies, uploads, readbacks and interop tasks use textures; host tasks and subgraph
-    /// bindings do not yet.
+    /// of WGSL, fills, copies, uploads, readbacks, interop tasks and subgraphs (bound to a texture of the
+    /// child of the same type) use textures; host tasks do not yet.
     pub fn texture(&mut self, name: &str, ty: &str, role: Role) -> &mut Self {
         self.buffer(name, ty, role, None)
     }

@@ -711,7 +711,7 @@ impl GraphDesc {
     }
 
     /// Kernels bind textures, none sized by a texture's length (it has none); copies, uploads and readbacks
-    /// move whole textures, outside blocks; interop tasks get them; nothing else uses one.
+    /// move whole textures, outside blocks; interop tasks get them; subgraphs bind them; nothing else uses one.
     fn validate_texture_uses(
         &self,
         index: usize,
@@ -763,12 +763,13 @@ impl GraphDesc {
                 Vec::new()
             }
             OpDesc::Host { accesses } => accesses.iter().map(|a| a.buffer).collect(),
-            OpDesc::Subgraph { bindings, .. } => bindings.iter().map(|b| b.buffer).collect(),
-            OpDesc::Interop { .. } | OpDesc::Empty => Vec::new(),
+            // Checked against the child's textures with the binding (`crate::subgraph`).
+            OpDesc::Subgraph { .. } | OpDesc::Interop { .. } | OpDesc::Empty => Vec::new(),
         };
         ensure!(
             !used.into_iter().any(texture),
-            "{} `{name}` uses a texture, which only kernels, copies, uploads, readbacks and interop tasks may",
+            "{} `{name}` uses a texture, which only kernels, copies, uploads, readbacks, interop tasks and \
+             subgraphs may",
             node.op.kind()
         );
         self.validate_sampler_uses(node)

@@ -13,7 +13,7 @@ use std::borrow::Cow;
 
 use crate::desc::{
     BlockDesc, BufferDesc, DispatchDesc, EdgeDesc, EdgeOriginDesc, GraphDesc, InvalidDescription,
-    KernelDesc, List, NodeDesc, OpDesc, PartitionDesc, RangeDesc, SizeDesc,
+    KernelDesc, List, NodeDesc, OpDesc, PartitionDesc, RangeDesc, SizeDesc, TextureSizeDesc,
 };
 use crate::ir::Role;
 use crate::schedule::{Partition, schedule};
@@ -69,13 +69,33 @@ pub fn flatten(desc: &GraphDesc) -> Result<Cow<'_, GraphDesc>, InvalidDescriptio
                             ))
                         })?;
                     // A length the child requires becomes the parent's requirement (validation refused
-                    // two different ones).
+                    // two different ones); so does a texture's size in texels (another texture's is
+                    // carried over below, once every index is known).
                     let parent = &mut buffers[bound as usize];
                     parent.len = parent.len.or(b.len);
+                    if let Some(TextureSizeDesc::Texels(_)) = b.texture_size {
+                        parent.texture_size = parent.texture_size.or(b.texture_size);
+                    }
                     Ok(bound)
                 }
             })
             .collect::<Result<_, _>>()?;
+        // A texture sized like another names the child's index of it: the parent's now.
+        for (i, b) in child.buffers.iter().enumerate() {
+            let Some(TextureSizeDesc::Like(like)) = b.texture_size else {
+                continue;
+            };
+            let like = *buffer_map.get(like as usize).ok_or_else(|| {
+                InvalidDescription(format!(
+                    "texture `{}` of subgraph `{}` is sized like no texture of its graph",
+                    b.name, node.name
+                ))
+            })?;
+            let at = &mut buffers[buffer_map[i] as usize];
+            if b.role == Role::Owned || at.texture_size.is_none() {
+                at.texture_size = Some(TextureSizeDesc::Like(like));
+            }
+        }
         let remap = Remap {
             prefix: &node.name,
             buffers: &buffer_map,

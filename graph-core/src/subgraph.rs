@@ -73,6 +73,9 @@ pub const fn check_binding(
             .push("` owns");
         return Err(external_buffers(m, sub.child));
     }
+    if let Some(m) = texture_mismatch(sub, name, child, parent) {
+        return Err(m);
+    }
     if !same_type(child.elem, parent.elem) {
         return Err(Message::new()
             .push("subgraph `")
@@ -128,6 +131,78 @@ pub const fn check_binding(
             .push_u32(want));
     }
     Ok(())
+}
+
+/// Why the parent's buffer or texture `parent` cannot be the child's `name` (`child`): a texture binds a
+/// texture of exactly its declared type (the child's kernels were composed for that type, and the flattened
+/// graph binds the parent's), and a buffer a buffer; two declared sizes in texels must be equal.
+const fn texture_mismatch(
+    sub: SubgraphRef<'_>,
+    name: &str,
+    child: &BufferDesc,
+    parent: &BufferDesc,
+) -> Option<Message> {
+    let start = Message::new()
+        .push("subgraph `")
+        .push(sub.node)
+        .push("` binds ");
+    match (&child.texture, &parent.texture) {
+        (None, None) => None,
+        (Some(want), Some(have)) if !same_text(text(want), text(have)) => Some(
+            start
+                .push("texture `")
+                .push(text(&parent.name))
+                .push("` (`")
+                .push(text(have))
+                .push("`) to `")
+                .push(sub.path)
+                .push("`'s `")
+                .push(name)
+                .push("`, which is `")
+                .push(text(want))
+                .push("`"),
+        ),
+        (Some(_), Some(_)) => match (child.texture_size, parent.texture_size) {
+            (
+                Some(crate::desc::TextureSizeDesc::Texels(want)),
+                Some(crate::desc::TextureSizeDesc::Texels(have)),
+            ) if want[0] != have[0] || want[1] != have[1] || want[2] != have[2] => Some(
+                start
+                    .push("texture `")
+                    .push(text(&parent.name))
+                    .push("` to `")
+                    .push(sub.path)
+                    .push("`'s `")
+                    .push(name)
+                    .push("`, which is declared another size"),
+            ),
+            _ => None,
+        },
+        (Some(want), None) => Some(
+            start
+                .push("buffer `")
+                .push(text(&parent.name))
+                .push("` to `")
+                .push(sub.path)
+                .push("`'s texture `")
+                .push(name)
+                .push("` (`")
+                .push(text(want))
+                .push("`)"),
+        ),
+        (None, Some(have)) => Some(
+            start
+                .push("texture `")
+                .push(text(&parent.name))
+                .push("` (`")
+                .push(text(have))
+                .push("`) to `")
+                .push(sub.path)
+                .push("`'s buffer `")
+                .push(name)
+                .push("`"),
+        ),
+    }
 }
 
 /// Checks that every external buffer of the child is bound, and that the parent declares every parameter the

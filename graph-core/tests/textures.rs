@@ -800,3 +800,211 @@ fn a_sampler_is_only_read_by_kernels_and_made_by_the_graph() {
         d.message
     );
 }
+
+/// A child graph over a texture: `frame` (of `frame_ty`, bound from outside) turned grey into `grey`, a
+/// texture it owns sized like the frame, then each row of it summed into `rows`.
+fn grey_rows_child(frame_ty: &str) -> graph_core::desc::GraphDesc {
+    let mut b = GraphBuilder::new("GreyRows");
+    b.texture("frame", frame_ty, Role::Input)
+        .texture("grey", "texture_2d<r32float; frame>", Role::Owned)
+        .output("rows", "f32");
+    b.kernel(
+        "to_grey",
+        KernelSpec::wgsl(
+            "@compute @workgroup_size(8, 8)
+            fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
+                let size = textureDimensions(frame);
+                if (gid.x >= size.x || gid.y >= size.y) { return; }
+                let c = textureLoad(frame, gid.xy, 0);
+                textureStore(grey, gid.xy, vec4<f32>((c.r + c.g + c.b) / 3.0, 0.0, 0.0, 1.0));
+            }",
+        )
+        .read("frame")
+        .write("grey")
+        .threads(&["frame.width()", "frame.height()"]),
+    );
+    b.kernel(
+        "sum_rows",
+        KernelSpec::wgsl(
+            "@compute @workgroup_size(64)
+            fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
+                let size = textureDimensions(grey);
+                if (gid.x >= size.y) { return; }
+                var total = 0.0;
+                for (var x = 0u; x < size.x; x++) { total += textureLoad(grey, vec2<u32>(x, gid.x), 0).r; }
+                rows[gid.x] = total;
+            }",
+        )
+        .read("grey")
+        .write("rows")
+        .threads(&["grey.height()"]),
+    );
+    b.build(&LIBRARY).expect("the child checks")
+}
+
+/// A parent binding `picture` (of `picture_ty`, a texture, or a buffer of `f32` when `None`) to the child's
+/// `frame`.
+fn grey_rows_parent(picture_ty: Option<&str>) -> GraphBuilder {
+    let mut b = GraphBuilder::new("Parent");
+    match picture_ty {
+        Some(ty) => b.texture("picture", ty, Role::Input),
+        None => b.input("picture", "f32"),
+    };
+    b.output("result", "f32").subgraph(
+        "grey_rows",
+        &grey_rows_child("texture_2d<rgba8unorm>"),
+        &[
+            ("frame", "picture", AccessMode::Read),
+            ("rows", "result", AccessMode::Write),
+        ],
+    );
+    b
+}
+
+#[test]
+fn a_subgraph_binds_a_texture_of_its_childs_type_and_its_owned_textures_follow_it() {
+    let desc = grey_rows_parent(Some("texture_2d<rgba8unorm>"))
+        .build(&LIBRARY)
+        .expect("checks");
+    let flat = graph_core::flatten::flatten(&desc).expect("flattens");
+    flat.validate(0).expect("the flattened graph is valid");
+    // The child's graph-owned texture, sized like the child's frame, is sized like the parent's picture.
+    let picture = flat
+        .buffers
+        .iter()
+        .position(|b| b.name == "picture")
+        .expect("picture") as u32;
+    let grey = flat
+        .buffers
+        .iter()
+        .find(|b| b.name == "grey_rows.grey")
+        .expect("the child's texture");
+    assert_eq!(
+        grey.texture_size,
+        Some(graph_core::desc::TextureSizeDesc::Like(picture))
+    );
+    // The child's dispatch sizes read the parent's picture.
+    let OpDesc::Kernel(to_grey) = &flat
+        .nodes
+        .iter()
+        .find(|n| n.name == "grey_rows.to_grey")
+        .expect("to_grey")
+        .op
+    else {
+        panic!("a kernel")
+    };
+    let graph_core::desc::DispatchDesc::Threads(sizes) = &to_grey.dispatch else {
+        panic!("threads")
+    };
+    assert!(
+        sizes[0].steps.iter().any(|s| matches!(
+            s,
+            graph_core::size::SizeStep::Extent { texture, .. } if *texture == picture
+        )),
+        "{sizes:?}"
+    );
+}
+
+#[test]
+fn a_subgraph_binding_of_another_texture_type_or_of_a_buffer_is_refused() {
+    for (picture, message) in [
+        (
+            Some("texture_2d<rgba8snorm>"),
+            "subgraph `grey_rows` binds texture `picture` (`texture_2d<rgba8snorm>`) to `GreyRows`'s `frame`, \
+             which is `texture_2d<rgba8unorm>`",
+        ),
+        (
+            None,
+            "subgraph `grey_rows` binds buffer `picture` to `GreyRows`'s texture `frame` \
+             (`texture_2d<rgba8unorm>`)",
+        ),
+    ] {
+        let d = only_error(&grey_rows_parent(picture));
+        assert_eq!(d.loc, Loc::Access { node: 0, index: 0 });
+        assert!(d.message.contains(message), "{}", d.message);
+    }
+}
+
+/// `frame` copied into graph-owned `tmp` (of `tmp_ty`) by a kernel dispatched as `dispatch` says (`threads`
+/// or `workgroups`, over `sizes`).
+fn into_owned(tmp_ty: &str, workgroups: bool, sizes: &[&str]) -> GraphBuilder {
+    let mut b = GraphBuilder::new("IntoOwned");
+    b.texture("frame", "texture_2d<rgba8unorm>", Role::Input)
+        .texture("tmp", tmp_ty, Role::Owned)
+        .output("out", "f32");
+    let spec = KernelSpec::wgsl(
+        "@compute @workgroup_size(8, 8)
+        fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
+            textureStore(tmp, gid.xy, textureLoad(frame, gid.xy, 0));
+        }",
+    )
+    .read("frame")
+    .write("tmp");
+    let spec = match workgroups {
+        true => spec.workgroups(sizes),
+        false => spec.threads(sizes),
+    };
+    b.kernel("copy", spec);
+    b.kernel(
+        "take",
+        KernelSpec::wgsl(
+            "@compute @workgroup_size(1)
+            fn main() { out[0] = textureLoad(tmp, vec2<u32>(0u), 0).r; }",
+        )
+        .read("tmp")
+        .write("out")
+        .threads(&["1"]),
+    );
+    b
+}
+
+#[test]
+fn a_dispatch_short_of_a_texture_of_known_size_is_refused() {
+    let d = only_error(&into_owned(
+        "texture_2d<rgba16float; 64, 32>",
+        false,
+        &["32", "32"],
+    ));
+    assert_eq!(d.loc, Loc::Dispatch(0));
+    assert!(
+        d.message.contains(
+            "kernel `copy` writes texture `tmp` (64 x 32 texels) over threads(32, 32): the texels past 32 \
+             along its width are never written"
+        ),
+        "{}",
+        d.message
+    );
+    assert!(
+        d.help
+            .as_deref()
+            .is_some_and(|h| h.contains("threads(tmp.width(), tmp.height())")),
+        "{:?}",
+        d.help
+    );
+    // Through another texture's size: the owned texture sized like one of known texels.
+    let mut b = into_owned("texture_2d<rgba16float; other>", false, &["64", "16"]);
+    b.texture("other", "texture_2d<r32float; 64, 32>", Role::Owned);
+    let d = only_error(&b);
+    assert!(
+        d.message.contains("past 16 along its height"),
+        "{}",
+        d.message
+    );
+    // Positive controls: threads that cover it (or more), sizes read from the texture, workgroups, and a
+    // texture of no known size.
+    for (ty, workgroups, sizes) in [
+        ("texture_2d<rgba16float; 64, 32>", false, &["64", "32"][..]),
+        ("texture_2d<rgba16float; 64, 32>", false, &["100", "40"][..]),
+        (
+            "texture_2d<rgba16float; 64, 32>",
+            false,
+            &["tmp.width()", "tmp.height()"][..],
+        ),
+        ("texture_2d<rgba16float; 64, 32>", true, &["4", "4"][..]),
+        ("texture_2d<rgba16float; frame>", false, &["8", "8"][..]),
+    ] {
+        into_owned(ty, workgroups, sizes)
+            .build(&LIBRARY)
+            .unwrap_or_else(|e| panic!("{ty} {sizes:?}: {e}"));
+    }
+}

@@ -742,7 +742,9 @@ fn through(owned_ty: &str, out_ty: &str) -> graph_runtime::GraphDesc {
             }",
         )
         .write("owned")
-        .threads(&["5", "3"]),
+        // Workgroups of one: the 5 x 3 corner of an owned texture that may be larger (threads would be
+        // compared with its declared size, and refused).
+        .workgroups(&["5", "3"]),
     );
     b.kernel(
         "copy_out",
@@ -1165,6 +1167,94 @@ fn a_fill_sets_every_texel_of_each_dimension() -> Result<(), Error> {
             .take(texel.len() * (size[0] * size[1] * size[2]) as usize)
             .collect();
         assert_eq!(t.read_blocking()?, want, "{ty}");
+    }
+    Ok(())
+}
+
+/// A child graph over a texture: `frame` turned grey into `grey`, a texture the child owns sized like the
+/// frame, whose rows are summed into `rows`.
+fn grey_rows_child() -> graph_runtime::GraphDesc {
+    let mut b = GraphBuilder::new("GreyRows");
+    b.texture("frame", "texture_2d<rgba8unorm>", Role::Input)
+        .texture("grey", "texture_2d<r32float; frame>", Role::Owned)
+        .output("rows", "f32");
+    b.kernel(
+        "to_grey",
+        KernelSpec::wgsl(
+            "@compute @workgroup_size(8, 8)
+            fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
+                let size = textureDimensions(frame);
+                if (gid.x >= size.x || gid.y >= size.y) { return; }
+                let c = textureLoad(frame, gid.xy, 0);
+                textureStore(grey, gid.xy, vec4<f32>(c.r + c.g + c.b, 0.0, 0.0, 1.0));
+            }",
+        )
+        .read("frame")
+        .write("grey")
+        .threads(&["frame.width()", "frame.height()"]),
+    );
+    b.kernel(
+        "sum_rows",
+        KernelSpec::wgsl(
+            "@compute @workgroup_size(64)
+            fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
+                let size = textureDimensions(grey);
+                if (gid.x >= size.y) { return; }
+                var total = 0.0;
+                for (var x = 0u; x < size.x; x++) { total += textureLoad(grey, vec2<u32>(x, gid.x), 0).r; }
+                rows[gid.x] = total;
+            }",
+        )
+        .read("grey")
+        .write("rows")
+        .threads(&["grey.height()"]),
+    );
+    b.build(&LIBRARY).expect("the child checks")
+}
+
+#[test]
+fn a_subgraph_reads_the_parents_texture_through_its_binding() -> Result<(), Error> {
+    let gpu = gpu();
+    let mut rng = rng();
+    let mut b = GraphBuilder::new("Parent");
+    b.texture("picture", "texture_2d<rgba8unorm>", Role::Input)
+        .output("result", "f32")
+        .subgraph(
+            "grey_rows",
+            &grey_rows_child(),
+            &[
+                ("frame", "picture", graph_runtime::ir::AccessMode::Read),
+                ("rows", "result", graph_runtime::ir::AccessMode::Write),
+            ],
+        );
+    let desc = b.build(&LIBRARY).expect("the parent checks");
+    // Two sizes: the child's own texture is made at each, sized like the parent's picture.
+    for (width, height) in [(37u32, 23u32), (5, 64)] {
+        let picture = gpu.texture("texture_2d<rgba8unorm>", [width, height, 1])?;
+        let result = gpu.buffer_zeroed::<f32>(height as usize)?;
+        let mut g = BakedGraph::bake_with_textures(
+            &gpu,
+            desc.clone(),
+            &[("result", result.as_any())],
+            &[("picture", &picture)],
+        )?;
+        let pixels = random_bytes(&mut rng, (width * height * 4) as usize);
+        picture.write(&pixels)?;
+        poison_f32(&result);
+        g.replay()?.wait()?;
+        let got = read(&result);
+        for y in 0..height as usize {
+            let want: f32 = pixels[y * width as usize * 4..(y + 1) * width as usize * 4]
+                .chunks(4)
+                .map(|p| (f32::from(p[0]) + f32::from(p[1]) + f32::from(p[2])) / 255.0)
+                .sum();
+            assert!(
+                (got[y] - want).abs() <= 1e-4 * want.max(1.0),
+                "{width}x{height} ({}) row {y}: GPU {}, CPU {want}",
+                g.recorder(),
+                got[y]
+            );
+        }
     }
     Ok(())
 }

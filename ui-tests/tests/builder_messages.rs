@@ -862,6 +862,39 @@ const CASES: &[Case] = &[
         rustc_errors: &[],
     },
     Case {
+        fixture: "textures/dispatch-short-of-a-texture",
+        build: || {
+            let mut b = graph_g();
+            b.texture("frame", "texture_2d<rgba8unorm>", Role::Input)
+                .texture("tmp", "texture_2d<rgba16float; 64, 32>", Role::Owned)
+                .output("out", "f32")
+                .kernel(
+                    "copy",
+                    KernelSpec::wgsl(
+                        "@compute @workgroup_size(8, 8)
+                        fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
+                            textureStore(tmp, gid.xy, textureLoad(frame, gid.xy, 0));
+                        }",
+                    )
+                    .read("frame")
+                    .write("tmp")
+                    .threads(&["32", "32"]),
+                )
+                .kernel(
+                    "take",
+                    KernelSpec::wgsl(
+                        "@compute @workgroup_size(1)
+                        fn main() { out[0] = textureLoad(tmp, vec2<u32>(0u), 0).r; }",
+                    )
+                    .read("tmp")
+                    .write("out")
+                    .threads(&["1"]),
+                );
+            b
+        },
+        rustc_errors: &[],
+    },
+    Case {
         fixture: "textures/unknown-sampler-filter",
         build: || {
             sampling(
@@ -1918,6 +1951,43 @@ const CASES: &[Case] = &[
     Case {
         fixture: "subgraph/binding-of-another-element-type",
         build: || parent("n", ("u32", 256, Role::Input), READ_A_WRITE_B),
+        rustc_errors: &[],
+    },
+    Case {
+        fixture: "subgraph/binding-of-another-texture-type",
+        build: || {
+            let mut child = GraphBuilder::new("Reds");
+            child
+                .texture("frame", "texture_2d<rgba8unorm>", Role::Input)
+                .output("red", "f32")
+                .kernel(
+                    "take",
+                    KernelSpec::wgsl(
+                        "@compute @workgroup_size(8, 8)
+                        fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
+                            let size = textureDimensions(frame);
+                            if (gid.x >= size.x || gid.y >= size.y) { return; }
+                            red[gid.y * size.x + gid.x] = textureLoad(frame, gid.xy, 0).r;
+                        }",
+                    )
+                    .read("frame")
+                    .write("red")
+                    .threads(&["frame.width()", "frame.height()"]),
+                );
+            let child = child.build(&LIBRARY).expect("the child checks");
+            let mut b = GraphBuilder::new("Parent");
+            b.texture("picture", "texture_2d<rgba16float>", Role::Input)
+                .output("out", "f32")
+                .subgraph(
+                    "r",
+                    &child,
+                    &[
+                        ("frame", "picture", AccessMode::Read),
+                        ("red", "out", AccessMode::Write),
+                    ],
+                );
+            b
+        },
         rustc_errors: &[],
     },
     Case {

@@ -187,6 +187,7 @@ pub fn check_with(
     c.check_cycles(&edges);
     let schedule = c.check_schedule(&edges);
     let kernels = c.check_kernels();
+    c.check_texture_dispatches(&kernels);
     let (diags, result) = c.finish(edges, schedule, kernels, subgraphs);
     if diags.is_empty()
         && let Some(checked) = result

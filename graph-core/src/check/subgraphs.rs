@@ -108,8 +108,8 @@ impl Checker<'_> {
                     len: buffer.len.and_then(|l| u32::try_from(l).ok()),
                     role: buffer.role,
                     no_alias: false,
-                    texture: None,
-                    texture_size: None,
+                    texture: self.textures[resolved.buffer].map(|t| t.declared().into()),
+                    texture_size: self.texture_sizes[resolved.buffer],
                     sampler: None,
                 };
                 let binding = SubgraphBinding {

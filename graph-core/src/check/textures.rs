@@ -1,6 +1,6 @@
-//! Textures and samplers: what may use one, and how. Kernels of the graph's own WGSL bind textures (library kernels bind
-//! arrays); fills, copies, uploads and readbacks take them whole; interop tasks get them; host tasks and
-//! subgraph bindings of textures are not built yet, and say so. A kernel may bind a texture as its declaration allows, and as storage only
+//! Textures and samplers: what may use one, and how. Kernels of the graph's own WGSL bind textures (library
+//! kernels bind arrays); fills, copies, uploads and readbacks take them whole; interop tasks get them;
+//! subgraphs bind them to their own textures; host tasks of textures are not built yet, and say so. A kernel may bind a texture as its declaration allows, and as storage only
 //! where every device can (WebGPU's portable formats), else the error names the feature it would need. A
 //! sampler is only read, by kernels of the graph's own WGSL; which textures each samples, and whether their
 //! formats can be filtered, is checked with the kernel's WGSL (`kernels.rs`).
@@ -224,15 +224,18 @@ impl Checker<'_> {
                     }
                     // An interop task gets the wgpu texture, which it records its own work on.
                     NodeKind::Upload { .. } | NodeKind::Readback { .. } | NodeKind::Interop { .. } => None,
+                    // A subgraph binds it to a texture of the child of the same declared type
+                    // (`check/subgraphs.rs`); the child's own checks cover what its nodes do with it.
+                    NodeKind::Subgraph { .. } => None,
                     other => Some((
                         format!(
-                            "{} `{}` cannot use texture `{name}`: kernels, fills, copies, uploads, readbacks \
-                             and interop tasks use textures",
+                            "{} `{}` cannot use texture `{name}`: kernels, fills, copies, uploads, readbacks, \
+                             interop tasks and subgraphs use textures",
                             other.keyword(),
                             node.name
                         ),
-                        "host tasks and subgraphs of textures are not built yet; read or write it in a \
-                         kernel, or move it with a copy, an upload or a readback"
+                        "host tasks of textures are not built yet; read or write it in a kernel, or move it \
+                         with a copy, an upload or a readback"
                             .to_string(),
                     )),
                 };
@@ -244,6 +247,86 @@ impl Checker<'_> {
                 }
             }
         }
+    }
+
+    /// A kernel that writes a texture whose size is known in texels, dispatched over threads all given as
+    /// literals, covers the texture: fewer threads along an axis than the texture has texels leave the rest
+    /// unwritten, which is a mistake where the sizes say so at compile time. (A kernel that writes several
+    /// texels per invocation dispatches `workgroups(..)`, which is not compared.)
+    pub(super) fn check_texture_dispatches(&mut self, kernels: &[Option<super::CheckedKernel>]) {
+        for (n, kernel) in kernels.iter().enumerate() {
+            let (NodeKind::Kernel(_), Some(kernel)) = (&self.graph.nodes[n].kind, kernel) else {
+                continue;
+            };
+            let super::CheckedDispatch::Threads(sizes) = &kernel.dispatch else {
+                continue;
+            };
+            let threads: Option<Vec<u32>> = sizes
+                .iter()
+                .map(|s| match s.steps.as_slice() {
+                    [crate::size::SizeStep::Literal(v)] => Some(*v),
+                    _ => None,
+                })
+                .collect();
+            let Some(mut threads) = threads else {
+                continue;
+            };
+            threads.resize(3, 1);
+            for b in kernel.bindings.iter().filter(|b| b.mode.writes()) {
+                let (Some(texture), Some(texels)) =
+                    (self.textures[b.buffer], self.known_texels(b.buffer))
+                else {
+                    continue;
+                };
+                let axes = texture.dim.extent_count();
+                let Some(short) = (0..axes).find(|&a| threads[a] < texels[a]) else {
+                    continue;
+                };
+                let name = &self.graph.buffers[b.buffer].name;
+                let size: Vec<String> = texels[..axes].iter().map(u32::to_string).collect();
+                let given: Vec<String> = sizes.iter().map(|s| s.text.clone()).collect();
+                let axis = ["width", "height", "layers or depth"][short];
+                let by_texture: Vec<String> = ["width", "height", "depth"][..axes]
+                    .iter()
+                    .enumerate()
+                    .map(|(a, w)| match (a, texture.dim) {
+                        (2, crate::texture::TextureDim::D2Array) => format!("{name}.layers()"),
+                        _ => format!("{name}.{w}()"),
+                    })
+                    .collect();
+                self.diags.push(
+                    Diagnostic::new(
+                        Loc::Dispatch(n),
+                        format!(
+                            "kernel `{}` writes texture `{name}` ({} texels) over threads({}): the texels past \
+                             {} along its {axis} are never written",
+                            self.graph.nodes[n].name,
+                            size.join(" x "),
+                            given.join(", "),
+                            threads[short]
+                        ),
+                    )
+                    .with_help(format!(
+                        "dispatch `threads({})`; a kernel that writes several texels per invocation dispatches \
+                         `workgroups(..)`, which is not compared",
+                        by_texture.join(", ")
+                    )),
+                );
+            }
+        }
+    }
+
+    /// Texture `i`'s size in texels where the declarations give it: its own, or through the textures it is
+    /// sized like, none of them bound from outside without one.
+    fn known_texels(&self, i: usize) -> Option<[u32; 3]> {
+        let mut at = i;
+        for _ in 0..=self.graph.buffers.len() {
+            match self.texture_sizes.get(at).copied().flatten()? {
+                TextureSizeDesc::Texels(texels) => return Some(texels),
+                TextureSizeDesc::Like(next) => at = next as usize,
+            }
+        }
+        None
     }
 
     /// A sampler is read by kernels of the graph's own WGSL, which sample textures with it; any other use
