@@ -1,9 +1,11 @@
 //! Textures and samplers: what may use one, and how. Kernels of the graph's own WGSL bind textures (library
 //! kernels bind arrays); fills, copies, uploads and readbacks take them whole; interop tasks get them;
-//! subgraphs bind them to their own textures; host tasks of textures are not built yet, and say so. A kernel may bind a texture as its declaration allows, and as storage only
-//! where every device can (WebGPU's portable formats), else the error names the feature it would need. A
-//! sampler is only read, by kernels of the graph's own WGSL; which textures each samples, and whether their
-//! formats can be filtered, is checked with the kernel's WGSL (`kernels.rs`).
+//! subgraphs bind them to their own textures; host tasks of textures are not built yet, and say so. A kernel
+//! may bind a texture as its declaration allows, and as storage only where every device can (WebGPU's
+//! portable formats), else the error names the feature it would need; a kernel writing a texture of a size
+//! known in texels over literal `threads(..)` covers it. A sampler is only read, by kernels of the graph's own
+//! WGSL; which textures each samples, and whether their formats can be filtered, is checked with the kernel's
+//! WGSL (`kernels.rs`).
 
 use super::Checker;
 use crate::desc::TextureSizeDesc;
