@@ -548,25 +548,12 @@ impl NativeReplay {
                 indirect: None,
             });
         }
-        let mut textures: Vec<(wgpu::Texture, wgpu::TextureUses)> = Vec::new();
-        for k in &native_kernels {
-            for (i, binding) in k.bindings.iter().enumerate() {
-                let NativeBinding::Image { layout, .. } = binding else {
-                    continue;
-                };
-                let KernelOf::Node(n) = k.of else { continue };
-                let Some(texture) = program.nodes[n as usize]
-                    .as_ref()
-                    .and_then(|node| node.buffers.get(i))
-                    .and_then(|&b| bound.textures.get(b as usize)?.as_ref())
-                else {
-                    continue;
-                };
-                if !textures.iter().any(|(t, _)| t == texture.wgpu()) {
-                    textures.push((texture.wgpu().clone(), wgpu_state(*layout)));
-                }
-            }
-        }
+        // Each texture the kernels bind, once, and the state of the layout its bindings were given.
+        let kernel_textures = texture_inits(program, bound);
+        let textures: Vec<(wgpu::Texture, wgpu::TextureUses)> = kernel_textures
+            .iter()
+            .map(|t| (t.texture.clone(), wgpu_state(native_layout(&t.texture))))
+            .collect();
         let segments = program.segments.len();
         let graph = match NativeGraph::new(
             &shared,
@@ -604,7 +591,7 @@ impl NativeReplay {
                 distinct.push(&slice.buffer);
             }
         }
-        let init_textures: Vec<TextureInit> = texture_inits(program, bound)
+        let init_textures: Vec<TextureInit> = kernel_textures
             .into_iter()
             .filter(|t| {
                 !previous
