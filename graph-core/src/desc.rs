@@ -334,8 +334,9 @@ pub struct KernelDesc {
     pub range: Option<RangeDesc>,
     /// A choice of a group of alternatives: only the group's active choice runs.
     pub alternative: Option<AlternativeDesc>,
-    /// Each invocation touches only its own elements: proved from naga's IR (library kernels: and marked
-    /// so), so the fusion pass may merge it with others of its extent ([`crate::fusion`]).
+    /// Each invocation touches only its own elements and texels, and no other invocation of its launch
+    /// touches them: proved from naga's IR (library kernels: and marked so), so the fusion pass may merge
+    /// it with others of its extent ([`crate::fusion`]).
     pub pointwise: bool,
     /// Each invocation inside the extent reads within this many elements of its own index and writes its own
     /// element whatever the data, proved from naga's IR: a chain of such kernels fuses by overlapped tiling

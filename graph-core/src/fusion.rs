@@ -14,7 +14,10 @@
 //! dispatched per element of a buffer that takes only its index is called with its element's index, so its
 //! workgroup does not matter; a group of only such kernels runs 256-wide), are in no block
 //! and no group of alternatives, fill no range, and are not marked `#[no_fusion]`; and when merging them
-//! leaves the graph acyclic (no path from one to the other through a node outside the group). A group binds
+//! leaves the graph acyclic (no path from one to the other through a node outside the group). Kernels over
+//! textures at their own texels join groups too: a kernel that binds only textures in any launch shape (the
+//! group's dispatch and workgroup are then its own), and no member may read a texture another member writes
+//! (one kernel binds a texture once, for reading or for writing). A group binds
 //! at most as many buffers as the caller allows: [`MAX_FUSED_BINDINGS`], what every WebGPU device offers one
 //! shader stage, at compile time; the device's own limit at bake.
 
@@ -468,9 +471,19 @@ fn candidate_where<'a>(
         return None;
     };
     let one = |d: &SizeDesc| *d.steps == [SizeStep::Literal(1)];
+    // Buffers are indexed in one row (the cached elements are loaded at the folded index). A kernel that binds
+    // no buffer, only textures at its own coordinate, runs in any shape: its group shares its dispatch and
+    // workgroup.
+    let binds_buffers = k.bindings.iter().any(|b| {
+        desc.buffers
+            .get(b.buffer as usize)
+            .is_none_or(|d| d.is_buffer())
+    });
     let one_dimensional = match &k.dispatch {
         DispatchDesc::BufferLen(_) => true,
-        DispatchDesc::Threads(d) | DispatchDesc::Workgroups(d) => one(&d[1]) && one(&d[2]),
+        DispatchDesc::Threads(d) | DispatchDesc::Workgroups(d) => {
+            (one(&d[1]) && one(&d[2])) || !binds_buffers
+        }
         DispatchDesc::Indirect(_) => false,
     };
     let in_block = desc.blocks.iter().any(|b| b.nodes.contains(&(n as u32)));
@@ -633,36 +646,38 @@ fn join_units(
         return items.into_iter().filter(|i| i.len() > 1).collect();
     };
     let mut contraction = Contraction::of(items.len(), &order, edges.into_iter());
-    // Each group's extent, buffers and bytes of member code, at its id in `contraction`.
-    let mut groups: Vec<(Extent<'_>, Vec<u32>, usize)> = Vec::new();
+    // Each group's shape, at its id in `contraction`.
+    let mut groups: Vec<Shape<'_>> = Vec::new();
     for &item in &order {
         let item = item as usize;
-        let Some((extent, buffers, bytes)) = unit_shape(desc, lengths, max_bindings, &items[item])
-        else {
+        let Some(shape) = unit_shape(desc, lengths, max_bindings, &items[item]) else {
             continue;
         };
         let joined = (0..groups.len())
             .rev()
-            .filter(|&g| groups[g].0.joins(&extent))
+            .filter(|&g| groups[g].extent.joins(&shape.extent))
             .take(GROUPS_TRIED)
             .find_map(|g| {
-                let (_, group_buffers, group_bytes) = &groups[g];
-                let mut union = group_buffers.clone();
-                union.extend(buffers.iter().filter(|b| !group_buffers.contains(b)));
-                let fits =
-                    union.len() <= max_bindings && group_bytes + bytes <= MAX_FUSED_SOURCE_BYTES;
+                let group = &groups[g];
+                let mut union = group.buffers.clone();
+                union.extend(shape.buffers.iter().filter(|b| !group.buffers.contains(b)));
+                let fits = union.len() <= max_bindings
+                    && group.bytes + shape.bytes <= MAX_FUSED_SOURCE_BYTES
+                    && !textures_clash(&group.textures, &shape.textures);
                 (fits && contraction.may_join(item, g)).then_some((g, union))
             });
         match joined {
             Some((g, union)) => {
                 contraction.join(item, g);
-                groups[g].0.absorb(&extent);
-                groups[g].1 = union;
-                groups[g].2 += bytes;
+                let group = &mut groups[g];
+                group.extent.absorb(&shape.extent);
+                group.buffers = union;
+                group.bytes += shape.bytes;
+                add_textures(&mut group.textures, &shape.textures);
             }
             None => {
                 contraction.start_group(item);
-                groups.push((extent, buffers, bytes));
+                groups.push(shape);
             }
         }
     }
@@ -712,31 +727,81 @@ fn items_in_order(
     (order.len() == items.len()).then_some(order)
 }
 
-/// A unit's extent, the buffers its kernels bind and the bytes of their code, if every kernel of it is a
-/// candidate of one extent under these lengths and limit.
+/// What a unit of kernels (or a group) shares with those it may join.
+struct Shape<'a> {
+    extent: Extent<'a>,
+    /// Everything its kernels bind: buffers, textures and samplers.
+    buffers: Vec<u32>,
+    /// Each texture its kernels bind, with how they use it together.
+    textures: Vec<(u32, AccessMode)>,
+    /// Bytes of its kernels' code.
+    bytes: usize,
+}
+
+/// Whether two sets of texture uses may not be one kernel's: one writes a texture the other reads. A fused
+/// kernel binds a texture once, and wgpu binds it in a dispatch either for reading (sampled or read-only
+/// storage) or for writing, not both; the read would also see the texel the other member stored, after the
+/// format's conversion, where the unfused kernels saw it only after the dispatch.
+fn textures_clash(a: &[(u32, AccessMode)], b: &[(u32, AccessMode)]) -> bool {
+    let reads = |m: AccessMode| m != AccessMode::Write;
+    let writes = |m: AccessMode| m != AccessMode::Read;
+    a.iter().any(|&(t, ma)| {
+        b.iter()
+            .any(|&(u, mb)| t == u && ((reads(ma) && writes(mb)) || (writes(ma) && reads(mb))))
+    })
+}
+
+/// `into` with `uses` added: each texture once, with the union of its modes.
+fn add_textures(into: &mut Vec<(u32, AccessMode)>, uses: &[(u32, AccessMode)]) {
+    for &(t, mode) in uses {
+        match into.iter_mut().find(|(u, _)| *u == t) {
+            Some((_, m)) if *m != mode => *m = AccessMode::ReadWrite,
+            Some(_) => {}
+            None => into.push((t, mode)),
+        }
+    }
+}
+
+/// A unit's shape, if every kernel of it is a candidate of one extent under these lengths and limit, and
+/// none writes a texture another reads.
 fn unit_shape<'a>(
     desc: &'a GraphDesc,
     lengths: &[Option<u64>],
     max_bindings: usize,
     unit: &[usize],
-) -> Option<(Extent<'a>, Vec<u32>, usize)> {
-    let mut shape: Option<(Extent<'a>, Vec<u32>, usize)> = None;
+) -> Option<Shape<'a>> {
+    let mut shape: Option<Shape<'a>> = None;
     for &node in unit {
         let (kernel, extent) = candidate(desc, lengths, max_bindings, node)?;
-        let (unit_extent, buffers, bytes) =
-            shape.get_or_insert_with(|| (extent.clone(), Vec::new(), 0));
-        if !unit_extent.joins(&extent) {
+        let textures: Vec<(u32, AccessMode)> = kernel
+            .bindings
+            .iter()
+            .filter(|b| {
+                desc.buffers
+                    .get(b.buffer as usize)
+                    .is_some_and(|d| d.texture.is_some())
+            })
+            .map(|b| (b.buffer, b.mode))
+            .collect();
+        let shape = shape.get_or_insert_with(|| Shape {
+            extent: extent.clone(),
+            buffers: Vec::new(),
+            textures: Vec::new(),
+            bytes: 0,
+        });
+        if !shape.extent.joins(&extent) || textures_clash(&shape.textures, &textures) {
             return None;
         }
-        unit_extent.absorb(&extent);
+        shape.extent.absorb(&extent);
         for b in kernel.bindings.iter().map(|b| b.buffer) {
-            if !buffers.contains(&b) {
-                buffers.push(b);
+            if !shape.buffers.contains(&b) {
+                shape.buffers.push(b);
             }
         }
-        *bytes += kernel.source.len();
+        add_textures(&mut shape.textures, &textures);
+        shape.bytes += kernel.source.len();
     }
-    shape.filter(|(_, buffers, _)| buffers.len() <= max_bindings)
+    shape.filter(|s| s.buffers.len() <= max_bindings)
 }
 
 /// The graph with each group contracted to one node, as [`group`] builds it in topological order. A node
@@ -887,7 +952,7 @@ fn register_candidates(desc: &GraphDesc, members: &[u32], context: &Context<'_>)
     {
         let buffer = &desc.buffers[b as usize];
         let sized = buffer.len.map(u64::from).is_some() && buffer.len.map(u64::from) == invocations;
-        if buffer.role != Role::Owned || !sized || candidates.contains(&b) {
+        if buffer.role != Role::Owned || !sized || !buffer.is_buffer() || candidates.contains(&b) {
             continue;
         }
         let first_mode = kernels
@@ -950,18 +1015,18 @@ fn fused_kernel(
             .unwrap_or(0);
         format!("{}b{slot}", wgsl::FUSED_PREFIX)
     };
-    let declarations = wgsl::binding_declarations(
+    let declarations = wgsl::resource_declarations(
         bindings
             .iter()
             .filter(|b| !registers.contains(&b.buffer))
             .map(|b| {
-                let elem = desc.buffers[b.buffer as usize].elem;
-                // The names live as long as this call; `binding_declarations` copies them.
-                (binding_name(b.buffer), elem, b.mode)
+                let resource = resource(desc, b.buffer)?;
+                // The names live as long as this call; `resource_declarations` copies them.
+                Ok((binding_name(b.buffer), resource, b.mode))
             })
-            .collect::<Vec<_>>()
+            .collect::<Result<Vec<_>, String>>()?
             .iter()
-            .map(|(name, elem, mode)| (name.as_str(), *elem, *mode)),
+            .map(|(name, resource, mode)| (name.as_str(), *resource, *mode)),
         &[],
     );
 
@@ -972,9 +1037,11 @@ fn fused_kernel(
             .find_map(|k| k.bindings.iter().find(|a| a.buffer == buffer))
             .map(|a| a.mode)
     };
+    // Textures are not cached: a texel's load and store convert it to and from the format.
     let cached: Vec<(u32, bool)> = bindings
         .iter()
         .filter(|b| cache && !registers.contains(&b.buffer))
+        .filter(|b| desc.buffers[b.buffer as usize].is_buffer())
         .filter(|b| first_mode(b.buffer) != Some(AccessMode::Write))
         .map(|b| (b.buffer, b.mode != AccessMode::Read))
         .collect();
@@ -1223,6 +1290,23 @@ fn fused_kernel(
     validate_once(&kernel, desc, validated)
         .map_err(|message| format!("the fused kernel does not validate: {message}"))?;
     Ok(kernel)
+}
+
+/// What binding `buffer` of `desc` is in a kernel: a buffer of its element type, a texture of its declared
+/// type, or a sampler.
+fn resource(desc: &GraphDesc, buffer: u32) -> Result<wgsl::Resource, String> {
+    let b = &desc.buffers[buffer as usize];
+    match (&b.texture, &b.sampler) {
+        (None, None) => Ok(wgsl::Resource::Buffer(b.elem)),
+        (Some(_), _) => b
+            .texture_type()
+            .map(wgsl::Resource::Texture)
+            .ok_or_else(|| format!("texture `{}` has a type that does not parse", b.name)),
+        (None, Some(_)) => b
+            .sampler_type()
+            .map(wgsl::Resource::Sampler)
+            .ok_or_else(|| format!("sampler `{}` has a type that does not parse", b.name)),
+    }
 }
 
 /// Whether a kernel taking `builtins` takes only its index and the workgroup count (which a pointwise kernel

@@ -187,7 +187,7 @@ pub fn validate_kernel(kernel: &LibraryKernel) -> Result<(), String> {
         }
     }
     // The mark lets the fusion pass merge the kernel: it is accepted only where naga's IR proves it.
-    if kernel.pointwise && !reflection.details[0].pointwise {
+    if kernel.pointwise && reflection.details[0].pointwise.is_none() {
         return Err(format!(
             "`{}` is marked pointwise, but its WGSL does not show it: every storage access must be indexed by \
              the invocation's own index (`gid.x`, or `gid.x + gid.y * groups.x * W`)",

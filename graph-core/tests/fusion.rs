@@ -819,3 +819,122 @@ fn a_node_reading_a_step_between_two_others_splits_the_chain_there() {
             .any(|a| a.buffer == t && a.mode == AccessMode::Write)
     );
 }
+
+/// `dst = scale * src`, texel by texel at the invocation's own coordinate over a `w` x `h` launch of 8 x 8
+/// workgroups (`dx` moves the load `dx` texels along: not pointwise unless 0).
+fn texels(src: &str, dst: &str, scale: &str, dx: i32) -> KernelSpec {
+    let at = match dx {
+        0 => "vec2<i32>(gid.xy)".to_string(),
+        _ => format!("vec2<i32>(gid.xy) + vec2<i32>({dx}, 0)"),
+    };
+    KernelSpec::wgsl(format!(
+        "@compute @workgroup_size(8, 8)\n\
+         fn main(@builtin(global_invocation_id) gid: vec3<u32>) {{\n\
+             if (gid.x >= params.w || gid.y >= params.h) {{ return; }}\n\
+             let v = textureLoad({src}, {at}, 0);\n\
+             textureStore({dst}, gid.xy, v * {scale});\n\
+         }}\n"
+    ))
+    .read(src)
+    .write(dst)
+    .threads(&["params.w", "params.h"])
+}
+
+/// A graph of `w` x `h` launches over `rgba8unorm` textures: `src` the input, the others outputs.
+fn texel_graph(outputs: &[&str]) -> GraphBuilder {
+    let mut b = GraphBuilder::new("Texels");
+    b.param("w", "u32")
+        .param("h", "u32")
+        .texture("src", "texture_2d<rgba8unorm>", Role::Input);
+    for o in outputs {
+        b.texture(o, "texture_2d<rgba8unorm>", Role::Output);
+    }
+    b
+}
+
+#[test]
+fn kernels_at_their_own_texels_fuse_unless_one_reads_a_texture_another_writes() {
+    // Two kernels reading `src`, and a third reading `third_reads`.
+    let graph = |third_reads: &str| {
+        let mut b = texel_graph(&["a", "b", "c"]);
+        b.kernel("half", texels("src", "a", "0.5", 0))
+            .kernel("quarter", texels("src", "b", "0.25", 0))
+            .kernel("again", texels(third_reads, "c", "2.0", 0));
+        built(&b)
+    };
+    // Reading `a`, which `half` writes: one kernel would bind `a` for reading and writing at once.
+    let desc = graph("a");
+    let fusion = fuse(&desc);
+    assert_valid(&fusion);
+    assert_eq!(names(&fusion), vec![vec!["half", "quarter"]]);
+    // Kept apart by the grouping, not tried and declined (what `FUSED` lists is what a bake fuses).
+    assert!(fusion.declined.is_empty(), "{:?}", fusion.declined);
+    let OpDesc::Kernel(k) = &fusion.desc.nodes[0].op else {
+        panic!("not a kernel")
+    };
+    // `src` bound once, sampled; `a` and `b` as storage written; the members' launch kept.
+    assert_eq!(k.bindings.len(), 3, "{:?}", k.bindings);
+    for declaration in [
+        "var fuse_b0: texture_2d<f32>;",
+        "var fuse_b1: texture_storage_2d<rgba8unorm, write>;",
+        "var fuse_b2: texture_storage_2d<rgba8unorm, write>;",
+    ] {
+        assert!(k.declarations.contains(declaration), "{}", k.declarations);
+    }
+    assert_eq!(k.workgroup_size, [8, 8, 1]);
+    assert!(
+        matches!(&k.dispatch, DispatchDesc::Threads(d) if d[0].text == "params.w" && d[1].text == "params.h")
+    );
+    assert!(matches!(fusion.desc.nodes[2].op, OpDesc::Kernel(_)));
+
+    // Positive control of the clash: the third reading `src` too joins the group.
+    let desc = graph("src");
+    let fusion = fuse(&desc);
+    assert_valid(&fusion);
+    assert_eq!(names(&fusion), vec![vec!["half", "quarter", "again"]]);
+}
+
+#[test]
+fn texel_kernels_at_a_neighbour_or_of_another_launch_stay_apart() {
+    // A load one texel along is no own coordinate.
+    let mut b = texel_graph(&["a", "b"]);
+    b.kernel("half", texels("src", "a", "0.5", 0))
+        .kernel("shifted", texels("src", "b", "0.25", 1));
+    let desc = built(&b);
+    let OpDesc::Kernel(shifted) = &desc.nodes[1].op else {
+        panic!("not a kernel")
+    };
+    assert!(!shifted.pointwise);
+    assert!(fuse(&desc).groups.is_empty());
+
+    // Another launch: `w` x `w`.
+    let mut b = texel_graph(&["a", "b"]);
+    b.kernel("half", texels("src", "a", "0.5", 0)).kernel(
+        "square",
+        texels("src", "b", "0.25", 0).threads(&["params.w", "params.w"]),
+    );
+    assert!(fuse(&built(&b)).groups.is_empty());
+
+    // A kernel of two dimensions that binds a buffer indexes it by `gid.x` in no row of its own: not
+    // pointwise, so not a candidate.
+    let mut b = texel_graph(&["a"]);
+    b.output("y", "f32");
+    b.kernel("half", texels("src", "a", "0.5", 0)).kernel(
+        "rows",
+        KernelSpec::wgsl(
+            "@compute @workgroup_size(8, 8)\n\
+             fn main(@builtin(global_invocation_id) gid: vec3<u32>) {\n\
+                 if (gid.x < arrayLength(&y)) { y[gid.x] = textureLoad(src, gid.xy, 0).r; }\n\
+             }\n",
+        )
+        .read("src")
+        .write("y")
+        .threads(&["params.w", "params.h"]),
+    );
+    let desc = built(&b);
+    let OpDesc::Kernel(rows) = &desc.nodes[1].op else {
+        panic!("not a kernel")
+    };
+    assert!(!rows.pointwise);
+    assert!(fuse(&desc).groups.is_empty());
+}

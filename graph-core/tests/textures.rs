@@ -1,6 +1,7 @@
 //! The checks of textures, through the builder: each mistake at its place with the words that explain it,
 //! with a positive control beside it (the same graph, mistake removed, checks), and what a checked texture
-//! kernel becomes (declarations written from the parsed type, edges through the texture, never fused).
+//! kernel becomes (declarations written from the parsed type, edges through the texture, pointwise where
+//! it touches only its own texels).
 
 #![forbid(unsafe_code)]
 
@@ -50,7 +51,7 @@ fn only_error(b: &GraphBuilder) -> Diagnostic {
 }
 
 #[test]
-fn a_checked_texture_kernel_binds_what_its_declaration_says_and_never_fuses() {
+fn a_checked_texture_kernel_binds_what_its_declaration_says_and_is_pointwise_at_its_own_texel() {
     let desc = copier(
         "texture_2d<rgba8unorm>",
         "texture_2d<rgba8unorm>",
@@ -73,7 +74,9 @@ fn a_checked_texture_kernel_binds_what_its_declaration_says_and_never_fuses() {
         "{}",
         k.declarations
     );
-    assert!(!k.pointwise && k.reach.is_none() && k.grid.is_none());
+    // Each invocation loads and stores the texel at its own coordinate, over a launch of one invocation
+    // per coordinate: pointwise. The neighbourhood proofs look at buffers only.
+    assert!(k.pointwise && k.reach.is_none() && k.grid.is_none());
     assert_eq!(
         desc.buffers[0].texture.as_deref(),
         Some("texture_2d<rgba8unorm>")
@@ -704,7 +707,7 @@ fn a_sampler_is_declared_bound_as_wgsl_sampler_and_saved_in_graph_files() {
         "{}",
         k.declarations
     );
-    // Read only: no edge, no hazard, and the kernel fuses with nothing.
+    // Read only: no edge, no hazard; and sampling reads neighbours, so the kernel is not pointwise.
     assert!(desc.edges.is_empty(), "{:?}", desc.edges);
     assert!(!k.pointwise);
     // A graph file writes its type as its `sampler`, and reads back the same graph.

@@ -452,3 +452,144 @@ fn bake_fuses_what_the_constant_lists_with_a_member_of_two_entry_points() -> Res
     assert_within(&read(&z), &want, &bound, "z");
     Ok(())
 }
+
+/// Kernels over textures at their own texels, fused or not: `$attr` is `no_fusion` for the unfused twin.
+macro_rules! texel_pipeline {
+    ($name:ident $(#[$attr:ident])?) => {
+        graph! {
+            /// Grey and inverted from one frame (one fused kernel), then a mask from the grey (apart: it
+            /// reads a texture the group writes).
+            $(#[$attr])?
+            graph $name {
+                params { width: u32, height: u32 }
+                textures {
+                    frame: texture_2d<rgba8unorm> = input,
+                    grey: texture_2d<r32float> = output,
+                    inverted: texture_2d<rgba8unorm> = output,
+                    mask: texture_2d<r32uint> = output,
+                }
+                kernel weigh(frame: read, grey: write) threads(params.width, params.height) {
+                    @compute @workgroup_size(8, 8)
+                    fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
+                        if (gid.x >= params.width || gid.y >= params.height) { return; }
+                        let c = textureLoad(frame, vec2<i32>(gid.xy), 0);
+                        textureStore(grey, gid.xy, vec4<f32>(0.25 * c.r + 0.5 * c.g + 0.25 * c.b, 0.0, 0.0, 1.0));
+                    }
+                }
+                kernel invert(frame: read, inverted: write) threads(params.width, params.height) {
+                    @compute @workgroup_size(8, 8)
+                    fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
+                        if (gid.x >= params.width || gid.y >= params.height) { return; }
+                        let c = textureLoad(frame, gid.xy, 0);
+                        textureStore(inverted, vec2<u32>(gid.x, gid.y), vec4<f32>(1.0 - c.rgb, c.a));
+                    }
+                }
+                kernel threshold(grey: read, mask: write) threads(params.width, params.height) {
+                    @compute @workgroup_size(8, 8)
+                    fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
+                        if (gid.x >= params.width || gid.y >= params.height) { return; }
+                        let bright = textureLoad(grey, gid.xy, 0).r > 0.5;
+                        textureStore(mask, gid.xy, vec4<u32>(select(0u, 1u, bright), 0u, 0u, 1u));
+                    }
+                }
+            }
+        }
+    };
+}
+
+texel_pipeline!(FusedTexels);
+texel_pipeline!(UnfusedTexels #[no_fusion]);
+
+#[test]
+fn kernels_at_their_own_texels_fused_give_what_the_unfused_graph_and_the_cpu_give()
+-> Result<(), Error> {
+    // By declaration: the two kernels reading only the frame; not the threshold, which reads `grey`.
+    assert_eq!(
+        FusedTexels::FUSED,
+        &[&[FusedTexelsNode::Weigh, FusedTexelsNode::Invert][..]]
+    );
+    assert!(UnfusedTexels::FUSED.is_empty());
+    let gpu = gpu();
+    let mut rng = rng();
+    let (width, height) = (37u32, 23u32);
+    let size = [width, height, 1];
+    let pixels: Vec<u8> = (0..width * height * 4)
+        .map(|_| random_u32(&mut rng, 256) as u8)
+        .collect();
+    let texel = |p: &[u8], k: usize| f32::from(p[k]) / 255.0;
+    let want_grey: Vec<f32> = pixels
+        .chunks(4)
+        .map(|p| 0.25 * texel(p, 0) + 0.5 * texel(p, 1) + 0.25 * texel(p, 2))
+        .collect();
+    // unorm8 of 1 - c, c = byte / 255: exactly the byte 255 - b.
+    let want_inverted: Vec<u8> = pixels
+        .chunks(4)
+        .flat_map(|p| [255 - p[0], 255 - p[1], 255 - p[2], p[3]])
+        .collect();
+    for fused in [true, false] {
+        let desc = if fused {
+            FusedTexels::DESCRIPTION
+        } else {
+            UnfusedTexels::DESCRIPTION
+        };
+        let frame = gpu.texture("texture_2d<rgba8unorm>", size)?;
+        let grey = gpu.texture("texture_2d<r32float>", size)?;
+        let inverted = gpu.texture("texture_2d<rgba8unorm>", size)?;
+        let mask = gpu.texture("texture_2d<r32uint>", size)?;
+        let mut g = BakedGraph::bake_with_textures(
+            &gpu,
+            desc,
+            &[],
+            &[
+                ("frame", &frame),
+                ("grey", &grey),
+                ("inverted", &inverted),
+                ("mask", &mask),
+            ],
+        )?;
+        let names: Vec<Vec<String>> = g.fused().iter().map(|f| f.names.clone()).collect();
+        let want_names: Vec<Vec<String>> = if fused {
+            vec![vec!["weigh".into(), "invert".into()]]
+        } else {
+            Vec::new()
+        };
+        assert_eq!(names, want_names);
+        g.set_param("width", width)?;
+        g.set_param("height", height)?;
+        frame.write(&pixels)?;
+        // Each recorder in turn (the native one where the device has it).
+        for native in [true, false] {
+            if native {
+                if let Err(e) = g.use_native_recorder(graph_runtime::NativeParamsIn::Buffer) {
+                    assert!(!common::native_expected(&gpu), "native recorder: {e}");
+                    continue;
+                }
+            } else {
+                g.use_portable_recorder();
+            }
+            let what = format!(
+                "{} on the {} recorder",
+                if fused { "fused" } else { "unfused" },
+                g.recorder()
+            );
+            for (texture, byte) in [(&grey, 0xff), (&inverted, 0x5a), (&mask, 0xee)] {
+                let len = texture.read_blocking()?.len();
+                texture.write(&vec![byte; len])?;
+            }
+            g.replay()?.wait()?;
+            let got_grey: Vec<f32> = bytemuck::cast_slice(&grey.read_blocking()?).to_vec();
+            for (i, (got, want)) in got_grey.iter().zip(&want_grey).enumerate() {
+                assert!(
+                    (got - want).abs() <= 1e-6,
+                    "{what}: grey[{i}] {got}, CPU {want}"
+                );
+            }
+            assert_eq!(inverted.read_blocking()?, want_inverted, "{what}: inverted");
+            let got_mask: Vec<u32> = bytemuck::cast_slice(&mask.read_blocking()?).to_vec();
+            for (i, (m, g)) in got_mask.chunks(1).zip(&got_grey).enumerate() {
+                assert_eq!(m[0], u32::from(*g > 0.5), "{what}: mask[{i}] of grey {g}");
+            }
+        }
+    }
+    Ok(())
+}

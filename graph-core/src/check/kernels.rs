@@ -238,11 +238,14 @@ impl Checker<'_> {
                 }
             },
         };
-        // The proofs fusion relies on look at storage buffers only: a kernel over a texture or a sampler
-        // fuses with none.
+        // The neighbourhood proofs look at storage buffers only: a kernel over a texture or a sampler runs
+        // in no tiled group. The pointwise proof reads texels too (at the invocation's own coordinate).
         let textured = resources
             .iter()
             .any(|r| !matches!(r, wgsl::Resource::Buffer(_)));
+        let distinct = detail
+            .pointwise
+            .is_some_and(|p| p.distinct_in(detail.workgroup_size, dispatch.one_along()));
         let grid = match library {
             Some(l) => grid_reach(l, &args),
             None => detail.grid.as_ref().and_then(user_grid),
@@ -255,7 +258,7 @@ impl Checker<'_> {
             entry: reflection.entry_points[entry_index].clone(),
             workgroup_size: detail.workgroup_size,
             dispatch,
-            pointwise: !textured && detail.pointwise && library.is_none_or(|l| l.pointwise),
+            pointwise: distinct && library.is_none_or(|l| l.pointwise),
             reach: detail.reach.filter(|_| !textured),
             grid: grid.filter(|_| !textured),
             foldable: library.is_some(),
@@ -480,8 +483,9 @@ impl Checker<'_> {
             entry: crate::fill::ENTRY.to_string(),
             workgroup_size,
             dispatch: CheckedDispatch::Threads(dims),
-            // A kernel over a texture fuses with none.
-            pointwise: false,
+            // Each invocation stores its own texel, over a launch of one invocation per texel (the pointwise
+            // proof agrees: `fill`'s tests).
+            pointwise: true,
             reach: None,
             grid: None,
             foldable: false,

@@ -106,7 +106,8 @@ pub struct CheckedKernel {
     pub entry: String,
     pub workgroup_size: [u32; 3],
     pub dispatch: CheckedDispatch,
-    /// Each invocation touches only its own element (library metadata).
+    /// Each invocation touches only its own elements and texels, no other invocation's (the pointwise proof
+    /// over this workgroup and dispatch; a library kernel's metadata too).
     pub pointwise: bool,
     /// A neighbourhood kernel's reach (see [`crate::wgsl`]'s neighbourhood proof): reads within it of its own
     /// index, writes only its own, whatever the data.
@@ -130,6 +131,25 @@ pub enum CheckedDispatch {
     Workgroups(Vec<SizeProgram>),
     /// Workgroups read on the GPU from the first three elements of this `u32` buffer.
     Indirect(usize),
+}
+
+impl CheckedDispatch {
+    /// Along each axis, whether the dispatch is one (a literal 1, or not given) whatever the parameters and
+    /// lengths: a buffer's length runs along the first axis only, an indirect dispatch along any.
+    pub fn one_along(&self) -> [bool; 3] {
+        let literal_one = |sizes: &[SizeProgram], axis: usize| {
+            sizes
+                .get(axis)
+                .is_none_or(|s| s.steps == [SizeStep::Literal(1)])
+        };
+        match self {
+            CheckedDispatch::BufferLen(_) => [false, true, true],
+            CheckedDispatch::Threads(sizes) | CheckedDispatch::Workgroups(sizes) => {
+                [0, 1, 2].map(|axis| literal_one(sizes, axis))
+            }
+            CheckedDispatch::Indirect(_) => [false; 3],
+        }
+    }
 }
 
 /// One dimension of a dispatch size, resolved: its text for messages and its postfix program.

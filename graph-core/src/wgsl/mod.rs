@@ -19,6 +19,7 @@ pub use members::{
     FUSED_PREFIX, Member, binding_names, builtin_type, in_register, in_tile, member, replace_field,
 };
 pub use neighbourhood::MAX_REACH;
+pub use pointwise::Pointwise;
 pub use scan::{ParamUse, param_uses};
 pub use validate::{
     BindingUse, EntryPointDetail, MAX_WGSL_BYTES, Reflection, WgslError, expression_type, validate,

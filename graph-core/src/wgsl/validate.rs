@@ -32,8 +32,9 @@ pub struct EntryPointDetail {
     /// The workgroup size comes from `override` constants, so it is not known until pipeline creation.
     pub workgroup_size_overridden: bool,
     pub binding_uses: Vec<(u32, BindingUse)>,
-    /// Each invocation touches only its own elements (see [`super::pointwise`]).
-    pub pointwise: bool,
+    /// Each invocation touches only its own elements and texels, along these axes of its id (see
+    /// [`super::pointwise`]); `None` when not proved.
+    pub pointwise: Option<super::pointwise::Pointwise>,
     /// Each invocation inside the extent reads within this many elements of its own index and writes only its
     /// own, whatever the data (see [`super::neighbourhood`]); `None` when not proved.
     pub reach: Option<u32>,
@@ -179,7 +180,7 @@ fn validate_here(source: &str) -> Result<Reflection, WgslError> {
                 .workgroup_size_overrides
                 .is_some_and(|o| o.iter().any(Option::is_some)),
             binding_uses,
-            pointwise: super::pointwise::is_pointwise(&module, index),
+            pointwise: super::pointwise::pointwise(&module, index),
             reach: super::neighbourhood::reach(&module, &info, index),
             grid: super::grid::grid_reach(&module, &info, index),
             sampled,
