@@ -28,7 +28,8 @@ use crate::transfer::{Readbacks, Uploads};
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct UpdateReport {
     /// wgpu compute pipelines compiled (kernels whose code, workgroup size or pipeline constants changed,
-    /// and gates of blocks whose gated members moved).
+    /// gates of blocks whose gated members moved, and the native recorder's one-binding pipelines that
+    /// first bind a texture of a type and access it has not bound before).
     pub pipelines_built: usize,
     /// wgpu bind groups created (kernels whose buffers changed, gates whose flag buffer changed or whose
     /// gated members moved).
@@ -166,7 +167,7 @@ impl BakedState {
         };
         let native_built = native.as_ref().map(|n| n.built).unwrap_or_default();
         let report = UpdateReport {
-            pipelines_built: built.pipelines + gates_built.pipelines,
+            pipelines_built: built.pipelines + gates_built.pipelines + native_built.init_pipelines,
             bind_groups_built: built.bind_groups + gates_built.bind_groups,
             native_pipelines_built: native_built.pipelines,
             native_sets_built: native_built.sets,

@@ -122,6 +122,8 @@ pub(crate) struct NativeReplay {
 pub(crate) struct NativeBuilt {
     pub pipelines: usize,
     pub sets: usize,
+    /// wgpu pipelines of the init pass compiled (one per texture binding not seen before).
+    pub init_pipelines: usize,
 }
 
 /// What a native pipeline is made from: its WGSL module, entry point, override constants (name, value's
@@ -575,7 +577,7 @@ impl NativeReplay {
                 Some(Ok(marker)) => Arc::new(marker),
             },
         };
-        let init_pipeline =
+        let mut init_pipeline =
             previous.map_or_else(|| InitPipeline::new(gpu), |p| p.init_pipeline.clone());
         // wgpu saw the buffers an earlier init pass bound (once it was submitted): only new ones need one. (A
         // wgpu handle hashes and compares by its identity, which never changes.)
@@ -599,7 +601,7 @@ impl NativeReplay {
                     .is_some_and(|p| p.textures.iter().any(|(seen, _)| *seen == t.texture))
             })
             .collect();
-        let init = init_pipeline.pass(
+        let (init, init_pipelines) = init_pipeline.pass(
             gpu,
             distinct.into_iter().filter(|b| !seen.contains(b)),
             &init_textures,
@@ -607,6 +609,7 @@ impl NativeReplay {
         let built = NativeBuilt {
             pipelines: pipelines.built,
             sets: graph.sets_built,
+            init_pipelines,
         };
         // A textured graph's segments follow wgpu's transition of its textures: never submitted alone.
         let kernels_alone = params.is_none() && program.segments_alone() && textures.is_empty();
@@ -1018,11 +1021,17 @@ fn texture_inits(program: &Program, bound: &BoundBuffers) -> Vec<TextureInit> {
     inits
 }
 
-/// The init pass's pipeline, made once per baked graph (updates keep it).
+/// The init pass's pipelines, made once per baked graph (updates keep them): the buffers' one, and one per
+/// texture binding the graph's textures have had (by the declared type and access, which give its layout), so that an update compiles none again
+/// (two on the H100 took 2.2 ms of every update of the flagship's graph before they were kept).
 #[derive(Debug, Clone)]
 struct InitPipeline {
     layout: wgpu::BindGroupLayout,
     pipeline: wgpu::ComputePipeline,
+    textures: HashMap<
+        (graph_core::texture::TextureType, graph_core::ir::AccessMode),
+        (wgpu::BindGroupLayout, wgpu::ComputePipeline),
+    >,
 }
 
 impl InitPipeline {
@@ -1062,16 +1071,21 @@ impl InitPipeline {
             compilation_options: Default::default(),
             cache: None,
         });
-        InitPipeline { layout, pipeline }
+        InitPipeline {
+            layout,
+            pipeline,
+            textures: HashMap::new(),
+        }
     }
 
-    /// The pass that binds `buffers` (those a shader may bind) and `textures`; `None` when there are none.
+    /// The pass that binds `buffers` (those a shader may bind) and `textures` (`None` when there are none),
+    /// and how many pipelines it compiled for them.
     fn pass<'b>(
-        &self,
+        &mut self,
         gpu: &Gpu,
         buffers: impl Iterator<Item = &'b wgpu::Buffer>,
         textures: &[TextureInit],
-    ) -> Option<InitPass> {
+    ) -> (Option<InitPass>, usize) {
         let groups: Vec<wgpu::BindGroup> = buffers
             .filter(|b| b.usage().contains(wgpu::BufferUsages::STORAGE) && b.size() >= 4)
             .map(|buffer| {
@@ -1085,19 +1099,40 @@ impl InitPipeline {
                 })
             })
             .collect();
-        let textures: Vec<(wgpu::ComputePipeline, wgpu::BindGroup)> =
-            textures.iter().map(|t| texture_init(gpu, t)).collect();
-        (!groups.is_empty() || !textures.is_empty()).then(|| InitPass {
+        let mut compiled = 0;
+        let textures: Vec<(wgpu::ComputePipeline, wgpu::BindGroup)> = textures
+            .iter()
+            .map(|t| {
+                let (layout, pipeline) = self.textures.entry((t.ty, t.mode)).or_insert_with(|| {
+                    compiled += 1;
+                    texture_init_pipeline(gpu, t)
+                });
+                let group = gpu.device().create_bind_group(&wgpu::BindGroupDescriptor {
+                    label: None,
+                    layout,
+                    entries: &[wgpu::BindGroupEntry {
+                        binding: 0,
+                        resource: wgpu::BindingResource::TextureView(&t.view),
+                    }],
+                });
+                (pipeline.clone(), group)
+            })
+            .collect();
+        let pass = (!groups.is_empty() || !textures.is_empty()).then(|| InitPass {
             pipeline: self.pipeline.clone(),
             groups,
             textures,
-        })
+        });
+        (pass, compiled)
     }
 }
 
 /// A one-invocation pipeline that binds `t` as its kernel does (its WGSL written from the parsed type,
-/// [`graph_core::texture::TextureType::binding_wgsl`]), and the bind group of its view.
-fn texture_init(gpu: &Gpu, t: &TextureInit) -> (wgpu::ComputePipeline, wgpu::BindGroup) {
+/// [`graph_core::texture::TextureType::binding_wgsl`]), and its bind group layout.
+fn texture_init_pipeline(
+    gpu: &Gpu,
+    t: &TextureInit,
+) -> (wgpu::BindGroupLayout, wgpu::ComputePipeline) {
     let device = gpu.device();
     let layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
         label: Some("graph-runtime native texture init"),
@@ -1129,15 +1164,7 @@ fn texture_init(gpu: &Gpu, t: &TextureInit) -> (wgpu::ComputePipeline, wgpu::Bin
         compilation_options: Default::default(),
         cache: None,
     });
-    let group = device.create_bind_group(&wgpu::BindGroupDescriptor {
-        label: None,
-        layout: &layout,
-        entries: &[wgpu::BindGroupEntry {
-            binding: 0,
-            resource: wgpu::BindingResource::TextureView(&t.view),
-        }],
-    });
-    (pipeline, group)
+    (layout, pipeline)
 }
 
 impl InitPass {

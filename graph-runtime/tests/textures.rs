@@ -70,6 +70,60 @@ fn luma_graph() -> graph_runtime::GraphDesc {
     b.build(&LIBRARY).expect("the luma graph checks")
 }
 
+/// The luma graph baked over a `width` x `height` frame, its textures and rows bound, its sizes set.
+struct Luma {
+    frame: Texture,
+    luma: Texture,
+    rows: graph_runtime::Buffer<f32>,
+    g: BakedGraph,
+}
+
+fn bake_luma(
+    gpu: &Gpu,
+    desc: &graph_runtime::GraphDesc,
+    (width, height): (u32, u32),
+) -> Result<Luma, Error> {
+    let frame = gpu.texture("texture_2d<rgba8unorm>", [width, height, 1])?;
+    let luma = gpu.texture("texture_2d<r32float>", [width, height, 1])?;
+    let rows = gpu.buffer_zeroed::<f32>(height as usize)?;
+    let mut g = BakedGraph::bake_with_textures(
+        gpu,
+        desc.clone(),
+        &[("rows", rows.as_any())],
+        &[("frame", &frame), ("luma", &luma)],
+    )?;
+    g.set_param("width", width)?;
+    g.set_param("height", height)?;
+    Ok(Luma {
+        frame,
+        luma,
+        rows,
+        g,
+    })
+}
+
+/// The luma `weigh` computes of an `rgba8unorm` pixel: unorm8 reads as byte / 255, and the weights are
+/// powers of two, so the CPU's f32 is the GPU's.
+fn luma_of(p: &[u8]) -> f32 {
+    let c = |k: usize| f32::from(p[k]) / 255.0;
+    0.25 * c(0) + 0.5 * c(1) + 0.25 * c(2)
+}
+
+/// The `r32float` texture `luma` holds the luma of each of `pixels` (`what` names the replay in a failure);
+/// returns what it holds.
+fn assert_luma(luma: &Texture, pixels: &[u8], what: &str) -> Result<Vec<f32>, Error> {
+    let got: Vec<f32> = bytemuck::cast_slice(&luma.read_blocking()?).to_vec();
+    assert_eq!(got.len() * 4, pixels.len(), "{what}: texels");
+    for (i, (got, p)) in got.iter().zip(pixels.chunks(4)).enumerate() {
+        let want = luma_of(p);
+        assert!(
+            (got - want).abs() <= 1e-6,
+            "{what} luma[{i}]: GPU {got}, CPU {want}"
+        );
+    }
+    Ok(got)
+}
+
 #[test]
 fn kernels_load_and_store_textures_and_order_through_them() -> Result<(), Error> {
     let gpu = gpu();
@@ -90,15 +144,12 @@ fn kernels_load_and_store_textures_and_order_through_them() -> Result<(), Error>
         desc.edges
     );
     for (width, height) in [(1, 1), (37, 23), (64, 3)] {
-        let frame = gpu.texture("texture_2d<rgba8unorm>", [width, height, 1])?;
-        let luma = gpu.texture("texture_2d<r32float>", [width, height, 1])?;
-        let rows = gpu.buffer_zeroed::<f32>(height as usize)?;
-        let mut g = BakedGraph::bake_with_textures(
-            &gpu,
-            desc.clone(),
-            &[("rows", rows.as_any())],
-            &[("frame", &frame), ("luma", &luma)],
-        )?;
+        let Luma {
+            frame,
+            luma,
+            rows,
+            mut g,
+        } = bake_luma(&gpu, &desc, (width, height))?;
         // On Vulkan the native recorder binds the textures (in the layouts wgpu is told of before each run
         // of its command buffers); elsewhere, and when the portable one is asked for, wgpu's passes do.
         let want = if common::native_expected(&gpu) {
@@ -107,30 +158,15 @@ fn kernels_load_and_store_textures_and_order_through_them() -> Result<(), Error>
             "portable"
         };
         assert_eq!(g.recorder(), want);
-        g.set_param("width", width)?;
-        g.set_param("height", height)?;
         for _ in 0..2 {
             let pixels = random_bytes(&mut rng, (width * height * 4) as usize);
             frame.write(&pixels)?;
             poison_texture(&luma, 0xff);
             poison_f32(&rows);
             g.replay()?.wait()?;
-            // unorm8 reads as byte / 255; the weights are powers of two, so the CPU's f32 sum is the GPU's
-            // but for the order of the row's additions.
-            let want: Vec<f32> = pixels
-                .chunks(4)
-                .map(|p| {
-                    let c = |i: usize| f32::from(p[i]) / 255.0;
-                    0.25 * c(0) + 0.5 * c(1) + 0.25 * c(2)
-                })
-                .collect();
-            let got: Vec<f32> = bytemuck::cast_slice(&luma.read_blocking()?).to_vec();
-            for (i, (g, w)) in got.iter().zip(&want).enumerate() {
-                assert!(
-                    (g - w).abs() <= 1e-6,
-                    "{width}x{height} luma[{i}]: GPU {g}, CPU {w}"
-                );
-            }
+            assert_luma(&luma, &pixels, &format!("{width}x{height}"))?;
+            // The CPU's f32 sums are the GPU's but for the order of the row's additions.
+            let want: Vec<f32> = pixels.chunks(4).map(luma_of).collect();
             let sums = read(&rows);
             for y in 0..height as usize {
                 let row = &want[y * width as usize..(y + 1) * width as usize];
@@ -416,17 +452,12 @@ fn both_recorders_replay_a_textured_graph_between_the_applications_own_uses() ->
     let mut rng = rng();
     let desc = luma_graph();
     let (width, height) = (23u32, 11u32);
-    let frame = gpu.texture("texture_2d<rgba8unorm>", [width, height, 1])?;
-    let luma = gpu.texture("texture_2d<r32float>", [width, height, 1])?;
-    let rows = gpu.buffer_zeroed::<f32>(height as usize)?;
-    let mut g = BakedGraph::bake_with_textures(
-        &gpu,
-        desc,
-        &[("rows", rows.as_any())],
-        &[("frame", &frame), ("luma", &luma)],
-    )?;
-    g.set_param("width", width)?;
-    g.set_param("height", height)?;
+    let Luma {
+        frame,
+        luma,
+        rows,
+        mut g,
+    } = bake_luma(&gpu, &desc, (width, height))?;
     // Native, portable, native again: each replay finds the textures where the application's writes and
     // reads (copies, which leave them in copy layouts) put them.
     for round in 0..3 {
@@ -445,16 +476,7 @@ fn both_recorders_replay_a_textured_graph_between_the_applications_own_uses() ->
         poison_texture(&luma, 0xff);
         poison_f32(&rows);
         g.replay()?.wait()?;
-        let got: Vec<f32> = bytemuck::cast_slice(&luma.read_blocking()?).to_vec();
-        for (i, (got, p)) in got.iter().zip(pixels.chunks(4)).enumerate() {
-            let c = |k: usize| f32::from(p[k]) / 255.0;
-            let want = 0.25 * c(0) + 0.5 * c(1) + 0.25 * c(2);
-            assert!(
-                (got - want).abs() <= 1e-6,
-                "round {round} ({}) luma[{i}]: GPU {got}, CPU {want}",
-                g.recorder()
-            );
-        }
+        let got = assert_luma(&luma, &pixels, &format!("round {round} ({})", g.recorder()))?;
         let sums = read(&rows);
         for y in 0..height as usize {
             let want: f32 = got[y * width as usize..(y + 1) * width as usize]
@@ -462,6 +484,52 @@ fn both_recorders_replay_a_textured_graph_between_the_applications_own_uses() ->
                 .sum();
             assert!((sums[y] - want).abs() <= 1e-4, "round {round} rows[{y}]");
         }
+    }
+    Ok(())
+}
+
+/// Updates of a textured graph compile nothing: the native recorder keeps the pipelines that first bind each
+/// texture (one per declared type and access), so an update, or a rebind to another texture of the type,
+/// makes only bind groups for them; and the replay after gives the CPU's values.
+#[test]
+fn updates_of_a_textured_graph_compile_no_pipeline_again() -> Result<(), Error> {
+    let gpu = gpu();
+    let mut rng = rng();
+    let desc = luma_graph();
+    let (width, height) = (19u32, 7u32);
+    let Luma {
+        frame,
+        luma,
+        rows: _rows,
+        mut g,
+    } = bake_luma(&gpu, &desc, (width, height))?;
+    let other = gpu.texture("texture_2d<rgba8unorm>", [width, height, 1])?;
+    for round in 0..4 {
+        // Before any replay, after one, and alternating the frame between two textures.
+        let report = match round % 2 {
+            0 => g.update(desc.clone())?,
+            _ => g.rebind_texture("frame", if round == 1 { &other } else { &frame })?,
+        };
+        assert_eq!(
+            report.pipelines_built,
+            0,
+            "round {round} on the {} recorder: {report:?}",
+            g.recorder()
+        );
+        assert_eq!(
+            report.native_pipelines_built, 0,
+            "round {round}: {report:?}"
+        );
+        let bound = if round == 1 || round == 2 {
+            &other
+        } else {
+            &frame
+        };
+        let pixels = random_bytes(&mut rng, (width * height * 4) as usize);
+        bound.write(&pixels)?;
+        poison_texture(&luma, 0xff);
+        g.replay()?.wait()?;
+        assert_luma(&luma, &pixels, &format!("round {round}"))?;
     }
     Ok(())
 }
