@@ -152,19 +152,35 @@ impl Fusion<'_> {
 /// bound ones at bake) and at most `max_bindings` buffers per fused kernel. Kernels dispatched one
 /// invocation per element of different buffers fuse when the buffers' lengths are known and equal.
 pub fn fuse<'a>(desc: &'a GraphDesc, lengths: &[Option<u64>], max_bindings: usize) -> Fusion<'a> {
+    fuse_with(desc, lengths, max_bindings, &mut ValidModules::default())
+}
+
+/// Fused modules naga accepted, by their text: a pass validates each distinct module once, and a caller that
+/// fuses one graph again and again (a baked graph's updates) keeps them between passes, so that an update
+/// validates only modules it has not seen (the flagship's tiled blur took about 2 ms of every update on the
+/// H100 before). Each is a kernel's whole module, so a caller bounds how many it keeps.
+pub type ValidModules = HashSet<String>;
+
+/// [`fuse`], with the modules `validated` holds taken as valid without validating them again, and those it
+/// validates added.
+pub fn fuse_with<'a>(
+    desc: &'a GraphDesc,
+    lengths: &[Option<u64>],
+    max_bindings: usize,
+    validated: &mut ValidModules,
+) -> Fusion<'a> {
     let mut nodes: Vec<NodeDesc> = desc.nodes.to_vec();
     let mut fused_groups = Vec::new();
     let mut declined = Vec::new();
     let tiled = stencil::groups(desc, lengths);
     // Groups of one shape make one module: each distinct module is validated once.
-    let mut validated = HashSet::new();
     let mut taken = vec![false; desc.nodes.len()];
     for group in tiled {
         for &m in &group.members {
             taken[m as usize] = true;
         }
         let names = member_names(desc, &group.members);
-        match stencil_kernel::kernel(desc, &group, &mut validated) {
+        match stencil_kernel::kernel(desc, &group, validated) {
             Ok(kernel) => {
                 absorb(desc, &mut nodes, &group.members, &names, kernel);
                 fused_groups.push(FusedGroup {
@@ -187,7 +203,7 @@ pub fn fuse<'a>(desc: &'a GraphDesc, lengths: &[Option<u64>], max_bindings: usiz
         touchers: touchers(desc),
     };
     for members in pointwise_groups(desc, lengths, max_bindings, &taken) {
-        let runs = buildable_runs(desc, &members, &context, &mut declined, &mut validated);
+        let runs = buildable_runs(desc, &members, &context, &mut declined, validated);
         for (members, kernel, registers) in runs {
             let names = member_names(desc, &members);
             absorb(desc, &mut nodes, &members, &names, kernel);
@@ -241,12 +257,17 @@ pub fn fuse<'a>(desc: &'a GraphDesc, lengths: &[Option<u64>], max_bindings: usiz
 /// invocation ([`wide_elements`]); those kernels listed in [`Fusion::widened`]. A kernel whose wide form does
 /// not validate stays as it is. Bake runs it after [`fuse`], over the bound lengths; what fuses, and so the
 /// macro's `FUSED`, does not depend on it.
-pub fn widen<'a>(
+pub fn widen<'a>(fusion: Fusion<'a>, lengths: &[Option<u64>], max_bindings: usize) -> Fusion<'a> {
+    widen_with(fusion, lengths, max_bindings, &mut ValidModules::default())
+}
+
+/// [`widen`], with the modules `validated` holds taken as valid ([`fuse_with`]).
+pub fn widen_with<'a>(
     mut fusion: Fusion<'a>,
     lengths: &[Option<u64>],
     max_bindings: usize,
+    validated: &mut ValidModules,
 ) -> Fusion<'a> {
-    let mut validated = HashSet::new();
     for n in 0..fusion.desc.nodes.len() {
         // A fused group's kernel is dispatched by threads, a tiled one is no pointwise kernel, an absorbed
         // member is empty: only kernels that run alone pass.
@@ -273,15 +294,7 @@ pub fn widen<'a>(
             &[false]
         };
         let wide = caches.iter().find_map(|&cache| {
-            fused_kernel(
-                &fusion.desc,
-                &[n as u32],
-                lengths,
-                &[],
-                cache,
-                &mut validated,
-            )
-            .ok()
+            fused_kernel(&fusion.desc, &[n as u32], lengths, &[], cache, validated).ok()
         });
         if let Some(kernel) = wide {
             let name = fusion.desc.nodes[n].name.clone();

@@ -8,7 +8,7 @@ use std::borrow::Cow;
 use std::collections::HashMap;
 
 use graph_core::desc::{DispatchDesc, GraphDesc, OpDesc};
-use graph_core::fusion::{Declined, FusedGroup, fuse, widen};
+use graph_core::fusion::{Declined, FusedGroup, Fusion, ValidModules, fuse_with, widen_with};
 use graph_core::ir::{AccessMode, Role};
 
 use crate::buffer::AnyBuffer;
@@ -757,13 +757,18 @@ pub(crate) const FUSED_MAX_BINDINGS: usize = 32;
 /// fused over the buffers' lengths, within the device's binding limit and [`FUSED_MAX_BINDINGS`]
 /// ([`graph_core::fusion`], unless its kernels are marked `#[no_fusion]`), the buffers (those fusion keeps in
 /// registers get a one-element placeholder) and the executable program. `previous` is the bound buffers of
-/// what an update replaces: its owned buffers are reused where they still fit.
+/// what an update replaces: its owned buffers are reused where they still fit. Fused modules in
+/// `valid_modules` are not validated again, and those validated now are added; and where `previous_fusion`
+/// was given the same input, its result is taken whole (a rebind of a buffer to one of the same length, the
+/// same description again).
 pub(crate) fn build_replay(
     gpu: &Gpu,
     desc: &GraphDesc,
     externals: &[(u32, &AnyBuffer)],
     textures: &[Option<Texture>],
     previous: Option<&BoundBuffers>,
+    valid_modules: &mut ValidModules,
+    previous_fusion: Option<PreviousFusion<'_>>,
 ) -> Result<Replayable, Error> {
     let textures = {
         let _span = tracing::debug_span!("create owned textures").entered();
@@ -794,13 +799,29 @@ pub(crate) fn build_replay(
         .max_storage_buffers_per_shader_stage
         .min(limits.max_bindings_per_bind_group) as usize;
     let max_bindings = max_bindings.min(FUSED_MAX_BINDINGS);
-    let fusion = {
-        let _span = tracing::debug_span!("fuse", graph = %desc.name).entered();
-        widen(fuse(desc, &lengths, max_bindings), &lengths, max_bindings)
+    let fusion_input = FusionInput {
+        desc: desc.clone(),
+        lengths,
+        max_bindings,
     };
-    for declined in &fusion.declined {
-        tracing::warn!(graph = %desc.name, "{declined}");
-    }
+    let lengths = &fusion_input.lengths;
+    let fusion = match previous_fusion.filter(|p| *p.input == fusion_input) {
+        Some(p) => Fusion {
+            desc: Cow::Owned(p.replayed.clone()),
+            groups: p.fused.groups.clone(),
+            declined: p.fused.declined.clone(),
+            widened: p.fused.widened.clone(),
+        },
+        None => {
+            let _span = tracing::debug_span!("fuse", graph = %desc.name).entered();
+            let fused = fuse_with(desc, lengths, max_bindings, valid_modules);
+            let fusion = widen_with(fused, lengths, max_bindings, valid_modules);
+            for declined in &fusion.declined {
+                tracing::warn!(graph = %desc.name, "{declined}");
+            }
+            fusion
+        }
+    };
     let registers = fusion.registers();
     let externals = {
         let _span = tracing::debug_span!("bind buffers").entered();
@@ -847,7 +868,26 @@ pub(crate) fn build_replay(
             widened: fusion.widened,
         },
         desc: fusion.desc.into_owned(),
+        fusion_input,
     })
+}
+
+/// What a build's fusion pass was given: the description (texture extents written in), the buffers' lengths
+/// and the binding limit. The pass depends on nothing else, so a build given an equal input takes the
+/// previous result.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct FusionInput {
+    desc: GraphDesc,
+    lengths: Vec<Option<u64>>,
+    max_bindings: usize,
+}
+
+/// The fusion an earlier build made, and from what.
+pub(crate) struct PreviousFusion<'a> {
+    pub input: &'a FusionInput,
+    pub fused: &'a Fused,
+    /// The fused description.
+    pub replayed: &'a GraphDesc,
 }
 
 /// What [`build_replay`] makes.
@@ -857,6 +897,8 @@ pub(crate) struct Replayable {
     pub fused: Fused,
     /// The fused description the program was compiled from.
     pub desc: GraphDesc,
+    /// What the fusion pass was given.
+    pub fusion_input: FusionInput,
 }
 
 /// What bake fused, and what it could not.

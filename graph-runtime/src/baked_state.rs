@@ -6,8 +6,12 @@
 use std::borrow::Cow;
 
 use graph_core::desc::GraphDesc;
+use graph_core::fusion::ValidModules;
 
-use crate::bake::{BoundBuffers, Built, Fused, KernelCache, build_kernels, build_replay};
+use crate::bake::{
+    BoundBuffers, Built, Fused, FusionInput, KernelCache, PreviousFusion, build_kernels,
+    build_replay,
+};
 use crate::buffer::AnyBuffer;
 use crate::error::Error;
 use crate::gate::Gates;
@@ -61,15 +65,23 @@ pub(crate) struct BakedState {
     pub readbacks: Readbacks,
     /// Layouts and pipelines, kept for updates.
     pub cache: KernelCache,
+    /// Fused modules naga accepted, kept for updates: the fusion pass after an update validates only those
+    /// it has not seen.
+    pub valid_modules: ValidModules,
     /// The gates of blocks under GPU control, if the graph has gated blocks.
     pub gates: Option<Gates>,
     /// The kernels replayed as one, over the bound buffers (see [`graph_core::fusion`]).
     pub fused: Fused,
     /// The fused description the program was compiled from (`desc` with fused kernels merged).
     pub replayed: GraphDesc,
+    /// What fusion was given, so that an update that gives it the same takes `fused` and `replayed` again.
+    pub fusion_input: FusionInput,
     /// The native recorder's command buffers, where the graph replays through them.
     pub native: Option<NativeReplay>,
 }
+
+/// The most fused modules a baked graph keeps known valid between updates: a few graphs' worth of groups.
+const MAX_VALID_MODULES: usize = 256;
 
 impl BakedState {
     /// Builds the state of `desc` (validated and flattened) over `externals`, with parameters as `transport`
@@ -97,12 +109,25 @@ impl BakedState {
             .as_ref()
             .map(|p| p.cache.clone())
             .unwrap_or_default();
+        // Modules that validated stay valid; a failed update leaves the ones it added in `previous`'s copy
+        // only. Past a bound (updates that keep changing kernels' code) the set starts again.
+        let mut valid_modules = previous
+            .as_ref()
+            .map(|p| p.valid_modules.clone())
+            .filter(|v| v.len() <= MAX_VALID_MODULES)
+            .unwrap_or_default();
         let r = build_replay(
             gpu,
             &desc,
             &bound_externals,
             &textures,
             previous.as_ref().map(|p| &p.bound),
+            &mut valid_modules,
+            previous.as_ref().map(|p| PreviousFusion {
+                input: &p.fusion_input,
+                fused: &p.fused,
+                replayed: &p.replayed,
+            }),
         )?;
         let (gates, gates_built) = {
             let _span = tracing::debug_span!("gates").entered();
@@ -182,9 +207,11 @@ impl BakedState {
             uploads,
             readbacks,
             cache,
+            valid_modules,
             gates,
             fused: r.fused,
             replayed: r.desc,
+            fusion_input: r.fusion_input,
             native,
         };
         Ok((state, report))

@@ -593,3 +593,36 @@ fn kernels_at_their_own_texels_fused_give_what_the_unfused_graph_and_the_cpu_giv
     }
     Ok(())
 }
+
+/// An update fuses again over what it binds: a rebind of `z` to a buffer of another length takes `square`
+/// (dispatched over `z`) out of the group over `y`'s length, and a rebind back puts it in; an update that
+/// changes nothing keeps the groups. (A rebuild takes the previous fusion whole only when the description,
+/// the lengths and the binding limit are all the same.)
+#[test]
+fn an_update_fuses_again_over_the_lengths_it_binds() -> Result<(), Error> {
+    let gpu = gpu();
+    let n = 1000;
+    let x = gpu.buffer_from_slice(&vec![1.0f32; n])?;
+    let y = gpu.buffer_from_slice(&vec![2.0f32; n])?;
+    let (z, w) = (gpu.buffer_zeroed::<f32>(n)?, gpu.buffer_zeroed::<f32>(n)?);
+    let shorter = gpu.buffer_zeroed::<f32>(n - 1)?;
+    let bindings = [
+        ("x", x.as_any()),
+        ("y", y.as_any()),
+        ("z", z.as_any()),
+        ("w", w.as_any()),
+    ];
+    let mut g = BakedGraph::bake(&gpu, Fused::DESCRIPTION, &bindings)?;
+    let names = |g: &BakedGraph| -> Vec<Vec<String>> {
+        g.fused().iter().map(|f| f.names.clone()).collect()
+    };
+    let with_square = names(&g);
+    assert_eq!(with_square[0], ["mix", "half", "square"]);
+    g.rebind("z", shorter.as_any())?;
+    assert_eq!(names(&g)[0], ["mix", "half"], "z of another length");
+    g.rebind("z", z.as_any())?;
+    assert_eq!(names(&g), with_square, "z back");
+    g.update(Fused::DESCRIPTION.clone())?;
+    assert_eq!(names(&g), with_square, "the same description");
+    Ok(())
+}
