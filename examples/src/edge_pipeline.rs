@@ -1,19 +1,22 @@
-//! The flagship's graph, `EdgePipeline`: the node kinds working together on an image, and the same pipeline on
-//! the CPU.
+//! The flagship's graph, `EdgePipeline`: the node kinds working together on a picture in a texture, and the
+//! same pipeline on the CPU.
 //!
 //! ```text
-//!   upload frame ─▶ image ─▶ [subgraph blur: rows, then columns] ─▶ blurred
+//!   upload picture ─▶ frame (rgba8unorm texture) ─▶ grey ─▶ image
+//!     ─▶ [subgraph blur: rows, then columns] ─▶ blurred
 //!     ─▶ [alternatives edge_filter: sobel | scharr] ─▶ gradient
 //!     ─▶ clear, histogram (atomics) ─▶ bins ─▶ readback hist (the app's copy)
 //!                                          └─▶ host otsu: Otsu's level from the histogram ─▶ level
-//!     ─▶ threshold (gradient > level) ─▶ edges
+//!     ─▶ threshold (gradient > level) ─▶ edges (rgba8unorm storage texture) ─▶ readback result (an image)
 //! ```
 //!
-//! The picture is uploaded by the replay (a new frame each replay costs no extra submission); the blur is a
-//! graph of its own used as a subgraph; Sobel and Scharr are alternatives, switched after bake without
-//! re-baking; the histogram is the library's atomic kernel; the host task runs between the two GPU
-//! partitions, reads the histogram, and writes Otsu's level into `level`, which the threshold kernel reads in
-//! the same replay. The readback gives the app that replay's histogram.
+//! The picture is uploaded as an image by the replay into a texture the graph owns, sized like the edge
+//! texture the app binds (a new frame each replay costs no extra submission); the grey kernel loads its
+//! texels; the blur is a graph of its own used as a subgraph; Sobel and Scharr are alternatives, switched
+//! after bake without re-baking; the histogram is the library's atomic kernel; the host task runs between
+//! the two GPU partitions, reads the histogram, and writes Otsu's level into `level`, which the threshold
+//! kernel reads in the same replay to store white or black into the edge texture. The readbacks give the app
+//! that replay's histogram and edge image.
 
 use graph_runtime::graph;
 use graph_runtime::kernels::cpu;
@@ -36,23 +39,39 @@ graph! {
 pub const BINS: usize = 256;
 
 graph! {
-    /// Blur, gradient (Sobel or Scharr), histogram, Otsu's threshold on the host, threshold: an edge detector
-    /// that picks its own cut-off, over a grayscale f32 image stored row by row.
+    /// Grey, blur, gradient (Sobel or Scharr), histogram, Otsu's threshold on the host, threshold: an edge
+    /// detector that picks its own cut-off, from an `rgba8unorm` picture to an `rgba8unorm` edge image.
     pub graph EdgePipeline {
         // `top` is the histogram's upper bound: the largest gradient the active filter can give.
         params { width: u32, height: u32, top: f32 }
 
+        textures {
+            /// The edge image: white where the gradient is above Otsu's level, black elsewhere.
+            edges: texture_2d<rgba8unorm> = output,
+            /// The picture, uploaded as an image by each replay; the graph's own, sized like `edges`.
+            frame: texture_2d<rgba8unorm; edges>,
+        }
+
         buffers {
-            image: [f32] = inout,      // the picture, uploaded by each replay
+            image: [f32] = output,     // the picture in grey, row by row
             blur_rows: [f32] = output, // the blur's first pass
             blurred: [f32] = output,
             gradient: [f32] = output,  // gradient magnitude
-            edges: [f32] = output,     // 1 where gradient > level, else 0
             bins: [u32; 256],          // graph-owned
             level: [f32; 1],           // graph-owned: Otsu's threshold, written by the host task
         }
 
-        upload frame(image);
+        upload picture(frame);
+        kernel grey(frame: read, image: write) threads(params.width, params.height) {
+            @compute @workgroup_size(8, 8)
+            fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
+                if (gid.x >= params.width || gid.y >= params.height) {
+                    return;
+                }
+                let c = textureLoad(frame, vec2<i32>(gid.xy), 0);
+                image[gid.y * params.width + gid.x] = dot(c.rgb, vec3<f32>(0.2126, 0.7152, 0.0722));
+            }
+        }
         subgraph blur = Blur(src: image: read, rows: blur_rows: write, dst: blurred: write);
         alternatives edge_filter {
             kernel sobel = kernels::sobel(input: blurred, output: gradient, width: params.width, height: params.height);
@@ -68,11 +87,18 @@ graph! {
                 if (gid.x >= params.width || gid.y >= params.height) {
                     return;
                 }
-                let i = gid.y * params.width + gid.x;
-                edges[i] = select(0.0, 1.0, gradient[i] > level[0]);
+                let white = select(0.0, 1.0, gradient[gid.y * params.width + gid.x] > level[0]);
+                textureStore(edges, gid.xy, vec4<f32>(white, white, white, 1.0));
             }
         }
+        readback result(edges);
     }
+}
+
+/// The picture in grey as the `grey` kernel computes it: Rec. 709 luma of each `rgba8unorm` pixel's stored
+/// values, row by row.
+pub fn grey_image(rgba: &[u8]) -> Vec<f32> {
+    rgba.chunks(4).map(crate::texture_edges::grey).collect()
 }
 
 /// The largest gradient magnitude of an image in `0..=1` for Sobel (`scharr: false`) or Scharr: the

@@ -73,6 +73,7 @@ fn every_example_graph_fuses_at_bake_what_its_constant_lists() -> Result<(), Err
     )?;
     kept(&g, Blur::FUSED)?;
 
+    let edges = gpu.texture("texture_2d<rgba8unorm>", [64, 48, 1])?;
     let g = EdgePipeline::bake(
         &gpu,
         EdgePipelineBuffers {
@@ -80,7 +81,7 @@ fn every_example_graph_fuses_at_bake_what_its_constant_lists() -> Result<(), Err
             blur_rows: &b[1],
             blurred: &b[2],
             gradient: &b[3],
-            edges: &b[4],
+            edges: &edges,
         },
     )?;
     kept(&g, EdgePipeline::FUSED)?;

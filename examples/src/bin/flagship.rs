@@ -1,39 +1,39 @@
 //! # flagship: an edge detector that picks its own threshold, as a task graph
 //!
-//! The program `cargo xtask demo` runs. It loads a grayscale PNG and runs `EdgePipeline`
+//! The program `cargo xtask demo` runs. It loads a PNG and runs `EdgePipeline`
 //! (`examples/src/edge_pipeline.rs`) on the GPU, baked once and replayed many times; the graph uses the node
-//! kinds together:
+//! kinds together, from a picture in a texture to an edge image in another:
 //!
 //! ```text
-//!   upload frame ─▶ image ─▶ [subgraph blur: rows, then columns] ─▶ blurred
+//!   upload picture (an image) ─▶ frame (rgba8unorm texture) ─▶ grey ─▶ image
+//!     ─▶ [subgraph blur: rows, then columns] ─▶ blurred
 //!     ─▶ [alternatives edge_filter: sobel | scharr] ─▶ gradient
 //!     ─▶ clear, histogram (library, atomics) ─▶ bins ─▶ readback hist
 //!                                                  └─▶ host otsu ─▶ level (Otsu's threshold)
-//!     ─▶ threshold (gradient > level) ─▶ edges
+//!     ─▶ threshold (gradient > level) ─▶ edges (rgba8unorm storage texture) ─▶ readback result
 //! ```
 //!
-//! Each replay uploads the picture (as a video would upload each frame), runs the first GPU partition, runs
-//! the host task (Otsu's threshold from the histogram, written to the GPU), then the threshold: one
-//! submission per partition, no re-bake between replays. It runs Sobel, then switches the alternatives to
-//! Scharr (and the histogram's range, a parameter) without re-baking, and checks every stage of both against
-//! the same pipeline on the CPU, outputs poisoned with NaN first so a pixel the GPU fails to write cannot
-//! pass for a right one.
+//! Each replay uploads the picture as an image (as a video would upload each frame), runs the first GPU
+//! partition, runs the host task (Otsu's threshold from the histogram, written to the GPU), then the
+//! threshold: one submission per partition, no re-bake between replays. It runs Sobel, then switches the
+//! alternatives to Scharr (and the histogram's range, a parameter) without re-baking, and checks every stage
+//! of both against the same pipeline on the CPU, outputs poisoned first (NaN, and a grey no edge pixel has)
+//! so a pixel the GPU fails to write cannot pass for a right one.
 //!
-//! Then it runs the same detector on textures (`TextureEdges`, `examples/src/texture_edges.rs`): the picture
-//! uploaded as an image into an `rgba8unorm` texture, the blur and the gradient in textures the graph owns,
-//! the edges (at the levels Otsu found above) written into an `rgba8unorm` storage texture and read back as
-//! an image, checked against the CPU pixel by pixel.
+//! Then it runs the detector on textures throughout (`TextureEdges`, `examples/src/texture_edges.rs`): the
+//! blur and the gradient in textures the graph owns, the edges at the levels Otsu found above, read back as
+//! an image and checked against the CPU pixel by pixel.
 //!
-//! It writes `out/flagship.png` (Sobel's edges), `out/flagship_scharr.png`, `out/flagship_blurred.png`,
-//! `out/flagship_gradient.png`, `out/flagship_textures.png` (Sobel's edges on textures) and
-//! `out/flagship.dot` (the graph, flattened, the subgraph as a cluster).
+//! It writes `out/flagship.png` (Sobel's edges, the edge texture read back), `out/flagship_scharr.png`,
+//! `out/flagship_blurred.png`, `out/flagship_gradient.png`, `out/flagship_textures.png` (Sobel's edges on
+//! textures throughout) and `out/flagship.dot` (the graph, flattened, the subgraph as a cluster).
 //!
 //! ```text
 //! cargo run --release -p examples --bin flagship [-- [INPUT.png]]
 //! ```
 //!
-//! Without `INPUT.png` it uses `examples/assets/shapes.png`, built into the program (any PNG works; colour
-//! images are converted to grayscale).
+//! Without `INPUT.png` it uses `examples/assets/shapes.png`, built into the program (any PNG works: it is
+//! uploaded as `rgba8`, and the graph takes its luma).
 
 #![forbid(unsafe_code)]
 
@@ -42,7 +42,7 @@ use std::time::Instant;
 
 use examples::edge_pipeline::{
     BINS, CpuStages, EdgePipeline, EdgePipelineBuffers, EdgePipelineChoice, EdgePipelineParams,
-    cpu_stages, otsu, top,
+    cpu_stages, grey_image, otsu, top,
 };
 use examples::texture_edges::{
     TextureEdges, TextureEdgesBuffers, TextureEdgesChoice, TextureEdgesParams, cpu_texture_edges,
@@ -66,20 +66,20 @@ struct Otsu {
     level: f32,
 }
 
-/// The graph's external buffers.
+/// The graph's external buffers, and the edge texture.
 struct Buffers {
     image: Buffer<f32>,
     blur_rows: Buffer<f32>,
     blurred: Buffer<f32>,
     gradient: Buffer<f32>,
-    edges: Buffer<f32>,
+    edges: Texture,
 }
 
 fn main() -> Result<()> {
     let args = Args::parse()?;
 
     // ---------------------------------------------------------------------------------- the input ---------
-    // Decode the PNG on the CPU and convert it to one f32 per pixel in 0..=1, row by row.
+    // Decode the PNG on the CPU into rgba8, as the graph uploads it; the CPU reference takes the same luma.
     let (image, source) = match &args.input {
         Some(path) => (
             image::open(path).map_err(|e| format!("cannot read {path}: {e}"))?,
@@ -90,13 +90,12 @@ fn main() -> Result<()> {
             "examples/assets/shapes.png (built in)",
         ),
     };
-    let luma = image.to_luma32f();
-    let (width, height) = luma.dimensions();
+    let rgba = image.to_rgba8();
+    let (width, height) = rgba.dimensions();
     if width == 0 || height == 0 {
         return Err(format!("{source} is empty ({width}x{height})").into());
     }
-    let pixels: Vec<f32> = luma.into_raw();
-    let len = pixels.len();
+    let len = (width * height) as usize;
 
     // ---------------------------------------------------------------------------------- the GPU -----------
     let gpu = Gpu::new_blocking()?;
@@ -107,7 +106,7 @@ fn main() -> Result<()> {
         blur_rows: gpu.buffer_zeroed::<f32>(len)?,
         blurred: gpu.buffer_zeroed::<f32>(len)?,
         gradient: gpu.buffer_zeroed::<f32>(len)?,
-        edges: gpu.buffer_zeroed::<f32>(len)?,
+        edges: gpu.texture("texture_2d<rgba8unorm>", [width, height, 1])?,
     };
 
     // ---------------------------------------------------------------------------------- bake --------------
@@ -167,18 +166,19 @@ fn main() -> Result<()> {
     // Each replay takes the frame it uploads; a first replay is timed on its own (drivers often finish setting
     // a pipeline up on its first use).
     let start = Instant::now();
-    graph.upload(EdgePipeline::UPLOADS.frame, &pixels)?;
+    graph.upload_image(EdgePipeline::UPLOADS.picture, &rgba)?;
     graph.replay()?.wait()?;
     let first = start.elapsed();
     let mut times = Vec::with_capacity(REPLAYS);
     for _ in 0..REPLAYS {
         let start = Instant::now();
-        graph.upload(EdgePipeline::UPLOADS.frame, &pixels)?;
+        graph.upload_image(EdgePipeline::UPLOADS.picture, &rgba)?;
         graph.replay()?.wait()?;
         times.push(start.elapsed());
     }
     println!(
-        "replay:    median {} over {REPLAYS} waited replays, each uploading the frame = {:.1} Mpixel/s \
+        "replay:    median {} over {REPLAYS} waited replays, each uploading the frame as an image = {:.1} \
+         Mpixel/s \
          (first replay {})",
         ms(median(&times)),
         len as f64 / median(&times).as_secs_f64() / 1e6,
@@ -188,7 +188,7 @@ fn main() -> Result<()> {
     // One more replay with each dispatch timed on the GPU, where the adapter has timestamp queries.
     let timestamps = wgpu::Features::TIMESTAMP_QUERY;
     if gpu.device().features().contains(timestamps) {
-        graph.upload(EdgePipeline::UPLOADS.frame, &pixels)?;
+        graph.upload_image(EdgePipeline::UPLOADS.picture, &rgba)?;
         let profile = graph.profile()?;
         let dir = out_dir()?;
         std::fs::write(dir.join("flagship_trace.json"), profile.to_chrome_trace())?;
@@ -208,17 +208,9 @@ fn main() -> Result<()> {
     // ---------------------------------------------------------------------------------- check -------------
     let dir = out_dir()?;
     let size = (width as usize, height as usize);
-    let sobel = run_and_check(&mut graph, &b, &shared, &pixels, size, false)?;
+    let (sobel, sobel_edges) = run_and_check(&mut graph, &b, &shared, &rgba, size, false)?;
     let sobel_level = shared.lock().unwrap_or_else(PoisonError::into_inner).level;
-    let sobel_edges = b.edges.read_blocking()?;
-    save_gray_png(
-        &dir.join("flagship.png"),
-        width,
-        height,
-        &sobel_edges,
-        0.0,
-        1.0,
-    )?;
+    sobel_edges.save(dir.join("flagship.png"))?;
     save_gray_png(
         &dir.join("flagship_blurred.png"),
         width,
@@ -248,20 +240,12 @@ fn main() -> Result<()> {
     graph.select(EdgePipelineChoice::Scharr)?;
     graph.params_mut().top = top(true);
     shared.lock().unwrap_or_else(PoisonError::into_inner).top = top(true);
-    run_and_check(&mut graph, &b, &shared, &pixels, size, true)?;
+    let (_, scharr_edges) = run_and_check(&mut graph, &b, &shared, &rgba, size, true)?;
     let scharr_level = shared.lock().unwrap_or_else(PoisonError::into_inner).level;
-    save_gray_png(
-        &dir.join("flagship_scharr.png"),
-        width,
-        height,
-        &b.edges.read_blocking()?,
-        0.0,
-        1.0,
-    )?;
+    scharr_edges.save(dir.join("flagship_scharr.png"))?;
 
     // ---------------------------------------------------------------------------------- on textures -------
-    // The same detector over textures, the levels Otsu found above given as a parameter.
-    let rgba = image.to_rgba8();
+    // The detector over textures throughout, the levels Otsu found above given as a parameter.
     let edges = gpu.texture("texture_2d<rgba8unorm>", [width, height, 1])?;
     let start = Instant::now();
     let mut textured = TextureEdges::bake(&gpu, TextureEdgesBuffers { edges: &edges })?;
@@ -292,7 +276,8 @@ fn main() -> Result<()> {
         .map_err(|e| format!("cannot write {}: {e}", dot.display()))?;
     println!(
         "wrote:     {} (sobel's edges), flagship_scharr.png, flagship_blurred.png, flagship_gradient.png \
-         (white = gradient {bright:.3}), flagship_textures.png (sobel's edges on textures), flagship.dot \
+         (white = gradient {bright:.3}), flagship_textures.png (sobel's edges on textures throughout), \
+         flagship.dot \
          (`dot -Tsvg`), in {}",
         dir.join("flagship.png").display(),
         dir.display()
@@ -301,27 +286,33 @@ fn main() -> Result<()> {
     Ok(())
 }
 
-/// One replay with the outputs poisoned, checked stage by stage against the CPU; returns the CPU's stages.
+/// One replay with the outputs poisoned, checked stage by stage against the CPU; returns the CPU's stages and
+/// the edge image the replay read back.
 fn run_and_check(
     graph: &mut Baked<EdgePipeline>,
     b: &Buffers,
     shared: &Mutex<Otsu>,
-    pixels: &[f32],
+    rgba: &image::RgbaImage,
     (w, h): (usize, usize),
     scharr: bool,
-) -> Result<CpuStages> {
+) -> Result<(CpuStages, image::RgbaImage)> {
     let len = w * h;
-    for output in [&b.blur_rows, &b.blurred, &b.gradient, &b.edges] {
+    for output in [&b.image, &b.blur_rows, &b.blurred, &b.gradient] {
         output.write(&vec![f32::NAN; len])?;
     }
-    graph.upload(EdgePipeline::UPLOADS.frame, pixels)?;
+    // A grey no edge pixel is: a texel the threshold fails to store shows.
+    b.edges.write(&vec![0x7f; len * 4])?;
+    graph.upload_image(EdgePipeline::UPLOADS.picture, rgba)?;
     let finished = graph.replay()?.wait()?;
     let gpu_bins = finished.read(EdgePipeline::READBACKS.hist)?;
+    let edges = finished.read_image(EdgePipeline::READBACKS.result)?;
     drop(finished);
     let level = shared.lock().unwrap_or_else(PoisonError::into_inner).level;
-    let cpu = cpu_stages(pixels, (w, h), scharr);
+    let grey = grey_image(rgba.as_raw());
+    let cpu = cpu_stages(&grey, (w, h), scharr);
     let name = if scharr { "scharr" } else { "sobel" };
 
+    let (d_grey, at_grey) = max_abs_diff(&b.image.read_blocking()?, &grey)?;
     let (d_blur, at_blur) = max_abs_diff(&b.blurred.read_blocking()?, &cpu.blurred)?;
     let gpu_gradient = b.gradient.read_blocking()?;
     let (d_grad, at_grad) = max_abs_diff(&gpu_gradient, &cpu.gradient)?;
@@ -348,17 +339,17 @@ fn run_and_check(
     let counted: u32 = gpu_bins.iter().sum();
     // The level is Otsu's of the histogram the GPU computed, exactly.
     let want_level = otsu(&gpu_bins, 0.0, top(scharr));
-    let edges = b.edges.read_blocking()?;
-    let tolerance = |v: f32| GRADIENT_TOLERANCE * (1.0 + v.abs());
-    let near = |i: usize| (cpu.gradient[i] - level).abs() <= tolerance(level);
-    let mismatched = (0..len)
-        .filter(|&i| {
-            let want = if cpu.gradient[i] > level { 1.0 } else { 0.0 };
-            edges[i].is_nan() || (edges[i] != want && !near(i))
-        })
-        .count();
-    let edge_count = edges.iter().filter(|&&e| e > 0.5).count();
+    // Every edge pixel white or black as the CPU's gradient against the level says, but for gradients
+    // within the tolerance of the level; and the readback is the edge texture.
+    let mismatched = mismatched_edges(
+        edges.as_raw(),
+        &cpu.gradient,
+        level,
+        GRADIENT_TOLERANCE * (1.0 + level.abs()),
+    );
+    let edge_count = edges.as_raw().chunks(4).filter(|p| p[0] == 255).count();
     println!("{name}:");
+    println!("  grey      max |gpu - cpu| = {d_grey:.1e} (at pixel {at_grey})");
     println!("  blurred   max |gpu - cpu| = {d_blur:.1e} (at pixel {at_blur})");
     println!("  gradient  max |gpu - cpu| = {d_grad:.1e} (at pixel {at_grad})");
     println!(
@@ -371,6 +362,9 @@ fn run_and_check(
          ({:.1}%), {mismatched} differ from the CPU",
         100.0 * edge_count as f64 / len as f64
     );
+    if d_grey.is_nan() || d_grey > GREY_TOLERANCE {
+        return Err(format!("{name}: grey differs from the CPU by {d_grey:e}").into());
+    }
     if d_blur.is_nan() || d_blur > BLUR_TOLERANCE {
         return Err(format!("{name}: blurred differs from the CPU by {d_blur:e}").into());
     }
@@ -393,7 +387,10 @@ fn run_and_check(
     if mismatched > 0 {
         return Err(format!("{name}: {mismatched} edge pixels differ from the CPU").into());
     }
-    Ok(cpu)
+    if b.edges.read_blocking()? != *edges.as_raw() {
+        return Err(format!("{name}: the readback differs from the edge texture").into());
+    }
+    Ok((cpu, edges))
 }
 
 /// One replay of the detector on textures, the edge texture poisoned first, its readback (an image) checked
@@ -438,6 +435,8 @@ fn check_textures(
     Ok(read)
 }
 
+/// The grey kernel's against the CPU's luma: three products of values in 0..=1, summed (an FMA or not).
+const GREY_TOLERANCE: f32 = 1e-6;
 /// The library blur's bound against its CPU reference (its library test's): Gaussian weights computed on
 /// each side, five taps a pass, values in 0..=1.
 const BLUR_TOLERANCE: f32 = 1e-5;

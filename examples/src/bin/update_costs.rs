@@ -1,6 +1,7 @@
 //! What each executable-graph update costs, against a fresh bake and a replay: the flagship's graph
-//! (`EdgePipeline`, 11 nodes once flattened, 512 x 512) and a small graph of ranges, each update alternated
-//! between two states so that every one of them does its work, medians of `--runs` (default 21).
+//! (`EdgePipeline`, 13 nodes once flattened, 512 x 512, from a picture texture to an edge texture) and a
+//! small graph of ranges, each update alternated between two states so that every one of them does its
+//! work, medians of `--runs` (default 21).
 //!
 //! ```text
 //! cargo run --release -p examples --bin update_costs [-- --runs N]
@@ -21,19 +22,26 @@ fn main() -> Result<()> {
     println!("adapter: {}", gpu.summary());
     let (w, h) = (512u32, 512u32);
     let len = (w * h) as usize;
-    let image: Vec<f32> = (0..len)
-        .map(|i| ((i * 7919) % 1000) as f32 / 1000.0)
-        .collect();
-    let names = ["image", "blur_rows", "blurred", "gradient", "edges"];
+    let picture = image::RgbaImage::from_fn(w, h, |x, y| {
+        let v = ((x * 7919 + y * 104_729) % 256) as u8;
+        image::Rgba([v, v / 2, 255 - v, 255])
+    });
+    let names = ["image", "blur_rows", "blurred", "gradient"];
     let buffers: Vec<AnyBuffer> = names
         .iter()
         .map(|_| gpu.buffer_zeroed::<f32>(len).map(|b| b.as_any().clone()))
         .collect::<std::result::Result<_, _>>()?;
     let spare = gpu.buffer_zeroed::<f32>(len)?;
     let bound: Vec<(&str, &AnyBuffer)> = names.iter().copied().zip(&buffers).collect();
+    let edges = gpu.texture("texture_2d<rgba8unorm>", [w, h, 1])?;
 
     let bake = || -> Result<BakedGraph> {
-        let mut g = BakedGraph::bake(&gpu, EdgePipeline::DESCRIPTION, &bound)?;
+        let mut g = BakedGraph::bake_with_textures(
+            &gpu,
+            EdgePipeline::DESCRIPTION,
+            &bound,
+            &[("edges", &edges)],
+        )?;
         g.set_param("width", w)?;
         g.set_param("height", h)?;
         g.set_param("top", top(false))?;
@@ -46,7 +54,7 @@ fn main() -> Result<()> {
     let bakes = time(runs, |_| bake().map(|_| UpdateReport::default()))?;
     let mut g = bake()?;
     let replays = time(runs, |_| {
-        g.upload("frame", &image)?;
+        g.upload_image("picture", &picture)?;
         g.replay()?.wait()?;
         Ok(UpdateReport::default())
     })?;
