@@ -712,7 +712,7 @@ impl GraphDesc {
     }
 
     /// Kernels bind textures, none sized by a texture's length (it has none); copies, uploads and readbacks
-    /// move whole textures, outside blocks; interop tasks get them; subgraphs bind them; nothing else uses one.
+    /// move whole textures, outside blocks; host and interop tasks get them; subgraphs bind them.
     fn validate_texture_uses(
         &self,
         index: usize,
@@ -740,7 +740,7 @@ impl GraphDesc {
             }
             Ok(())
         };
-        let used: Vec<u32> = match &node.op {
+        match &node.op {
             OpDesc::Kernel(k) => {
                 if let DispatchDesc::BufferLen(b) = k.dispatch {
                     ensure!(
@@ -748,31 +748,23 @@ impl GraphDesc {
                         "kernel `{name}` is sized by a texture's length"
                     );
                 }
-                Vec::new()
             }
             OpDesc::Copy {
                 src,
                 dst,
                 src_range,
                 dst_range,
-            } => {
-                moves(&[(*src, src_range), (*dst, dst_range)])?;
-                Vec::new()
-            }
+            } => moves(&[(*src, src_range), (*dst, dst_range)])?,
             OpDesc::Upload { buffer, range } | OpDesc::Readback { buffer, range } => {
-                moves(&[(*buffer, range)])?;
-                Vec::new()
+                moves(&[(*buffer, range)])?
             }
-            OpDesc::Host { accesses } => accesses.iter().map(|a| a.buffer).collect(),
-            // Checked against the child's textures with the binding (`crate::subgraph`).
-            OpDesc::Subgraph { .. } | OpDesc::Interop { .. } | OpDesc::Empty => Vec::new(),
-        };
-        ensure!(
-            !used.into_iter().any(texture),
-            "{} `{name}` uses a texture, which only kernels, copies, uploads, readbacks, interop tasks and \
-             subgraphs may",
-            node.op.kind()
-        );
+            // A host task reads and writes a texture's texels; a subgraph's are checked against the child's
+            // textures with the binding (`crate::subgraph`); an interop task gets the wgpu texture.
+            OpDesc::Host { .. }
+            | OpDesc::Subgraph { .. }
+            | OpDesc::Interop { .. }
+            | OpDesc::Empty => {}
+        }
         self.validate_sampler_uses(node)
     }
 

@@ -383,9 +383,9 @@ fn transfer_handles(lowered: &Lowered, graph: &Ident) -> TokenStream {
 }
 
 /// Per host node: `GraphNameHost<'a>`, its typed context (a method per declared buffer: `buf()` reads it,
-/// `write_buf(&data)` replaces it, as the access allows), the handle `GraphNameTask` that names it, and the
-/// handles as `Graph::HOSTS`. A buffer named twice, or without a usable element type, gets no method (its
-/// error is reported).
+/// `write_buf(&data)` replaces it, as the access allows; a texture's the same over its texels' bytes), the
+/// handle `GraphNameTask` that names it, and the handles as `Graph::HOSTS`. A buffer named twice, or without a
+/// usable element type, gets no method (its error is reported).
 fn host_contexts(lowered: &Lowered, graph: &Ident, nodes: &[(Ident, String)]) -> TokenStream {
     let p = private();
     let mut items = TokenStream::new();
@@ -401,6 +401,24 @@ fn host_contexts(lowered: &Lowered, graph: &Ident, nodes: &[(Ident, String)]) ->
         for (a, access) in accesses.iter().enumerate() {
             // A buffer named twice, or without a usable element type, is an error the checks report.
             let repeated = accesses[..a].iter().any(|b| b.buffer == access.buffer);
+            let span = lowered
+                .spans
+                .get(&Loc::Access {
+                    node: index,
+                    index: a,
+                })
+                .map_or_else(Span::call_site, |s| s.0);
+            // A texture's texels, as bytes.
+            let texture = lowered
+                .graph
+                .buffers
+                .iter()
+                .find(|b| b.name == access.buffer)
+                .filter(|b| graph_core::texture::TextureType::parse_declaration(&b.elem).is_ok());
+            if let (Some(texture), false) = (texture, repeated) {
+                methods.extend(texel_methods(&p, access, a, &texture.elem, span));
+                continue;
+            }
             let elem = lowered
                 .graph
                 .buffers
@@ -412,13 +430,6 @@ fn host_contexts(lowered: &Lowered, graph: &Ident, nodes: &[(Ident, String)]) ->
                 continue;
             };
             let ty = rust_type(elem);
-            let span = lowered
-                .spans
-                .get(&Loc::Access {
-                    node: index,
-                    index: a,
-                })
-                .map_or_else(Span::call_site, |s| s.0);
             let reader = rust_ident(&access.buffer, span);
             let writer = format_ident!("write_{}", access.buffer, span = span);
             if access.mode.reads() {
@@ -641,6 +652,47 @@ fn role_enums(lowered: &Lowered, names: &Names, nodes: &[(Ident, String)]) -> To
         });
     }
     out
+}
+
+/// The methods of a host context over texture access `a` (of type text `ty`), as the access allows: `t()`
+/// reads its texels' bytes, `write_t(&bytes)` replaces them all.
+fn texel_methods(
+    p: &TokenStream,
+    access: &graph_core::ir::Access,
+    a: usize,
+    ty: &str,
+    span: Span,
+) -> Vec<TokenStream> {
+    let mut methods = Vec::new();
+    let reader = rust_ident(&access.buffer, span);
+    let writer = format_ident!("write_{}", access.buffer, span = span);
+    if access.mode.reads() {
+        let doc = format!(
+            "Reads every texel of texture `{}` (`{ty}`) as bytes, rows one after another, as the GPU work \
+             before this task left it.",
+            access.buffer
+        );
+        methods.push(quote! {
+            #[doc = #doc]
+            pub fn #reader(&self) -> ::core::result::Result<::std::vec::Vec<u8>, #p::Error> {
+                self.ctx.read_texels_access(#a)
+            }
+        });
+    }
+    if access.mode.writes() {
+        let doc = format!(
+            "Replaces every texel of texture `{}` (`{ty}`, bytes laid out as the reader gives them) for the \
+             GPU work after this task.",
+            access.buffer
+        );
+        methods.push(quote! {
+            #[doc = #doc]
+            pub fn #writer(&self, texels: &[u8]) -> ::core::result::Result<(), #p::Error> {
+                self.ctx.write_texels_access(#a, texels)
+            }
+        });
+    }
+    methods
 }
 
 fn rust_type(t: ValueType) -> TokenStream {

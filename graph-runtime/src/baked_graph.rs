@@ -868,6 +868,7 @@ fn run_host_task(
         gpu,
         buffers: &bound.buffers,
         lens: &bound.lens,
+        textures: &bound.textures,
         desc,
         node: n,
         accesses,

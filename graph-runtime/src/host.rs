@@ -9,6 +9,7 @@ use crate::element::Element;
 use crate::error::{Error, TaskKind};
 use crate::gpu::Gpu;
 use crate::task_graph::TaskGraph;
+use crate::texture::Texture;
 
 /// A host task's closure as the runtime keeps it: what [`crate::Baked::on_host`] and
 /// [`crate::BakedGraph::on_host`] make of the closure they are given. An error it returns fails the replay, as
@@ -16,14 +17,17 @@ use crate::task_graph::TaskGraph;
 /// [`Error::task`].
 pub type HostTask = Box<dyn FnMut(&HostContext<'_>) -> Result<(), Error> + Send>;
 
-/// What a host task sees: the buffers its node declared, by name, readable or writable as declared. The GPU
-/// work before the task has finished when it runs; what it writes is in place for the GPU work after it.
+/// What a host task sees: the buffers and textures its node declared, by name, readable or writable as
+/// declared (a buffer's elements, a texture's texels as bytes). The GPU work before the task has finished when
+/// it runs; what it writes is in place for the GPU work after it.
 #[derive(Debug)]
 pub struct HostContext<'a> {
     pub(crate) gpu: &'a Gpu,
     /// Declared by host tasks, so never placed in the heap: each slice is its whole buffer.
     pub(crate) buffers: &'a [crate::slice::Slice],
     pub(crate) lens: &'a [u32],
+    /// The bound and graph-owned textures, by buffer index.
+    pub(crate) textures: &'a [Option<Texture>],
     pub(crate) desc: &'a GraphDesc,
     /// The task's node index in the description.
     pub(crate) node: usize,
@@ -79,6 +83,95 @@ impl HostContext<'_> {
     pub fn write_access<T: Element>(&self, access: usize, data: &[T]) -> Result<(), Error> {
         let index = self.declared_access::<T>(access, "write")?;
         self.write_buffer(index, data)
+    }
+
+    /// Reads every texel of texture `name`, which the task declared `read` or `read_write`: rows one after
+    /// another without padding, layer after layer ([`Texture::read_blocking`]'s bytes).
+    pub fn read_texels(&self, name: &str) -> Result<Vec<u8>, Error> {
+        let index = self.declared_texture(name, "read")?;
+        self.texture(index)?
+            .read_blocking()
+            .map_err(|e| self.failed(e))
+    }
+
+    /// Replaces every texel of texture `name`, which the task declared `write` or `read_write`, with
+    /// `texels` laid out as [`HostContext::read_texels`] gives them.
+    pub fn write_texels(&self, name: &str, texels: &[u8]) -> Result<(), Error> {
+        let index = self.declared_texture(name, "write")?;
+        self.write_texture(index, texels)
+    }
+
+    /// [`HostContext::read_texels`] by access, as [`HostContext::read_access`].
+    #[doc(hidden)]
+    pub fn read_texels_access(&self, access: usize) -> Result<Vec<u8>, Error> {
+        let index = self.declared_texture_access(access, "read")?;
+        self.texture(index)?
+            .read_blocking()
+            .map_err(|e| self.failed(e))
+    }
+
+    /// [`HostContext::write_texels`] by access, as [`HostContext::read_access`].
+    #[doc(hidden)]
+    pub fn write_texels_access(&self, access: usize, texels: &[u8]) -> Result<(), Error> {
+        let index = self.declared_texture_access(access, "write")?;
+        self.write_texture(index, texels)
+    }
+
+    fn write_texture(&self, index: usize, texels: &[u8]) -> Result<(), Error> {
+        let texture = self.texture(index)?;
+        let expected = texture.packed_bytes().map_err(|e| self.failed(e))?;
+        if texels.len() != expected {
+            return Err(self.refused(format!(
+                "`{}` holds {expected} bytes of texels, and {} were written: write all of it",
+                self.desc.buffers[index].name,
+                texels.len()
+            )));
+        }
+        texture.write(texels).map_err(|e| self.failed(e))
+    }
+
+    /// The texture at buffer index `index`: bound, or made by the graph.
+    fn texture(&self, index: usize) -> Result<&Texture, Error> {
+        self.textures
+            .get(index)
+            .and_then(Option::as_ref)
+            .ok_or_else(|| {
+                self.refused(format!(
+                    "`{}` has no texture bound",
+                    self.desc.buffers[index].name
+                ))
+            })
+    }
+
+    /// The texture's index, if the node declared it for this use and it is a texture.
+    fn declared_texture(&self, name: &str, used: &'static str) -> Result<usize, Error> {
+        let index = self.desc.buffers.iter().position(|b| b.name == name);
+        let access = index.and_then(|i| self.accesses.iter().find(|a| a.buffer as usize == i));
+        self.checked_texture(access, name, used)
+    }
+
+    fn declared_texture_access(&self, access: usize, used: &'static str) -> Result<usize, Error> {
+        let a = self.accesses.get(access);
+        let name = a
+            .and_then(|a| self.desc.buffers.get(a.buffer as usize))
+            .map_or("?", |b| &*b.name);
+        self.checked_texture(a, name, used)
+    }
+
+    /// The texture of `access` (of the texture named `name`), if it allows this use and is a texture.
+    fn checked_texture(
+        &self,
+        access: Option<&AccessDesc>,
+        name: &str,
+        used: &'static str,
+    ) -> Result<usize, Error> {
+        let index = self.allowed(access, name, used)?;
+        if self.desc.buffers[index].texture.is_none() {
+            return Err(self.refused(format!(
+                "`{name}` is a buffer, not a texture: {used} it with `{used}` rather than `{used}_texels`"
+            )));
+        }
+        Ok(index)
     }
 
     fn read_buffer<T: Element>(&self, index: usize) -> Result<Vec<T>, Error> {
@@ -147,6 +240,34 @@ impl HostContext<'_> {
         name: &str,
         used: &'static str,
     ) -> Result<usize, Error> {
+        let index = self.allowed(access, name, used)?;
+        let b = &self.desc.buffers[index];
+        if b.texture.is_some() {
+            return Err(self.refused(format!(
+                "`{}` is a texture (`{}`), not a buffer: {used} its texels with `{used}_texels`",
+                b.name,
+                b.texture.as_deref().unwrap_or_default()
+            )));
+        }
+        if b.elem != T::TYPE {
+            return Err(self.refused(format!(
+                "`{}` holds `{}` elements, not `{}`: {used} it as `{}`",
+                b.name,
+                b.elem,
+                T::TYPE,
+                b.elem
+            )));
+        }
+        Ok(index)
+    }
+
+    /// The index of what `access` (of `name`) touches, if the node declared it and for this use.
+    fn allowed(
+        &self,
+        access: Option<&AccessDesc>,
+        name: &str,
+        used: &'static str,
+    ) -> Result<usize, Error> {
         let allowed = access.filter(|a| {
             if used == "read" {
                 a.mode.reads()
@@ -168,16 +289,6 @@ impl HostContext<'_> {
                 used,
             });
         };
-        let (index, b) = b;
-        if b.elem != T::TYPE {
-            return Err(self.refused(format!(
-                "`{}` holds `{}` elements, not `{}`: {used} it as `{}`",
-                b.name,
-                b.elem,
-                T::TYPE,
-                b.elem
-            )));
-        }
-        Ok(index)
+        Ok(b.0)
     }
 }

@@ -447,7 +447,7 @@ impl Texture {
     }
 
     /// Bytes of every texel, rows packed one after another (no padding), layer after layer.
-    fn packed_bytes(&self) -> Result<usize, Error> {
+    pub(crate) fn packed_bytes(&self) -> Result<usize, Error> {
         let rows = self.texture.height() * self.texture.depth_or_array_layers();
         Ok(self.row_bytes()? as usize * rows as usize)
     }

@@ -1326,3 +1326,164 @@ fn a_subgraph_reads_the_parents_texture_through_its_binding() -> Result<(), Erro
     }
     Ok(())
 }
+
+graph! {
+    /// A frame's luma into a texture the graph owns, inverted by a host task between two GPU partitions, then
+    /// marked where bright.
+    graph HostTexels {
+        params { width: u32, height: u32 }
+        textures {
+            frame: texture_2d<rgba8unorm> = input,
+            bright: texture_2d<r32float; frame>,
+            mask: texture_2d<r32uint> = output,
+        }
+        // How many texels the host task inverted.
+        buffers { count: [u32] = output }
+        kernel weigh(frame: read, bright: write) threads(params.width, params.height) {
+            @compute @workgroup_size(8, 8)
+            fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
+                if (gid.x >= params.width || gid.y >= params.height) { return; }
+                let c = textureLoad(frame, vec2<i32>(gid.xy), 0);
+                textureStore(bright, gid.xy, vec4<f32>(0.25 * c.r + 0.5 * c.g + 0.25 * c.b, 0.0, 0.0, 1.0));
+            }
+        }
+        host invert(bright: read_write, count: write);
+        kernel mark(bright: read, mask: write) threads(params.width, params.height) {
+            @compute @workgroup_size(8, 8)
+            fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
+                if (gid.x >= params.width || gid.y >= params.height) { return; }
+                let on = textureLoad(bright, gid.xy, 0).r > 0.5;
+                textureStore(mask, gid.xy, vec4<u32>(select(0u, 1u, on), 0u, 0u, 1u));
+            }
+        }
+    }
+}
+
+/// A host task reads a texture's texels after the GPU wrote them and writes them back for the GPU after it
+/// (typed: `h.bright()`, `h.write_bright(..)`), on each recorder; the mask equals the CPU's, poisoned first.
+#[test]
+fn a_host_task_reads_and_writes_the_texels_of_the_textures_it_declared() -> Result<(), Error> {
+    let gpu = gpu();
+    let mut rng = rng();
+    let (width, height) = (29u32, 13u32);
+    let frame = gpu.texture("texture_2d<rgba8unorm>", [width, height, 1])?;
+    let mask = gpu.texture("texture_2d<r32uint>", [width, height, 1])?;
+    let count = gpu.buffer_zeroed::<u32>(1)?;
+    let mut g = HostTexels::bake(
+        &gpu,
+        HostTexelsBuffers {
+            frame: &frame,
+            mask: &mask,
+            count: &count,
+        },
+    )?;
+    *g.params_mut() = HostTexelsParams::new(width, height);
+    let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::<f32>::new()));
+    let task_seen = seen.clone();
+    g.on_host(HostTexels::HOSTS.invert, move |h| {
+        let texels = h.bright()?;
+        let values: Vec<f32> = bytemuck::cast_slice(&texels).to_vec();
+        let inverted: Vec<f32> = values.iter().map(|v| 1.0 - v).collect();
+        h.write_count(&[values.len() as u32])?;
+        *task_seen.lock().expect("not poisoned") = values;
+        h.write_bright(bytemuck::cast_slice(&inverted))
+    })?;
+    for native in [true, false] {
+        if native {
+            if let Err(e) = g.use_native_recorder(graph_runtime::NativeParamsIn::Buffer) {
+                assert!(!common::native_expected(&gpu), "native recorder: {e}");
+                continue;
+            }
+        } else {
+            g.use_portable_recorder();
+        }
+        let pixels = random_bytes(&mut rng, (width * height * 4) as usize);
+        frame.write(&pixels)?;
+        poison_texture(&mask, 0xee);
+        poison_u32(&count);
+        g.replay()?.wait()?;
+        let what = g.untyped().recorder();
+        assert_eq!(
+            read(&count),
+            [width * height],
+            "{what}: texels the task counted"
+        );
+        // The task saw the luma the first kernel stored.
+        let luma: Vec<f32> = pixels.chunks(4).map(luma_of).collect();
+        let got = seen.lock().expect("not poisoned").clone();
+        assert_eq!(got.len(), luma.len(), "{what}: texels the task read");
+        for (i, (g, w)) in got.iter().zip(&luma).enumerate() {
+            assert!(
+                (g - w).abs() <= 1e-6,
+                "{what}: the task read {g} at {i}, CPU {w}"
+            );
+        }
+        // The second kernel saw what the task wrote: 1 - luma.
+        let marks: Vec<u32> = bytemuck::cast_slice(&mask.read_blocking()?).to_vec();
+        for (i, (m, l)) in marks.iter().zip(&got).enumerate() {
+            assert_eq!(
+                *m,
+                u32::from(1.0 - l > 0.5),
+                "{what}: mask[{i}] of luma {l}"
+            );
+        }
+    }
+    Ok(())
+}
+
+/// A host task that reads a texture as a buffer, a buffer as texels, or writes too few texels gets an `Err`
+/// naming what it got wrong, and the replay fails with it.
+#[test]
+fn a_host_task_misusing_texels_gets_an_error() -> Result<(), Error> {
+    let gpu = gpu();
+    let (width, height) = (5u32, 3u32);
+    let frame = gpu.texture("texture_2d<rgba8unorm>", [width, height, 1])?;
+    let mask = gpu.texture("texture_2d<r32uint>", [width, height, 1])?;
+    let count = gpu.buffer_zeroed::<u32>(1)?;
+    type Misuse = fn(&graph_runtime::HostContext<'_>) -> Result<(), Error>;
+    let cases: [(Misuse, &str); 5] = [
+        (
+            |ctx| ctx.read::<[f32; 4]>("bright").map(drop),
+            "`bright` is a texture (`texture_2d<r32float>`), not a buffer",
+        ),
+        (
+            |ctx| ctx.write_texels("bright", &[0; 4]),
+            "`bright` holds 60 bytes of texels, and 4 were written",
+        ),
+        (
+            |ctx| ctx.write_texels("count", &[0; 4]),
+            "`count` is a buffer, not a texture",
+        ),
+        (
+            |ctx| ctx.read_texels("mask").map(drop),
+            "host task `invert` may not read `mask`",
+        ),
+        (
+            // The positive control: all the texels, as read.
+            |ctx| {
+                let texels = ctx.read_texels("bright")?;
+                ctx.write_texels("bright", &texels)
+            },
+            "",
+        ),
+    ];
+    for (misuse, words) in cases {
+        let mut g = BakedGraph::bake_with_textures(
+            &gpu,
+            HostTexels::DESCRIPTION,
+            &[("count", count.as_any())],
+            &[("frame", &frame), ("mask", &mask)],
+        )?;
+        g.set_param("width", width)?;
+        g.set_param("height", height)?;
+        g.on_host("invert", misuse)?;
+        let result = g.replay().and_then(|s| s.wait().map(drop));
+        match (words, result) {
+            ("", Ok(())) => {}
+            ("", Err(e)) => panic!("the positive control failed: {e}"),
+            (_, Ok(())) => panic!("no error for the misuse naming {words:?}"),
+            (_, Err(e)) => assert!(e.to_string().contains(words), "{e}"),
+        }
+    }
+    Ok(())
+}

@@ -1030,16 +1030,6 @@ const CASES: &[Case] = &[
         build: || texture_into_owned("texture_2d<rgba16float; fram>"),
         rustc_errors: &[],
     },
-    Case {
-        fixture: "textures/host-task-of-a-texture",
-        build: || {
-            let mut b = graph_g();
-            b.texture("t", "texture_2d<r32float>", Role::Input)
-                .host("look", &[("t", AccessMode::Read)]);
-            b
-        },
-        rustc_errors: &[],
-    },
     // cycles/
     Case {
         fixture: "cycles/explicit-and-inferred-cycle",

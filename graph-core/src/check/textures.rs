@@ -1,6 +1,6 @@
 //! Textures and samplers: what may use one, and how. Kernels of the graph's own WGSL bind textures (library
 //! kernels bind arrays); fills, copies, uploads and readbacks take them whole; interop tasks get them;
-//! subgraphs bind them to their own textures; host tasks of textures are not built yet, and say so. A kernel
+//! subgraphs bind them to their own textures; host tasks read and write their texels. A kernel
 //! may bind a texture as its declaration allows, and as storage only where every device can (WebGPU's
 //! portable formats), else the error names the feature it would need; a kernel writing a texture of a size
 //! known in texels over literal `threads(..)` covers it. A sampler is only read, by kernels of the graph's own
@@ -224,20 +224,24 @@ impl Checker<'_> {
                         self.check_texture_binding(n, i, name, texture, AccessMode::Write);
                         None
                     }
-                    // An interop task gets the wgpu texture, which it records its own work on.
-                    NodeKind::Upload { .. } | NodeKind::Readback { .. } | NodeKind::Interop { .. } => None,
+                    // An interop task gets the wgpu texture, which it records its own work on; a host task
+                    // reads and writes its texels (`HostContext::read_texels`).
+                    NodeKind::Upload { .. }
+                    | NodeKind::Readback { .. }
+                    | NodeKind::Interop { .. }
+                    | NodeKind::Host { .. } => None,
                     // A subgraph binds it to a texture of the child of the same declared type
                     // (`check/subgraphs.rs`); the child's own checks cover what its nodes do with it.
                     NodeKind::Subgraph { .. } => None,
                     other => Some((
                         format!(
                             "{} `{}` cannot use texture `{name}`: kernels, fills, copies, uploads, readbacks, \
-                             interop tasks and subgraphs use textures",
+                             host and interop tasks and subgraphs use textures",
                             other.keyword(),
                             node.name
                         ),
-                        "host tasks of textures are not built yet; read or write it in a kernel, or move it \
-                         with a copy, an upload or a readback"
+                        "read or write it in a kernel or a task, or move it with a copy, an upload or a \
+                         readback"
                             .to_string(),
                     )),
                 };
