@@ -60,13 +60,15 @@ pub struct ContextKey(pub(crate) ());
 impl HostContext<'_> {
     /// Reads buffer `name`, which the task declared `read` or `read_write`.
     pub fn read<T: Element>(&self, name: &str) -> Result<Vec<T>, Error> {
-        let index = self.declared::<T>(name, "read")?;
+        let (access, name) = self.named(name);
+        let index = self.checked::<T>(access, name, "read")?;
         self.read_buffer(index)
     }
 
     /// Replaces the contents of buffer `name`, which the task declared `write` or `read_write`.
     pub fn write<T: Element>(&self, name: &str, data: &[T]) -> Result<(), Error> {
-        let index = self.declared::<T>(name, "write")?;
+        let (access, name) = self.named(name);
+        let index = self.checked::<T>(access, name, "write")?;
         self.write_buffer(index, data)
     }
 
@@ -74,21 +76,24 @@ impl HostContext<'_> {
     /// [`HostContext::read`] but no lookup by name: what the generated typed contexts call.
     #[doc(hidden)]
     pub fn read_access<T: Element>(&self, access: usize) -> Result<Vec<T>, Error> {
-        let index = self.declared_access::<T>(access, "read")?;
+        let (access, name) = self.at(access);
+        let index = self.checked::<T>(access, name, "read")?;
         self.read_buffer(index)
     }
 
     /// [`HostContext::write`] by access, as [`HostContext::read_access`].
     #[doc(hidden)]
     pub fn write_access<T: Element>(&self, access: usize, data: &[T]) -> Result<(), Error> {
-        let index = self.declared_access::<T>(access, "write")?;
+        let (access, name) = self.at(access);
+        let index = self.checked::<T>(access, name, "write")?;
         self.write_buffer(index, data)
     }
 
     /// Reads every texel of texture `name`, which the task declared `read` or `read_write`: rows one after
     /// another without padding, layer after layer ([`Texture::read_blocking`]'s bytes).
     pub fn read_texels(&self, name: &str) -> Result<Vec<u8>, Error> {
-        let index = self.declared_texture(name, "read")?;
+        let (access, name) = self.named(name);
+        let index = self.checked_texture(access, name, "read")?;
         self.texture(index)?
             .read_blocking()
             .map_err(|e| self.failed(e))
@@ -97,14 +102,16 @@ impl HostContext<'_> {
     /// Replaces every texel of texture `name`, which the task declared `write` or `read_write`, with
     /// `texels` laid out as [`HostContext::read_texels`] gives them.
     pub fn write_texels(&self, name: &str, texels: &[u8]) -> Result<(), Error> {
-        let index = self.declared_texture(name, "write")?;
+        let (access, name) = self.named(name);
+        let index = self.checked_texture(access, name, "write")?;
         self.write_texture(index, texels)
     }
 
     /// [`HostContext::read_texels`] by access, as [`HostContext::read_access`].
     #[doc(hidden)]
     pub fn read_texels_access(&self, access: usize) -> Result<Vec<u8>, Error> {
-        let index = self.declared_texture_access(access, "read")?;
+        let (access, name) = self.at(access);
+        let index = self.checked_texture(access, name, "read")?;
         self.texture(index)?
             .read_blocking()
             .map_err(|e| self.failed(e))
@@ -113,7 +120,8 @@ impl HostContext<'_> {
     /// [`HostContext::write_texels`] by access, as [`HostContext::read_access`].
     #[doc(hidden)]
     pub fn write_texels_access(&self, access: usize, texels: &[u8]) -> Result<(), Error> {
-        let index = self.declared_texture_access(access, "write")?;
+        let (access, name) = self.at(access);
+        let index = self.checked_texture(access, name, "write")?;
         self.write_texture(index, texels)
     }
 
@@ -141,21 +149,6 @@ impl HostContext<'_> {
                     self.desc.buffers[index].name
                 ))
             })
-    }
-
-    /// The texture's index, if the node declared it for this use and it is a texture.
-    fn declared_texture(&self, name: &str, used: &'static str) -> Result<usize, Error> {
-        let index = self.desc.buffers.iter().position(|b| b.name == name);
-        let access = index.and_then(|i| self.accesses.iter().find(|a| a.buffer as usize == i));
-        self.checked_texture(access, name, used)
-    }
-
-    fn declared_texture_access(&self, access: usize, used: &'static str) -> Result<usize, Error> {
-        let a = self.accesses.get(access);
-        let name = a
-            .and_then(|a| self.desc.buffers.get(a.buffer as usize))
-            .map_or("?", |b| &*b.name);
-        self.checked_texture(a, name, used)
     }
 
     /// The texture of `access` (of the texture named `name`), if it allows this use and is a texture.
@@ -213,24 +206,20 @@ impl HostContext<'_> {
         error.of_task(&self.desc.name, self.name(), TaskKind::Host)
     }
 
-    /// The buffer of access `access`, if the node declared it for this use and it holds `T`.
-    fn declared_access<T: Element>(
-        &self,
-        access: usize,
-        used: &'static str,
-    ) -> Result<usize, Error> {
+    /// The task's access of the buffer or texture named `name`, if it declared one, and the name.
+    fn named<'n>(&self, name: &'n str) -> (Option<&AccessDesc>, &'n str) {
+        let index = self.desc.buffers.iter().position(|b| b.name == name);
+        let access = index.and_then(|i| self.accesses.iter().find(|a| a.buffer as usize == i));
+        (access, name)
+    }
+
+    /// The task's access `access` (in declaration order), and the name of what it touches.
+    fn at(&self, access: usize) -> (Option<&AccessDesc>, &str) {
         let a = self.accesses.get(access);
         let name = a
             .and_then(|a| self.desc.buffers.get(a.buffer as usize))
             .map_or("?", |b| &*b.name);
-        self.checked::<T>(a, name, used)
-    }
-
-    /// The buffer's index, if the node declared it for this use and it holds `T`.
-    fn declared<T: Element>(&self, name: &str, used: &'static str) -> Result<usize, Error> {
-        let index = self.desc.buffers.iter().position(|b| b.name == name);
-        let access = index.and_then(|i| self.accesses.iter().find(|a| a.buffer as usize == i));
-        self.checked::<T>(access, name, used)
+        (a, name)
     }
 
     /// The buffer of `access` (of the buffer named `name`), if it allows this use and holds `T`.

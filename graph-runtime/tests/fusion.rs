@@ -559,13 +559,8 @@ fn kernels_at_their_own_texels_fused_give_what_the_unfused_graph_and_the_cpu_giv
         frame.write(&pixels)?;
         // Each recorder in turn (the native one where the device has it).
         for native in [true, false] {
-            if native {
-                if let Err(e) = g.use_native_recorder(graph_runtime::NativeParamsIn::Buffer) {
-                    assert!(!common::native_expected(&gpu), "native recorder: {e}");
-                    continue;
-                }
-            } else {
-                g.use_portable_recorder();
+            if !common::use_recorder(&mut g, &gpu, native) {
+                continue;
             }
             let what = format!(
                 "{} on the {} recorder",

@@ -1389,13 +1389,8 @@ fn a_host_task_reads_and_writes_the_texels_of_the_textures_it_declared() -> Resu
         h.write_bright(bytemuck::cast_slice(&inverted))
     })?;
     for native in [true, false] {
-        if native {
-            if let Err(e) = g.use_native_recorder(graph_runtime::NativeParamsIn::Buffer) {
-                assert!(!common::native_expected(&gpu), "native recorder: {e}");
-                continue;
-            }
-        } else {
-            g.use_portable_recorder();
+        if !common::use_recorder(&mut g, &gpu, native) {
+            continue;
         }
         let pixels = random_bytes(&mut rng, (width * height * 4) as usize);
         frame.write(&pixels)?;

@@ -34,6 +34,47 @@ pub fn native_expected(gpu: &Gpu) -> bool {
         && std::env::var(graph_runtime::env::RECORDER_ENV).as_deref() != Ok("portable")
 }
 
+/// A baked graph whose recorder a test switches: typed or not.
+pub trait Recorders {
+    fn native(&mut self) -> Result<(), Error>;
+    fn portable(&mut self);
+}
+
+impl Recorders for graph_runtime::BakedGraph {
+    fn native(&mut self) -> Result<(), Error> {
+        self.use_native_recorder(graph_runtime::NativeParamsIn::Buffer)
+    }
+    fn portable(&mut self) {
+        self.use_portable_recorder();
+    }
+}
+
+impl<G: graph_runtime::TaskGraph> Recorders for graph_runtime::Baked<G> {
+    fn native(&mut self) -> Result<(), Error> {
+        self.use_native_recorder(graph_runtime::NativeParamsIn::Buffer)
+    }
+    fn portable(&mut self) {
+        self.use_portable_recorder();
+    }
+}
+
+/// Switches `g` to the native recorder (`native`) or the portable one; `false` where the native one is
+/// refused on a device that is not expected to have it (the test then skips that round), and a failure
+/// where it is refused on one that is.
+pub fn use_recorder(g: &mut impl Recorders, gpu: &Gpu, native: bool) -> bool {
+    if !native {
+        g.portable();
+        return true;
+    }
+    match g.native() {
+        Ok(()) => true,
+        Err(e) => {
+            assert!(!native_expected(gpu), "native recorder: {e}");
+            false
+        }
+    }
+}
+
 /// An application's own device, created without `IMMEDIATES`, so parameters go through the uniform-buffer
 /// fallback. It honours `WGPU_BACKEND` and validation mode like [`gpu`].
 pub fn gpu_without_immediates() -> Gpu {
