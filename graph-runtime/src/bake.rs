@@ -206,6 +206,17 @@ fn bind_texture(
                 .into(),
         });
     }
+    // And a view of some of a 2-D texture's layers read nothing here: a kernel bound to layer 2 of 3 left
+    // its output unwritten (`a_mip_level_or_a_layer_of_a_texture_binds_as_the_graph_declares`, llvmpipe's GL).
+    if (sampled || storage) && texture.some_layers() && gpu.backend() == Some(wgpu::Backend::Gl) {
+        return Err(Error::TextureMismatch {
+            graph: desc.name.to_string(),
+            texture: name.to_string(),
+            reason: "wgpu's GL backend does not bind some of a texture's layers (a kernel bound to one read \
+                     nothing); bind a texture of those layers alone, or all of them as a `texture_2d_array<..>`"
+                .into(),
+        });
+    }
     Ok((sampled || storage).then(|| texture.view(ty.dim)))
 }
 
@@ -778,7 +789,7 @@ pub(crate) fn build_replay(
     // changes with a rebind, which comes back here.
     let extents: Vec<Option<[u32; 3]>> = textures
         .iter()
-        .map(|t| t.as_ref().map(|t| crate::texture::extent(t.wgpu())))
+        .map(|t| t.as_ref().map(Texture::extent))
         .collect();
     let desc = &*desc.with_texture_extents(&extents);
     let lengths: Vec<Option<u64>> = desc

@@ -113,6 +113,9 @@ pub(crate) struct NativeReplay {
     /// in: wgpu puts it there (`transition_resources`) ahead of every run of segments, wherever the
     /// application or the graph's own copies left it, and so knows its layout after them too.
     textures: Vec<(wgpu::Texture, wgpu::TextureUses)>,
+    /// The parts of textures (a level, some layers) the kernels bind, each once: those an update need not
+    /// bind in an init pass again once this replay's went.
+    parts: Vec<(wgpu::Texture, crate::texture::Part)>,
     /// What making it built (the rest it took from the replay it updates).
     pub(crate) built: NativeBuilt,
 }
@@ -552,10 +555,13 @@ impl NativeReplay {
         }
         // Each texture the kernels bind, once, and the state of the layout its bindings were given.
         let kernel_textures = texture_inits(program, bound);
-        let textures: Vec<(wgpu::Texture, wgpu::TextureUses)> = kernel_textures
-            .iter()
-            .map(|t| (t.texture.clone(), wgpu_state(native_layout(&t.texture))))
-            .collect();
+        // Layouts are moved for whole textures: each once, whatever parts of it the kernels bind.
+        let mut textures: Vec<(wgpu::Texture, wgpu::TextureUses)> = Vec::new();
+        for t in &kernel_textures {
+            if !textures.iter().any(|(seen, _)| *seen == t.texture) {
+                textures.push((t.texture.clone(), wgpu_state(native_layout(&t.texture))));
+            }
+        }
         let segments = program.segments.len();
         let graph = match NativeGraph::new(
             &shared,
@@ -593,12 +599,18 @@ impl NativeReplay {
                 distinct.push(&slice.buffer);
             }
         }
+        let parts: Vec<(wgpu::Texture, crate::texture::Part)> = kernel_textures
+            .iter()
+            .map(|t| (t.texture.clone(), t.part))
+            .collect();
         let init_textures: Vec<TextureInit> = kernel_textures
             .into_iter()
             .filter(|t| {
-                !previous
-                    .filter(|p| p.init.is_none())
-                    .is_some_and(|p| p.textures.iter().any(|(seen, _)| *seen == t.texture))
+                !previous.filter(|p| p.init.is_none()).is_some_and(|p| {
+                    p.parts
+                        .iter()
+                        .any(|(seen, part)| *seen == t.texture && *part == t.part)
+                })
             })
             .collect();
         let (init, init_pipelines) = init_pipeline.pass(
@@ -642,6 +654,7 @@ impl NativeReplay {
             marker,
             kernels_alone,
             textures,
+            parts,
             built,
         }))
     }
@@ -986,6 +999,8 @@ struct InitPass {
 /// it bound), with the view, type and access of a kernel's binding of it, whose binding is valid.
 struct TextureInit {
     texture: wgpu::Texture,
+    /// The part of `texture` the kernels bind (a level, some layers): each part is bound once.
+    part: crate::texture::Part,
     view: wgpu::TextureView,
     ty: graph_core::texture::TextureType,
     mode: graph_core::ir::AccessMode,
@@ -1007,11 +1022,13 @@ fn texture_inits(program: &Program, bound: &BoundBuffers) -> Vec<TextureInit> {
             let (Some(texture), Some(view)) = (texture, view) else {
                 continue;
             };
-            if inits.iter().any(|t| t.texture == *texture.wgpu()) {
+            let (whole, part) = texture.key();
+            if inits.iter().any(|t| t.texture == *whole && t.part == part) {
                 continue;
             }
             inits.push(TextureInit {
-                texture: texture.wgpu().clone(),
+                texture: whole.clone(),
+                part,
                 view,
                 ty,
                 mode,

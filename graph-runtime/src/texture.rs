@@ -13,11 +13,34 @@ use crate::gpu::Gpu;
 use crate::readback::ReadFuture;
 use crate::scope::OpScope;
 
-/// A texture a graph may bind: a wgpu texture of a [`Gpu`]'s device.
+/// A texture a graph may bind: a wgpu texture of a [`Gpu`]'s device, or a part of one (one of its mip
+/// levels, some of a 2-D texture's layers: [`Texture::mip_level`], [`Texture::layers`]), which is what the
+/// graph's kernels, copies, transfers and host tasks then see.
 #[derive(Debug, Clone)]
 pub struct Texture {
     gpu: Gpu,
     texture: wgpu::Texture,
+    part: Part,
+}
+
+/// The part of a wgpu texture a [`Texture`] is: a mip level, and for a 2-D texture a run of its layers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub(crate) struct Part {
+    mip_level: u32,
+    base_layer: u32,
+    /// Layers from `base_layer`; a 3-D texture's depth is its level's.
+    layers: u32,
+}
+
+impl Part {
+    /// The whole of `texture`'s first level.
+    fn whole(texture: &wgpu::Texture) -> Self {
+        Part {
+            mip_level: 0,
+            base_layer: 0,
+            layers: texture.depth_or_array_layers(),
+        }
+    }
 }
 
 /// The wgpu format of a graph's texel format (the same name in WebGPU).
@@ -116,7 +139,7 @@ pub(crate) fn complete(
         };
         if b.role.is_external() {
             if let Some(texture) = &all[i] {
-                let actual = extent(texture.wgpu());
+                let actual = texture.extent();
                 if actual != size {
                     return Err(wrong(format!(
                         "it is {} texels, and the graph declares {} ({})",
@@ -141,7 +164,7 @@ pub(crate) fn complete(
         // rebind that changes the size it follows makes it again.
         let kept = previous
             .and_then(|p| p.get(i).cloned().flatten())
-            .filter(|t| extent(t.wgpu()) == size && t.wgpu().usage() == usage);
+            .filter(|t| t.extent() == size && t.wgpu().usage() == usage);
         all[i] = match kept {
             Some(texture) => Some(texture),
             None => {
@@ -250,7 +273,7 @@ fn declared_extent(desc: &GraphDesc, index: usize, all: &[Option<Texture>]) -> O
             Some(TextureSizeDesc::Texels(texels)) => return Some(texels),
             Some(TextureSizeDesc::Like(next)) if next as usize != index => at = next as usize,
             Some(TextureSizeDesc::Like(_)) => return None,
-            None => return all.get(at)?.as_ref().map(|t| extent(t.wgpu())),
+            None => return all.get(at)?.as_ref().map(Texture::extent),
         }
     }
     None
@@ -266,11 +289,6 @@ fn declared_size(desc: &GraphDesc, index: usize) -> String {
             .map_or_else(String::new, |o| format!("the size of `{}`", o.name)),
         None => String::new(),
     }
-}
-
-/// Its width, height, and layers or depth.
-pub(crate) fn extent(texture: &wgpu::Texture) -> [u32; 3] {
-    extent3(texture.size())
 }
 
 fn texels(size: [u32; 3]) -> String {
@@ -325,9 +343,11 @@ impl Gpu {
             usage,
             view_formats: &[],
         });
+        let part = Part::whole(&texture);
         scope.finish(Ok(Texture {
             gpu: self.clone(),
             texture,
+            part,
         }))
     }
 
@@ -413,27 +433,120 @@ impl Texture {
     pub(crate) fn rows(&self) -> Result<TexelRows, Error> {
         let row = self.row_bytes()?;
         let align = wgpu::COPY_BYTES_PER_ROW_ALIGNMENT;
+        let size = self.size();
         Ok(TexelRows {
             row,
             padded: row.div_ceil(align) * align,
-            height: self.texture.height(),
-            rows: self.texture.height() * self.texture.depth_or_array_layers(),
-            size: self.texture.size(),
+            height: size.height,
+            rows: size.height * size.depth_or_array_layers,
+            size,
             format: self.texture.format(),
         })
     }
 
-    /// Wraps a texture the application made on `gpu`'s device. Bake checks it against the declaration: its
-    /// format, dimension, usages, sample count and device.
+    /// Wraps a texture the application made on `gpu`'s device: all of its first mip level. Bake checks it
+    /// against the declaration: its format, dimension, usages, sample count and device.
     pub fn from_wgpu(gpu: &Gpu, texture: wgpu::Texture) -> Self {
+        let part = Part::whole(&texture);
         Texture {
             gpu: gpu.clone(),
             texture,
+            part,
         }
     }
 
+    /// The wgpu texture, whole (whatever part of it this is).
     pub fn wgpu(&self) -> &wgpu::Texture {
         &self.texture
+    }
+
+    /// This texture's mip level `level` (of a texture made with several): what a graph bound to the result
+    /// binds (as kernels bind a texture: at its one level), copies, uploads, reads back and hands to host
+    /// tasks, of the level's size. The layers chosen stay chosen.
+    pub fn mip_level(&self, level: u32) -> Result<Texture, Error> {
+        if level >= self.texture.mip_level_count() {
+            return Err(self.error(&format!(
+                "it has {} mip levels, so there is no level {level}",
+                self.texture.mip_level_count()
+            )));
+        }
+        let mut part = self.part;
+        part.mip_level = level;
+        if self.texture.dimension() == wgpu::TextureDimension::D3 {
+            part.layers = self
+                .texture
+                .size()
+                .mip_level_size(level, wgpu::TextureDimension::D3)
+                .depth_or_array_layers;
+        }
+        Ok(Texture {
+            part,
+            ..self.clone()
+        })
+    }
+
+    /// Layers `layers` of this 2-D texture: one binds as a `texture_2d`, several as a `texture_2d_array`
+    /// (the graph's kernels, copies, transfers and host tasks see those layers only).
+    pub fn layers(&self, layers: std::ops::Range<u32>) -> Result<Texture, Error> {
+        let all = self.texture.depth_or_array_layers();
+        if self.texture.dimension() != wgpu::TextureDimension::D2 {
+            return Err(self.error("only a 2-D texture has layers to choose (a 3-D one has depth)"));
+        }
+        if layers.is_empty() || layers.end > all {
+            return Err(self.error(&format!(
+                "it has {all} layers, so layers {layers:?} are not a run of them"
+            )));
+        }
+        let mut part = self.part;
+        part.base_layer = layers.start;
+        part.layers = layers.len() as u32;
+        Ok(Texture {
+            part,
+            ..self.clone()
+        })
+    }
+
+    /// The size of the part a graph binds: its mip level's width and height, and its layers (a 3-D
+    /// texture: the level's depth).
+    pub fn size(&self) -> wgpu::Extent3d {
+        let level = self
+            .texture
+            .size()
+            .mip_level_size(self.part.mip_level, self.texture.dimension());
+        wgpu::Extent3d {
+            depth_or_array_layers: self.part.layers,
+            ..level
+        }
+    }
+
+    /// Where a copy to or from the part starts.
+    pub(crate) fn copy(&self) -> wgpu::TexelCopyTextureInfo<'_> {
+        wgpu::TexelCopyTextureInfo {
+            texture: &self.texture,
+            mip_level: self.part.mip_level,
+            origin: wgpu::Origin3d {
+                x: 0,
+                y: 0,
+                z: self.part.base_layer,
+            },
+            aspect: wgpu::TextureAspect::All,
+        }
+    }
+
+    /// The part's size in texels: width, height, and layers or depth.
+    pub(crate) fn extent(&self) -> [u32; 3] {
+        extent3(self.size())
+    }
+
+    /// Whether this is some of a 2-D texture's layers rather than all of them.
+    pub(crate) fn some_layers(&self) -> bool {
+        self.texture.dimension() == wgpu::TextureDimension::D2
+            && self.part.layers != self.texture.depth_or_array_layers()
+    }
+
+    /// The wgpu texture and the part of it this is: equal for two [`Texture`]s that are the same texels.
+    pub(crate) fn key(&self) -> (&wgpu::Texture, Part) {
+        (&self.texture, self.part)
     }
 
     /// Bytes of one row of texels, as [`Texture::write`] takes them and [`Texture::read_blocking`] gives them.
@@ -443,12 +556,13 @@ impl Texture {
             .format()
             .block_copy_size(None)
             .ok_or_else(|| self.error("its format has no single texel size to copy by"))?;
-        Ok(self.texture.width() * block)
+        Ok(self.size().width * block)
     }
 
     /// Bytes of every texel, rows packed one after another (no padding), layer after layer.
     pub(crate) fn packed_bytes(&self) -> Result<usize, Error> {
-        let rows = self.texture.height() * self.texture.depth_or_array_layers();
+        let size = self.size();
+        let rows = size.height * size.depth_or_array_layers;
         Ok(self.row_bytes()? as usize * rows as usize)
     }
 
@@ -465,15 +579,16 @@ impl Texture {
         }
         self.gpu.check_lost()?;
         let scope = OpScope::enter(&self.gpu);
+        let size = self.size();
         self.gpu.queue().write_texture(
-            self.texture.as_image_copy(),
+            self.copy(),
             texels,
             wgpu::TexelCopyBufferLayout {
                 offset: 0,
                 bytes_per_row: Some(self.row_bytes()?),
-                rows_per_image: Some(self.texture.height()),
+                rows_per_image: Some(size.height),
             },
-            self.texture.size(),
+            size,
         );
         scope.finish(Ok(()))
     }
@@ -496,7 +611,7 @@ impl Texture {
             .device()
             .create_command_encoder(&Default::default());
         encoder.copy_texture_to_buffer(
-            self.texture.as_image_copy(),
+            self.copy(),
             wgpu::TexelCopyBufferInfo {
                 buffer: &staging,
                 layout: rows.padded_layout(),
@@ -544,22 +659,22 @@ impl Texture {
                 t.format()
             )));
         }
+        let layers = self.size().depth_or_array_layers;
         let layers_fit = match ty.dim {
-            TextureDim::D2 => t.depth_or_array_layers() == 1,
+            TextureDim::D2 => layers == 1,
             _ => true,
         };
         if t.dimension() != wgpu_dimension(ty.dim) || !layers_fit {
             return Err(wrong(format!(
-                "it is a {:?} texture of {} layers, and the graph declares `{ty}`",
+                "it is a {:?} texture of {layers} layers, and the graph declares `{ty}`",
                 t.dimension(),
-                t.depth_or_array_layers()
             )));
         }
-        if t.sample_count() != 1 || t.mip_level_count() != 1 {
+        // A texture of several levels binds the one chosen (`Texture::mip_level`), level 0 by default.
+        if t.sample_count() != 1 {
             return Err(wrong(format!(
-                "it has {} samples and {} mip levels; kernels bind single-sampled textures of one level",
+                "it has {} samples; kernels bind single-sampled textures",
                 t.sample_count(),
-                t.mip_level_count()
             )));
         }
         let mut needed = wgpu::TextureUsages::empty();
@@ -580,8 +695,13 @@ impl Texture {
 
     /// The view a kernel binds it through.
     pub(crate) fn view(&self, dim: TextureDim) -> wgpu::TextureView {
+        let layered = self.texture.dimension() == wgpu::TextureDimension::D2;
         self.texture.create_view(&wgpu::TextureViewDescriptor {
             dimension: Some(view_dimension(dim)),
+            base_mip_level: self.part.mip_level,
+            mip_level_count: Some(1),
+            base_array_layer: if layered { self.part.base_layer } else { 0 },
+            array_layer_count: layered.then_some(self.part.layers),
             ..Default::default()
         })
     }

@@ -308,17 +308,13 @@ impl TransferBuffers<'_> {
         let buffer = |b: u32| self.buffers.get(b as usize);
         match (self.texture(src), self.texture(dst)) {
             (Some(s), Some(d)) => {
-                encoder.copy_texture_to_texture(
-                    s.wgpu().as_image_copy(),
-                    d.wgpu().as_image_copy(),
-                    s.wgpu().size(),
-                );
+                encoder.copy_texture_to_texture(s.copy(), d.copy(), s.size());
             }
             (None, Some(d)) => {
                 if let (Some(s), Ok(rows)) = (buffer(src), d.rows()) {
                     encoder.copy_buffer_to_texture(
                         packed_rows(&s.buffer, s.offset, rows),
-                        d.wgpu().as_image_copy(),
+                        d.copy(),
                         rows.size,
                     );
                 }
@@ -326,7 +322,7 @@ impl TransferBuffers<'_> {
             (Some(s), None) => {
                 if let (Some(d), Ok(rows)) = (buffer(dst), s.rows()) {
                     encoder.copy_texture_to_buffer(
-                        s.wgpu().as_image_copy(),
+                        s.copy(),
                         packed_rows(&d.buffer, d.offset, rows),
                         rows.size,
                     );
@@ -363,7 +359,7 @@ impl TransferBuffers<'_> {
                         buffer: staging,
                         layout: rows.padded_layout(),
                     },
-                    texture.wgpu().as_image_copy(),
+                    texture.copy(),
                     rows.size,
                 );
             }
@@ -382,7 +378,7 @@ impl TransferBuffers<'_> {
         if let Some(texture) = self.texture(t.buffer) {
             if let Ok(rows) = texture.rows() {
                 encoder.copy_texture_to_buffer(
-                    texture.wgpu().as_image_copy(),
+                    texture.copy(),
                     wgpu::TexelCopyBufferInfo {
                         buffer: target,
                         layout: rows.padded_layout(),

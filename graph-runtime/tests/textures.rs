@@ -1482,3 +1482,135 @@ fn a_host_task_misusing_texels_gets_an_error() -> Result<(), Error> {
     }
     Ok(())
 }
+
+/// A part of a texture binds as the whole one would: mip level 1 of an `rgba8unorm` texture of three levels,
+/// and layer 2 of a 2-D texture of three layers, each as the luma graph's frame (a `texture_2d`), on each
+/// recorder; the other levels and layers hold other texels, so a read of the wrong part shows. A level or
+/// run of layers the texture does not have is an `Err`.
+#[test]
+fn a_mip_level_or_a_layer_of_a_texture_binds_as_the_graph_declares() -> Result<(), Error> {
+    let gpu = gpu();
+    let mut rng = rng();
+    let desc = luma_graph();
+    let make = |size: [u32; 3], levels: u32, dimension: wgpu::TextureDimension| {
+        Texture::from_wgpu(
+            &gpu,
+            gpu.device().create_texture(&wgpu::TextureDescriptor {
+                label: Some("parts"),
+                size: wgpu::Extent3d {
+                    width: size[0],
+                    height: size[1],
+                    depth_or_array_layers: size[2],
+                },
+                mip_level_count: levels,
+                sample_count: 1,
+                dimension,
+                format: wgpu::TextureFormat::Rgba8Unorm,
+                usage: wgpu::TextureUsages::TEXTURE_BINDING
+                    | wgpu::TextureUsages::COPY_SRC
+                    | wgpu::TextureUsages::COPY_DST,
+                view_formats: &[],
+            }),
+        )
+    };
+    let levels = make([37, 23, 1], 3, wgpu::TextureDimension::D2);
+    let layers = make([11, 7, 3], 1, wgpu::TextureDimension::D2);
+    // The parts not bound: level 0, layers 0 and 1, all white.
+    let white = |t: &Texture| -> Result<(), Error> {
+        let size = t.size();
+        t.write(&vec![
+            0xff;
+            (size.width * size.height * size.depth_or_array_layers * 4)
+                as usize
+        ])
+    };
+    white(&levels)?;
+    white(&layers.layers(0..2)?)?;
+    for (frame, what) in [
+        (levels.mip_level(1)?, "level 1"),
+        (layers.layers(2..3)?, "layer 2"),
+    ] {
+        let size = frame.size();
+        let (width, height) = (size.width, size.height);
+        assert_eq!(
+            (what, width, height),
+            if what == "level 1" {
+                ("level 1", 18, 11)
+            } else {
+                ("layer 2", 11, 7)
+            }
+        );
+        let luma = gpu.texture("texture_2d<r32float>", [width, height, 1])?;
+        let rows = gpu.buffer_zeroed::<f32>(height as usize)?;
+        let baked = BakedGraph::bake_with_textures(
+            &gpu,
+            desc.clone(),
+            &[("rows", rows.as_any())],
+            &[("frame", &frame), ("luma", &luma)],
+        );
+        // wgpu's GL backend read nothing through a view of some layers: refused there.
+        if what == "layer 2" && gpu.backend() == Some(wgpu::Backend::Gl) {
+            let refusal = error_text(baked);
+            assert!(
+                refusal.contains("does not bind some of a texture's layers"),
+                "{refusal}"
+            );
+            continue;
+        }
+        let mut g = baked?;
+        g.set_param("width", width)?;
+        g.set_param("height", height)?;
+        for native in [true, false] {
+            if !common::use_recorder(&mut g, &gpu, native) {
+                continue;
+            }
+            let pixels = random_bytes(&mut rng, (width * height * 4) as usize);
+            frame.write(&pixels)?;
+            poison_texture(&luma, 0xff);
+            g.replay()?.wait()?;
+            assert_luma(&luma, &pixels, &format!("{what} ({})", g.recorder()))?;
+            assert_eq!(
+                frame.read_blocking()?,
+                pixels,
+                "{what}: the part reads back"
+            );
+        }
+    }
+    // The parts around are as they were.
+    assert!(
+        levels.read_blocking()?.iter().all(|&b| b == 0xff),
+        "level 0"
+    );
+    assert!(
+        layers
+            .layers(0..2)?
+            .read_blocking()?
+            .iter()
+            .all(|&b| b == 0xff),
+        "layers 0 and 1"
+    );
+    // Parts the textures do not have.
+    for (result, words) in [
+        (
+            levels.mip_level(3).map(drop),
+            "it has 3 mip levels, so there is no level 3",
+        ),
+        (
+            layers.layers(2..4).map(drop),
+            "it has 3 layers, so layers 2..4 are not a run of them",
+        ),
+        (
+            layers.layers(1..1).map(drop),
+            "layers 1..1 are not a run of them",
+        ),
+        (
+            make([4, 4, 4], 1, wgpu::TextureDimension::D3)
+                .layers(0..1)
+                .map(drop),
+            "only a 2-D texture has layers to choose",
+        ),
+    ] {
+        assert!(error_text(result).contains(words), "{words}");
+    }
+    Ok(())
+}
