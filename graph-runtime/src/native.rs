@@ -1216,11 +1216,14 @@ impl NativeGraph {
             unsafe { memory_barrier(&self.raw, cb, (src_stage, src), (dst_stage, dst)) }
         };
         // Every handle recorded below is alive as long as `self` (struct invariants).
-        if let Some(first) = first_query {
+        // A segment without dispatches (one before a trailing readback) has no queries: none is reset, since
+        // Vulkan asks even an empty reset to start inside the pool, and its first would be the pool's end.
+        let count = queries_of(levels);
+        if let Some(first) = first_query.filter(|_| count > 0) {
             // SAFETY: `cb` is recording; the queries are in the pool (checked by `record`).
             unsafe {
                 self.raw
-                    .cmd_reset_query_pool(cb, self.queries, first, queries_of(levels))
+                    .cmd_reset_query_pool(cb, self.queries, first, count)
             };
         }
         // After everything before (wgpu's uploads and copies, the parameter buffer's write, earlier

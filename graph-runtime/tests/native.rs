@@ -735,3 +735,45 @@ fn reads_and_writes_past_a_binding_behave_alike_on_either_recorder() -> Result<(
     );
     Ok(())
 }
+
+graph! {
+    /// A kernel, then a readback of what it wrote: the replay's last segment has no dispatch.
+    graph DoubledThenRead {
+        buffers { x: [f32] = input, y: [f32] = output }
+        kernel double(x: read, y: write) {
+            @compute @workgroup_size(64)
+            fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
+                if (gid.x < arrayLength(&y)) { y[gid.x] = 2.0 * x[gid.x]; }
+            }
+        }
+        readback out(y);
+    }
+}
+
+/// A profiled replay whose last segment has no dispatch (a readback after the last kernel) times its kernel
+/// and resets no query past the pool's end: the validation layer refused the flagship's profile for that, in
+/// CI's run with the native recorder submitted through wgpu, before empty segments stopped resetting.
+#[test]
+fn a_profile_of_a_graph_ending_in_a_readback_times_its_kernel() -> Result<(), Error> {
+    let gpu = gpu();
+    if !gpu
+        .device()
+        .features()
+        .contains(graph_runtime::wgpu::Features::TIMESTAMP_QUERY)
+    {
+        eprintln!("no timestamp queries on {}: no profile", gpu.summary());
+        return Ok(());
+    }
+    let mut rng = rng();
+    let xs = random_f32s(&mut rng, 1000);
+    let x = gpu.buffer_from_slice(&xs)?;
+    let y = gpu.buffer_zeroed::<f32>(xs.len())?;
+    let mut g = DoubledThenRead::bake(&gpu, DoubledThenReadBuffers { x: &x, y: &y })?;
+    poison_f32(&y);
+    let profile = g.profile()?;
+    let labels: Vec<String> = profile.dispatches.iter().map(|d| d.label()).collect();
+    assert_eq!(labels, ["double"], "{profile}");
+    let want: Vec<f32> = xs.iter().map(|v| 2.0 * v).collect();
+    assert_eq!(read(&y), want);
+    Ok(())
+}
