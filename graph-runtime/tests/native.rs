@@ -432,16 +432,23 @@ fn sides(x: &[f32]) -> Vec<f64> {
         .collect()
 }
 
+/// Whether `gpu` has timestamp queries, which a profile needs; says so where it has none (`tests/fusion.rs`
+/// checks the refusal, and there is nothing to time).
+fn times_dispatches(gpu: &graph_runtime::Gpu) -> bool {
+    let has = gpu
+        .device()
+        .features()
+        .contains(graph_runtime::wgpu::Features::TIMESTAMP_QUERY);
+    if !has {
+        eprintln!("no timestamp queries on {}: no profile", gpu.summary());
+    }
+    has
+}
+
 #[test]
 fn a_profile_times_each_dispatch_of_the_recorder_that_replays() -> Result<(), Error> {
     let gpu = gpu();
-    if !gpu
-        .device()
-        .features()
-        .contains(graph_runtime::wgpu::Features::TIMESTAMP_QUERY)
-    {
-        // `tests/fusion.rs` checks the refusal; nothing to time here.
-        eprintln!("no timestamp queries on {}: no profile", gpu.summary());
+    if !times_dispatches(&gpu) {
         return Ok(());
     }
     let mut rng = rng();
@@ -756,12 +763,7 @@ graph! {
 #[test]
 fn a_profile_of_a_graph_ending_in_a_readback_times_its_kernel() -> Result<(), Error> {
     let gpu = gpu();
-    if !gpu
-        .device()
-        .features()
-        .contains(graph_runtime::wgpu::Features::TIMESTAMP_QUERY)
-    {
-        eprintln!("no timestamp queries on {}: no profile", gpu.summary());
+    if !times_dispatches(&gpu) {
         return Ok(());
     }
     let mut rng = rng();
