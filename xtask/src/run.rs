@@ -1,10 +1,10 @@
 //! Running child processes: cargo for the work itself, apt-get and ldconfig for the Vulkan setup.
 
 use std::path::Path;
-use std::process::{Command, ExitCode, ExitStatus};
+use std::process::{Command, ExitStatus};
 
-/// Runs `cargo ARGS` with `env` added, and returns its exit code for xtask to exit with.
-pub fn cargo(args: &[String], env: &[(&str, &str)]) -> Result<ExitCode, String> {
+/// Runs `cargo ARGS` with `env` added, and returns its exit code (0 on success) for xtask to exit with.
+pub fn cargo(args: &[String], env: &[(&str, &str)]) -> Result<u8, String> {
     // Cargo sets CARGO for `cargo run`: the same toolchain then runs the work.
     let program = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
     let mut command = Command::new(program);
@@ -18,10 +18,9 @@ pub fn cargo(args: &[String], env: &[(&str, &str)]) -> Result<ExitCode, String> 
         say!("{} failed ({status})", describe(&command));
     }
     // A child killed by a signal has no code: report a plain failure.
-    let code = status
+    Ok(status
         .code()
-        .map_or(1, |code| u8::try_from(code).unwrap_or(1));
-    Ok(ExitCode::from(code))
+        .map_or(1, |code| u8::try_from(code).unwrap_or(1)))
 }
 
 /// Prints the command line, runs it with the terminal inherited and waits for it.
