@@ -131,6 +131,33 @@ pub enum TextureSizeDesc {
     Texels([u32; 3]),
     /// The size of texture `.0` (an index into [`GraphDesc::buffers`]) of the same dimension.
     Like(u32),
+    /// Per axis texels or a `u32` parameter, 1 past the dimension's count: a graph-owned texture the runtime
+    /// makes again when a replay's parameters give it another size.
+    Params([AxisSizeDesc; 3]),
+}
+
+/// A texture's size along one axis in a description.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AxisSizeDesc {
+    Texels(u32),
+    /// The `u32` at this byte offset of the parameter block.
+    Param(u32),
+}
+
+impl AxisSizeDesc {
+    /// The texels along the axis with the parameter block `params`; `None` where the offset is outside it
+    /// (a description that bypassed [`GraphDesc::validate`]).
+    pub fn texels(self, params: &[u8]) -> Option<u32> {
+        match self {
+            AxisSizeDesc::Texels(n) => Some(n),
+            AxisSizeDesc::Param(offset) => {
+                let start = offset as usize;
+                let word = params.get(start..start.checked_add(4)?)?;
+                Some(u32::from_ne_bytes(word.try_into().ok()?))
+            }
+        }
+    }
 }
 
 impl BufferDesc {
@@ -700,6 +727,29 @@ impl GraphDesc {
                         at.name
                     )
                 }
+                Some(TextureSizeDesc::Params(axes)) => {
+                    ensure!(
+                        at.role == Role::Owned,
+                        "texture `{}` is bound from outside, and sized by parameters",
+                        at.name
+                    );
+                    let count = at.texture_type().map_or(3, |t| t.dim.extent_count());
+                    for (axis, size) in axes.iter().enumerate() {
+                        match *size {
+                            AxisSizeDesc::Texels(n) => ensure!(
+                                n != 0 && (axis < count || n == 1),
+                                "texture `{}` has a size of {n} along axis {axis}",
+                                at.name
+                            ),
+                            AxisSizeDesc::Param(offset) => ensure!(
+                                axis < count && self.u32_param_at(offset),
+                                "texture `{}` is sized along axis {axis} by byte {offset} of the parameters, \
+                                 which is no `u32` of its size",
+                                at.name
+                            ),
+                        }
+                    }
+                }
                 _ => ensure!(
                     at.texture.is_none() || at.role.is_external(),
                     "texture `{}` is sized by graph-owned texture `{}`, which has no size",
@@ -954,6 +1004,16 @@ impl GraphDesc {
         Ok(())
     }
 
+    /// Whether the parameter block holds a `u32` (a field or a component of one) at byte `offset`.
+    fn u32_param_at(&self, offset: u32) -> bool {
+        self.params.fields.iter().any(|f| {
+            f.ty.scalar == crate::types::Scalar::U32
+                && offset >= f.offset
+                && offset < f.offset + f.ty.size()
+                && (offset - f.offset).is_multiple_of(4)
+        })
+    }
+
     /// A size program is one well-formed expression that fits the evaluation stack and reads only `u32`
     /// parameters and existing buffers.
     fn validate_size(
@@ -971,14 +1031,8 @@ impl GraphDesc {
         for step in size.steps.iter() {
             match *step {
                 SizeStep::Param(offset) => {
-                    let field = self.params.fields.iter().find(|f| {
-                        f.ty.scalar == crate::types::Scalar::U32
-                            && offset >= f.offset
-                            && offset < f.offset + f.ty.size()
-                            && (offset - f.offset) % 4 == 0
-                    });
                     ensure!(
-                        field.is_some(),
+                        self.u32_param_at(offset),
                         "the size `{}` of `{node}` reads byte {offset} of the parameters, which is no `u32`",
                         size.text
                     );

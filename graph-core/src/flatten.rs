@@ -12,8 +12,9 @@
 use std::borrow::Cow;
 
 use crate::desc::{
-    BlockDesc, BufferDesc, DispatchDesc, EdgeDesc, EdgeOriginDesc, GraphDesc, InvalidDescription,
-    KernelDesc, List, NodeDesc, OpDesc, PartitionDesc, RangeDesc, SizeDesc, TextureSizeDesc,
+    AxisSizeDesc, BlockDesc, BufferDesc, DispatchDesc, EdgeDesc, EdgeOriginDesc, GraphDesc,
+    InvalidDescription, KernelDesc, List, NodeDesc, OpDesc, PartitionDesc, RangeDesc, SizeDesc,
+    TextureSizeDesc,
 };
 use crate::ir::Role;
 use crate::schedule::{Partition, schedule};
@@ -102,6 +103,20 @@ pub fn flatten(desc: &GraphDesc) -> Result<Cow<'_, GraphDesc>, InvalidDescriptio
             parent: desc,
             child: &child,
         };
+        // A graph-owned texture sized by the child's parameters reads the parent's of the same names.
+        for (i, b) in child.buffers.iter().enumerate() {
+            let Some(TextureSizeDesc::Params(axes)) = b.texture_size else {
+                continue;
+            };
+            let mut parent_axes = axes;
+            for axis in parent_axes.iter_mut() {
+                if let AxisSizeDesc::Param(offset) = *axis {
+                    *axis = AxisSizeDesc::Param(remap.param(offset, &b.name)?);
+                }
+            }
+            buffers[buffer_map[i] as usize].texture_size =
+                Some(TextureSizeDesc::Params(parent_axes));
+        }
         let offset = nodes.len() as u32;
         for n in child.nodes.iter() {
             nodes.push(NodeDesc {

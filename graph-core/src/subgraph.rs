@@ -135,7 +135,8 @@ pub const fn check_binding(
 
 /// Why the parent's buffer or texture `parent` cannot be the child's `name` (`child`): a texture binds a
 /// texture of exactly its declared type (the child's kernels were composed for that type, and the flattened
-/// graph binds the parent's), and a buffer a buffer; two declared sizes in texels must be equal.
+/// graph binds the parent's), and a buffer a buffer; two declared sizes in texels must be equal, and a
+/// texture sized by parameters binds no texture declared in texels.
 const fn texture_mismatch(
     sub: SubgraphRef<'_>,
     name: &str,
@@ -175,6 +176,20 @@ const fn texture_mismatch(
                     .push("`'s `")
                     .push(name)
                     .push("`, which is declared another size"),
+            ),
+            // A parameter could give any size: the child's declared one is not promised.
+            (
+                Some(crate::desc::TextureSizeDesc::Texels(_)),
+                Some(crate::desc::TextureSizeDesc::Params(_)),
+            ) => Some(
+                start
+                    .push("texture `")
+                    .push(text(&parent.name))
+                    .push("`, sized by parameters, to `")
+                    .push(sub.path)
+                    .push("`'s `")
+                    .push(name)
+                    .push("`, which is declared a size in texels"),
             ),
             _ => None,
         },

@@ -62,26 +62,99 @@ pub const fn has_axis(dim: TextureDim, axis: crate::size::Axis) -> bool {
     }
 }
 
-/// A texture's size as declared after its format (`texture_2d<rgba16float; 512, 512>`): its texels along
-/// each dimension, or another texture's size (`texture_2d<r32float; frame>`). A graph-owned texture needs
-/// one; an external texture may have one, which bake checks the bound texture against.
+/// A texture's size as declared after its format: per axis its texels or a `u32` parameter
+/// (`texture_2d<rgba16float; 512, 512>`, `texture_2d<rgba16float; params.w, params.h>`), or another texture's
+/// size (`texture_2d<r32float; frame>`). A graph-owned texture needs one; an external texture may have one
+/// without parameters, which bake checks the bound texture against.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum TextureSize {
     /// Width, then height, then layers or depth: as many as the dimension has ([`TextureDim::extent_count`]).
-    Texels(Vec<u32>),
+    Axes(Vec<AxisSize>),
     /// The named texture's size.
     Like(String),
+}
+
+/// A texture's size along one axis, as declared.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum AxisSize {
+    /// A number of texels, at least 1.
+    Texels(u32),
+    /// `params.NAME`, or `params.NAME.x` for a component of a vector parameter (0 = x .. 3 = w): read at
+    /// each replay, and the texture made again when it changes.
+    Param { name: String, component: Option<u8> },
+}
+
+impl TextureSize {
+    /// The texels along each axis, when no axis reads a parameter.
+    pub fn texels(&self) -> Option<Vec<u32>> {
+        match self {
+            TextureSize::Axes(axes) => axes
+                .iter()
+                .map(|a| match a {
+                    AxisSize::Texels(n) => Some(*n),
+                    AxisSize::Param { .. } => None,
+                })
+                .collect(),
+            TextureSize::Like(_) => None,
+        }
+    }
 }
 
 impl fmt::Display for TextureSize {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            TextureSize::Texels(texels) => {
-                let texels: Vec<String> = texels.iter().map(u32::to_string).collect();
-                f.write_str(&texels.join(", "))
+            TextureSize::Axes(axes) => {
+                let axes: Vec<String> = axes.iter().map(AxisSize::to_string).collect();
+                f.write_str(&axes.join(", "))
             }
             TextureSize::Like(name) => f.write_str(name),
         }
+    }
+}
+
+impl fmt::Display for AxisSize {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            AxisSize::Texels(n) => write!(f, "{n}"),
+            AxisSize::Param { name, component } => {
+                write!(f, "params.{name}")?;
+                match component {
+                    Some(c) => write!(f, ".{}", COMPONENTS.get(usize::from(*c)).unwrap_or(&'?')),
+                    None => Ok(()),
+                }
+            }
+        }
+    }
+}
+
+/// The components of a vector parameter an axis may read, by index.
+const COMPONENTS: [char; 4] = ['x', 'y', 'z', 'w'];
+
+impl AxisSize {
+    /// `512`, `params.w` or `params.size.x`; `None` for anything else (an expression, a texture's name).
+    fn parse(text: &str) -> Option<Result<Self, TextureTypeError>> {
+        if let Some(path) = text.strip_prefix("params.") {
+            let (name, component) = match path.split_once('.') {
+                Some((name, letter)) => {
+                    let mut letters = letter.chars();
+                    let c = letters.next().filter(|_| letters.as_str().is_empty());
+                    let index = c.and_then(|c| COMPONENTS.iter().position(|&k| k == c))?;
+                    (name, Some(index as u8))
+                }
+                None => (path, None),
+            };
+            return crate::names::is_identifier(name).then(|| {
+                Ok(AxisSize::Param {
+                    name: name.to_string(),
+                    component,
+                })
+            });
+        }
+        let texels: u32 = text.parse().ok()?;
+        Some(match texels {
+            0 => Err(TextureTypeError::ZeroSize),
+            n => Ok(AxisSize::Texels(n)),
+        })
     }
 }
 
@@ -336,7 +409,7 @@ pub enum TextureTypeError {
     UnknownDim(String),
     UnknownFormat(String),
     UnknownAccess(String),
-    /// Neither texel counts nor a texture's name after the `;`.
+    /// Neither texel counts and parameters nor a texture's name after the `;`.
     Size(String),
     /// As many texel counts as the dimension has not.
     SizeCount {
@@ -375,8 +448,8 @@ impl fmt::Display for TextureTypeError {
             ),
             TextureTypeError::Size(text) => write!(
                 f,
-                "`{text}` is no texture size: write its texels (`; 512, 512`) or another texture's name \
-                 (`; frame`) after the format"
+                "`{text}` is no texture size: write its texels (`; 512, 512`), `u32` parameters \
+                 (`; params.w, params.h`) or another texture's name (`; frame`) after the format"
             ),
             TextureTypeError::SizeCount { dim, given } => write!(
                 f,
@@ -412,16 +485,16 @@ impl TextureType {
         let size = size.strip_suffix('>').ok_or(TextureTypeError::Form)?;
         let ty = Self::parse(&format!("{ty}>"))?;
         let parts: Vec<&str> = size.split(',').collect();
-        let texels: Option<Vec<u32>> = parts.iter().map(|p| p.parse().ok()).collect();
-        let size = match texels {
-            Some(texels) if texels.len() != ty.dim.extent_count() => {
+        let axes: Option<Result<Vec<AxisSize>, TextureTypeError>> =
+            parts.iter().map(|p| AxisSize::parse(p)).collect();
+        let size = match axes {
+            Some(Ok(axes)) if axes.len() != ty.dim.extent_count() => {
                 return Err(TextureTypeError::SizeCount {
                     dim: ty.dim,
-                    given: texels.len(),
+                    given: axes.len(),
                 });
             }
-            Some(texels) if texels.contains(&0) => return Err(TextureTypeError::ZeroSize),
-            Some(texels) => TextureSize::Texels(texels),
+            Some(axes) => TextureSize::Axes(axes?),
             None if crate::names::is_identifier(size) => TextureSize::Like(size.to_string()),
             None => return Err(TextureTypeError::Size(size.to_string())),
         };

@@ -394,6 +394,115 @@ fn a_graph_owned_texture_is_sized_by_texels_or_like_another_texture() {
 }
 
 #[test]
+fn a_graph_owned_texture_is_sized_by_parameters_through_every_front_door() {
+    use graph_core::desc::{AxisSizeDesc, TextureSizeDesc};
+    let mut b = through_owned("texture_2d<r32float>", "texture_2d<r32float; params.w, 32>");
+    b.param("size", "vec2<u32>");
+    let sized = b.build(&LIBRARY).expect("sized by a parameter, it checks");
+    let w = sized.params.fields[0].offset;
+    assert_eq!(
+        sized.buffers[1].texture_size,
+        Some(TextureSizeDesc::Params([
+            AxisSizeDesc::Param(w),
+            AxisSizeDesc::Texels(32),
+            AxisSizeDesc::Texels(1)
+        ]))
+    );
+    // A component of a vector parameter is one `u32`: its own offset.
+    let mut b = through_owned(
+        "texture_2d<r32float>",
+        "texture_2d<r32float; params.size.y, params.size.x>",
+    );
+    b.param("size", "vec2<u32>");
+    let components = b.build(&LIBRARY).expect("components, it checks");
+    let size = components.params.fields[1].offset;
+    assert_eq!(
+        components.buffers[1].texture_size,
+        Some(TextureSizeDesc::Params([
+            AxisSizeDesc::Param(size + 4),
+            AxisSizeDesc::Param(size),
+            AxisSizeDesc::Texels(1)
+        ]))
+    );
+    // A graph file keeps the size as written, and reads back the same graph.
+    let text = graph_core::file::to_json(b.graph());
+    assert!(text.contains("params.size.y, params.size.x"), "{text}");
+    let loaded = graph_core::file::from_json(&text).expect("the file loads");
+    assert_eq!(&loaded, b.graph());
+    // The description's own check refuses a parameter that is no `u32`, and parameters sizing a texture
+    // bound from outside.
+    let mut broken = components.clone();
+    broken.buffers.to_mut()[1].texture_size = Some(TextureSizeDesc::Params([
+        AxisSizeDesc::Param(size + 2),
+        AxisSizeDesc::Texels(4),
+        AxisSizeDesc::Texels(1),
+    ]));
+    let why = broken
+        .validate(components.params.size as usize)
+        .expect_err("a misaligned parameter");
+    assert!(why.0.contains("which is no `u32`"), "{why}");
+    let mut broken = components.clone();
+    broken.buffers.to_mut()[0].texture_size = components.buffers[1].texture_size;
+    let why = broken
+        .validate(components.params.size as usize)
+        .expect_err("an external texture sized by parameters");
+    assert!(
+        why.0
+            .contains("is bound from outside, and sized by parameters"),
+        "{why}"
+    );
+}
+
+#[test]
+fn a_texture_sized_by_a_parameter_it_cannot_read_is_refused_at_the_type() {
+    let cases = [
+        (
+            "texture_2d<r32float; params.gain, 4>",
+            "texture sizes are `u32`, but `params.gain` is `f32`",
+        ),
+        (
+            "texture_2d<r32float; params.size, 4>",
+            "`params.size` is a `vec2<u32>`, not one size",
+        ),
+        (
+            "texture_2d<r32float; params.size.z, 4>",
+            "`vec2<u32>` has no component `z`",
+        ),
+        ("texture_2d<r32float; params.v, 4>", "unknown parameter `v`"),
+        (
+            "texture_2d<r32float; params.w.q, 4>",
+            "texture `dst` cannot be `texture_2d<r32float;params.w.q,4>`: `params.w.q,4` is no texture size",
+        ),
+        (
+            "texture_2d<r32float; params.w>",
+            "texture `dst` cannot be `texture_2d<r32float;params.w>`: a `texture_2d` is sized by 2 texel \
+             counts",
+        ),
+    ];
+    for (ty, message) in cases {
+        let mut b = through_owned("texture_2d<r32float>", ty);
+        b.param("gain", "f32").param("size", "vec2<u32>");
+        let d = errors(&b)
+            .into_iter()
+            .find(|d| d.loc == Loc::BufferType(1))
+            .unwrap_or_else(|| panic!("{ty}: no error at the type"));
+        assert!(d.message.starts_with(message), "{ty}: {}", d.message);
+    }
+    // A texture bound from outside has the bound texture's size: parameters would only repeat it.
+    let d = only_error(&through_owned(
+        "texture_2d<r32float; params.w, params.w>",
+        "texture_2d<r32float; src>",
+    ));
+    assert_eq!(d.loc, Loc::BufferType(0));
+    assert_eq!(
+        d.message,
+        "texture `src` is bound from outside, so its size is the bound texture's, not parameters"
+    );
+    let help = d.help.as_deref().unwrap_or_default();
+    assert!(help.contains("`src.width()`"), "{help}");
+}
+
+#[test]
 fn a_graph_owned_texture_without_a_size_is_told_how_to_give_one() {
     let d = only_error(&through_owned(
         "texture_2d<r32float>",
@@ -932,6 +1041,116 @@ fn a_subgraph_binding_of_another_texture_type_or_of_a_buffer_is_refused() {
         assert_eq!(d.loc, Loc::Access { node: 0, index: 0 });
         assert!(d.message.contains(message), "{}", d.message);
     }
+}
+
+/// A child with a graph-owned texture sized by its parameters (`params.w, params.h`, declared `h` first).
+fn scaled_child(frame_ty: &str) -> graph_core::desc::GraphDesc {
+    let mut b = GraphBuilder::new("Scaled");
+    b.param("h", "u32")
+        .param("w", "u32")
+        .texture("frame", frame_ty, Role::Input)
+        .texture(
+            "tmp",
+            "texture_2d<r32float; params.w, params.h>",
+            Role::Owned,
+        )
+        .output("rows", "f32");
+    b.kernel(
+        "grey",
+        KernelSpec::wgsl(
+            "@compute @workgroup_size(8, 8)
+            fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
+                textureStore(tmp, gid.xy, textureLoad(frame, gid.xy, 0));
+            }",
+        )
+        .read("frame")
+        .write("tmp")
+        .threads(&["params.w", "params.h"]),
+    );
+    b.kernel(
+        "sum_rows",
+        KernelSpec::wgsl(
+            "@compute @workgroup_size(64)
+            fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
+                rows[gid.x] = textureLoad(tmp, vec2<u32>(0u, gid.x), 0).r;
+            }",
+        )
+        .read("tmp")
+        .write("rows")
+        .threads(&["params.h"]),
+    );
+    b.build(&LIBRARY).expect("the child checks")
+}
+
+#[test]
+fn a_subgraphs_texture_sized_by_its_parameters_reads_the_parents_and_promises_no_texels() {
+    use graph_core::desc::{AxisSizeDesc, TextureSizeDesc};
+    let parent = |picture_ty: &str, role: Role, frame_ty: &str| {
+        let mut b = GraphBuilder::new("Parent");
+        b.param("w", "u32")
+            .param("h", "u32")
+            .texture("picture", picture_ty, role)
+            .output("result", "f32")
+            .subgraph(
+                "scaled",
+                &scaled_child(frame_ty),
+                &[
+                    ("frame", "picture", AccessMode::Read),
+                    ("rows", "result", AccessMode::Write),
+                ],
+            );
+        b
+    };
+    let desc = parent(
+        "texture_2d<rgba8unorm>",
+        Role::Input,
+        "texture_2d<rgba8unorm>",
+    )
+    .build(&LIBRARY)
+    .expect("checks");
+    let flat = graph_core::flatten::flatten(&desc).expect("flattens");
+    flat.validate(desc.params.size as usize)
+        .expect("the flattened graph is valid");
+    let offset = |name: &str| {
+        let field = flat.params.fields.iter().find(|f| f.name == name);
+        field.expect("a parameter").offset
+    };
+    let tmp = flat
+        .buffers
+        .iter()
+        .find(|b| b.name == "scaled.tmp")
+        .expect("the child's texture");
+    assert_eq!(
+        tmp.texture_size,
+        Some(TextureSizeDesc::Params([
+            AxisSizeDesc::Param(offset("w")),
+            AxisSizeDesc::Param(offset("h")),
+            AxisSizeDesc::Texels(1)
+        ])),
+        "the parent's offsets of the child's parameters"
+    );
+    assert_ne!(
+        offset("w"),
+        scaled_child("texture_2d<rgba8unorm>").params.fields[1].offset
+    );
+    // A texture the parent sizes by parameters may be any size: not the texels the child declares. (Nothing
+    // writes the parent's texture here, which is reported too.)
+    let d = errors(&parent(
+        "texture_2d<rgba8unorm; params.w, params.h>",
+        Role::Owned,
+        "texture_2d<rgba8unorm; 8, 4>",
+    ))
+    .into_iter()
+    .find(|d| d.loc == Loc::Access { node: 0, index: 0 })
+    .expect("an error at the binding");
+    assert!(
+        d.message.contains(
+            "subgraph `scaled` binds texture `picture`, sized by parameters, to `Scaled`'s `frame`, which \
+             is declared a size in texels"
+        ),
+        "{}",
+        d.message
+    );
 }
 
 /// `frame` copied into graph-owned `tmp` (of `tmp_ty`) by a kernel dispatched as `dispatch` says (`threads`

@@ -6,9 +6,9 @@ use std::collections::{HashMap, HashSet};
 use std::hash::{Hash, Hasher};
 
 use graph_core::desc::{
-    AccessDesc, AlternativeDesc, BlockDesc, BufferDesc, DispatchDesc, EdgeDesc, GraphDesc,
-    GridDesc, KernelArgDesc, KernelDesc, OpDesc, ParamFieldDesc, ParamsDesc, PartitionDesc,
-    RangeDesc, SizeDesc, SubgraphBinding, TextureSizeDesc,
+    AccessDesc, AlternativeDesc, AxisSizeDesc, BlockDesc, BufferDesc, DispatchDesc, EdgeDesc,
+    GraphDesc, GridDesc, KernelArgDesc, KernelDesc, OpDesc, ParamFieldDesc, ParamsDesc,
+    PartitionDesc, RangeDesc, SizeDesc, SubgraphBinding, TextureSizeDesc,
 };
 use graph_core::ir::{AccessMode, ParamsStorage, Role};
 use graph_core::size::{Axis, SizeOp, SizeStep};
@@ -386,6 +386,20 @@ impl ConstTokens for TextureSizeDesc {
                 quote!(#p::desc::TextureSizeDesc::Texels(#texels))
             }
             TextureSizeDesc::Like(index) => quote!(#p::desc::TextureSizeDesc::Like(#index)),
+            TextureSizeDesc::Params(axes) => {
+                let axes = axes.iter().map(ConstTokens::const_tokens);
+                quote!(#p::desc::TextureSizeDesc::Params([#(#axes),*]))
+            }
+        }
+    }
+}
+
+impl ConstTokens for AxisSizeDesc {
+    fn const_tokens(&self) -> TokenStream {
+        let p = p();
+        match self {
+            AxisSizeDesc::Texels(n) => quote!(#p::desc::AxisSizeDesc::Texels(#n)),
+            AxisSizeDesc::Param(offset) => quote!(#p::desc::AxisSizeDesc::Param(#offset)),
         }
     }
 }

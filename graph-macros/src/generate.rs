@@ -206,9 +206,13 @@ pub fn types(
             Some(quote!(#user_docs #[doc = #doc] pub #field: &'a #p::Buffer<#ty>))
         })
         .collect();
+    // A graph that binds nothing still takes a (then empty) buffers value: `Default` makes one.
     let marker = externals
         .is_empty()
         .then(|| quote!(#[doc(hidden)] pub _lifetime: ::core::marker::PhantomData<&'a ()>,));
+    let default = externals
+        .is_empty()
+        .then(|| quote!(#[derive(::core::default::Default)]));
     let buffers_doc =
         format!("The buffers [`{name_text}`] reads and writes, bound by the caller at bake time.");
 
@@ -277,6 +281,7 @@ pub fn types(
 
         #[doc = #buffers_doc]
         #[derive(::core::fmt::Debug, ::core::clone::Clone, ::core::marker::Copy)]
+        #default
         pub struct #buffers<'a> { #marker #(#externals,)* }
 
         #[doc = #node_doc]

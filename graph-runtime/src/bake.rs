@@ -771,20 +771,25 @@ pub(crate) const FUSED_MAX_BINDINGS: usize = 32;
 /// what an update replaces: its owned buffers are reused where they still fit. Fused modules in
 /// `valid_modules` are not validated again, and those validated now are added; and where `previous_fusion`
 /// was given the same input, its result is taken whole (a rebind of a buffer to one of the same length, the
-/// same description again).
+/// same description again). `params` is the parameter block, which sizes the textures declared by
+/// parameters.
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn build_replay(
     gpu: &Gpu,
     desc: &GraphDesc,
     externals: &[(u32, &AnyBuffer)],
     textures: &[Option<Texture>],
+    params: &[u8],
     previous: Option<&BoundBuffers>,
     valid_modules: &mut ValidModules,
     previous_fusion: Option<PreviousFusion<'_>>,
 ) -> Result<Replayable, Error> {
     let textures = {
         let _span = tracing::debug_span!("create owned textures").entered();
-        crate::texture::complete(gpu, desc, textures, previous.map(|p| p.textures.as_slice()))?
+        let previous = previous.map(|p| p.textures.as_slice());
+        crate::texture::complete(gpu, desc, textures, previous, params)?
     };
+    let param_extents = crate::texture::param_extents(desc, params);
     // A size that reads a texture's (`t.width()`) reads the bound one's from here on: a texture's size only
     // changes with a rebind, which comes back here.
     let extents: Vec<Option<[u32; 3]>> = textures
@@ -863,7 +868,18 @@ pub(crate) fn build_replay(
             true => compile(false)?,
             false => program,
         };
-        crate::texture::plan_transfers(desc, &mut program, &externals.textures, &externals.lens)?;
+        let not_sized = |t: u32| {
+            param_extents
+                .get(t as usize)
+                .is_some_and(|e| e.is_some_and(|e| e.contains(&0)))
+        };
+        crate::texture::plan_transfers(
+            desc,
+            &mut program,
+            &externals.textures,
+            &externals.lens,
+            not_sized,
+        )?;
         program
     };
     let bound = {
@@ -880,6 +896,7 @@ pub(crate) fn build_replay(
         },
         desc: fusion.desc.into_owned(),
         fusion_input,
+        param_extents,
     })
 }
 
@@ -910,6 +927,9 @@ pub(crate) struct Replayable {
     pub desc: GraphDesc,
     /// What the fusion pass was given.
     pub fusion_input: FusionInput,
+    /// The size of each texture that parameters size, by buffer index, with the parameters it was built
+    /// with ([`crate::texture::param_extents`]).
+    pub param_extents: Vec<Option<[u32; 3]>>,
 }
 
 /// What bake fused, and what it could not.

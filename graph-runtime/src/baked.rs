@@ -290,8 +290,7 @@ impl<G: TaskGraph> Baked<G> {
     /// reports while the replay records and submits is this replay's error. Its [`Finished`] (what `wait`
     /// returns) reads `G`'s readbacks: `g.replay()?.wait()?.read(G::READBACKS.x)?`.
     pub fn replay(&mut self) -> Result<Submission<G>, Error> {
-        self.graph
-            .set_params_bytes(bytemuck::bytes_of(&self.params))?;
+        self.sync_params()?;
         Ok(self.graph.replay()?.of())
     }
 
@@ -302,20 +301,28 @@ impl<G: TaskGraph> Baked<G> {
 
     /// One replay with each dispatch timed on the GPU (see [`BakedGraph::profile`]).
     pub fn profile(&mut self) -> Result<Profile, Error> {
-        self.graph
-            .set_params_bytes(bytemuck::bytes_of(&self.params))?;
+        self.sync_params()?;
         self.graph.profile()
+    }
+
+    /// The typed parameters into the untyped graph's block: what a replay uses, and what sizes the textures
+    /// an upload fills.
+    fn sync_params(&mut self) -> Result<(), Error> {
+        self.graph
+            .set_params_bytes(bytemuck::bytes_of(&self.params))
     }
 
     /// Gives an upload node of this graph (`Graph::UPLOADS.name`) the data of the next replay, of its range's
     /// length. The replay takes it; each replay needs its own.
     pub fn upload<T: Element>(&mut self, node: Upload<G, T>, data: &[T]) -> Result<(), Error> {
+        self.sync_params()?;
         self.graph.upload_at(node.node() as usize, data)
     }
 
     /// Gives an upload node of a texture the texels of the next replay: their bytes, rows packed one after
     /// another (layer after layer), every texel of the bound texture.
     pub fn upload_texels(&mut self, node: Upload<G, Texels>, bytes: &[u8]) -> Result<(), Error> {
+        self.sync_params()?;
         self.graph.upload_bytes_at(node.node() as usize, bytes)
     }
 
@@ -325,6 +332,7 @@ impl<G: TaskGraph> Baked<G> {
         node: Upload<G, Texels>,
         image: &image::RgbaImage,
     ) -> Result<(), Error> {
+        self.sync_params()?;
         self.graph.upload_image_at(node.node() as usize, image)
     }
 }

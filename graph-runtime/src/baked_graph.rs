@@ -36,7 +36,7 @@ use crate::wgpu_recorder::WgpuRecorder;
 pub struct BakedGraph {
     pub(crate) gpu: Gpu,
     /// The parameter block the next replay uses, laid out as the WGSL struct.
-    params: Vec<u8>,
+    pub(crate) params: Vec<u8>,
     pub(crate) transport: ParamsTransport,
     host_tasks: Vec<Option<HostTask>>,
     interop_tasks: Vec<Option<InteropTask>>,
@@ -174,7 +174,17 @@ impl BakedGraph {
         let scope = OpScope::enter(gpu);
         let transport = ParamsTransport::new(gpu, &desc);
         let name = desc.name.to_string();
-        let built = BakedState::build(gpu, desc, externals, bound_textures, &transport, None);
+        // Parameters start zeroed: a texture they size is unsized until a replay's parameters size it.
+        let params = vec![0; desc.params.size as usize];
+        let built = BakedState::build(
+            gpu,
+            desc,
+            externals,
+            bound_textures,
+            &transport,
+            &params,
+            None,
+        );
         let (state, _) = scope.finish_with(built, |reason| Error::Bake {
             graph: name,
             reason,
@@ -194,7 +204,7 @@ impl BakedGraph {
             .collect();
         Ok(BakedGraph {
             gpu: gpu.clone(),
-            params: vec![0; desc.params.size as usize],
+            params,
             transport,
             workgroups: vec![[0; 3]; desc.nodes.len()],
             host_tasks,
@@ -393,6 +403,7 @@ impl BakedGraph {
 
     /// [`BakedGraph::upload`] by declaration index.
     pub(crate) fn upload_at<T: Element>(&mut self, node: usize, data: &[T]) -> Result<(), Error> {
+        self.fit_upload(node)?;
         self.state.uploads.give(
             &self.state.desc,
             node,
@@ -411,7 +422,18 @@ impl BakedGraph {
 
     /// [`BakedGraph::upload_bytes`] by declaration index.
     pub(crate) fn upload_bytes_at(&mut self, node: usize, bytes: &[u8]) -> Result<(), Error> {
+        self.fit_upload(node)?;
         self.state.uploads.give(&self.state.desc, node, None, bytes)
+    }
+
+    /// Before upload node `node` takes data: the textures sized by parameters at the current ones, and its
+    /// own texture, if it uploads one, with a size to take data of.
+    fn fit_upload(&mut self, node: usize) -> Result<(), Error> {
+        self.fit_textures_to_params()?;
+        match self.state.desc.nodes.get(node).map(|n| &n.op) {
+            Some(&OpDesc::Upload { buffer, .. }) => self.check_sized(Some(buffer as usize)),
+            _ => Ok(()),
+        }
     }
 
     /// Gives upload node `node`, of an `rgba8unorm` 2-D texture, an image of the texture's size.
@@ -427,6 +449,7 @@ impl BakedGraph {
         node: usize,
         image: &image::RgbaImage,
     ) -> Result<(), Error> {
+        self.fit_upload(node)?;
         self.state.uploads.give_image(&self.state.desc, node, image)
     }
 
@@ -643,6 +666,8 @@ impl BakedGraph {
     }
 
     fn submit(&mut self, timing: Timing<'_>) -> Result<Submission, Error> {
+        self.fit_textures_to_params()?;
+        self.check_sized(None)?;
         // The portable recorder's pipelines, made at its first replay where bake made the native one's.
         if self.state.native.is_none() || matches!(timing, Timing::Portable(_)) {
             self.state.portable_kernels(&self.gpu, &self.transport)?;

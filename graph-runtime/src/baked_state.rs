@@ -78,6 +78,9 @@ pub(crate) struct BakedState {
     pub fusion_input: FusionInput,
     /// The native recorder's command buffers, where the graph replays through them.
     pub native: Option<NativeReplay>,
+    /// The size of each texture that parameters size, by buffer index, as built: a replay whose parameters
+    /// give another builds again ([`BakedGraph::fit_textures_to_params`](crate::BakedGraph)).
+    pub param_extents: Vec<Option<[u32; 3]>>,
 }
 
 /// The most fused modules a baked graph keeps known valid between updates: a few graphs' worth of groups.
@@ -97,6 +100,7 @@ impl BakedState {
         externals: Vec<Option<AnyBuffer>>,
         textures: Vec<Option<Texture>>,
         transport: &ParamsTransport,
+        params: &[u8],
         previous: Option<&mut BakedState>,
     ) -> Result<(BakedState, UpdateReport), Error> {
         let bound_externals: Vec<(u32, &AnyBuffer)> = externals
@@ -121,6 +125,7 @@ impl BakedState {
             &desc,
             &bound_externals,
             &textures,
+            params,
             previous.as_ref().map(|p| &p.bound),
             &mut valid_modules,
             previous.as_ref().map(|p| PreviousFusion {
@@ -167,7 +172,7 @@ impl BakedState {
                 (Some(kernels), built)
             }
         };
-        // Nothing fails past here: take the transfers of an unchanged size.
+        // Nothing fails past here: take the transfers of an unchanged size (with their pending data).
         let (uploads, readbacks) = match previous {
             Some(p) => (
                 if Uploads::sizes(&r.program, &r.bound.textures)
@@ -176,6 +181,7 @@ impl BakedState {
                     std::mem::take(&mut p.uploads)
                 } else {
                     Uploads::new(gpu, &desc, &r.program, &r.bound.textures)
+                        .taking_unchanged(&mut p.uploads)
                 },
                 if Readbacks::sizes(&r.program, &r.bound.textures)
                     == Readbacks::sizes(&p.program, &p.bound.textures)
@@ -213,6 +219,7 @@ impl BakedState {
             replayed: r.desc,
             fusion_input: r.fusion_input,
             native,
+            param_extents: r.param_extents,
         };
         Ok((state, report))
     }

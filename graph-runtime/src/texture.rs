@@ -4,7 +4,7 @@
 #![forbid(unsafe_code)]
 
 use graph_core::desc::OpDesc;
-use graph_core::desc::{GraphDesc, TextureSizeDesc};
+use graph_core::desc::{AxisSizeDesc, GraphDesc, TextureSizeDesc};
 use graph_core::ir::AccessMode;
 use graph_core::texture::{TexelFormat, TextureDim, TextureType};
 
@@ -111,12 +111,15 @@ pub(crate) fn texture_uses(desc: &GraphDesc, index: usize, ty: TextureType) -> (
 /// declaration gives), and the graph-owned ones made on `gpu` at their declared size, with the usages the
 /// graph's kernels need and those of copies. A rebuild (`previous`: the textures before it) keeps an owned
 /// texture of the same size and usage rather than making another; one sized like an external texture
-/// follows it when that one is rebound to another size.
+/// follows it when that one is rebound to another size, one sized by parameters follows `params`. Where
+/// `params` size a texture 0 texels along an axis (they start zeroed, at bake), it is not sized: made 1 texel
+/// along that axis, checked against nothing, and no replay may use it ([`check_sized`]).
 pub(crate) fn complete(
     gpu: &Gpu,
     desc: &GraphDesc,
     bound: &[Option<Texture>],
     previous: Option<&[Option<Texture>]>,
+    params: &[u8],
 ) -> Result<Vec<Option<Texture>>, Error> {
     let mut all: Vec<Option<Texture>> = (0..desc.buffers.len())
         .map(|i| match desc.buffers[i].role.is_external() {
@@ -134,9 +137,14 @@ pub(crate) fn complete(
             reason,
         };
         // An external texture without a size, not bound: bind_texture says so.
-        let Some(size) = declared_extent(desc, i, &all) else {
+        let Some(size) = declared_extent(desc, i, &all, params) else {
             continue;
         };
+        let not_sized = size.contains(&0);
+        if b.role.is_external() && not_sized {
+            continue;
+        }
+        let size = size.map(|s| s.max(1));
         if b.role.is_external() {
             if let Some(texture) = &all[i] {
                 let actual = texture.extent();
@@ -145,7 +153,7 @@ pub(crate) fn complete(
                         "it is {} texels, and the graph declares {} ({})",
                         texels(actual),
                         texels(size),
-                        declared_size(desc, i)
+                        declared_size(desc, i, params)
                     )));
                 }
             }
@@ -179,12 +187,15 @@ pub(crate) fn complete(
 /// Sizes `program`'s uploads and readbacks of textures by the textures' padded rows, and checks each copy
 /// with a texture end against the bound sizes: between textures, of one size; between a texture and a
 /// buffer (`lens`: each buffer's length), as many bytes on both sides, in rows a multiple of 256 bytes
-/// long (what wgpu's copies between buffers and textures ask) unless there is one row.
+/// long (what wgpu's copies between buffers and textures ask) unless there is one row. A copy with a
+/// texture end `not_sized` (see [`complete`]) is not checked: no replay runs it before the parameters size
+/// that texture and the graph is built again.
 pub(crate) fn plan_transfers(
     desc: &GraphDesc,
     program: &mut crate::program::Program,
     textures: &[Option<Texture>],
     lens: &[u32],
+    not_sized: impl Fn(u32) -> bool,
 ) -> Result<(), Error> {
     let rows = |b: u32| -> Result<Option<TexelRows>, Error> {
         match textures.get(b as usize).and_then(Option::as_ref) {
@@ -201,6 +212,9 @@ pub(crate) fn plan_transfers(
         let OpDesc::Copy { src, dst, .. } = node.op else {
             continue;
         };
+        if not_sized(src) || not_sized(dst) {
+            continue;
+        }
         let wrong = |texture: u32, reason: String| Error::TextureMismatch {
             graph: desc.name.to_string(),
             texture: desc.buffers[texture as usize].name.to_string(),
@@ -263,14 +277,23 @@ fn extent3(size: wgpu::Extent3d) -> [u32; 3] {
     [size.width, size.height, size.depth_or_array_layers]
 }
 
-/// Texture `index`'s size as its declaration gives it: its texels, or those of the texture it is sized
-/// like, down to texels or to a bound texture; `None` where that one is not bound.
-fn declared_extent(desc: &GraphDesc, index: usize, all: &[Option<Texture>]) -> Option<[u32; 3]> {
+/// Texture `index`'s size as its declaration gives it: its texels, those the parameter block `params` gives
+/// it, or those of the texture it is sized like, down to texels, parameters or a bound texture; `None` where
+/// that one is not bound. A parameter may give 0.
+fn declared_extent(
+    desc: &GraphDesc,
+    index: usize,
+    all: &[Option<Texture>],
+    params: &[u8],
+) -> Option<[u32; 3]> {
     let mut at = index;
     // A checked description's chains end (`GraphDesc::validate`); the bound keeps a wrong one finite.
     for _ in 0..=desc.buffers.len() {
         match desc.buffers.get(at)?.texture_size {
             Some(TextureSizeDesc::Texels(texels)) => return Some(texels),
+            Some(TextureSizeDesc::Params(axes)) => {
+                return Some(axes.map(|a| a.texels(params).unwrap_or(0)));
+            }
             Some(TextureSizeDesc::Like(next)) if next as usize != index => at = next as usize,
             Some(TextureSizeDesc::Like(_)) => return None,
             None => return all.get(at)?.as_ref().map(Texture::extent),
@@ -279,15 +302,104 @@ fn declared_extent(desc: &GraphDesc, index: usize, all: &[Option<Texture>]) -> O
     None
 }
 
-/// How texture `index`'s declaration sizes it, for messages: `512, 512` or `like frame`.
-fn declared_size(desc: &GraphDesc, index: usize) -> String {
+/// Texture `index`'s size with the parameter block `params`, where parameters size it (its declaration
+/// reads them, or that of a texture it is sized like); `None` for every other buffer and texture. Found
+/// without allocating: a replay asks it of every such texture.
+pub(crate) fn param_extent(desc: &GraphDesc, index: usize, params: &[u8]) -> Option<[u32; 3]> {
+    let mut at = index;
+    for _ in 0..=desc.buffers.len() {
+        match desc.buffers.get(at)?.texture_size? {
+            TextureSizeDesc::Params(axes) => {
+                return Some(axes.map(|a| a.texels(params).unwrap_or(0)));
+            }
+            TextureSizeDesc::Like(next) => at = next as usize,
+            TextureSizeDesc::Texels(_) => return None,
+        }
+    }
+    None
+}
+
+/// Every texture's size by parameters ([`param_extent`]), by buffer index.
+pub(crate) fn param_extents(desc: &GraphDesc, params: &[u8]) -> Vec<Option<[u32; 3]>> {
+    (0..desc.buffers.len())
+        .map(|i| param_extent(desc, i, params))
+        .collect()
+}
+
+/// An error for the first texture the parameters give no texel along some axis (`extents`: the sizes
+/// parameters give textures, from buffer index `first` on): no replay may use it, nor an upload fill it.
+pub(crate) fn check_sized(
+    desc: &GraphDesc,
+    extents: &[Option<[u32; 3]>],
+    first: usize,
+    params: &[u8],
+) -> Result<(), Error> {
+    let Some(at) = extents
+        .iter()
+        .position(|e| e.is_some_and(|e| e.contains(&0)))
+    else {
+        return Ok(());
+    };
+    let size = extents[at].unwrap_or_default();
+    let index = first + at;
+    Err(Error::TextureMismatch {
+        graph: desc.name.to_string(),
+        texture: desc.buffers[index].name.to_string(),
+        reason: format!(
+            "it is sized by {}, which make it {} texels: set the parameters before the replay (or \
+             upload) that uses it",
+            declared_size(desc, index, params),
+            texels(size)
+        ),
+    })
+}
+
+/// How texture `index`'s declaration sizes it, for messages: `` `512 x 512 x 1` ``, `` `params.w, params.h`
+/// (640, 480) `` or ``the size of `frame` ``.
+fn declared_size(desc: &GraphDesc, index: usize, params: &[u8]) -> String {
     match desc.buffers[index].texture_size {
         Some(TextureSizeDesc::Texels(texels)) => format!("`{}`", self::texels(texels)),
+        Some(TextureSizeDesc::Params(axes)) => {
+            let count = desc.buffers[index]
+                .texture_type()
+                .map_or(3, |t| t.dim.extent_count());
+            let axes = &axes[..count];
+            let written: Vec<String> = axes.iter().map(|&a| axis_text(desc, a)).collect();
+            let values: Vec<String> = axes
+                .iter()
+                .map(|a| a.texels(params).unwrap_or(0).to_string())
+                .collect();
+            format!("`{}` ({})", written.join(", "), values.join(", "))
+        }
         Some(TextureSizeDesc::Like(other)) => desc
             .buffers
             .get(other as usize)
             .map_or_else(String::new, |o| format!("the size of `{}`", o.name)),
         None => String::new(),
+    }
+}
+
+/// `512` or `params.w` (`params.size.y`): one axis of a declared size, its parameter named from the block's
+/// layout.
+fn axis_text(desc: &GraphDesc, axis: AxisSizeDesc) -> String {
+    let offset = match axis {
+        AxisSizeDesc::Texels(n) => return n.to_string(),
+        AxisSizeDesc::Param(offset) => offset,
+    };
+    let field = desc
+        .params
+        .fields
+        .iter()
+        .find(|f| offset >= f.offset && offset < f.offset + f.ty.size());
+    match field {
+        Some(f) if f.ty.components > 1 => {
+            let component = ["x", "y", "z", "w"]
+                .get(((offset - f.offset) / 4) as usize)
+                .unwrap_or(&"?");
+            format!("params.{}.{component}", f.name)
+        }
+        Some(f) => format!("params.{}", f.name),
+        None => format!("parameter byte {offset}"),
     }
 }
 

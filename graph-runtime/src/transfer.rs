@@ -154,6 +154,23 @@ impl Uploads {
         Uploads { slots }
     }
 
+    /// These uploads with `previous`'s slot (staging buffer and pending data) in place of each of the same
+    /// node and size: what a rebuild that resized only some transfers keeps.
+    pub(crate) fn taking_unchanged(mut self, previous: &mut Uploads) -> Self {
+        for slot in &mut self.slots {
+            let same = |p: &&mut UploadSlot| {
+                p.node == slot.node
+                    && p.bytes == slot.bytes
+                    && p.rows == slot.rows
+                    && p.elem == slot.elem
+            };
+            if let Some(old) = previous.slots.iter_mut().find(same) {
+                std::mem::swap(slot, old);
+            }
+        }
+        self
+    }
+
     /// Stages `data` for node `node`'s next replay; it must be the node's element type (`None`: bytes, taken
     /// as the node's own type) and range length.
     pub(crate) fn give(

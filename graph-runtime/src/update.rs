@@ -280,6 +280,34 @@ impl BakedGraph {
         self.rebuild(flat, self.state.externals.clone())
     }
 
+    /// Builds the graph again where the parameters now size a texture other than it was built at, as a
+    /// rebind to a texture of that size would (the texture is made again, its texels undefined; what does
+    /// not bind it is kept). Every replay, profile and upload asks it first; in a graph without textures
+    /// sized by parameters it is a loop over the buffers that finds none.
+    pub(crate) fn fit_textures_to_params(&mut self) -> Result<(), Error> {
+        let state = &self.state;
+        let changed = state.param_extents.iter().enumerate().any(|(i, built)| {
+            built.is_some() && crate::texture::param_extent(&state.desc, i, &self.params) != *built
+        });
+        if changed {
+            let _span = tracing::debug_span!("resize textures to parameters").entered();
+            self.rebuild(self.state.desc.clone(), self.state.externals.clone())?;
+        }
+        Ok(())
+    }
+
+    /// An error where the parameters give texture `only` (every texture, for `None`) no texel along some
+    /// axis: it has no size to replay or upload at.
+    pub(crate) fn check_sized(&self, only: Option<usize>) -> Result<(), Error> {
+        let extents = &self.state.param_extents;
+        let extents = match only {
+            Some(i) => extents.get(i..=i).unwrap_or_default(),
+            None => extents,
+        };
+        let offset = only.unwrap_or(0);
+        crate::texture::check_sized(&self.state.desc, extents, offset, &self.params)
+    }
+
     /// Builds everything a replay needs for `desc` over `externals`, reusing what it can, then replaces the
     /// baked graph's with it; on any error nothing is replaced.
     fn rebuild(
@@ -308,6 +336,7 @@ impl BakedGraph {
             externals,
             textures,
             &self.transport,
+            &self.params,
             Some(&mut self.state),
         );
         let (state, report) = scope.finish_with(built, |reason| Error::Update {

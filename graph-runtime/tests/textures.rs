@@ -7,7 +7,7 @@
 
 mod common;
 
-use common::{gpu, poison_f32, poison_u32, random_u32, read, rng};
+use common::{gpu, poison_f32, poison_u32, random_u32, read, rng, use_recorder};
 use graph_runtime::ir::Role;
 use graph_runtime::{BakedGraph, Error, Gpu, GraphBuilder, KernelSpec, LIBRARY, Texture, graph};
 
@@ -790,6 +790,92 @@ fn a_graph_owned_texture_sized_like_the_frame_follows_it_through_a_rebind() -> R
             assert!(
                 (g - w).abs() <= bound,
                 "{width}x{height} out[{i}]: GPU {g}, CPU {w}"
+            );
+        }
+    }
+    Ok(())
+}
+
+graph! {
+    /// A frame the graph owns at the size its parameters give (a vector's components): uploaded, its luma
+    /// (times `gain`) written over the frame's own size into a texture sized like it, read back.
+    graph ParamSized {
+        params { size: vec2<u32>, gain: f32 }
+        textures {
+            frame: texture_2d<rgba8unorm; params.size.x, params.size.y>,
+            luma: texture_2d<r32float; frame>,
+        }
+        upload put(frame);
+        kernel grey(frame: read, luma: write) threads(frame.width(), frame.height()) {
+            @compute @workgroup_size(8, 8)
+            fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
+                if (gid.x >= params.size.x || gid.y >= params.size.y) { return; }
+                let c = textureLoad(frame, gid.xy, 0);
+                let y = 0.25 * c.r + 0.5 * c.g + 0.25 * c.b;
+                textureStore(luma, gid.xy, vec4<f32>(params.gain * y, 0.0, 0.0, 1.0));
+            }
+        }
+        readback get(luma);
+    }
+}
+
+#[test]
+fn a_graph_owned_texture_sized_by_parameters_is_made_again_when_they_change() -> Result<(), Error> {
+    let gpu = gpu();
+    let mut rng = rng();
+    let mut g = ParamSized::bake(&gpu, ParamSizedBuffers::default())?;
+    // Parameters start zeroed: the frame has no size until they give it one.
+    let message = error_text(g.replay());
+    assert!(
+        message.contains("texture `frame`")
+            && message.contains("sized by `params.size.x, params.size.y` (0, 0)"),
+        "{message}"
+    );
+    for native in [true, false] {
+        if !use_recorder(&mut g, &gpu, native) {
+            continue;
+        }
+        let recorder = g.untyped().recorder();
+        // Each size makes both textures again (the second sized like the first); the same size again
+        // keeps them, and their texels from the last replay are overwritten.
+        for (width, height) in [(13u32, 9u32), (40, 3), (40, 3), (1, 1), (13, 9)] {
+            let gain = 1.0 + random_u32(&mut rng, 4) as f32;
+            *g.params_mut() = ParamSizedParams::new([width, height], gain);
+            let pixels = random_bytes(&mut rng, (width * height * 4) as usize);
+            g.upload_texels(ParamSized::UPLOADS.put, &pixels)?;
+            let finished = g.replay()?.wait()?;
+            let texels = finished.read_texels(ParamSized::READBACKS.get)?;
+            let got: &[f32] = bytemuck::cast_slice(&texels);
+            let what = format!("{recorder} {width}x{height}");
+            assert_eq!(got.len(), (width * height) as usize, "{what}: texels");
+            for (i, (got, p)) in got.iter().zip(pixels.chunks(4)).enumerate() {
+                let want = gain * luma_of(p);
+                assert!(
+                    (got - want).abs() <= 4e-6,
+                    "{what} luma[{i}]: GPU {got}, CPU {want}"
+                );
+            }
+        }
+        // Data given for one size is not replayed at another: the upload slot is the new size's, empty.
+        g.upload_texels(ParamSized::UPLOADS.put, &random_bytes(&mut rng, 13 * 9 * 4))?;
+        g.params_mut().size = [7, 2];
+        let message = error_text(g.replay());
+        assert!(message.contains("`put`"), "{recorder}: {message}");
+        // An upload fits the parameters it is given under: the 7 x 2 frame's rows, not the 13 x 9 one's.
+        let message = error_text(g.upload_texels(ParamSized::UPLOADS.put, &[0; 13 * 9 * 4]));
+        assert!(
+            message.contains("it uploads 2 rows of 28 bytes, 56 bytes, not 468"),
+            "{recorder}: {message}"
+        );
+        // A size of 0 along an axis is refused at the upload and the replay, and changes nothing.
+        g.params_mut().size = [0, 4];
+        for message in [
+            error_text(g.upload_texels(ParamSized::UPLOADS.put, &[])),
+            error_text(g.replay()),
+        ] {
+            assert!(
+                message.contains("`params.size.x, params.size.y` (0, 4)"),
+                "{recorder}: {message}"
             );
         }
     }

@@ -263,11 +263,16 @@ fn texture_zeroer(threads: Option<&str>) -> GraphBuilder {
     b
 }
 
-/// The graph of two `textures/` fixtures: kernel `copy` stores `frame` into graph-owned `tmp`, of type
-/// `tmp_ty`.
+/// The graph of the `textures/` fixtures of an owned texture: kernel `copy` stores `frame` into graph-owned
+/// `tmp`, of type `tmp_ty`.
 fn texture_into_owned(tmp_ty: &str) -> GraphBuilder {
+    frame_into_owned("texture_2d<rgba8unorm>", tmp_ty)
+}
+
+/// [`texture_into_owned`] with `frame` of `frame_ty`.
+fn frame_into_owned(frame_ty: &str, tmp_ty: &str) -> GraphBuilder {
     let mut b = graph_g();
-    b.texture("frame", "texture_2d<rgba8unorm>", Role::Input)
+    b.texture("frame", frame_ty, Role::Input)
         .texture("tmp", tmp_ty, Role::Owned)
         .kernel(
             "copy",
@@ -1028,6 +1033,27 @@ const CASES: &[Case] = &[
     Case {
         fixture: "textures/sized-like-an-unknown-texture",
         build: || texture_into_owned("texture_2d<rgba16float; fram>"),
+        rustc_errors: &[],
+    },
+    Case {
+        fixture: "textures/sized-by-a-float-parameter",
+        build: || {
+            let mut b = texture_into_owned("texture_2d<rgba16float; params.scale, 4>");
+            b.param("scale", "f32");
+            b
+        },
+        rustc_errors: &[],
+    },
+    Case {
+        fixture: "textures/external-texture-sized-by-parameters",
+        build: || {
+            let mut b = frame_into_owned(
+                "texture_2d<rgba8unorm; params.w, params.h>",
+                "texture_2d<rgba16float; frame>",
+            );
+            b.param("w", "u32").param("h", "u32");
+            b
+        },
         rustc_errors: &[],
     },
     // cycles/

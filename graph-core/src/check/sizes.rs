@@ -142,7 +142,7 @@ impl Checker<'_> {
                 Err(())
             }
             SizeExpr::Param { name, component } => {
-                let offset = self.size_param(loc, name, *component, layout)?;
+                let offset = self.size_param(loc, name, *component, layout, "dispatch sizes")?;
                 steps.push(SizeStep::Param(offset));
                 Ok(None)
             }
@@ -235,12 +235,15 @@ impl Checker<'_> {
     }
 
     /// The byte offset of a `u32` parameter (or of a component of a `u32` vector) named in a size.
-    fn size_param(
+    /// The byte offset of `params.NAME` (`.x` ..), which must be a `u32`; `what` names the sizes it is read
+    /// as in the message where it is not (`dispatch sizes`).
+    pub(super) fn size_param(
         &mut self,
         loc: Loc,
         name: &str,
         component: Option<u8>,
         layout: &ParamsLayout,
+        what: &str,
     ) -> Result<u32, ()> {
         self.resolve_name(Space::Param, name, loc.clone())
             .ok_or(())?;
@@ -256,14 +259,11 @@ impl Checker<'_> {
         };
         let problem = if ty.scalar != Scalar::U32 {
             Some(
-                Diagnostic::new(
-                    loc,
-                    format!("dispatch sizes are `u32`, but `{written}` is `{ty}`"),
-                )
-                .with_help(format!(
-                    "declare `{name}` as `u32`{}",
-                    if ty.components > 1 { " components" } else { "" }
-                )),
+                Diagnostic::new(loc, format!("{what} are `u32`, but `{written}` is `{ty}`"))
+                    .with_help(format!(
+                        "declare `{name}` as `u32`{}",
+                        if ty.components > 1 { " components" } else { "" }
+                    )),
             )
         } else {
             let letter = |c: u8| *COMPONENTS.get(usize::from(c)).unwrap_or(&'?');

@@ -8,10 +8,10 @@
 //! WGSL (`kernels.rs`).
 
 use super::Checker;
-use crate::desc::TextureSizeDesc;
+use crate::desc::{AxisSizeDesc, TextureSizeDesc};
 use crate::diagnostic::{Diagnostic, Loc};
 use crate::ir::{AccessMode, KernelSource, NodeKind, Role};
-use crate::texture::{StorageAccess, StorageSupport, TexelFormat, TextureSize};
+use crate::texture::{AxisSize, StorageAccess, StorageSupport, TexelFormat, TextureSize};
 
 impl Checker<'_> {
     /// Each texture's declared size, resolved: another texture's name to that texture, of the same
@@ -58,11 +58,10 @@ impl Checker<'_> {
                     }
                     continue;
                 }
-                Some(TextureSize::Texels(given)) => {
-                    let mut texels = [1; 3];
-                    texels[..given.len()].copy_from_slice(&given);
-                    TextureSizeDesc::Texels(texels)
-                }
+                Some(TextureSize::Axes(axes)) => match self.axis_sizes(i, &axes) {
+                    Some(size) => size,
+                    None => continue,
+                },
                 Some(TextureSize::Like(name)) => {
                     let found = self
                         .buffers
@@ -104,6 +103,61 @@ impl Checker<'_> {
             self.texture_sizes[i] = Some(size);
         }
         self.check_texture_size_cycles();
+    }
+
+    /// Texture `i`'s size along each axis, its parameters resolved to `u32` offsets: texels where no axis
+    /// reads a parameter. `None` after reporting each problem: a parameter of another type, or one sizing a
+    /// texture bound from outside (its size is the bound texture's, which a parameter would only repeat).
+    fn axis_sizes(&mut self, i: usize, axes: &[AxisSize]) -> Option<TextureSizeDesc> {
+        let layout = self.params_layout();
+        let b = &self.graph.buffers[i];
+        let mut sizes = [AxisSizeDesc::Texels(1); 3];
+        let mut ok = true;
+        for (slot, axis) in sizes.iter_mut().zip(axes) {
+            *slot = match axis {
+                AxisSize::Texels(n) => AxisSizeDesc::Texels(*n),
+                AxisSize::Param { name, component } => {
+                    let loc = Loc::BufferType(i);
+                    match self.size_param(loc, name, *component, &layout, "texture sizes") {
+                        Ok(offset) => AxisSizeDesc::Param(offset),
+                        Err(()) => {
+                            ok = false;
+                            continue;
+                        }
+                    }
+                }
+            };
+        }
+        let reads_params = sizes.iter().any(|s| matches!(s, AxisSizeDesc::Param(_)));
+        if reads_params && b.role != Role::Owned {
+            self.diags.push(
+                Diagnostic::new(
+                    Loc::BufferType(i),
+                    format!(
+                        "texture `{}` is bound from outside, so its size is the bound texture's, not \
+                         parameters",
+                        b.name
+                    ),
+                )
+                .with_help(format!(
+                    "drop the size, and read `{0}.width()` (`height`, ..) where a size is needed; or make \
+                     `{0}` graph-owned, without `= {1}`",
+                    b.name,
+                    b.role.keyword()
+                )),
+            );
+            return None;
+        }
+        if !ok {
+            return None;
+        }
+        Some(match reads_params {
+            true => TextureSizeDesc::Params(sizes),
+            false => TextureSizeDesc::Texels(sizes.map(|s| match s {
+                AxisSizeDesc::Texels(n) => n,
+                AxisSizeDesc::Param(_) => 1,
+            })),
+        })
     }
 
     /// A chain of textures each sized like the next that comes back round has no size: reported once, at
@@ -330,6 +384,8 @@ impl Checker<'_> {
             match self.texture_sizes.get(at).copied().flatten()? {
                 TextureSizeDesc::Texels(texels) => return Some(texels),
                 TextureSizeDesc::Like(next) => at = next as usize,
+                // Known at each replay only.
+                TextureSizeDesc::Params(_) => return None,
             }
         }
         None
