@@ -76,6 +76,15 @@ fn interop() {
 }
 
 #[test]
+fn record() {
+    run(
+        env!("CARGO_BIN_EXE_07_record"),
+        &["5000", "3"],
+        "ok: the eager run and the replays computed what the CPU does",
+    );
+}
+
+#[test]
 fn pipeline() {
     run(
         env!("CARGO_BIN_EXE_06_pipeline"),

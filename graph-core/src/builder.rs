@@ -95,6 +95,18 @@ impl KernelSpec {
         self
     }
 
+    /// Binds the graph's `buffer` under another name, `binding`, the name the WGSL sees it by, with access
+    /// `mode`: what lets one kernel's text run over different buffers (an eager stream's calls record this
+    /// way).
+    pub fn bind(mut self, binding: &str, buffer: &str, mode: AccessMode) -> Self {
+        self.kernel.accesses.push(Access {
+            binding: binding.to_string(),
+            buffer: buffer.to_string(),
+            mode,
+        });
+        self
+    }
+
     /// Declares `buffer` read.
     pub fn read(self, buffer: &str) -> Self {
         self.access(buffer, AccessMode::Read)
@@ -235,9 +247,11 @@ impl GraphBuilder {
     /// a storage texture) or `texture_storage_2d<r32float, write>` (kernels bind it as storage with that access only);
     /// 1d, 2d, 2d_array or 3d. A size may follow the format: texels (`texture_2d<rgba16float; 512, 512>`,
     /// width, height, then layers or depth) or another texture's (`texture_2d<r32float; frame>`). A
-    /// graph-owned texture needs one, since bake makes it; an external texture's is checked at bake. Kernels
-    /// of WGSL, fills, copies, uploads, readbacks, interop tasks and subgraphs (bound to a texture of the
-    /// child of the same type) use textures; host tasks do not yet.
+    /// graph-owned texture needs one, since bake makes it; an external texture's is checked at bake. A
+    /// graph-owned texture may be sized by `u32` parameters instead (`texture_2d<rgba8unorm; params.w,
+    /// params.h>`), made again when a replay's parameters give another size. Kernels of WGSL, fills, copies,
+    /// uploads, readbacks, host and interop tasks and subgraphs (bound to a texture of the child of the same
+    /// type) use textures.
     pub fn texture(&mut self, name: &str, ty: &str, role: Role) -> &mut Self {
         self.buffer(name, ty, role, None)
     }

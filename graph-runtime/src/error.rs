@@ -241,6 +241,10 @@ pub enum Error {
         reason: String,
     },
 
+    /// A stream call that cannot be made in the stream's state: a host wait inside a recording, say.
+    #[error("stream call `{call}`: {reason}")]
+    Capture { call: String, reason: String },
+
     /// A built or loaded graph's mistakes, each with its location.
     #[error(transparent)]
     Graph(#[from] graph_core::GraphErrors),

@@ -35,6 +35,15 @@ const KNOWN_DIFFERENCES: &[&str] = &[];
 /// Fixtures the builder cannot express, each with the reason.
 const INEXPRESSIBLE: &[(&str, &str)] = &[
     (
+        "stream/builder-used-while-recording",
+        "a borrow error of Rust's: an eager stream's recording holds the builder mutably, so no builder call \
+         can be made meanwhile",
+    ),
+    (
+        "stream/stream-from-two-threads",
+        "a borrow error of Rust's: a recording holds its stream mutably, so no other thread can call it",
+    ),
+    (
         "textures/sampler-with-a-role",
         "the builder's `sampler` takes no role: the graph makes every sampler (a graph file's may have one, \
          and gets the macro's error)",

@@ -1,0 +1,917 @@
+//! An eager stream of GPU work (`gpu.stream()`): kernels, copies, fills and uploads over the application's
+//! buffers that run at once, in call order, as an in-order queue runs them; or, between
+//! [`Stream::begin_recording`] and [`Recording::end`], nodes of a [`GraphBuilder`], whose checks infer their
+//! edges from the order of their accesses (SYCL's queue recording, CUDA's stream capture). What a recording
+//! gives is an ordinary builder: build it, bake it, draw it, save it as a graph file.
+//!
+//! One function makes a call into a node in both states ([`Call::add_to`]). Run at once, the node is a graph
+//! of its own, checked by the builder's checks and baked the first time a call of its shape comes (its
+//! buffers named after their bindings, so the same kernel over other buffers is the same graph), then kept: a later
+//! call of that shape rebinds the buffers that changed and replays. Eager graphs replay through the portable
+//! recorder, whose submissions wgpu's queue runs in order.
+
+#![forbid(unsafe_code)]
+
+use std::sync::Arc;
+
+use graph_core::builder::{GraphBuilder, KernelSpec};
+use graph_core::desc::GraphDesc;
+use graph_core::ir::{AccessMode, Graph, Role};
+use graph_core::library::LibrarySubgraph;
+use graph_core::size::SizeExpr;
+use graph_core::size_parse::parse_size;
+use graph_core::types::ValueType;
+
+use crate::baked_graph::BakedGraph;
+use crate::buffer::{AnyBuffer, Buffer};
+use crate::element::{Element, ParamValue};
+use crate::error::Error;
+use crate::gpu::Gpu;
+
+/// The most graphs an eager stream keeps baked, one per shape of call; past it the oldest goes.
+const EAGER_GRAPHS: usize = 64;
+
+/// A buffer a stream call takes: a typed [`Buffer`] or an [`AnyBuffer`].
+pub trait StreamBuffer {
+    fn any_buffer(&self) -> &AnyBuffer;
+}
+
+impl StreamBuffer for AnyBuffer {
+    fn any_buffer(&self) -> &AnyBuffer {
+        self
+    }
+}
+
+impl<T: Element> StreamBuffer for Buffer<T> {
+    fn any_buffer(&self) -> &AnyBuffer {
+        self.as_any()
+    }
+}
+
+/// An in-order stream of GPU work on a [`Gpu`]: see the [module documentation](self).
+pub struct Stream {
+    gpu: Gpu,
+    params: Vec<StreamParam>,
+    /// Names given to buffers ([`Stream::name`]), which a recording declares them by.
+    names: Vec<(wgpu::Buffer, String)>,
+    /// The library's multi-pass algorithms used so far, checked, by path.
+    subgraphs: Vec<(&'static str, Arc<GraphDesc>)>,
+    eager: Vec<EagerGraph>,
+    recording: Option<RecordingState>,
+}
+
+impl std::fmt::Debug for Stream {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Stream")
+            .field("params", &self.params.len())
+            .field("eager_graphs", &self.eager.len())
+            .field("recording", &self.recording.is_some())
+            .finish_non_exhaustive()
+    }
+}
+
+/// A parameter the stream's kernels see as `params.NAME`.
+#[derive(Debug, Clone)]
+struct StreamParam {
+    name: String,
+    ty: ValueType,
+    bytes: Vec<u8>,
+}
+
+/// A one-node graph an eager call of its shape replays, and the buffers bound to it now, by position.
+struct EagerGraph {
+    shape: Graph,
+    baked: BakedGraph,
+    bound: Vec<wgpu::Buffer>,
+}
+
+/// What a recording has gathered: the builder it records into (taken from the caller until it ends), each
+/// buffer its calls used in the order of first use, and the calls, named apart. Buffers are named when it
+/// ends, knowing every use (a buffer first filled may be a kernel's `x` later).
+struct RecordingState {
+    builder: GraphBuilder,
+    buffers: Vec<RecordedBuffer>,
+    calls: Vec<Call>,
+    /// Buffers the stream made while recording (`Stream::scratch`): graph-owned in the recording.
+    scratch: Vec<wgpu::Buffer>,
+}
+
+/// A buffer a recording used, and how.
+struct RecordedBuffer {
+    buffer: AnyBuffer,
+    access: Access,
+}
+
+/// A buffer one call uses, how, and the name its kernel's WGSL sees it by (`None` for copies, fills and
+/// uploads, which name no binding).
+#[derive(Clone)]
+struct Use {
+    binding: Option<String>,
+    buffer: AnyBuffer,
+    mode: AccessMode,
+}
+
+/// What a call does; its buffers are its [`Use`]s, in this order: a kernel's bindings, a copy's source and
+/// destination, a fill's or an upload's destination. An upload's data is given beside it (a recording
+/// keeps none).
+enum Op {
+    /// A kernel of WGSL; `dispatch` is its size, `(workgroups, sizes)`, or `None` for the builder's default
+    /// (an invocation per element of the first buffer it writes).
+    Kernel {
+        wgsl: String,
+        dispatch: Option<(bool, Vec<String>)>,
+    },
+    /// A kernel of the library, by path, with its arguments (WGSL of each argument's type).
+    Library {
+        path: String,
+        args: Vec<(String, String)>,
+    },
+    /// One of the library's multi-pass algorithms (`reduce::sum`, `scan::inclusive`), checked once: a
+    /// subgraph node.
+    Subgraph {
+        child: Arc<GraphDesc>,
+    },
+    Copy,
+    Fill {
+        value: String,
+    },
+    Upload,
+}
+
+/// One call: a node named `name`.
+struct Call {
+    name: String,
+    op: Op,
+    uses: Vec<Use>,
+}
+
+impl Call {
+    /// Adds the call to `builder` as one node, each of its buffers by the name `names` gives it. Both states
+    /// make their nodes here.
+    fn add_to(&self, builder: &mut GraphBuilder, names: &[String]) {
+        let name = |i: usize| names[i].as_str();
+        let node = self.name.as_str();
+        match &self.op {
+            Op::Kernel { wgsl, dispatch } => {
+                let mut spec = KernelSpec::wgsl(wgsl.as_str());
+                for (i, u) in self.uses.iter().enumerate() {
+                    spec = spec.bind(u.binding.as_deref().unwrap_or(name(i)), name(i), u.mode);
+                }
+                // The caller's sizes name bindings (`x.len()`); the graph's name its buffers.
+                let buffer_of = |binding: &str| {
+                    let at = self
+                        .uses
+                        .iter()
+                        .position(|u| u.binding.as_deref() == Some(binding));
+                    at.map(|i| names[i].clone())
+                };
+                if let Some((workgroups, sizes)) = dispatch {
+                    let sizes: Vec<String> = sizes.iter().map(|s| renamed(s, &buffer_of)).collect();
+                    let sizes: Vec<&str> = sizes.iter().map(String::as_str).collect();
+                    spec = match workgroups {
+                        true => spec.workgroups(&sizes),
+                        false => spec.threads(&sizes),
+                    };
+                }
+                builder.kernel(node, spec);
+            }
+            Op::Library { path, args } => {
+                let bindings: Vec<(&str, &str)> = self
+                    .uses
+                    .iter()
+                    .enumerate()
+                    .map(|(i, u)| (u.binding.as_deref().unwrap_or(name(i)), name(i)))
+                    .collect();
+                let args: Vec<(&str, &str)> =
+                    args.iter().map(|(n, v)| (n.as_str(), v.as_str())).collect();
+                builder.library(node, path, &bindings, &args);
+            }
+            Op::Subgraph { child } => {
+                let bindings: Vec<(&str, &str, AccessMode)> = self
+                    .uses
+                    .iter()
+                    .enumerate()
+                    .map(|(i, u)| (u.binding.as_deref().unwrap_or(name(i)), name(i), u.mode))
+                    .collect();
+                builder.subgraph(node, child, &bindings);
+            }
+            Op::Copy => {
+                builder.copy(node, name(0), name(1));
+            }
+            Op::Fill { value } => {
+                builder.fill(node, name(0), value);
+            }
+            Op::Upload => {
+                builder.upload(node, name(0));
+            }
+        }
+    }
+}
+
+impl Gpu {
+    /// An eager stream of work on this device: see [`Stream`].
+    pub fn stream(&self) -> Stream {
+        Stream {
+            gpu: self.clone(),
+            params: Vec::new(),
+            names: Vec::new(),
+            subgraphs: Vec::new(),
+            eager: Vec::new(),
+            recording: None,
+        }
+    }
+}
+
+impl Stream {
+    /// Sets parameter `name`, which kernels read as `params.NAME`, declaring it at its first use; a later
+    /// value must be of the same type. A recording records it as a parameter of the graph (its value is
+    /// not baked in: the replay's parameters give it).
+    pub fn param<T: ParamValue>(&mut self, name: &str, value: T) -> Result<&mut Self, Error> {
+        let bytes = bytemuck::bytes_of(&value).to_vec();
+        match self.params.iter_mut().find(|p| p.name == name) {
+            Some(p) if p.ty != T::TYPE => {
+                return Err(Error::ParamType {
+                    graph: "stream".into(),
+                    name: name.to_string(),
+                    expected: p.ty.wgsl(),
+                    actual: T::TYPE.wgsl(),
+                });
+            }
+            Some(p) => p.bytes = bytes,
+            None => self.params.push(StreamParam {
+                name: name.to_string(),
+                ty: T::TYPE,
+                bytes,
+            }),
+        }
+        Ok(self)
+    }
+
+    /// Names `buffer` `name` in what a recording gives (where no buffer recorded before took the name);
+    /// without one, a buffer is named after the binding it is first used as, or `buffer0`, `buffer1`..
+    pub fn name(&mut self, buffer: &impl StreamBuffer, name: &str) -> &mut Self {
+        let buffer = buffer.any_buffer().wgpu();
+        self.names.retain(|(b, _)| b != buffer);
+        self.names.push((buffer.clone(), name.to_string()));
+        self
+    }
+
+    /// A kernel of WGSL named `name`: give it its buffers (under the names its WGSL uses) and its size
+    /// (without one, an invocation per element of the first buffer it writes), then
+    /// [`run`](KernelCall::run) it.
+    pub fn kernel(&mut self, name: &str, wgsl: &str) -> KernelCall<'_> {
+        KernelCall {
+            stream: self,
+            name: name.to_string(),
+            wgsl: wgsl.to_string(),
+            uses: Vec::new(),
+            dispatch: None,
+        }
+    }
+
+    /// A kernel of the library (`scale`, `sobel`) or one of its multi-pass algorithms (`reduce::sum`,
+    /// `scan::inclusive`), by path: bind its buffers by the names the library gives them and its arguments,
+    /// then [`run`](LibraryCall::run) it. The library says how each binding is used.
+    pub fn library(&mut self, name: &str, path: &str) -> LibraryCall<'_> {
+        LibraryCall {
+            stream: self,
+            name: name.to_string(),
+            path: path.to_string(),
+            uses: Vec::new(),
+            args: Vec::new(),
+        }
+    }
+
+    /// Copies all of `src` into `dst`, of one element type and length.
+    pub fn copy(
+        &mut self,
+        name: &str,
+        src: &impl StreamBuffer,
+        dst: &impl StreamBuffer,
+    ) -> Result<(), Error> {
+        let uses = vec![
+            plain(src.any_buffer(), AccessMode::Read),
+            plain(dst.any_buffer(), AccessMode::Write),
+        ];
+        self.call(call(name, Op::Copy, uses), &[])
+    }
+
+    /// Sets every element of `dst` to `value`, WGSL of its element type (`0.0`, `params.k`).
+    pub fn fill(&mut self, name: &str, dst: &impl StreamBuffer, value: &str) -> Result<(), Error> {
+        let uses = vec![plain(dst.any_buffer(), AccessMode::Write)];
+        let op = Op::Fill {
+            value: value.to_string(),
+        };
+        self.call(call(name, op, uses), &[])
+    }
+
+    /// Writes `data` into `dst`, in order with the calls around it. Recorded, it is an upload node, whose
+    /// data each replay takes ([`BakedGraph::upload`]): the data given here is not kept in the graph (a
+    /// captured host pointer going stale is what CUDA's stream capture is known for).
+    pub fn upload<T: Element>(
+        &mut self,
+        name: &str,
+        dst: &Buffer<T>,
+        data: &[T],
+    ) -> Result<(), Error> {
+        let uses = vec![plain(dst.as_any(), AccessMode::Write)];
+        self.call(call(name, Op::Upload, uses), bytemuck::cast_slice(data))
+    }
+
+    /// A zeroed buffer of `len` elements for the stream's work. Made while recording, it is graph-owned in
+    /// the recorded graph (the graph makes its own at bake; this one only stands for it).
+    pub fn scratch<T: Element>(&mut self, len: usize) -> Result<Buffer<T>, Error> {
+        let buffer = self.gpu.buffer_zeroed::<T>(len)?;
+        if let Some(recording) = &mut self.recording {
+            recording.scratch.push(buffer.wgpu().clone());
+        }
+        Ok(buffer)
+    }
+
+    /// Waits for the calls so far and reads `buffer`: a host wait, so an error while recording (a recorded
+    /// graph has no host in the middle of it; read the buffer after a replay, or record a host task).
+    pub fn read<T: Element>(&mut self, buffer: &Buffer<T>) -> Result<Vec<T>, Error> {
+        self.refuse_while_recording(
+            "read",
+            "reads a buffer on the host, which waits for the GPU",
+        )?;
+        buffer.read_blocking()
+    }
+
+    /// Waits until every call so far has run; an error while recording, as [`Stream::read`].
+    pub fn wait(&mut self) -> Result<(), Error> {
+        self.refuse_while_recording("wait", "waits for the GPU on the host")?;
+        self.gpu.wait_for(None)
+    }
+
+    /// Whether the stream is recording.
+    pub fn is_recording(&self) -> bool {
+        self.recording.is_some()
+    }
+
+    /// Records the calls from now on into `builder` instead of running them, until the returned
+    /// [`Recording`] ends (or is dropped). The builder cannot be used meanwhile: the recording holds it.
+    /// The stream's calls are made through the recording, which is the stream (`Deref`), so a routine taking
+    /// `&mut Stream` records unchanged.
+    pub fn begin_recording<'s, 'b>(
+        &'s mut self,
+        builder: &'b mut GraphBuilder,
+    ) -> Result<Recording<'s, 'b>, Error> {
+        if self.recording.is_some() {
+            return Err(capture(
+                "begin_recording",
+                "the stream is recording already",
+            ));
+        }
+        self.recording = Some(RecordingState {
+            builder: std::mem::take(builder),
+            buffers: Vec::new(),
+            calls: Vec::new(),
+            scratch: Vec::new(),
+        });
+        Ok(Recording {
+            stream: self,
+            builder,
+        })
+    }
+
+    fn refuse_while_recording(&self, call: &str, what: &str) -> Result<(), Error> {
+        match self.recording {
+            Some(_) => Err(capture(
+                call,
+                &format!("it {what}, inside a recording: end the recording first"),
+            )),
+            None => Ok(()),
+        }
+    }
+
+    /// The library subgraph's description, checked the first time the stream uses it.
+    fn library_subgraph(&mut self, subgraph: &LibrarySubgraph) -> Result<Arc<GraphDesc>, Error> {
+        if let Some((_, desc)) = self.subgraphs.iter().find(|(p, _)| *p == subgraph.path) {
+            return Ok(desc.clone());
+        }
+        let builder = GraphBuilder::from_graph((subgraph.graph)(), Default::default());
+        let desc = Arc::new(builder.build(&crate::LIBRARY)?);
+        self.subgraphs.push((subgraph.path, desc.clone()));
+        Ok(desc)
+    }
+
+    /// Records `call`, or runs it at once (`upload`: an upload's data).
+    fn call(&mut self, call: Call, upload: &[u8]) -> Result<(), Error> {
+        match &mut self.recording {
+            Some(recording) => {
+                recording.record(call);
+                Ok(())
+            }
+            None => self.run_now(&call, upload),
+        }
+    }
+
+    /// Runs `call` at once: its one-node graph, baked the first time its shape comes, rebound and replayed.
+    fn run_now(&mut self, call: &Call, upload: &[u8]) -> Result<(), Error> {
+        // One name per distinct buffer (a kernel may bind one twice): its first binding's, so that sizes read
+        // as written, or its place among the call's buffers.
+        let mut distinct: Vec<(&AnyBuffer, Access)> = Vec::new();
+        let mut names: Vec<String> = Vec::new();
+        let mut names_of_uses = Vec::new();
+        for u in &call.uses {
+            let at = match distinct
+                .iter()
+                .position(|(b, _)| b.wgpu() == u.buffer.wgpu())
+            {
+                Some(at) => at,
+                None => {
+                    distinct.push((&u.buffer, Access::first(u.mode)));
+                    let at = distinct.len() - 1;
+                    names.push(u.binding.clone().unwrap_or_else(|| format!("b{at}")));
+                    at
+                }
+            };
+            distinct[at].1.add(u.mode);
+            names_of_uses.push(names[at].clone());
+        }
+        let mut builder = GraphBuilder::new("stream");
+        for p in &self.params {
+            builder.param(&p.name, &p.ty.wgsl());
+        }
+        for (name, (buffer, access)) in names.iter().zip(&distinct) {
+            builder.buffer(name, &buffer.elem().wgsl(), access.role(), None);
+        }
+        call.add_to(&mut builder, &names_of_uses);
+        let buffers: Vec<&AnyBuffer> = distinct.iter().map(|(b, _)| *b).collect();
+        let index = match self.eager.iter().position(|e| e.shape == *builder.graph()) {
+            Some(index) => index,
+            None => self.bake_eager(builder, &names, &buffers)?,
+        };
+        let eager = &mut self.eager[index];
+        // Every changed buffer in one rebind: a copy's two ends change length together.
+        let changed: Vec<(u32, &AnyBuffer)> = (0..buffers.len())
+            .filter(|&at| eager.bound[at] != *buffers[at].wgpu())
+            .map(|at| (at as u32, buffers[at]))
+            .collect();
+        if !changed.is_empty() {
+            eager.baked.rebind_indexed(&changed)?;
+            eager.bound = buffers.iter().map(|b| b.wgpu().clone()).collect();
+        }
+        let mut block = eager.baked.params_bytes().to_vec();
+        for field in eager.baked.description().params.fields.iter() {
+            let value = self.params.iter().find(|p| *p.name == *field.name);
+            let at = field.offset as usize;
+            if let Some((p, slot)) = value.zip(block.get_mut(at..at + field.ty.size() as usize)) {
+                slot.copy_from_slice(&p.bytes);
+            }
+        }
+        eager.baked.set_params_bytes(&block)?;
+        if let Op::Upload = call.op {
+            eager.baked.upload_bytes(&call.name, upload)?;
+        }
+        // Not waited for: the next call's submission runs after it, and a host wait (`read`, `wait`) waits.
+        drop(eager.baked.replay()?);
+        Ok(())
+    }
+
+    /// Checks and bakes the one-node graph `builder` holds over `buffers` (by `names`, declared in this
+    /// order, so that a buffer's place is its index in the graph), keeps it, and returns its index among the
+    /// kept ones.
+    fn bake_eager(
+        &mut self,
+        builder: GraphBuilder,
+        names: &[String],
+        buffers: &[&AnyBuffer],
+    ) -> Result<usize, Error> {
+        let desc = builder.build(&crate::LIBRARY)?;
+        let bindings: Vec<(&str, &AnyBuffer)> = names
+            .iter()
+            .map(String::as_str)
+            .zip(buffers.iter().copied())
+            .collect();
+        let mut baked = BakedGraph::bake(&self.gpu, desc, &bindings)?;
+        baked.use_portable_recorder();
+        if self.eager.len() == EAGER_GRAPHS {
+            self.eager.remove(0);
+        }
+        self.eager.push(EagerGraph {
+            shape: builder.graph().clone(),
+            baked,
+            bound: buffers.iter().map(|b| b.wgpu().clone()).collect(),
+        });
+        Ok(self.eager.len() - 1)
+    }
+}
+
+/// Size expression `text` with each binding it names (`x.len()`, `t.width()`) renamed to the buffer
+/// `buffer_of` gives; as written where it does not parse (the builder then says why).
+fn renamed(text: &str, buffer_of: &impl Fn(&str) -> Option<String>) -> String {
+    fn walk(expr: &mut SizeExpr, buffer_of: &impl Fn(&str) -> Option<String>) {
+        match expr {
+            SizeExpr::Len(name) | SizeExpr::Extent { texture: name, .. } => {
+                if let Some(buffer) = buffer_of(name) {
+                    *name = buffer;
+                }
+            }
+            SizeExpr::Binary { lhs, rhs, .. } => {
+                walk(lhs, buffer_of);
+                walk(rhs, buffer_of);
+            }
+            SizeExpr::Literal(_) | SizeExpr::Param { .. } => {}
+        }
+    }
+    match parse_size(text) {
+        Ok(mut expr) => {
+            walk(&mut expr, buffer_of);
+            expr.to_string()
+        }
+        Err(_) => text.to_string(),
+    }
+}
+
+/// A buffer used by a call without a binding name.
+fn plain(buffer: &AnyBuffer, mode: AccessMode) -> Use {
+    Use {
+        binding: None,
+        buffer: buffer.clone(),
+        mode,
+    }
+}
+
+fn call(name: &str, op: Op, uses: Vec<Use>) -> Call {
+    Call {
+        name: name.to_string(),
+        op,
+        uses,
+    }
+}
+
+/// How a graph uses one of its buffers, in the order of its nodes: which decides its role.
+#[derive(Debug, Clone, Copy)]
+struct Access {
+    first: AccessMode,
+    read: bool,
+    written: bool,
+}
+
+impl Access {
+    fn first(mode: AccessMode) -> Self {
+        Access {
+            first: mode,
+            read: false,
+            written: false,
+        }
+    }
+
+    fn add(&mut self, mode: AccessMode) {
+        self.read |= mode != AccessMode::Write;
+        self.written |= mode != AccessMode::Read;
+    }
+
+    /// An external buffer the graph only reads is an input; one it overwrites before anything reads it,
+    /// an output; any other, read and written, `inout` (the caller's contents are read).
+    fn role(self) -> Role {
+        match (self.written, self.first) {
+            (false, _) => Role::Input,
+            (true, AccessMode::Write) => Role::Output,
+            (true, _) => Role::InOut,
+        }
+    }
+}
+
+fn capture(call: &str, reason: &str) -> Error {
+    Error::Capture {
+        call: call.to_string(),
+        reason: reason.to_string(),
+    }
+}
+
+impl RecordingState {
+    /// Keeps `call` as the builder's next node (its node name made unique: `scale`, `scale_2`), and its
+    /// buffers among those recorded.
+    fn record(&mut self, mut call: Call) {
+        for u in &call.uses {
+            let known = self
+                .buffers
+                .iter()
+                .position(|b| b.buffer.wgpu() == u.buffer.wgpu());
+            let at = known.unwrap_or_else(|| {
+                self.buffers.push(RecordedBuffer {
+                    buffer: u.buffer.clone(),
+                    access: Access::first(u.mode),
+                });
+                self.buffers.len() - 1
+            });
+            self.buffers[at].access.add(u.mode);
+        }
+        let nodes = &self.builder.graph().nodes;
+        let calls = &self.calls;
+        call.name = unique_node_name(&call.name, |n| {
+            nodes.iter().any(|m| m.name == n) || calls.iter().any(|c| c.name == n)
+        });
+        self.calls.push(call);
+    }
+
+    /// Each recorded buffer's name: the one `given` it, else its first binding's, where free, else
+    /// `buffer{N}`.
+    fn names(&self, given: &[(wgpu::Buffer, String)]) -> Vec<String> {
+        let mut names: Vec<String> = Vec::new();
+        for b in &self.buffers {
+            let taken = |n: &str| names.iter().any(|m| m == n);
+            let named = given
+                .iter()
+                .find(|(g, _)| g == b.buffer.wgpu())
+                .map(|(_, n)| n.clone());
+            let binding = self
+                .calls
+                .iter()
+                .flat_map(|c| &c.uses)
+                .find(|u| u.buffer.wgpu() == b.buffer.wgpu() && u.binding.is_some())
+                .and_then(|u| u.binding.clone());
+            let name = [named, binding]
+                .into_iter()
+                .flatten()
+                .find(|n| !taken(n))
+                .unwrap_or_else(|| fresh_buffer_name(taken));
+            names.push(name);
+        }
+        names
+    }
+}
+
+/// `buffer0`, `buffer1`..: the first that `taken` says is free.
+fn fresh_buffer_name(taken: impl Fn(&str) -> bool) -> String {
+    (0..)
+        .map(|n| format!("buffer{n}"))
+        .find(|n| !taken(n))
+        .unwrap_or_default()
+}
+
+/// `base` where `taken` says it is free, else `base_2`, `base_3`.. (the first free).
+fn unique_node_name(base: &str, taken: impl Fn(&str) -> bool) -> String {
+    if !taken(base) {
+        return base.to_string();
+    }
+    (2..)
+        .map(|n| format!("{base}_{n}"))
+        .find(|n| !taken(n))
+        .unwrap_or_default()
+}
+
+/// A [`Stream::kernel`] call being given its buffers and size.
+pub struct KernelCall<'s> {
+    stream: &'s mut Stream,
+    name: String,
+    wgsl: String,
+    uses: Vec<(String, AnyBuffer, AccessMode)>,
+    dispatch: Option<(bool, Vec<String>)>,
+}
+
+impl std::fmt::Debug for KernelCall<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("KernelCall")
+            .field("name", &self.name)
+            .field("dispatch", &self.dispatch)
+            .finish_non_exhaustive()
+    }
+}
+
+impl KernelCall<'_> {
+    fn access(mut self, binding: &str, buffer: &impl StreamBuffer, mode: AccessMode) -> Self {
+        self.uses
+            .push((binding.to_string(), buffer.any_buffer().clone(), mode));
+        self
+    }
+
+    /// Binds `buffer` as `binding` (the name the WGSL reads it by), read.
+    pub fn read(self, binding: &str, buffer: &impl StreamBuffer) -> Self {
+        self.access(binding, buffer, AccessMode::Read)
+    }
+
+    /// Binds `buffer` as `binding`, overwritten without being read.
+    pub fn write(self, binding: &str, buffer: &impl StreamBuffer) -> Self {
+        self.access(binding, buffer, AccessMode::Write)
+    }
+
+    /// Binds `buffer` as `binding`, read and written.
+    pub fn read_write(self, binding: &str, buffer: &impl StreamBuffer) -> Self {
+        self.access(binding, buffer, AccessMode::ReadWrite)
+    }
+
+    /// Invocations per dimension, as size expressions over the bindings' names and `params`
+    /// (`"x.len()"`, `"params.n"`).
+    pub fn threads(mut self, sizes: &[&str]) -> Self {
+        self.dispatch = Some((false, sizes.iter().map(|s| s.to_string()).collect()));
+        self
+    }
+
+    /// Workgroups per dimension, as size expressions.
+    pub fn workgroups(mut self, sizes: &[&str]) -> Self {
+        self.dispatch = Some((true, sizes.iter().map(|s| s.to_string()).collect()));
+        self
+    }
+
+    /// Runs the kernel now, or records it; checked as the builder checks a kernel.
+    pub fn run(self) -> Result<(), Error> {
+        let uses = self
+            .uses
+            .into_iter()
+            .map(|(binding, buffer, mode)| Use {
+                binding: Some(binding),
+                buffer,
+                mode,
+            })
+            .collect();
+        let op = Op::Kernel {
+            wgsl: self.wgsl,
+            dispatch: self.dispatch,
+        };
+        self.stream.call(call(&self.name, op, uses), &[])
+    }
+}
+
+/// A [`Stream::library`] call being given its buffers and arguments.
+pub struct LibraryCall<'s> {
+    stream: &'s mut Stream,
+    name: String,
+    path: String,
+    uses: Vec<(String, AnyBuffer)>,
+    args: Vec<(String, String)>,
+}
+
+impl std::fmt::Debug for LibraryCall<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LibraryCall")
+            .field("name", &self.name)
+            .field("path", &self.path)
+            .field("args", &self.args)
+            .finish_non_exhaustive()
+    }
+}
+
+impl LibraryCall<'_> {
+    /// Binds `buffer` as the library's binding `binding` (`input`, `output`).
+    pub fn bind(mut self, binding: &str, buffer: &impl StreamBuffer) -> Self {
+        self.uses
+            .push((binding.to_string(), buffer.any_buffer().clone()));
+        self
+    }
+
+    /// Gives argument `name` its value, WGSL of its type (`2.0`, `params.a`).
+    pub fn arg(mut self, name: &str, wgsl: &str) -> Self {
+        self.args.push((name.to_string(), wgsl.to_string()));
+        self
+    }
+
+    /// Runs the kernel or the algorithm now, or records it; checked as the builder checks it. A path the
+    /// library lacks is an error naming the nearest one.
+    pub fn run(self) -> Result<(), Error> {
+        let library = &crate::LIBRARY;
+        // Each binding's use, as the library declares it (an unknown binding or path: read, which the
+        // checks then refuse by name, with the nearest one).
+        let bindings = self.uses.iter().map(|(binding, _)| binding.as_str());
+        let (op, modes): (Op, Vec<AccessMode>) = match library.get(&self.path) {
+            Some(kernel) => {
+                let mode = |name: &str| {
+                    let found = kernel.bindings.iter().find(|b| b.name == name);
+                    found.map_or(AccessMode::Read, |b| b.mode)
+                };
+                let modes = bindings.map(mode).collect();
+                let op = Op::Library {
+                    path: self.path.clone(),
+                    args: self.args,
+                };
+                (op, modes)
+            }
+            None => match library.subgraph(&self.path) {
+                Some(subgraph) => {
+                    let child = self.stream.library_subgraph(subgraph)?;
+                    let mode = |name: &str| {
+                        let found = child.buffers.iter().find(|b| b.name == name);
+                        match found.map(|b| b.role) {
+                            Some(Role::Output) => AccessMode::Write,
+                            Some(Role::InOut) => AccessMode::ReadWrite,
+                            _ => AccessMode::Read,
+                        }
+                    };
+                    let modes = bindings.map(mode).collect();
+                    (Op::Subgraph { child }, modes)
+                }
+                None => {
+                    let modes = bindings.map(|_| AccessMode::Read).collect();
+                    let op = Op::Library {
+                        path: self.path.clone(),
+                        args: self.args,
+                    };
+                    (op, modes)
+                }
+            },
+        };
+        let uses = self
+            .uses
+            .into_iter()
+            .zip(modes)
+            .map(|((binding, buffer), mode)| Use {
+                binding: Some(binding),
+                buffer,
+                mode,
+            })
+            .collect();
+        self.stream.call(call(&self.name, op, uses), &[])
+    }
+}
+
+/// A stream recording into a builder ([`Stream::begin_recording`]): the stream itself (`Deref`), whose calls
+/// become nodes. [`Recording::end`] ends it; dropping it ends it too, its buffers' bindings dropped.
+pub struct Recording<'s, 'b> {
+    stream: &'s mut Stream,
+    builder: &'b mut GraphBuilder,
+}
+
+impl std::fmt::Debug for Recording<'_, '_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Recording")
+            .field("stream", &self.stream)
+            .finish_non_exhaustive()
+    }
+}
+
+impl std::ops::Deref for Recording<'_, '_> {
+    type Target = Stream;
+    fn deref(&self) -> &Stream {
+        self.stream
+    }
+}
+
+impl std::ops::DerefMut for Recording<'_, '_> {
+    fn deref_mut(&mut self) -> &mut Stream {
+        self.stream
+    }
+}
+
+/// What a recording used from outside: each external buffer of the recorded graph, by its name there, for
+/// [`BakedGraph::bake`].
+#[derive(Debug, Clone)]
+pub struct Recorded {
+    buffers: Vec<(String, AnyBuffer)>,
+}
+
+impl Recorded {
+    /// The recorded graph's external buffers by name, as [`BakedGraph::bake`] takes them.
+    pub fn bindings(&self) -> Vec<(&str, &AnyBuffer)> {
+        self.buffers.iter().map(|(n, b)| (n.as_str(), b)).collect()
+    }
+}
+
+impl Recording<'_, '_> {
+    /// Ends the recording: the builder gets the stream's parameters it lacks and the buffers the calls used
+    /// (in the order of first use; those made by [`Stream::scratch`] while recording graph-owned, the
+    /// others external: `input` where the calls only read them, `output` where they only write them,
+    /// `inout` otherwise), and the stream runs its calls at once again.
+    pub fn end(mut self) -> Recorded {
+        self.finish()
+    }
+
+    fn finish(&mut self) -> Recorded {
+        let Some(state) = self.stream.recording.take() else {
+            return Recorded {
+                buffers: Vec::new(),
+            };
+        };
+        let names = state.names(&self.stream.names);
+        let mut builder = state.builder;
+        for call in &state.calls {
+            let of_uses: Vec<String> = call
+                .uses
+                .iter()
+                .map(|u| {
+                    let at = state
+                        .buffers
+                        .iter()
+                        .position(|b| b.buffer.wgpu() == u.buffer.wgpu());
+                    names[at.unwrap_or(0)].clone()
+                })
+                .collect();
+            call.add_to(&mut builder, &of_uses);
+        }
+        for p in &self.stream.params {
+            if !builder.graph().params.iter().any(|q| q.name == p.name) {
+                builder.param(&p.name, &p.ty.wgsl());
+            }
+        }
+        let mut external = Vec::new();
+        for (name, b) in names.iter().zip(&state.buffers) {
+            let elem = b.buffer.elem().wgsl();
+            if state.scratch.contains(b.buffer.wgpu()) {
+                builder.owned(name, &elem, u64::from(b.buffer.len()));
+            } else {
+                builder.buffer(name, &elem, b.access.role(), None);
+                external.push((name.clone(), b.buffer.clone()));
+            }
+        }
+        *self.builder = builder;
+        Recorded { buffers: external }
+    }
+}
+
+impl Drop for Recording<'_, '_> {
+    fn drop(&mut self) {
+        self.finish();
+    }
+}

@@ -1,0 +1,350 @@
+//! The eager stream: calls run at once, in order, with the builder's checks; recorded, the same calls give
+//! the builder's description for the same work, whose replays compute what the eager run computed.
+
+#![forbid(unsafe_code)]
+
+mod common;
+
+use common::{gpu, poison_f32, random_f32s, read, rng};
+use graph_runtime::ir::{AccessMode, Role};
+use graph_runtime::{BakedGraph, Buffer, Error, Gpu, GraphBuilder, KernelSpec, LIBRARY, Stream};
+
+/// `y = a * x + y`, over the bindings `x` and `y`.
+const AXPY: &str = "@compute @workgroup_size(64)
+fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
+    if (gid.x >= arrayLength(&y)) { return; }
+    y[gid.x] = params.a * x[gid.x] + y[gid.x];
+}";
+
+/// `w = v * v`.
+const SQUARE: &str = "@compute @workgroup_size(64)
+fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
+    if (gid.x >= arrayLength(&w)) { return; }
+    w[gid.x] = v[gid.x] * v[gid.x];
+}";
+
+/// A small eager program, written once against the stream: `x` loaded with `data`, `y` set to 1, then
+/// `y = a x + y`, `t = y^2` into a scratch buffer, `out = a t + out`, and `y` copied into `kept`.
+fn program(
+    s: &mut Stream,
+    x: &Buffer<f32>,
+    y: &Buffer<f32>,
+    out: &Buffer<f32>,
+    kept: &Buffer<f32>,
+    data: &[f32],
+) -> Result<(), Error> {
+    let t = s.scratch::<f32>(x.len())?;
+    s.upload("load", x, data)?;
+    s.fill("ones", y, "1.0")?;
+    s.kernel("axpy", AXPY)
+        .read("x", x)
+        .read_write("y", y)
+        .threads(&["y.len()"])
+        .run()?;
+    s.kernel("square", SQUARE)
+        .read("v", y)
+        .write("w", &t)
+        .threads(&["w.len()"])
+        .run()?;
+    s.kernel("axpy", AXPY)
+        .read("x", &t)
+        .read_write("y", out)
+        .threads(&["y.len()"])
+        .run()?;
+    s.copy("keep", y, kept)?;
+    Ok(())
+}
+
+/// What [`program`] leaves in `out` (which held `out0`) and `kept`, on the CPU.
+fn expected(a: f32, data: &[f32], out0: &[f32]) -> (Vec<f32>, Vec<f32>) {
+    let y: Vec<f32> = data.iter().map(|x| a * x + 1.0).collect();
+    let out = y.iter().zip(out0).map(|(y, o)| a * (y * y) + o).collect();
+    (out, y)
+}
+
+fn assert_close(got: &[f32], want: &[f32], what: &str) {
+    assert_eq!(got.len(), want.len(), "{what}: length");
+    for (i, (g, w)) in got.iter().zip(want).enumerate() {
+        assert!(
+            (g - w).abs() <= 1e-5 * w.abs().max(1.0),
+            "{what}[{i}]: GPU {g}, CPU {w}"
+        );
+    }
+}
+
+struct Buffers {
+    x: Buffer<f32>,
+    y: Buffer<f32>,
+    out: Buffer<f32>,
+    kept: Buffer<f32>,
+}
+
+fn buffers(gpu: &Gpu, n: usize) -> Result<Buffers, Error> {
+    Ok(Buffers {
+        x: gpu.buffer_zeroed(n)?,
+        y: gpu.buffer_zeroed(n)?,
+        out: gpu.buffer_zeroed(n)?,
+        kept: gpu.buffer_zeroed(n)?,
+    })
+}
+
+#[test]
+fn an_eager_stream_runs_each_call_at_once_in_order() -> Result<(), Error> {
+    let gpu = gpu();
+    let mut rng = rng();
+    let mut s = gpu.stream();
+    // Two rounds over other buffers and sizes: the second rebinds the graphs the first baked.
+    for (n, a) in [(1000usize, 0.5f32), (77, -2.0)] {
+        let b = buffers(&gpu, n)?;
+        let data = random_f32s(&mut rng, n);
+        let out0 = random_f32s(&mut rng, n);
+        b.out.write(&out0)?;
+        poison_f32(&b.kept);
+        poison_f32(&b.y);
+        s.param("a", a)?;
+        program(&mut s, &b.x, &b.y, &b.out, &b.kept, &data)?;
+        let (want_out, want_kept) = expected(a, &data, &out0);
+        assert_close(&s.read(&b.out)?, &want_out, &format!("n={n} out"));
+        assert_close(&s.read(&b.kept)?, &want_kept, &format!("n={n} kept"));
+    }
+    // The builder's checks, at the call: a kernel writing a buffer it declared read.
+    let x = gpu.buffer_zeroed::<f32>(4)?;
+    let y = gpu.buffer_zeroed::<f32>(4)?;
+    let wrong = s
+        .kernel("axpy", AXPY)
+        .read("x", &x)
+        .read("y", &y)
+        .threads(&["y.len()"])
+        .run()
+        .expect_err("y is written");
+    assert!(wrong.to_string().contains("`y`"), "{wrong}");
+    // A parameter keeps its type.
+    let typed = s.param("a", 1u32).err().map(|e| e.to_string());
+    assert!(
+        typed.as_deref().is_some_and(|t| t.contains("f32")),
+        "{typed:?}"
+    );
+    Ok(())
+}
+
+/// The builder's graph for [`program`] recorded over external `x`, `y`, `out` and `kept`: what a recording
+/// must give.
+fn by_hand() -> GraphBuilder {
+    let mut b = GraphBuilder::new("Program");
+    b.upload("load", "x")
+        .fill("ones", "y", "1.0")
+        .kernel(
+            "axpy",
+            KernelSpec::wgsl(AXPY)
+                .bind("x", "x", AccessMode::Read)
+                .bind("y", "y", AccessMode::ReadWrite)
+                .threads(&["y.len()"]),
+        )
+        .kernel(
+            "square",
+            KernelSpec::wgsl(SQUARE)
+                .bind("v", "y", AccessMode::Read)
+                .bind("w", "w", AccessMode::Write)
+                .threads(&["w.len()"]),
+        )
+        .kernel(
+            "axpy_2",
+            KernelSpec::wgsl(AXPY)
+                .bind("x", "w", AccessMode::Read)
+                .bind("y", "out", AccessMode::ReadWrite)
+                .threads(&["out.len()"]),
+        )
+        .copy("keep", "y", "kept");
+    b.param("a", "f32")
+        .buffer("x", "f32", Role::Output, None)
+        .buffer("y", "f32", Role::Output, None)
+        .owned("w", "f32", 256)
+        .buffer("out", "f32", Role::InOut, None)
+        .buffer("kept", "f32", Role::Output, None);
+    b
+}
+
+#[test]
+fn a_recording_gives_the_builders_description_and_replays_what_the_eager_run_computed()
+-> Result<(), Error> {
+    let gpu = gpu();
+    let mut rng = rng();
+    let n = 256;
+    let b = buffers(&gpu, n)?;
+    let mut s = gpu.stream();
+    s.param("a", 1.5f32)?;
+    s.name(&b.out, "out").name(&b.kept, "kept");
+    let mut builder = GraphBuilder::new("Program");
+    let recording = {
+        let mut rec = s.begin_recording(&mut builder)?;
+        assert!(rec.is_recording());
+        // Recorded, nothing runs: `out` keeps its poison.
+        program(&mut rec, &b.x, &b.y, &b.out, &b.kept, &[0.0; 256])?;
+        rec.end()
+    };
+    assert!(!s.is_recording());
+    let desc = builder.build(&LIBRARY)?;
+    assert_eq!(
+        desc,
+        by_hand().build(&LIBRARY)?,
+        "the builder's description"
+    );
+    // Edges from the order of the accesses: `square` after the `axpy` that wrote `y`, `keep` after it too,
+    // and the first `axpy` after the upload and the fill.
+    let edge = |from: &str, to: &str| {
+        let index = |name: &str| desc.nodes.iter().position(|n| n.name == name);
+        desc.edges
+            .iter()
+            .any(|e| Some(e.from as usize) == index(from) && Some(e.to as usize) == index(to))
+    };
+    assert!(edge("load", "axpy") && edge("ones", "axpy") && edge("axpy", "square"));
+    assert!(edge("square", "axpy_2") && edge("axpy", "keep"));
+    for (a, b) in [("load", "ones"), ("keep", "axpy_2"), ("square", "keep")] {
+        assert!(!edge(a, b) && !edge(b, a), "{a} and {b} are independent");
+    }
+    // The recorded graph replays the program: its parameters and upload given per replay.
+    let mut g = BakedGraph::bake(&gpu, desc, &recording.bindings())?;
+    for a in [1.5f32, -0.25] {
+        let data = random_f32s(&mut rng, n);
+        let out0 = random_f32s(&mut rng, n);
+        b.out.write(&out0)?;
+        poison_f32(&b.kept);
+        g.set_param("a", a)?;
+        g.upload("load", &data)?;
+        g.replay()?.wait()?;
+        let (want_out, want_kept) = expected(a, &data, &out0);
+        assert_close(&read(&b.out), &want_out, &format!("a={a} out"));
+        assert_close(&read(&b.kept), &want_kept, &format!("a={a} kept"));
+        // The same program run at once computes the same.
+        b.out.write(&out0)?;
+        s.param("a", a)?;
+        program(&mut s, &b.x, &b.y, &b.out, &b.kept, &data)?;
+        assert_close(&s.read(&b.out)?, &want_out, &format!("a={a} eager out"));
+    }
+    Ok(())
+}
+
+#[test]
+fn a_host_wait_inside_a_recording_is_an_error_naming_the_call() -> Result<(), Error> {
+    let gpu = gpu();
+    let x = gpu.buffer_zeroed::<f32>(8)?;
+    let mut s = gpu.stream();
+    let mut builder = GraphBuilder::new("Waits");
+    let mut rec = s.begin_recording(&mut builder)?;
+    rec.fill("zero", &x, "0.0")?;
+    let read = rec.read(&x).expect_err("a host read");
+    assert_eq!(
+        read.to_string(),
+        "stream call `read`: it reads a buffer on the host, which waits for the GPU, inside a recording: \
+         end the recording first"
+    );
+    let wait = rec.wait().expect_err("a host wait");
+    assert!(wait.to_string().starts_with("stream call `wait`"), "{wait}");
+    let mut other = GraphBuilder::new("Other");
+    let twice = rec.begin_recording(&mut other).err().map(|e| e.to_string());
+    assert_eq!(
+        twice.as_deref(),
+        Some("stream call `begin_recording`: the stream is recording already")
+    );
+    // Dropped, the recording ends: the builder has the fill, and the stream runs calls at once again.
+    drop(rec);
+    assert!(!s.is_recording());
+    assert_eq!(builder.graph().nodes.len(), 1);
+    x.write(&[5.0; 8])?;
+    s.fill("zero", &x, "2.0")?;
+    assert_eq!(s.read(&x)?, vec![2.0; 8]);
+    Ok(())
+}
+
+/// A routine over the library: `y = a x + y` (kernel `axpy`), `y *= 0.5` (kernel `scale`), then the sum of
+/// `y` into `total` (the two-pass `reduce::sum`).
+fn library_routine(
+    s: &mut Stream,
+    x: &Buffer<f32>,
+    y: &Buffer<f32>,
+    total: &Buffer<f32>,
+) -> Result<(), Error> {
+    s.library("axpy", "axpy")
+        .bind("x", x)
+        .bind("y", y)
+        .arg("a", "params.a")
+        .run()?;
+    s.library("halve", "scale")
+        .bind("data", y)
+        .arg("alpha", "0.5")
+        .run()?;
+    s.library("sum", "reduce::sum")
+        .bind("input", y)
+        .bind("output", total)
+        .run()
+}
+
+#[test]
+fn the_librarys_kernels_and_algorithms_run_eagerly_and_record_unchanged() -> Result<(), Error> {
+    let gpu = gpu();
+    let mut rng = rng();
+    let n = 3000;
+    let x = gpu.buffer_zeroed::<f32>(n)?;
+    let y = gpu.buffer_zeroed::<f32>(n)?;
+    let total = gpu.buffer_zeroed::<f32>(1)?;
+    let xs = random_f32s(&mut rng, n);
+    let ys = random_f32s(&mut rng, n);
+    let a = 2.0f32;
+    let want_y: Vec<f32> = xs.iter().zip(&ys).map(|(x, y)| 0.5 * (a * x + y)).collect();
+    let want_total: f64 = want_y.iter().map(|&v| f64::from(v)).sum();
+    let check = |got_y: &[f32], got_total: f32, what: &str| {
+        assert_close(got_y, &want_y, what);
+        assert!(
+            (f64::from(got_total) - want_total).abs() <= 1e-3 * want_total.abs().max(1.0),
+            "{what} total: GPU {got_total}, CPU {want_total}"
+        );
+    };
+    let mut s = gpu.stream();
+    s.param("a", a)?;
+    x.write(&xs)?;
+    y.write(&ys)?;
+    poison_f32(&total);
+    library_routine(&mut s, &x, &y, &total)?;
+    check(&s.read(&y)?, s.read(&total)?[0], "eager");
+    // The same routine recorded: the builder's graph of the same library calls.
+    let mut builder = GraphBuilder::new("Library");
+    let recorded = {
+        let mut rec = s.begin_recording(&mut builder)?;
+        library_routine(&mut rec, &x, &y, &total)?;
+        rec.end()
+    };
+    let mut by_hand = GraphBuilder::new("Library");
+    by_hand
+        .library(
+            "axpy",
+            "axpy",
+            &[("x", "x"), ("y", "y")],
+            &[("a", "params.a")],
+        )
+        .library("halve", "scale", &[("data", "y")], &[("alpha", "0.5")])
+        .subgraph(
+            "sum",
+            &GraphBuilder::from_graph(
+                (LIBRARY.subgraph("reduce::sum").expect("reduce::sum").graph)(),
+                Default::default(),
+            )
+            .build(&LIBRARY)?,
+            &[
+                ("input", "y", AccessMode::Read),
+                ("output", "output", AccessMode::Write),
+            ],
+        )
+        .param("a", "f32")
+        .input("x", "f32")
+        .inout("y", "f32")
+        .output("output", "f32");
+    let desc = builder.build(&LIBRARY)?;
+    assert_eq!(desc, by_hand.build(&LIBRARY)?);
+    let mut g = BakedGraph::bake(&gpu, desc, &recorded.bindings())?;
+    g.set_param("a", a)?;
+    y.write(&ys)?;
+    poison_f32(&total);
+    g.replay()?.wait()?;
+    check(&read(&y), read(&total)[0], "recorded");
+    Ok(())
+}
