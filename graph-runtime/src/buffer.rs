@@ -3,6 +3,7 @@
 #![forbid(unsafe_code)]
 
 use std::marker::PhantomData;
+use std::sync::{Arc, Weak};
 
 use graph_core::types::ValueType;
 
@@ -19,6 +20,10 @@ pub struct AnyBuffer {
     buffer: wgpu::Buffer,
     elem: ValueType,
     len: u32,
+    /// Shared by this handle and its clones (those of the typed [`Buffer`] around it too): whether the
+    /// application still holds one ([`AnyBuffer::holder`]). The runtime's own holders take a
+    /// [`detached`](AnyBuffer::detached) clone, which does not count.
+    handle: Arc<()>,
 }
 
 impl AnyBuffer {
@@ -32,6 +37,7 @@ impl AnyBuffer {
             buffer,
             elem,
             len,
+            handle: Arc::new(()),
         })
     }
 
@@ -54,6 +60,21 @@ impl AnyBuffer {
 
     pub(crate) fn gpu(&self) -> &Gpu {
         &self.gpu
+    }
+
+    /// The same buffer, as a handle of its own: what a holder inside the runtime keeps, so that it does not
+    /// count as the application's ([`AnyBuffer::holder`]).
+    pub(crate) fn detached(&self) -> AnyBuffer {
+        AnyBuffer {
+            handle: Arc::new(()),
+            ..self.clone()
+        }
+    }
+
+    /// What tells whether the application still holds this handle or a clone of it: gone once they all
+    /// dropped.
+    pub(crate) fn holder(&self) -> Weak<()> {
+        Arc::downgrade(&self.handle)
     }
 }
 
@@ -135,6 +156,7 @@ impl<T: Element> Buffer<T> {
                 buffer,
                 elem: T::TYPE,
                 len: count,
+                handle: Arc::new(()),
             },
             _elem: PhantomData,
         })

@@ -12,7 +12,7 @@
 
 #![forbid(unsafe_code)]
 
-use std::sync::Arc;
+use std::sync::{Arc, Weak};
 
 use graph_core::builder::{GraphBuilder, KernelSpec};
 use graph_core::desc::GraphDesc;
@@ -98,7 +98,12 @@ struct RecordingState {
 
 /// A buffer a recording used, and how.
 struct RecordedBuffer {
+    /// The recording's own handle ([`AnyBuffer::detached`]).
     buffer: AnyBuffer,
+    /// Whether the application still holds the buffer.
+    holder: Weak<()>,
+    /// The first call that used it.
+    first_call: String,
     access: Access,
 }
 
@@ -438,7 +443,8 @@ impl Stream {
             builder.buffer(name, &buffer.elem().wgsl(), access.role(), None);
         }
         call.add_to(&mut builder, &names_of_uses);
-        let buffers: Vec<&AnyBuffer> = distinct.iter().map(|(b, _)| *b).collect();
+        // The graphs kept hold their own handles: the application's buffers stay theirs to drop.
+        let buffers: Vec<AnyBuffer> = distinct.iter().map(|(b, _)| b.detached()).collect();
         let index = match self.eager.iter().position(|e| e.shape == *builder.graph()) {
             Some(index) => index,
             None => self.bake_eager(builder, &names, &buffers)?,
@@ -447,7 +453,7 @@ impl Stream {
         // Every changed buffer in one rebind: a copy's two ends change length together.
         let changed: Vec<(u32, &AnyBuffer)> = (0..buffers.len())
             .filter(|&at| eager.bound[at] != *buffers[at].wgpu())
-            .map(|at| (at as u32, buffers[at]))
+            .map(|at| (at as u32, &buffers[at]))
             .collect();
         if !changed.is_empty() {
             eager.baked.rebind_indexed(&changed)?;
@@ -477,14 +483,11 @@ impl Stream {
         &mut self,
         builder: GraphBuilder,
         names: &[String],
-        buffers: &[&AnyBuffer],
+        buffers: &[AnyBuffer],
     ) -> Result<usize, Error> {
         let desc = builder.build(&crate::LIBRARY)?;
-        let bindings: Vec<(&str, &AnyBuffer)> = names
-            .iter()
-            .map(String::as_str)
-            .zip(buffers.iter().copied())
-            .collect();
+        let bindings: Vec<(&str, &AnyBuffer)> =
+            names.iter().map(String::as_str).zip(buffers).collect();
         let mut baked = BakedGraph::bake(&self.gpu, desc, &bindings)?;
         baked.use_portable_recorder();
         if self.eager.len() == EAGER_GRAPHS {
@@ -586,25 +589,29 @@ impl RecordingState {
     /// Keeps `call` as the builder's next node (its node name made unique: `scale`, `scale_2`), and its
     /// buffers among those recorded.
     fn record(&mut self, mut call: Call) {
-        for u in &call.uses {
+        let nodes = &self.builder.graph().nodes;
+        let calls = &self.calls;
+        call.name = unique_node_name(&call.name, |n| {
+            nodes.iter().any(|m| m.name == n) || calls.iter().any(|c| c.name == n)
+        });
+        for u in &mut call.uses {
             let known = self
                 .buffers
                 .iter()
                 .position(|b| b.buffer.wgpu() == u.buffer.wgpu());
             let at = known.unwrap_or_else(|| {
                 self.buffers.push(RecordedBuffer {
-                    buffer: u.buffer.clone(),
+                    buffer: u.buffer.detached(),
+                    holder: u.buffer.holder(),
+                    first_call: call.name.clone(),
                     access: Access::first(u.mode),
                 });
                 self.buffers.len() - 1
             });
             self.buffers[at].access.add(u.mode);
+            // The recording keeps its own handle: the application's may go, which `end` reports.
+            u.buffer = self.buffers[at].buffer.clone();
         }
-        let nodes = &self.builder.graph().nodes;
-        let calls = &self.calls;
-        call.name = unique_node_name(&call.name, |n| {
-            nodes.iter().any(|m| m.name == n) || calls.iter().any(|c| c.name == n)
-        });
         self.calls.push(call);
     }
 
@@ -860,19 +867,23 @@ impl Recorded {
 }
 
 impl Recording<'_, '_> {
-    /// Ends the recording: the builder gets the stream's parameters it lacks and the buffers the calls used
-    /// (in the order of first use; those made by [`Stream::scratch`] while recording graph-owned, the
-    /// others external: `input` where the calls only read them, `output` where they only write them,
-    /// `inout` otherwise), and the stream runs its calls at once again.
-    pub fn end(mut self) -> Recorded {
+    /// Ends the recording: the builder gets the calls as nodes, the stream's parameters it lacks and the
+    /// buffers the calls used (in the order of first use; those made by [`Stream::scratch`] while recording
+    /// graph-owned, the others external: `input` where nothing writes them, `output` where the first call
+    /// overwrites them, `inout` otherwise), and the stream runs its calls at once again.
+    ///
+    /// A buffer used from outside whose every handle the application dropped before the end is an error
+    /// naming it and the call that first used it (what the graph writes to it nothing outside could read);
+    /// the builder has the recording all the same.
+    pub fn end(mut self) -> Result<Recorded, Error> {
         self.finish()
     }
 
-    fn finish(&mut self) -> Recorded {
+    fn finish(&mut self) -> Result<Recorded, Error> {
         let Some(state) = self.stream.recording.take() else {
-            return Recorded {
+            return Ok(Recorded {
                 buffers: Vec::new(),
-            };
+            });
         };
         let names = state.names(&self.stream.names);
         let mut builder = state.builder;
@@ -896,6 +907,7 @@ impl Recording<'_, '_> {
             }
         }
         let mut external = Vec::new();
+        let mut dropped = None;
         for (name, b) in names.iter().zip(&state.buffers) {
             let elem = b.buffer.elem().wgsl();
             if state.scratch.contains(b.buffer.wgpu()) {
@@ -903,15 +915,29 @@ impl Recording<'_, '_> {
             } else {
                 builder.buffer(name, &elem, b.access.role(), None);
                 external.push((name.clone(), b.buffer.clone()));
+                if b.holder.strong_count() == 0 {
+                    dropped.get_or_insert((name, &b.first_call));
+                }
             }
         }
         *self.builder = builder;
-        Recorded { buffers: external }
+        match dropped {
+            Some((name, call)) => Err(capture(
+                call,
+                &format!(
+                    "its buffer `{name}` was dropped before the recording ended, so nothing outside the graph \
+                     can read it: keep a handle until the end, or make it with `Stream::scratch` for the \
+                     graph to own"
+                ),
+            )),
+            None => Ok(Recorded { buffers: external }),
+        }
     }
 }
 
 impl Drop for Recording<'_, '_> {
     fn drop(&mut self) {
-        self.finish();
+        // Ended without `end`: the builder gets the recording; a dropped buffer has no one to tell.
+        let _ = self.finish();
     }
 }

@@ -180,7 +180,7 @@ fn a_recording_gives_the_builders_description_and_replays_what_the_eager_run_com
         assert!(rec.is_recording());
         // Recorded, nothing runs: `out` keeps its poison.
         program(&mut rec, &b.x, &b.y, &b.out, &b.kept, &[0.0; 256])?;
-        rec.end()
+        rec.end()?
     };
     assert!(!s.is_recording());
     let desc = builder.build(&LIBRARY)?;
@@ -311,7 +311,7 @@ fn the_librarys_kernels_and_algorithms_run_eagerly_and_record_unchanged() -> Res
     let recorded = {
         let mut rec = s.begin_recording(&mut builder)?;
         library_routine(&mut rec, &x, &y, &total)?;
-        rec.end()
+        rec.end()?
     };
     let mut by_hand = GraphBuilder::new("Library");
     by_hand
@@ -346,5 +346,42 @@ fn the_librarys_kernels_and_algorithms_run_eagerly_and_record_unchanged() -> Res
     poison_f32(&total);
     g.replay()?.wait()?;
     check(&read(&y), read(&total)[0], "recorded");
+    Ok(())
+}
+
+#[test]
+fn a_buffer_dropped_before_the_recording_ends_is_an_error_naming_it_and_its_call()
+-> Result<(), Error> {
+    let gpu = gpu();
+    let kept = gpu.buffer_zeroed::<f32>(8)?;
+    let mut s = gpu.stream();
+    // Used eagerly first: the stream's kept graph holds the buffer too, which does not count as a holder.
+    let gone = gpu.buffer_zeroed::<f32>(8)?;
+    s.fill("zero", &gone, "0.0")?;
+    let mut builder = GraphBuilder::new("Dropped");
+    let mut rec = s.begin_recording(&mut builder)?;
+    rec.fill("clear", &kept, "1.0")?;
+    rec.copy("copy", &kept, &gone)?;
+    let scratch = rec.scratch::<f32>(8)?;
+    rec.copy("keep", &kept, &scratch)?;
+    // A scratch buffer is the graph's own: dropping the stand-in is no mistake.
+    drop(scratch);
+    drop(gone);
+    let error = rec.end().expect_err("`gone` was dropped");
+    assert_eq!(
+        error.to_string(),
+        "stream call `copy`: its buffer `buffer1` was dropped before the recording ended, so nothing outside \
+         the graph can read it: keep a handle until the end, or make it with `Stream::scratch` for the graph \
+         to own"
+    );
+    // The builder has the recording all the same.
+    let desc = builder.build(&LIBRARY)?;
+    assert_eq!(desc.nodes.len(), 3);
+    // With every handle kept, the same recording ends well.
+    let gone = gpu.buffer_zeroed::<f32>(8)?;
+    let mut builder = GraphBuilder::new("Kept");
+    let mut rec = s.begin_recording(&mut builder)?;
+    rec.copy("copy", &kept, &gone)?;
+    assert_eq!(rec.end()?.bindings().len(), 2);
     Ok(())
 }

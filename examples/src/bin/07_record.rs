@@ -117,7 +117,7 @@ fn main() -> Result<()> {
     let recorded = {
         let mut recording = s.begin_recording(&mut builder)?;
         routine(&mut recording, &x, &y, &total)?;
-        recording.end()
+        recording.end()?
     };
     let desc = builder.build(&LIBRARY)?;
     let nodes = desc.nodes.len();

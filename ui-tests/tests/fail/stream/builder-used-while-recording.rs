@@ -6,7 +6,7 @@ fn record(gpu: &Gpu) -> Result<(), Error> {
     let mut builder = GraphBuilder::new("G");
     let recording = stream.begin_recording(&mut builder)?;
     builder.param("a", "f32");
-    recording.end();
+    recording.end()?;
     Ok(())
 }
 

@@ -8,7 +8,7 @@ fn record(gpu: &Gpu) -> Result<(), Error> {
     std::thread::scope(|scope| {
         scope.spawn(|| stream.wait());
     });
-    recording.end();
+    recording.end()?;
     Ok(())
 }
 
