@@ -6,9 +6,10 @@
 //!
 //! One function makes a call into a node in both states ([`Call::add_to`]). Run at once, the node is a graph
 //! of its own, checked by the builder's checks and baked the first time a call of its shape comes (its
-//! buffers named after their bindings, so the same kernel over other buffers is the same graph), then kept: a later
-//! call of that shape rebinds the buffers that changed and replays. Eager graphs replay through the portable
-//! recorder, whose submissions wgpu's queue runs in order.
+//! buffers named after their bindings, so the same kernel over other buffers is the same graph), then kept:
+//! a later call of that shape rebinds the buffers that changed and replays. Eager graphs replay through the
+//! portable recorder, whose submissions wgpu's queue runs in order. Recorded, the calls are kept until the
+//! recording ends, when every use of each buffer is known: its name, its role, whether the graph owns it.
 
 #![forbid(unsafe_code)]
 
