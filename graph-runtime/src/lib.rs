@@ -285,7 +285,9 @@ pub use native_recorder::NativeParamsIn;
 pub use profile::{DispatchTime, Profile};
 pub use queue::GpuQueue;
 pub use readback::ReadFuture;
-pub use stream::{KernelCall, LibraryCall, Recorded, Recording, Stream, StreamBuffer};
+pub use stream::{
+    HostCall, KernelCall, LibraryCall, Recorded, Recording, Stream, StreamBuffer, StreamHostContext,
+};
 pub use task_graph::{AnyGraph, GraphNode, TaskGraph};
 pub use texture::{Texture, wgpu_dimension, wgpu_format};
 pub use transfer::{Finished, Readback, Texels, Upload};

@@ -28,6 +28,7 @@ use crate::buffer::{AnyBuffer, Buffer};
 use crate::element::{Element, ParamValue};
 use crate::error::Error;
 use crate::gpu::Gpu;
+use crate::host::{HostContext, HostTask};
 
 /// The most graphs an eager stream keeps baked, one per shape of call; past it the oldest goes.
 const EAGER_GRAPHS: usize = 64;
@@ -93,6 +94,8 @@ struct RecordingState {
     builder: GraphBuilder,
     buffers: Vec<RecordedBuffer>,
     calls: Vec<Call>,
+    /// The host tasks' closures, by node name.
+    hosts: Vec<(String, HostTask)>,
     /// Buffers the stream made while recording (`Stream::scratch`): graph-owned in the recording.
     scratch: Vec<wgpu::Buffer>,
 }
@@ -142,6 +145,8 @@ enum Op {
         value: String,
     },
     Upload,
+    /// A host task over its buffers; its closure is given beside it.
+    Host,
 }
 
 /// One call: a node named `name`.
@@ -209,6 +214,15 @@ impl Call {
             }
             Op::Upload => {
                 builder.upload(node, name(0));
+            }
+            Op::Host => {
+                let accesses: Vec<(&str, AccessMode)> = self
+                    .uses
+                    .iter()
+                    .enumerate()
+                    .map(|(i, u)| (name(i), u.mode))
+                    .collect();
+                builder.host(node, &accesses);
             }
         }
     }
@@ -285,6 +299,18 @@ impl Stream {
             path: path.to_string(),
             uses: Vec::new(),
             args: Vec::new(),
+        }
+    }
+
+    /// A host task named `name`: give it its buffers (under names of its own, which its closure reads them
+    /// by), then [`run`](HostCall::run) it with its closure. Run at once, it runs after the calls before it
+    /// (it waits for them: a host wait, which a recording does not make) and what it writes is in place for
+    /// the calls after it; recorded, it is a host node whose closure runs at every replay.
+    pub fn host(&mut self, name: &str) -> HostCall<'_> {
+        HostCall {
+            stream: self,
+            name: name.to_string(),
+            uses: Vec::new(),
         }
     }
 
@@ -373,6 +399,7 @@ impl Stream {
             builder: std::mem::take(builder),
             buffers: Vec::new(),
             calls: Vec::new(),
+            hosts: Vec::new(),
             scratch: Vec::new(),
         });
         Ok(Recording {
@@ -404,17 +431,27 @@ impl Stream {
 
     /// Records `call`, or runs it at once (`upload`: an upload's data).
     fn call(&mut self, call: Call, upload: &[u8]) -> Result<(), Error> {
+        self.call_with(call, upload, None)
+    }
+
+    /// [`Stream::call`], with a host task's closure.
+    fn call_with(
+        &mut self,
+        call: Call,
+        upload: &[u8],
+        task: Option<HostTask>,
+    ) -> Result<(), Error> {
         match &mut self.recording {
             Some(recording) => {
-                recording.record(call);
+                recording.record(call, task);
                 Ok(())
             }
-            None => self.run_now(&call, upload),
+            None => self.run_now(&call, upload, task),
         }
     }
 
     /// Runs `call` at once: its one-node graph, baked the first time its shape comes, rebound and replayed.
-    fn run_now(&mut self, call: &Call, upload: &[u8]) -> Result<(), Error> {
+    fn run_now(&mut self, call: &Call, upload: &[u8], task: Option<HostTask>) -> Result<(), Error> {
         // One name per distinct buffer (a kernel may bind one twice): its first binding's, so that sizes read
         // as written, or its place among the call's buffers.
         let mut distinct: Vec<(&AnyBuffer, Access)> = Vec::new();
@@ -471,6 +508,9 @@ impl Stream {
         eager.baked.set_params_bytes(&block)?;
         if let Op::Upload = call.op {
             eager.baked.upload_bytes(&call.name, upload)?;
+        }
+        if let Some(task) = task {
+            eager.baked.on_host_at(0, task)?;
         }
         // Not waited for: the next call's submission runs after it, and a host wait (`read`, `wait`) waits.
         drop(eager.baked.replay()?);
@@ -589,7 +629,7 @@ fn capture(call: &str, reason: &str) -> Error {
 impl RecordingState {
     /// Keeps `call` as the builder's next node (its node name made unique: `scale`, `scale_2`), and its
     /// buffers among those recorded.
-    fn record(&mut self, mut call: Call) {
+    fn record(&mut self, mut call: Call, task: Option<HostTask>) {
         let nodes = &self.builder.graph().nodes;
         let calls = &self.calls;
         call.name = unique_node_name(&call.name, |n| {
@@ -612,6 +652,9 @@ impl RecordingState {
             self.buffers[at].access.add(u.mode);
             // The recording keeps its own handle: the application's may go, which `end` reports.
             u.buffer = self.buffers[at].buffer.clone();
+        }
+        if let Some(task) = task {
+            self.hosts.push((call.name.clone(), task));
         }
         self.calls.push(call);
     }
@@ -734,6 +777,91 @@ impl KernelCall<'_> {
     }
 }
 
+/// A [`Stream::host`] call being given its buffers.
+pub struct HostCall<'s> {
+    stream: &'s mut Stream,
+    name: String,
+    uses: Vec<(String, AnyBuffer, AccessMode)>,
+}
+
+impl std::fmt::Debug for HostCall<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HostCall")
+            .field("name", &self.name)
+            .finish_non_exhaustive()
+    }
+}
+
+impl HostCall<'_> {
+    fn access(mut self, name: &str, buffer: &impl StreamBuffer, mode: AccessMode) -> Self {
+        self.uses
+            .push((name.to_string(), buffer.any_buffer().clone(), mode));
+        self
+    }
+
+    /// Gives the task `buffer` to read, as `name`.
+    pub fn read(self, name: &str, buffer: &impl StreamBuffer) -> Self {
+        self.access(name, buffer, AccessMode::Read)
+    }
+
+    /// Gives the task `buffer` to overwrite, as `name`.
+    pub fn write(self, name: &str, buffer: &impl StreamBuffer) -> Self {
+        self.access(name, buffer, AccessMode::Write)
+    }
+
+    /// Gives the task `buffer` to read and write, as `name`.
+    pub fn read_write(self, name: &str, buffer: &impl StreamBuffer) -> Self {
+        self.access(name, buffer, AccessMode::ReadWrite)
+    }
+
+    /// Runs `task` now (after the calls before it), or records it with the task.
+    pub fn run(
+        self,
+        mut task: impl FnMut(&StreamHostContext<'_>) -> Result<(), Error> + Send + 'static,
+    ) -> Result<(), Error> {
+        let names: Vec<String> = self.uses.iter().map(|(n, _, _)| n.clone()).collect();
+        let boxed: HostTask =
+            Box::new(move |ctx: &HostContext<'_>| task(&StreamHostContext { ctx, names: &names }));
+        let uses = self
+            .uses
+            .into_iter()
+            .map(|(binding, buffer, mode)| Use {
+                binding: Some(binding),
+                buffer,
+                mode,
+            })
+            .collect();
+        self.stream
+            .call_with(call(&self.name, Op::Host, uses), &[], Some(boxed))
+    }
+}
+
+/// What a stream's host task sees: its buffers, by the names its call gave them.
+#[derive(Debug)]
+pub struct StreamHostContext<'a> {
+    ctx: &'a HostContext<'a>,
+    names: &'a [String],
+}
+
+impl StreamHostContext<'_> {
+    fn access(&self, name: &str) -> Result<usize, Error> {
+        self.names.iter().position(|n| n == name).ok_or_else(|| {
+            let known = self.names.iter().map(|n| format!("`{n}`"));
+            crate::error::unknown(self.ctx.desc, "buffer of this host task", name, known)
+        })
+    }
+
+    /// Reads the buffer the call gave as `name` (to read, or to read and write).
+    pub fn read<T: Element>(&self, name: &str) -> Result<Vec<T>, Error> {
+        self.ctx.read_access(self.access(name)?)
+    }
+
+    /// Replaces the contents of the buffer the call gave as `name` (to write, or to read and write).
+    pub fn write<T: Element>(&self, name: &str, data: &[T]) -> Result<(), Error> {
+        self.ctx.write_access(self.access(name)?, data)
+    }
+}
+
 /// A [`Stream::library`] call being given its buffers and arguments.
 pub struct LibraryCall<'s> {
     stream: &'s mut Stream,
@@ -853,17 +981,41 @@ impl std::ops::DerefMut for Recording<'_, '_> {
     }
 }
 
-/// What a recording used from outside: each external buffer of the recorded graph, by its name there, for
-/// [`BakedGraph::bake`].
-#[derive(Debug, Clone)]
+/// What a recording used from outside: each external buffer of the recorded graph, by its name there, and
+/// each host task's closure; [`Recorded::bake`] bakes the recorded graph with them.
 pub struct Recorded {
     buffers: Vec<(String, AnyBuffer)>,
+    hosts: Vec<(String, HostTask)>,
+}
+
+impl std::fmt::Debug for Recorded {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let hosts: Vec<&str> = self.hosts.iter().map(|(n, _)| n.as_str()).collect();
+        f.debug_struct("Recorded")
+            .field("buffers", &self.buffers)
+            .field("host_tasks", &hosts)
+            .finish()
+    }
 }
 
 impl Recorded {
     /// The recorded graph's external buffers by name, as [`BakedGraph::bake`] takes them.
     pub fn bindings(&self) -> Vec<(&str, &AnyBuffer)> {
         self.buffers.iter().map(|(n, b)| (n.as_str(), b)).collect()
+    }
+
+    /// Bakes `desc` (the recording's builder, built) with the recorded buffers, and gives each recorded
+    /// host task the closure it was recorded with: it runs at every replay, where its node is.
+    pub fn bake(
+        self,
+        gpu: &Gpu,
+        desc: impl Into<std::borrow::Cow<'static, GraphDesc>>,
+    ) -> Result<BakedGraph, Error> {
+        let mut baked = BakedGraph::bake(gpu, desc, &self.bindings())?;
+        for (node, task) in self.hosts {
+            baked.on_host(&node, task)?;
+        }
+        Ok(baked)
     }
 }
 
@@ -884,6 +1036,7 @@ impl Recording<'_, '_> {
         let Some(state) = self.stream.recording.take() else {
             return Ok(Recorded {
                 buffers: Vec::new(),
+                hosts: Vec::new(),
             });
         };
         let names = state.names(&self.stream.names);
@@ -931,7 +1084,10 @@ impl Recording<'_, '_> {
                      graph to own"
                 ),
             )),
-            None => Ok(Recorded { buffers: external }),
+            None => Ok(Recorded {
+                buffers: external,
+                hosts: state.hosts,
+            }),
         }
     }
 }

@@ -385,3 +385,90 @@ fn a_buffer_dropped_before_the_recording_ends_is_an_error_naming_it_and_its_call
     assert_eq!(rec.end()?.bindings().len(), 2);
     Ok(())
 }
+
+/// `y -= m[0]` over the bindings `y` and `m`.
+const CENTRE: &str = "@compute @workgroup_size(64)
+fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
+    if (gid.x >= arrayLength(&y)) { return; }
+    y[gid.x] = y[gid.x] - m[0];
+}";
+
+/// `y = a x + y` on the GPU, the mean of `y` on the host into `mean`, then `y -= mean` on the GPU.
+fn centre(
+    s: &mut Stream,
+    x: &Buffer<f32>,
+    y: &Buffer<f32>,
+    mean: &Buffer<f32>,
+) -> Result<(), Error> {
+    s.kernel("axpy", AXPY)
+        .read("x", x)
+        .read_write("y", y)
+        .run()?;
+    s.host("mean")
+        .read("values", y)
+        .write("mean", mean)
+        .run(|h| {
+            let values = h.read::<f32>("values")?;
+            let sum: f64 = values.iter().map(|&v| f64::from(v)).sum();
+            h.write("mean", &[(sum / values.len() as f64) as f32])
+        })?;
+    s.kernel("centre", CENTRE)
+        .read("m", mean)
+        .read_write("y", y)
+        .run()
+}
+
+#[test]
+fn a_host_task_runs_between_the_calls_at_once_and_at_every_replay_of_the_recording()
+-> Result<(), Error> {
+    let gpu = gpu();
+    let mut rng = rng();
+    let n = 500;
+    let x = gpu.buffer_zeroed::<f32>(n)?;
+    let y = gpu.buffer_zeroed::<f32>(n)?;
+    let mean = gpu.buffer_zeroed::<f32>(1)?;
+    let a = 3.0f32;
+    let want = |xs: &[f32], ys: &[f32]| -> Vec<f32> {
+        let y: Vec<f32> = xs.iter().zip(ys).map(|(x, y)| a * x + y).collect();
+        let m = (y.iter().map(|&v| f64::from(v)).sum::<f64>() / n as f64) as f32;
+        y.iter().map(|v| v - m).collect()
+    };
+    let mut s = gpu.stream();
+    s.param("a", a)?;
+    let (xs, ys) = (random_f32s(&mut rng, n), random_f32s(&mut rng, n));
+    x.write(&xs)?;
+    y.write(&ys)?;
+    centre(&mut s, &x, &y, &mean)?;
+    assert_close(&s.read(&y)?, &want(&xs, &ys), "eager");
+    // A name the call did not give is an error naming those it did.
+    let wrong = s
+        .host("peek")
+        .read("values", &y)
+        .run(|h| h.read::<f32>("vals").map(drop))
+        .expect_err("no buffer `vals`");
+    assert!(wrong.to_string().contains("`values`"), "{wrong}");
+    // Recorded: a host node between the kernels, its closure running at every replay.
+    let mut builder = GraphBuilder::new("Centre");
+    let recorded = {
+        let mut rec = s.begin_recording(&mut builder)?;
+        centre(&mut rec, &x, &y, &mean)?;
+        rec.end()?
+    };
+    let desc = builder.build(&LIBRARY)?;
+    assert_eq!(
+        desc.partitions.len(),
+        3,
+        "GPU, host, GPU: {:?}",
+        desc.partitions
+    );
+    let mut g = recorded.bake(&gpu, desc)?;
+    g.set_param("a", a)?;
+    for round in 0..2 {
+        let (xs, ys) = (random_f32s(&mut rng, n), random_f32s(&mut rng, n));
+        x.write(&xs)?;
+        y.write(&ys)?;
+        g.replay()?.wait()?;
+        assert_close(&read(&y), &want(&xs, &ys), &format!("replay {round}"));
+    }
+    Ok(())
+}
