@@ -432,9 +432,19 @@ pub(crate) fn unknown(
     name: &str,
     known: impl Iterator<Item = String>,
 ) -> Error {
+    unknown_in(&desc.name, kind, name, known)
+}
+
+/// [`unknown`], in the graph (or the stream) named `graph`.
+pub(crate) fn unknown_in(
+    graph: &str,
+    kind: &'static str,
+    name: &str,
+    known: impl Iterator<Item = String>,
+) -> Error {
     let known: Vec<String> = known.collect();
     Error::UnknownName {
-        graph: desc.name.to_string(),
+        graph: graph.to_string(),
         kind,
         name: name.to_string(),
         known: if known.is_empty() {

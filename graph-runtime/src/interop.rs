@@ -70,6 +70,23 @@ impl InteropContext<'_> {
         }
     }
 
+    /// The wgpu buffer of the task's access `access` (in declaration order): what an eager stream's interop
+    /// task reads its buffers by, whatever the recording named them.
+    pub(crate) fn buffer_at(&self, access: usize) -> Option<wgpu::Buffer> {
+        let a = self.accesses.get(access)?;
+        let is_buffer = self.desc.buffers.get(a.buffer as usize)?.is_buffer();
+        is_buffer.then(|| {
+            self.buffers
+                .get(a.buffer as usize)
+                .map(|s| s.buffer.clone())
+        })?
+    }
+
+    /// The task's graph and node names, for messages.
+    pub(crate) fn names(&self) -> (&str, &str) {
+        (&self.desc.name, &self.desc.nodes[self.node].name)
+    }
+
     /// The index of buffer (or, with `texture`, texture) `name`, which the task declared.
     fn declared(&self, name: &str, texture: bool) -> Result<usize, Error> {
         let index = self

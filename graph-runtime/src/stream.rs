@@ -29,6 +29,7 @@ use crate::element::{Element, ParamValue};
 use crate::error::Error;
 use crate::gpu::Gpu;
 use crate::host::{HostContext, HostTask};
+use crate::interop::{InteropContext, InteropTask};
 
 /// The most graphs an eager stream keeps baked, one per shape of call; past it the oldest goes.
 const EAGER_GRAPHS: usize = 64;
@@ -50,12 +51,16 @@ impl<T: Element> StreamBuffer for Buffer<T> {
     }
 }
 
-/// An in-order stream of GPU work on a [`Gpu`]: see the [module documentation](self).
+/// An in-order stream of GPU work on a [`Gpu`] (`gpu.stream()`): its calls run at once, in order, each
+/// checked as the builder checks a node; between [`Stream::begin_recording`] and [`Recording::end`] they
+/// become the nodes of a [`GraphBuilder`] instead, with edges from the order of their accesses.
 pub struct Stream {
     gpu: Gpu,
     params: Vec<StreamParam>,
     /// Names given to buffers ([`Stream::name`]), which a recording declares them by.
     names: Vec<(wgpu::Buffer, String)>,
+    /// What eager readbacks read, by node name, until taken.
+    readbacks: Vec<(String, Vec<u8>)>,
     /// The library's multi-pass algorithms used so far, checked, by path.
     subgraphs: Vec<(&'static str, Arc<GraphDesc>)>,
     eager: Vec<EagerGraph>,
@@ -94,8 +99,8 @@ struct RecordingState {
     builder: GraphBuilder,
     buffers: Vec<RecordedBuffer>,
     calls: Vec<Call>,
-    /// The host tasks' closures, by node name.
-    hosts: Vec<(String, HostTask)>,
+    /// The host and interop tasks' closures, by node name.
+    tasks: Vec<(String, Task)>,
     /// Buffers the stream made while recording (`Stream::scratch`): graph-owned in the recording.
     scratch: Vec<wgpu::Buffer>,
 }
@@ -145,8 +150,30 @@ enum Op {
         value: String,
     },
     Upload,
+    /// Recorded only: at once, a readback is a read ([`Stream::readback`]).
+    Readback,
     /// A host task over its buffers; its closure is given beside it.
     Host,
+    /// An interop task over its buffers; its closure is given beside it.
+    Interop,
+}
+
+impl Op {
+    /// Whether the call's binding names may name its buffers: a kernel's and a library call's (WGSL names
+    /// that sizes read), not a host or interop task's (names only its closure reads, which may be any
+    /// text).
+    fn names_buffers(&self) -> bool {
+        matches!(
+            self,
+            Op::Kernel { .. } | Op::Library { .. } | Op::Subgraph { .. }
+        )
+    }
+}
+
+/// A host or interop task's closure, given with its call.
+enum Task {
+    Host(HostTask),
+    Interop(InteropTask),
 }
 
 /// One call: a node named `name`.
@@ -215,6 +242,9 @@ impl Call {
             Op::Upload => {
                 builder.upload(node, name(0));
             }
+            Op::Readback => {
+                builder.readback(node, name(0));
+            }
             Op::Host => {
                 let accesses: Vec<(&str, AccessMode)> = self
                     .uses
@@ -223,6 +253,15 @@ impl Call {
                     .map(|(i, u)| (name(i), u.mode))
                     .collect();
                 builder.host(node, &accesses);
+            }
+            Op::Interop => {
+                let accesses: Vec<(&str, AccessMode)> = self
+                    .uses
+                    .iter()
+                    .enumerate()
+                    .map(|(i, u)| (name(i), u.mode))
+                    .collect();
+                builder.interop(node, &accesses);
             }
         }
     }
@@ -236,6 +275,7 @@ impl Gpu {
             params: Vec::new(),
             names: Vec::new(),
             subgraphs: Vec::new(),
+            readbacks: Vec::new(),
             eager: Vec::new(),
             recording: None,
         }
@@ -314,6 +354,18 @@ impl Stream {
         }
     }
 
+    /// An interop task named `name`: give it its buffers (under names of its own), then
+    /// [`run`](InteropCall::run) it with a closure that records its own wgpu work with the stream's command
+    /// encoder, in order with the calls around it; recorded, it is an interop node whose closure records at
+    /// every replay.
+    pub fn interop(&mut self, name: &str) -> InteropCall<'_> {
+        InteropCall {
+            stream: self,
+            name: name.to_string(),
+            uses: Vec::new(),
+        }
+    }
+
     /// Copies all of `src` into `dst`, of one element type and length.
     pub fn copy(
         &mut self,
@@ -348,6 +400,49 @@ impl Stream {
     ) -> Result<(), Error> {
         let uses = vec![plain(dst.as_any(), AccessMode::Write)];
         self.call(call(name, Op::Upload, uses), bytemuck::cast_slice(data))
+    }
+
+    /// Copies all of `src` to the host: run at once, it waits for the calls before it and keeps what it read
+    /// under `name` until [`Stream::take_readback`] takes it; recorded, it is a readback node, which each
+    /// replay fills (`Finished::read_named(name)`).
+    pub fn readback<T: Element>(&mut self, name: &str, src: &Buffer<T>) -> Result<(), Error> {
+        if self.recording.is_none() {
+            // A graph of one readback would read what no node of it wrote, which the checks refuse: at
+            // once, it is a read.
+            let bytes = bytemuck::cast_slice(&src.read_blocking()?).to_vec();
+            self.readbacks.retain(|(n, _)| n != name);
+            self.readbacks.push((name.to_string(), bytes));
+            return Ok(());
+        }
+        let uses = vec![plain(src.as_any(), AccessMode::Read)];
+        self.call(call(name, Op::Readback, uses), &[])
+    }
+
+    /// What the eager readback `name` read, as `T`s (its element type); the stream keeps it no longer. An
+    /// error when no eager readback of that name ran since it was last taken.
+    pub fn take_readback<T: Element>(&mut self, name: &str) -> Result<Vec<T>, Error> {
+        let at = self.readbacks.iter().position(|(n, _)| n == name);
+        let Some((_, bytes)) = at.map(|at| self.readbacks.remove(at)) else {
+            let known = self.readbacks.iter().map(|(n, _)| format!("`{n}`"));
+            return Err(crate::error::unknown_in(
+                "stream",
+                "eager readback",
+                name,
+                known,
+            ));
+        };
+        if bytes.len() % size_of::<T>() != 0 {
+            return Err(Error::TransferData {
+                graph: "stream".into(),
+                node: name.to_string(),
+                reason: format!(
+                    "its {} bytes are no whole number of `{}`",
+                    bytes.len(),
+                    T::TYPE
+                ),
+            });
+        }
+        Ok(bytemuck::pod_collect_to_vec(&bytes))
     }
 
     /// A zeroed buffer of `len` elements for the stream's work. Made while recording, it is graph-owned in
@@ -399,7 +494,7 @@ impl Stream {
             builder: std::mem::take(builder),
             buffers: Vec::new(),
             calls: Vec::new(),
-            hosts: Vec::new(),
+            tasks: Vec::new(),
             scratch: Vec::new(),
         });
         Ok(Recording {
@@ -434,13 +529,8 @@ impl Stream {
         self.call_with(call, upload, None)
     }
 
-    /// [`Stream::call`], with a host task's closure.
-    fn call_with(
-        &mut self,
-        call: Call,
-        upload: &[u8],
-        task: Option<HostTask>,
-    ) -> Result<(), Error> {
+    /// [`Stream::call`], with a host or interop task's closure.
+    fn call_with(&mut self, call: Call, upload: &[u8], task: Option<Task>) -> Result<(), Error> {
         match &mut self.recording {
             Some(recording) => {
                 recording.record(call, task);
@@ -451,7 +541,7 @@ impl Stream {
     }
 
     /// Runs `call` at once: its one-node graph, baked the first time its shape comes, rebound and replayed.
-    fn run_now(&mut self, call: &Call, upload: &[u8], task: Option<HostTask>) -> Result<(), Error> {
+    fn run_now(&mut self, call: &Call, upload: &[u8], task: Option<Task>) -> Result<(), Error> {
         // One name per distinct buffer (a kernel may bind one twice): its first binding's, so that sizes read
         // as written, or its place among the call's buffers.
         let mut distinct: Vec<(&AnyBuffer, Access)> = Vec::new();
@@ -466,7 +556,8 @@ impl Stream {
                 None => {
                     distinct.push((&u.buffer, Access::first(u.mode)));
                     let at = distinct.len() - 1;
-                    names.push(u.binding.clone().unwrap_or_else(|| format!("b{at}")));
+                    let binding = u.binding.clone().filter(|_| call.op.names_buffers());
+                    names.push(binding.unwrap_or_else(|| format!("b{at}")));
                     at
                 }
             };
@@ -509,8 +600,14 @@ impl Stream {
         if let Op::Upload = call.op {
             eager.baked.upload_bytes(&call.name, upload)?;
         }
-        if let Some(task) = task {
-            eager.baked.on_host_at(0, task)?;
+        match task {
+            Some(Task::Host(task)) => {
+                eager.baked.on_host_at(0, task)?;
+            }
+            Some(Task::Interop(task)) => {
+                eager.baked.on_interop_at(0, task)?;
+            }
+            None => {}
         }
         // Not waited for: the next call's submission runs after it, and a host wait (`read`, `wait`) waits.
         drop(eager.baked.replay()?);
@@ -629,7 +726,7 @@ fn capture(call: &str, reason: &str) -> Error {
 impl RecordingState {
     /// Keeps `call` as the builder's next node (its node name made unique: `scale`, `scale_2`), and its
     /// buffers among those recorded.
-    fn record(&mut self, mut call: Call, task: Option<HostTask>) {
+    fn record(&mut self, mut call: Call, task: Option<Task>) {
         let nodes = &self.builder.graph().nodes;
         let calls = &self.calls;
         call.name = unique_node_name(&call.name, |n| {
@@ -654,7 +751,7 @@ impl RecordingState {
             u.buffer = self.buffers[at].buffer.clone();
         }
         if let Some(task) = task {
-            self.hosts.push((call.name.clone(), task));
+            self.tasks.push((call.name.clone(), task));
         }
         self.calls.push(call);
     }
@@ -672,6 +769,7 @@ impl RecordingState {
             let binding = self
                 .calls
                 .iter()
+                .filter(|c| c.op.names_buffers())
                 .flat_map(|c| &c.uses)
                 .find(|u| u.buffer.wgpu() == b.buffer.wgpu() && u.binding.is_some())
                 .and_then(|u| u.binding.clone());
@@ -705,6 +803,39 @@ fn unique_node_name(base: &str, taken: impl Fn(&str) -> bool) -> String {
         .unwrap_or_default()
 }
 
+/// A call's `read`, `write` and `read_write`: each gives it a buffer under a name (`$named` says what the
+/// name is), kept in its `uses`.
+macro_rules! buffer_methods {
+    ($call:ident, $named:literal) => {
+        impl $call<'_> {
+            fn access(mut self, name: &str, buffer: &impl StreamBuffer, mode: AccessMode) -> Self {
+                self.uses
+                    .push((name.to_string(), buffer.any_buffer().clone(), mode));
+                self
+            }
+
+            #[doc = concat!("Gives `buffer` as `name` (", $named, "), read.")]
+            pub fn read(self, name: &str, buffer: &impl StreamBuffer) -> Self {
+                self.access(name, buffer, AccessMode::Read)
+            }
+
+            #[doc = concat!("Gives `buffer` as `name` (", $named, "), overwritten without being read.")]
+            pub fn write(self, name: &str, buffer: &impl StreamBuffer) -> Self {
+                self.access(name, buffer, AccessMode::Write)
+            }
+
+            #[doc = concat!("Gives `buffer` as `name` (", $named, "), read and written.")]
+            pub fn read_write(self, name: &str, buffer: &impl StreamBuffer) -> Self {
+                self.access(name, buffer, AccessMode::ReadWrite)
+            }
+        }
+    };
+}
+
+buffer_methods!(KernelCall, "the name its WGSL reads it by");
+buffer_methods!(HostCall, "the name its closure reads it by");
+buffer_methods!(InteropCall, "the name its closure gets it by");
+
 /// A [`Stream::kernel`] call being given its buffers and size.
 pub struct KernelCall<'s> {
     stream: &'s mut Stream,
@@ -724,27 +855,6 @@ impl std::fmt::Debug for KernelCall<'_> {
 }
 
 impl KernelCall<'_> {
-    fn access(mut self, binding: &str, buffer: &impl StreamBuffer, mode: AccessMode) -> Self {
-        self.uses
-            .push((binding.to_string(), buffer.any_buffer().clone(), mode));
-        self
-    }
-
-    /// Binds `buffer` as `binding` (the name the WGSL reads it by), read.
-    pub fn read(self, binding: &str, buffer: &impl StreamBuffer) -> Self {
-        self.access(binding, buffer, AccessMode::Read)
-    }
-
-    /// Binds `buffer` as `binding`, overwritten without being read.
-    pub fn write(self, binding: &str, buffer: &impl StreamBuffer) -> Self {
-        self.access(binding, buffer, AccessMode::Write)
-    }
-
-    /// Binds `buffer` as `binding`, read and written.
-    pub fn read_write(self, binding: &str, buffer: &impl StreamBuffer) -> Self {
-        self.access(binding, buffer, AccessMode::ReadWrite)
-    }
-
     /// Invocations per dimension, as size expressions over the bindings' names and `params`
     /// (`"x.len()"`, `"params.n"`).
     pub fn threads(mut self, sizes: &[&str]) -> Self {
@@ -793,27 +903,6 @@ impl std::fmt::Debug for HostCall<'_> {
 }
 
 impl HostCall<'_> {
-    fn access(mut self, name: &str, buffer: &impl StreamBuffer, mode: AccessMode) -> Self {
-        self.uses
-            .push((name.to_string(), buffer.any_buffer().clone(), mode));
-        self
-    }
-
-    /// Gives the task `buffer` to read, as `name`.
-    pub fn read(self, name: &str, buffer: &impl StreamBuffer) -> Self {
-        self.access(name, buffer, AccessMode::Read)
-    }
-
-    /// Gives the task `buffer` to overwrite, as `name`.
-    pub fn write(self, name: &str, buffer: &impl StreamBuffer) -> Self {
-        self.access(name, buffer, AccessMode::Write)
-    }
-
-    /// Gives the task `buffer` to read and write, as `name`.
-    pub fn read_write(self, name: &str, buffer: &impl StreamBuffer) -> Self {
-        self.access(name, buffer, AccessMode::ReadWrite)
-    }
-
     /// Runs `task` now (after the calls before it), or records it with the task.
     pub fn run(
         self,
@@ -831,8 +920,11 @@ impl HostCall<'_> {
                 mode,
             })
             .collect();
-        self.stream
-            .call_with(call(&self.name, Op::Host, uses), &[], Some(boxed))
+        self.stream.call_with(
+            call(&self.name, Op::Host, uses),
+            &[],
+            Some(Task::Host(boxed)),
+        )
     }
 }
 
@@ -859,6 +951,88 @@ impl StreamHostContext<'_> {
     /// Replaces the contents of the buffer the call gave as `name` (to write, or to read and write).
     pub fn write<T: Element>(&self, name: &str, data: &[T]) -> Result<(), Error> {
         self.ctx.write_access(self.access(name)?, data)
+    }
+}
+
+/// A [`Stream::interop`] call being given its buffers.
+pub struct InteropCall<'s> {
+    stream: &'s mut Stream,
+    name: String,
+    uses: Vec<(String, AnyBuffer, AccessMode)>,
+}
+
+impl std::fmt::Debug for InteropCall<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("InteropCall")
+            .field("name", &self.name)
+            .finish_non_exhaustive()
+    }
+}
+
+impl InteropCall<'_> {
+    /// Records `task`'s work now (in order with the calls around it), or records the task.
+    pub fn run(
+        self,
+        mut task: impl FnMut(&mut StreamInteropContext<'_, '_>) -> Result<(), Error> + Send + 'static,
+    ) -> Result<(), Error> {
+        let names: Vec<String> = self.uses.iter().map(|(n, _, _)| n.clone()).collect();
+        let boxed: InteropTask = Box::new(move |ctx: &mut InteropContext<'_>| {
+            task(&mut StreamInteropContext { ctx, names: &names })
+        });
+        let uses = self
+            .uses
+            .into_iter()
+            .map(|(binding, buffer, mode)| Use {
+                binding: Some(binding),
+                buffer,
+                mode,
+            })
+            .collect();
+        let call = call(&self.name, Op::Interop, uses);
+        self.stream.call_with(call, &[], Some(Task::Interop(boxed)))
+    }
+}
+
+/// What a stream's interop task sees: the device, the queue, the command encoder its work goes in, and its
+/// buffers by the names its call gave them.
+#[derive(Debug)]
+pub struct StreamInteropContext<'a, 'b> {
+    ctx: &'a mut InteropContext<'b>,
+    names: &'a [String],
+}
+
+impl StreamInteropContext<'_, '_> {
+    pub fn device(&self) -> &wgpu::Device {
+        self.ctx.device()
+    }
+
+    pub fn queue(&self) -> &crate::queue::GpuQueue {
+        self.ctx.queue()
+    }
+
+    /// The command encoder the task's work goes in, submitted in order with the stream's calls (or the
+    /// replay's nodes).
+    pub fn encoder(&mut self) -> &mut wgpu::CommandEncoder {
+        self.ctx.encoder()
+    }
+
+    /// The wgpu buffer the call gave as `name`.
+    pub fn buffer(&self, name: &str) -> Result<wgpu::Buffer, Error> {
+        let (graph, node) = self.ctx.names();
+        let Some(access) = self.names.iter().position(|n| n == name) else {
+            let known = self.names.iter().map(|n| format!("`{n}`"));
+            return Err(crate::error::unknown_in(
+                graph,
+                "buffer of this interop task",
+                name,
+                known,
+            ));
+        };
+        self.ctx.buffer_at(access).ok_or_else(|| {
+            Error::Gpu(format!(
+                "interop task `{node}` of graph `{graph}`: its access {access} is no buffer"
+            ))
+        })
     }
 }
 
@@ -985,15 +1159,15 @@ impl std::ops::DerefMut for Recording<'_, '_> {
 /// each host task's closure; [`Recorded::bake`] bakes the recorded graph with them.
 pub struct Recorded {
     buffers: Vec<(String, AnyBuffer)>,
-    hosts: Vec<(String, HostTask)>,
+    tasks: Vec<(String, Task)>,
 }
 
 impl std::fmt::Debug for Recorded {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let hosts: Vec<&str> = self.hosts.iter().map(|(n, _)| n.as_str()).collect();
+        let tasks: Vec<&str> = self.tasks.iter().map(|(n, _)| n.as_str()).collect();
         f.debug_struct("Recorded")
             .field("buffers", &self.buffers)
-            .field("host_tasks", &hosts)
+            .field("tasks", &tasks)
             .finish()
     }
 }
@@ -1005,15 +1179,18 @@ impl Recorded {
     }
 
     /// Bakes `desc` (the recording's builder, built) with the recorded buffers, and gives each recorded
-    /// host task the closure it was recorded with: it runs at every replay, where its node is.
+    /// host or interop task the closure it was recorded with: it runs at every replay, where its node is.
     pub fn bake(
         self,
         gpu: &Gpu,
         desc: impl Into<std::borrow::Cow<'static, GraphDesc>>,
     ) -> Result<BakedGraph, Error> {
         let mut baked = BakedGraph::bake(gpu, desc, &self.bindings())?;
-        for (node, task) in self.hosts {
-            baked.on_host(&node, task)?;
+        for (node, task) in self.tasks {
+            match task {
+                Task::Host(task) => baked.on_host(&node, task)?,
+                Task::Interop(task) => baked.on_interop(&node, task)?,
+            };
         }
         Ok(baked)
     }
@@ -1036,7 +1213,7 @@ impl Recording<'_, '_> {
         let Some(state) = self.stream.recording.take() else {
             return Ok(Recorded {
                 buffers: Vec::new(),
-                hosts: Vec::new(),
+                tasks: Vec::new(),
             });
         };
         let names = state.names(&self.stream.names);
@@ -1086,7 +1263,7 @@ impl Recording<'_, '_> {
             )),
             None => Ok(Recorded {
                 buffers: external,
-                hosts: state.hosts,
+                tasks: state.tasks,
             }),
         }
     }

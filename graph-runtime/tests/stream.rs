@@ -472,3 +472,106 @@ fn a_host_task_runs_between_the_calls_at_once_and_at_every_replay_of_the_recordi
     }
     Ok(())
 }
+
+/// `w = x * x` on the GPU, a copy of `w` into `z` recorded by an interop task with wgpu's own encoder, then
+/// `z = a x + z`.
+fn square_copy_axpy(
+    s: &mut Stream,
+    x: &Buffer<f32>,
+    w: &Buffer<f32>,
+    z: &Buffer<f32>,
+) -> Result<(), Error> {
+    s.kernel("square", SQUARE)
+        .read("v", x)
+        .write("w", w)
+        .run()?;
+    s.interop("copy")
+        .read("from", w)
+        .write("to", z)
+        .run(|ctx| {
+            let (from, to) = (ctx.buffer("from")?, ctx.buffer("to")?);
+            ctx.encoder()
+                .copy_buffer_to_buffer(&from, 0, &to, 0, Some(from.size()));
+            Ok(())
+        })?;
+    s.kernel("axpy", AXPY).read("x", x).read_write("y", z).run()
+}
+
+#[test]
+fn an_interop_task_records_its_work_in_order_at_once_and_at_every_replay() -> Result<(), Error> {
+    let gpu = gpu();
+    let mut rng = rng();
+    let n = 300;
+    let x = gpu.buffer_zeroed::<f32>(n)?;
+    let w = gpu.buffer_zeroed::<f32>(n)?;
+    let z = gpu.buffer_zeroed::<f32>(n)?;
+    let a = -1.5f32;
+    let want = |xs: &[f32]| -> Vec<f32> { xs.iter().map(|x| a * x + x * x).collect() };
+    let mut s = gpu.stream();
+    s.param("a", a)?;
+    let xs = random_f32s(&mut rng, n);
+    x.write(&xs)?;
+    poison_f32(&z);
+    square_copy_axpy(&mut s, &x, &w, &z)?;
+    assert_close(&s.read(&z)?, &want(&xs), "eager");
+    let mut builder = GraphBuilder::new("Interop");
+    let recorded = {
+        let mut rec = s.begin_recording(&mut builder)?;
+        square_copy_axpy(&mut rec, &x, &w, &z)?;
+        rec.end()?
+    };
+    let mut g = recorded.bake(&gpu, builder.build(&LIBRARY)?)?;
+    g.set_param("a", a)?;
+    for round in 0..2 {
+        let xs = random_f32s(&mut rng, n);
+        x.write(&xs)?;
+        poison_f32(&z);
+        g.replay()?.wait()?;
+        assert_close(&read(&z), &want(&xs), &format!("replay {round}"));
+    }
+    Ok(())
+}
+
+/// `y = 2` then `y = a x + y`, read back as `got`.
+fn axpy_read_back(s: &mut Stream, x: &Buffer<f32>, y: &Buffer<f32>) -> Result<(), Error> {
+    s.fill("twos", y, "2.0")?;
+    s.kernel("axpy", AXPY)
+        .read("x", x)
+        .read_write("y", y)
+        .run()?;
+    s.readback("got", y)
+}
+
+#[test]
+fn a_readback_is_kept_for_the_app_at_once_and_is_a_node_when_recorded() -> Result<(), Error> {
+    let gpu = gpu();
+    let mut rng = rng();
+    let n = 200;
+    let x = gpu.buffer_zeroed::<f32>(n)?;
+    let y = gpu.buffer_zeroed::<f32>(n)?;
+    let a = 0.25f32;
+    let want = |xs: &[f32]| -> Vec<f32> { xs.iter().map(|x| a * x + 2.0).collect() };
+    let mut s = gpu.stream();
+    s.param("a", a)?;
+    let xs = random_f32s(&mut rng, n);
+    x.write(&xs)?;
+    axpy_read_back(&mut s, &x, &y)?;
+    // Overwritten after the readback: what it kept is what `y` held then.
+    s.fill("later", &y, "7.0")?;
+    assert_close(&s.take_readback::<f32>("got")?, &want(&xs), "eager");
+    let again = s.take_readback::<f32>("got").expect_err("taken");
+    assert!(again.to_string().contains("`got`"), "{again}");
+    let mut builder = GraphBuilder::new("ReadBack");
+    let recorded = {
+        let mut rec = s.begin_recording(&mut builder)?;
+        axpy_read_back(&mut rec, &x, &y)?;
+        rec.end()?
+    };
+    let mut g = recorded.bake(&gpu, builder.build(&LIBRARY)?)?;
+    g.set_param("a", a)?;
+    let xs = random_f32s(&mut rng, n);
+    x.write(&xs)?;
+    let finished = g.replay()?.wait()?;
+    assert_close(&finished.read_named::<f32>("got")?, &want(&xs), "replay");
+    Ok(())
+}
