@@ -239,14 +239,15 @@ impl BakedGraph {
     }
 
     /// Replays through the portable recorder from now on, whatever [`crate::env::RECORDER_ENV`] says (to compare
-    /// the two, say). An update made later chooses again.
+    /// the two, say), updates included.
     pub fn use_portable_recorder(&mut self) {
         self.state.native = None;
+        self.state.recorder = (native_recorder::Choice::Portable, NativeParamsIn::default());
     }
 
     /// Replays through the native recorder from now on, its kernels reading the parameters as `params_in`
     /// says (to compare the two ways, say): an error when the graph or the device cannot (see
-    /// [`crate::env::RECORDER_ENV`]), and the graph replays as it did. An update made later chooses again.
+    /// [`crate::env::RECORDER_ENV`]), and the graph replays as it did. Updates keep the choice.
     pub fn use_native_recorder(&mut self, params_in: NativeParamsIn) -> Result<(), Error> {
         let gpu = self.gpu.clone();
         let scope = OpScope::enter(&gpu);
@@ -267,6 +268,7 @@ impl BakedGraph {
         })?;
         // Replays through the old command buffers finish before they are freed (its `Drop` waits).
         self.state.native = native;
+        self.state.recorder = (native_recorder::Choice::Require, params_in);
         Ok(())
     }
 

@@ -81,6 +81,8 @@ pub(crate) struct BakedState {
     /// The size of each texture that parameters size, by buffer index, as built: a replay whose parameters
     /// give another builds again ([`BakedGraph::fit_textures_to_params`](crate::BakedGraph)).
     pub param_extents: Vec<Option<[u32; 3]>>,
+    /// The recorder asked for: what every rebuild asks for again.
+    pub recorder: (native_recorder::Choice, NativeParamsIn),
 }
 
 /// The most fused modules a baked graph keeps known valid between updates: a few graphs' worth of groups.
@@ -120,6 +122,12 @@ impl BakedState {
             .map(|p| p.valid_modules.clone())
             .filter(|v| v.len() <= MAX_VALID_MODULES)
             .unwrap_or_default();
+        // An update keeps the recorder the graph replays through (the environment's at bake, or the one the
+        // application chose since), so a rebuild no replay asked for switches nothing.
+        let recorder = previous.as_ref().map_or(
+            (native_recorder::choice(), NativeParamsIn::default()),
+            |p| p.recorder,
+        );
         let r = build_replay(
             gpu,
             &desc,
@@ -151,8 +159,8 @@ impl BakedState {
             &r.bound,
             gates.as_ref(),
             transport.storage(),
-            native_recorder::choice(),
-            NativeParamsIn::default(),
+            recorder.0,
+            recorder.1,
             previous.as_ref().and_then(|p| p.native.as_ref()),
         )?;
         // Only the recorder that replays gets its pipelines: the portable one's are made here when it
@@ -220,6 +228,7 @@ impl BakedState {
             fusion_input: r.fusion_input,
             native,
             param_extents: r.param_extents,
+            recorder,
         };
         Ok((state, report))
     }

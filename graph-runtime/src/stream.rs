@@ -59,8 +59,8 @@ pub struct Stream {
     params: Vec<StreamParam>,
     /// Names given to buffers ([`Stream::name`]), which a recording declares them by.
     names: Vec<(wgpu::Buffer, String)>,
-    /// What eager readbacks read, by node name, until taken.
-    readbacks: Vec<(String, Vec<u8>)>,
+    /// What eager readbacks read, by node name, with their element type, until taken.
+    readbacks: Vec<(String, ValueType, Vec<u8>)>,
     /// The library's multi-pass algorithms used so far, checked, by path.
     subgraphs: Vec<(&'static str, Arc<GraphDesc>)>,
     eager: Vec<EagerGraph>,
@@ -410,8 +410,8 @@ impl Stream {
             // A graph of one readback would read what no node of it wrote, which the checks refuse: at
             // once, it is a read.
             let bytes = bytemuck::cast_slice(&src.read_blocking()?).to_vec();
-            self.readbacks.retain(|(n, _)| n != name);
-            self.readbacks.push((name.to_string(), bytes));
+            self.readbacks.retain(|(n, _, _)| n != name);
+            self.readbacks.push((name.to_string(), T::TYPE, bytes));
             return Ok(());
         }
         let uses = vec![plain(src.as_any(), AccessMode::Read)];
@@ -421,9 +421,9 @@ impl Stream {
     /// What the eager readback `name` read, as `T`s (its element type); the stream keeps it no longer. An
     /// error when no eager readback of that name ran since it was last taken.
     pub fn take_readback<T: Element>(&mut self, name: &str) -> Result<Vec<T>, Error> {
-        let at = self.readbacks.iter().position(|(n, _)| n == name);
-        let Some((_, bytes)) = at.map(|at| self.readbacks.remove(at)) else {
-            let known = self.readbacks.iter().map(|(n, _)| format!("`{n}`"));
+        let at = self.readbacks.iter().position(|(n, _, _)| n == name);
+        let Some(at) = at else {
+            let known = self.readbacks.iter().map(|(n, _, _)| format!("`{n}`"));
             return Err(crate::error::unknown_in(
                 "stream",
                 "eager readback",
@@ -431,17 +431,15 @@ impl Stream {
                 known,
             ));
         };
-        if bytes.len() % size_of::<T>() != 0 {
+        let elem = self.readbacks[at].1;
+        if elem != T::TYPE {
             return Err(Error::TransferData {
                 graph: "stream".into(),
                 node: name.to_string(),
-                reason: format!(
-                    "its {} bytes are no whole number of `{}`",
-                    bytes.len(),
-                    T::TYPE
-                ),
+                reason: format!("it read `{elem}`s, not `{}`s", T::TYPE),
             });
         }
+        let (_, _, bytes) = self.readbacks.remove(at);
         Ok(bytemuck::pod_collect_to_vec(&bytes))
     }
 
@@ -588,15 +586,7 @@ impl Stream {
             eager.baked.rebind_indexed(&changed)?;
             eager.bound = buffers.iter().map(|b| b.wgpu().clone()).collect();
         }
-        let mut block = eager.baked.params_bytes().to_vec();
-        for field in eager.baked.description().params.fields.iter() {
-            let value = self.params.iter().find(|p| *p.name == *field.name);
-            let at = field.offset as usize;
-            if let Some((p, slot)) = value.zip(block.get_mut(at..at + field.ty.size() as usize)) {
-                slot.copy_from_slice(&p.bytes);
-            }
-        }
-        eager.baked.set_params_bytes(&block)?;
+        set_params(&mut eager.baked, &self.params)?;
         if let Op::Upload = call.op {
             eager.baked.upload_bytes(&call.name, upload)?;
         }
@@ -664,6 +654,19 @@ fn renamed(text: &str, buffer_of: &impl Fn(&str) -> Option<String>) -> String {
         }
         Err(_) => text.to_string(),
     }
+}
+
+/// Sets each of `baked`'s parameters that the stream has to the stream's value.
+fn set_params(baked: &mut BakedGraph, params: &[StreamParam]) -> Result<(), Error> {
+    let mut block = baked.params_bytes().to_vec();
+    for field in baked.description().params.fields.iter() {
+        let value = params.iter().find(|p| *p.name == *field.name);
+        let at = field.offset as usize;
+        if let Some((p, slot)) = value.zip(block.get_mut(at..at + field.ty.size() as usize)) {
+            slot.copy_from_slice(&p.bytes);
+        }
+    }
+    baked.set_params_bytes(&block)
 }
 
 /// A buffer used by a call without a binding name.
@@ -760,8 +763,11 @@ impl RecordingState {
     /// `buffer{N}`.
     fn names(&self, given: &[(wgpu::Buffer, String)]) -> Vec<String> {
         let mut names: Vec<String> = Vec::new();
+        // The builder's own buffers keep their names: a recording into a builder that has some adds others.
+        let declared = &self.builder.graph().buffers;
         for b in &self.buffers {
-            let taken = |n: &str| names.iter().any(|m| m == n);
+            let taken =
+                |n: &str| names.iter().any(|m| m == n) || declared.iter().any(|d| d.name == n);
             let named = given
                 .iter()
                 .find(|(g, _)| g == b.buffer.wgpu())
@@ -1160,6 +1166,8 @@ impl std::ops::DerefMut for Recording<'_, '_> {
 pub struct Recorded {
     buffers: Vec<(String, AnyBuffer)>,
     tasks: Vec<(String, Task)>,
+    /// The stream's parameters when the recording ended: the baked graph's first values.
+    params: Vec<StreamParam>,
 }
 
 impl std::fmt::Debug for Recorded {
@@ -1178,14 +1186,17 @@ impl Recorded {
         self.buffers.iter().map(|(n, b)| (n.as_str(), b)).collect()
     }
 
-    /// Bakes `desc` (the recording's builder, built) with the recorded buffers, and gives each recorded
-    /// host or interop task the closure it was recorded with: it runs at every replay, where its node is.
+    /// Bakes `desc` (the recording's builder, built) with the recorded buffers, gives each recorded host or
+    /// interop task the closure it was recorded with (it runs at every replay, where its node is), and sets
+    /// the graph's parameters to the stream's values when the recording ended (the last value given: a
+    /// recording keeps one value per parameter, which replays may change).
     pub fn bake(
         self,
         gpu: &Gpu,
         desc: impl Into<std::borrow::Cow<'static, GraphDesc>>,
     ) -> Result<BakedGraph, Error> {
         let mut baked = BakedGraph::bake(gpu, desc, &self.bindings())?;
+        set_params(&mut baked, &self.params)?;
         for (node, task) in self.tasks {
             match task {
                 Task::Host(task) => baked.on_host(&node, task)?,
@@ -1202,7 +1213,7 @@ impl Recording<'_, '_> {
     /// graph-owned, the others external: `input` where nothing writes them, `output` where the first call
     /// overwrites them, `inout` otherwise), and the stream runs its calls at once again.
     ///
-    /// A buffer used from outside whose every handle the application dropped before the end is an error
+    /// A buffer the calls write whose every handle the application dropped before the end is an error
     /// naming it and the call that first used it (what the graph writes to it nothing outside could read);
     /// the builder has the recording all the same.
     pub fn end(mut self) -> Result<Recorded, Error> {
@@ -1214,6 +1225,7 @@ impl Recording<'_, '_> {
             return Ok(Recorded {
                 buffers: Vec::new(),
                 tasks: Vec::new(),
+                params: Vec::new(),
             });
         };
         let names = state.names(&self.stream.names);
@@ -1246,7 +1258,9 @@ impl Recording<'_, '_> {
             } else {
                 builder.buffer(name, &elem, b.access.role(), None);
                 external.push((name.clone(), b.buffer.clone()));
-                if b.holder.strong_count() == 0 {
+                // An input the application dropped is still the recording's to read; an output nothing
+                // outside could read is the mistake.
+                if b.access.written && b.holder.strong_count() == 0 {
                     dropped.get_or_insert((name, &b.first_call));
                 }
             }
@@ -1264,6 +1278,7 @@ impl Recording<'_, '_> {
             None => Ok(Recorded {
                 buffers: external,
                 tasks: state.tasks,
+                params: self.stream.params.clone(),
             }),
         }
     }

@@ -282,7 +282,7 @@ impl BakedGraph {
 
     /// Builds the graph again where the parameters now size a texture other than it was built at, as a
     /// rebind to a texture of that size would (the texture is made again, its texels undefined; what does
-    /// not bind it is kept). Every replay, profile and upload asks it first; in a graph without textures
+    /// not bind it is kept); where they size one 0 texels along an axis, an error and no rebuild. Every replay, profile and upload asks it first; in a graph without textures
     /// sized by parameters it is a loop over the buffers that finds none.
     pub(crate) fn fit_textures_to_params(&mut self) -> Result<(), Error> {
         let state = &self.state;
@@ -290,6 +290,9 @@ impl BakedGraph {
             built.is_some() && crate::texture::param_extent(&state.desc, i, &self.params) != *built
         });
         if changed {
+            // A size of 0 is refused before anything is made again: the graph stays as it was.
+            let wanted = crate::texture::param_extents(&state.desc, &self.params);
+            crate::texture::check_sized(&state.desc, &wanted, 0, &self.params)?;
             let _span = tracing::debug_span!("resize textures to parameters").entered();
             self.rebuild(self.state.desc.clone(), self.state.externals.clone())?;
         }

@@ -377,6 +377,13 @@ fn a_buffer_dropped_before_the_recording_ends_is_an_error_naming_it_and_its_call
     // The builder has the recording all the same.
     let desc = builder.build(&LIBRARY)?;
     assert_eq!(desc.nodes.len(), 3);
+    // An input dropped is no mistake: the recording reads it, and holds it for that.
+    let input = gpu.buffer_from_slice(&[3.0f32; 8])?;
+    let mut builder = GraphBuilder::new("Input");
+    let mut rec = s.begin_recording(&mut builder)?;
+    rec.copy("copy", &input, &kept)?;
+    drop(input);
+    assert_eq!(rec.end()?.bindings().len(), 2);
     // With every handle kept, the same recording ends well.
     let gone = gpu.buffer_zeroed::<f32>(8)?;
     let mut builder = GraphBuilder::new("Kept");
@@ -520,8 +527,9 @@ fn an_interop_task_records_its_work_in_order_at_once_and_at_every_replay() -> Re
         square_copy_axpy(&mut rec, &x, &w, &z)?;
         rec.end()?
     };
+    // The stream's value of `a` when the recording ended is the baked graph's.
     let mut g = recorded.bake(&gpu, builder.build(&LIBRARY)?)?;
-    g.set_param("a", a)?;
+    assert_eq!(g.param::<f32>("a")?, a);
     for round in 0..2 {
         let xs = random_f32s(&mut rng, n);
         x.write(&xs)?;
@@ -558,7 +566,16 @@ fn a_readback_is_kept_for_the_app_at_once_and_is_a_node_when_recorded() -> Resul
     axpy_read_back(&mut s, &x, &y)?;
     // Overwritten after the readback: what it kept is what `y` held then.
     s.fill("later", &y, "7.0")?;
-    assert_close(&s.take_readback::<f32>("got")?, &want(&xs), "eager");
+    let wrong = s.take_readback::<u32>("got").expect_err("of f32s");
+    assert!(
+        wrong.to_string().contains("it read `f32`s, not `u32`s"),
+        "{wrong}"
+    );
+    assert_close(
+        &s.take_readback::<f32>("got")?,
+        &want(&xs),
+        "after a wrong take",
+    );
     let again = s.take_readback::<f32>("got").expect_err("taken");
     assert!(again.to_string().contains("`got`"), "{again}");
     let mut builder = GraphBuilder::new("ReadBack");

@@ -844,6 +844,8 @@ fn a_graph_owned_texture_sized_by_parameters_is_made_again_when_they_change() ->
             let pixels = random_bytes(&mut rng, (width * height * 4) as usize);
             g.upload_texels(ParamSized::UPLOADS.put, &pixels)?;
             let finished = g.replay()?.wait()?;
+            // The rebuild a new size makes keeps the recorder.
+            assert_eq!(g.untyped().recorder(), recorder, "{width}x{height}");
             let texels = finished.read_texels(ParamSized::READBACKS.get)?;
             let got: &[f32] = bytemuck::cast_slice(&texels);
             let what = format!("{recorder} {width}x{height}");
@@ -867,7 +869,10 @@ fn a_graph_owned_texture_sized_by_parameters_is_made_again_when_they_change() ->
             message.contains("it uploads 2 rows of 28 bytes, 56 bytes, not 468"),
             "{recorder}: {message}"
         );
-        // A size of 0 along an axis is refused at the upload and the replay, and changes nothing.
+        // A size of 0 along an axis is refused at the upload and the replay, and changes nothing: the data
+        // given at the size before is replayed once the parameters give that size again.
+        let pixels = random_bytes(&mut rng, 7 * 2 * 4);
+        g.upload_texels(ParamSized::UPLOADS.put, &pixels)?;
         g.params_mut().size = [0, 4];
         for message in [
             error_text(g.upload_texels(ParamSized::UPLOADS.put, &[])),
@@ -878,6 +883,14 @@ fn a_graph_owned_texture_sized_by_parameters_is_made_again_when_they_change() ->
                 "{recorder}: {message}"
             );
         }
+        g.params_mut().size = [7, 2];
+        let finished = g.replay()?.wait()?;
+        let texels = finished.read_texels(ParamSized::READBACKS.get)?;
+        assert_eq!(
+            texels.len(),
+            7 * 2 * 4,
+            "{recorder}: after the refused size"
+        );
     }
     Ok(())
 }
