@@ -78,12 +78,16 @@ impl KernelSpec {
     pub fn wgsl_file(path: impl AsRef<std::path::Path>) -> std::io::Result<Self> {
         let path = path.as_ref();
         let text = std::fs::read_to_string(path)?;
-        let mut spec = KernelSpec::wgsl(String::new());
-        spec.kernel.source = KernelSource::Wgsl {
-            text,
-            file: Some(path.display().to_string()),
-        };
-        Ok(spec)
+        Ok(KernelSpec::wgsl(text).in_file(path.display().to_string()))
+    }
+
+    /// Says the WGSL was read from `file`, which messages then name (what [`KernelSpec::wgsl_file`] gives,
+    /// for text read already).
+    pub fn in_file(mut self, file: impl Into<String>) -> Self {
+        if let KernelSource::Wgsl { file: named, .. } = &mut self.kernel.source {
+            *named = Some(file.into());
+        }
+        self
     }
 
     fn access(mut self, buffer: &str, mode: AccessMode) -> Self {

@@ -49,9 +49,12 @@ pub struct BakedGraph {
     pub(crate) state: BakedState,
 }
 
-/// Whether a replay is profiled, and by which recorder's timestamps.
+/// How a replay is submitted: at once, kept back, or profiled (by which recorder's timestamps).
 enum Timing<'a> {
     None,
+    /// The portable recorder's command buffers kept back on the queue ([`crate::GpuQueue::defer`]), to go
+    /// with the next submission; submitted at once where it reads back (its readbacks map after it).
+    Deferred,
     /// Through wgpu's passes, one per dispatch, into these queries.
     Portable(&'a mut Timestamps),
     /// Through the native command buffers, recorded with timestamps: which queries time each dispatch.
@@ -662,6 +665,20 @@ impl BakedGraph {
         scope.finish(profile)
     }
 
+    /// [`BakedGraph::replay`], its command buffers kept back on the `Gpu`'s queue to be submitted with
+    /// whatever goes through the queue next (an eager stream's calls, batched). The portable recorder only:
+    /// the native one submits as [`BakedGraph::replay`] does.
+    pub(crate) fn replay_deferred(&mut self) -> Result<(), Error> {
+        self.gpu.check_lost()?;
+        let gpu = self.gpu.clone();
+        let scope = OpScope::enter(&gpu);
+        let submitted = self.submit(Timing::Deferred);
+        scope
+            .finish(submitted)
+            .map(drop)
+            .map_err(|e| e.in_graph(&self.state.desc.name))
+    }
+
     /// [`BakedGraph::replay`], then waits for it.
     pub fn replay_blocking(&mut self) -> Result<Finished, Error> {
         self.replay()?.wait()
@@ -705,6 +722,8 @@ impl BakedGraph {
             Timing::Portable(_) => None,
             _ => self.state.native.as_mut(),
         };
+        // Readbacks are mapped after their submission, so a replay that reads back is submitted now.
+        let defer = matches!(timing, Timing::Deferred) && !self.state.readbacks.any();
         if native.is_none() {
             self.transport.before_replay(self.gpu.queue(), &self.params);
         }
@@ -796,6 +815,7 @@ impl BakedGraph {
                     &self.params,
                     transfers,
                     (self.state.gates.as_ref(), timestamps),
+                    defer,
                 ))
             }
         };

@@ -245,6 +245,14 @@ pub enum Error {
     #[error("stream call `{call}`: {reason}")]
     Capture { call: String, reason: String },
 
+    /// A stream's kernel whose WGSL file could not be read.
+    #[error("stream call `{call}`: cannot read the WGSL file `{path}`: {reason}")]
+    KernelFile {
+        call: String,
+        path: String,
+        reason: String,
+    },
+
     /// A built or loaded graph's mistakes, each with its location.
     #[error(transparent)]
     Graph(#[from] graph_core::GraphErrors),

@@ -1,11 +1,12 @@
 //! The `Gpu`'s queue: every submission to the device goes through it, so that the runtime's own submissions
-//! of replays (direct submission on Vulkan) run in one order with wgpu's.
+//! of replays (direct submission on Vulkan) run in one order with wgpu's, and so that command buffers kept
+//! back to be submitted together (an eager stream's calls) go ahead of whatever comes after them.
 
 #![forbid(unsafe_code)]
 
 use std::fmt;
-use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
 
 use crate::native::{DirectOn, DirectQueue, OrderingFault};
 
@@ -21,12 +22,23 @@ use crate::native::{DirectOn, DirectQueue, OrderingFault};
 /// ([`GpuQueue::wgpu`] hands one out only where the runtime does not submit itself). wgpu submits by itself
 /// in one case the runtime reaches: mapping a buffer that has queued writes; so a write into a mappable
 /// buffer through [`GpuQueue::write_buffer`] is submitted at once.
+///
+/// An eager [`Stream`](crate::Stream) keeps its calls' command buffers back and submits them together
+/// ([`GpuQueue::pending`]). Anything done through this queue submits them first: a submission, a write (which
+/// would otherwise reach the GPU ahead of them), a wait, a replay. So work through the queue runs in the order
+/// it was asked for, batched or not; [`GpuQueue::flush`] submits them with nothing after.
 pub struct GpuQueue {
     queue: wgpu::Queue,
     direct: Option<Arc<DirectQueue>>,
     /// Whether a write was queued since the last submission: wgpu submits queued writes ahead of its next
     /// submission, so a direct replay first submits them through wgpu.
     written: AtomicBool,
+    /// Command buffers kept back to be submitted together ([`GpuQueue::defer`]), in order. Its lock is taken
+    /// before the direct queue's, and held through the submission that takes them, so that nothing submitted
+    /// on another thread meanwhile goes ahead of them.
+    deferred: Mutex<Vec<wgpu::CommandBuffer>>,
+    /// Submissions made through this queue so far ([`GpuQueue::submissions`]).
+    submitted: AtomicU64,
 }
 
 impl fmt::Debug for GpuQueue {
@@ -43,14 +55,64 @@ impl GpuQueue {
             queue,
             direct: direct.map(Arc::new),
             written: AtomicBool::new(false),
+            deferred: Mutex::new(Vec::new()),
+            submitted: AtomicU64::new(0),
         }
     }
 
-    /// Submits command buffers, in order after every replay submitted before.
+    /// The command buffers kept back. A panic while the lock was held left at worst a list that misses the
+    /// buffer being pushed: still a list to submit.
+    fn deferred(&self) -> MutexGuard<'_, Vec<wgpu::CommandBuffer>> {
+        self.deferred
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Keeps `buffer` back, to be submitted after the ones kept before it, ahead of anything else done through
+    /// this queue.
+    pub(crate) fn defer(&self, buffer: wgpu::CommandBuffer) {
+        self.deferred().push(buffer);
+    }
+
+    /// How many command buffers are kept back, not yet submitted.
+    pub fn pending(&self) -> usize {
+        self.deferred().len()
+    }
+
+    /// Submits the command buffers kept back (an eager stream's calls), if there are any; their submission.
+    pub fn flush(&self) -> Option<wgpu::SubmissionIndex> {
+        let mut deferred = self.deferred();
+        if deferred.is_empty() {
+            return None;
+        }
+        let buffers = std::mem::take(&mut *deferred);
+        Some(self.submit_locked(buffers))
+    }
+
+    /// Submits command buffers, in order after every replay submitted before and the command buffers kept
+    /// back (in the same submission).
     pub fn submit<I: IntoIterator<Item = wgpu::CommandBuffer>>(
         &self,
         buffers: I,
     ) -> wgpu::SubmissionIndex {
+        let mut deferred = self.deferred();
+        let kept = std::mem::take(&mut *deferred);
+        self.submit_locked(kept.into_iter().chain(buffers))
+    }
+
+    /// How many submissions went to the device through this queue so far: wgpu's, and replays the runtime
+    /// submitted to Vulkan itself. For seeing what batching saves; it counts what was asked of the device,
+    /// not command buffers.
+    pub fn submissions(&self) -> u64 {
+        self.submitted.load(Ordering::Relaxed)
+    }
+
+    /// [`GpuQueue::submit`], with the deferred list's lock held by the caller.
+    fn submit_locked<I: IntoIterator<Item = wgpu::CommandBuffer>>(
+        &self,
+        buffers: I,
+    ) -> wgpu::SubmissionIndex {
+        self.submitted.fetch_add(1, Ordering::Relaxed);
         match &self.direct {
             Some(direct) => {
                 let mut guard = direct.lock();
@@ -64,6 +126,8 @@ impl GpuQueue {
     /// Queues a write of `data` into `buffer` at byte `offset`, as [`wgpu::Queue::write_buffer`]: it reaches
     /// the GPU ahead of the next submission or replay.
     pub fn write_buffer(&self, buffer: &wgpu::Buffer, offset: wgpu::BufferAddress, data: &[u8]) {
+        // wgpu puts a queued write ahead of its next submission: the buffers kept back go first.
+        self.flush();
         self.queue.write_buffer(buffer, offset, data);
         // After the write is queued: a replay on this thread that sees the flag submits it first.
         self.written.store(true, Ordering::Release);
@@ -83,6 +147,7 @@ impl GpuQueue {
         layout: wgpu::TexelCopyBufferLayout,
         size: wgpu::Extent3d,
     ) {
+        self.flush();
         self.queue.write_texture(texture, data, layout, size);
         self.written.store(true, Ordering::Release);
     }
@@ -90,11 +155,13 @@ impl GpuQueue {
     /// Calls `callback` once everything submitted so far, replays included, has finished (from a poll of the
     /// device, as [`wgpu::Queue::on_submitted_work_done`]).
     pub fn on_submitted_work_done(&self, callback: impl FnOnce() + Send + 'static) {
+        self.flush();
         if let Some(direct) = &self.direct {
             // wgpu's callback sees wgpu's submissions only: unless every replay has finished, one more, which
             // waits for every replay before it.
             let mut guard = direct.lock();
             if !guard.finished() {
+                self.submitted.fetch_add(1, Ordering::Relaxed);
                 guard.submit_wgpu(&self.queue, []);
             }
         }
@@ -130,9 +197,9 @@ impl GpuQueue {
         self.direct.as_ref().map(|d| d.plant(fault)).is_some()
     }
 
-    /// Whether a write was queued since the last submission.
+    /// Whether a write was queued since the last submission, or command buffers are kept back.
     pub(crate) fn has_queued_writes(&self) -> bool {
-        self.written.load(Ordering::Acquire)
+        self.written.load(Ordering::Acquire) || !self.deferred().is_empty()
     }
 
     /// The direct queue, if replays are submitted directly.
@@ -140,8 +207,8 @@ impl GpuQueue {
         self.direct.as_ref()
     }
 
-    /// Runs `submit` under the submission lock, after submitting through wgpu the writes queued since the
-    /// last submission; an error where replays are not submitted directly.
+    /// Runs `submit` under the submission lock, after submitting through wgpu the command buffers kept back
+    /// and the writes queued since the last submission; an error where replays are not submitted directly.
     pub(crate) fn submit_direct<R>(
         &self,
         submit: impl FnOnce(&mut crate::native::DirectGuard<'_>) -> Result<R, String>,
@@ -149,11 +216,15 @@ impl GpuQueue {
         let Some(direct) = &self.direct else {
             return Err("this device's replays are not submitted directly".into());
         };
+        let mut deferred = self.deferred();
         let mut guard = direct.lock();
         let skip = direct.planted(OrderingFault::ReplayBeforeQueuedWrites);
-        if !skip && self.written.swap(false, Ordering::Acquire) {
-            guard.submit_wgpu(&self.queue, []);
+        if !skip && (self.written.swap(false, Ordering::Acquire) || !deferred.is_empty()) {
+            self.submitted.fetch_add(1, Ordering::Relaxed);
+            guard.submit_wgpu(&self.queue, std::mem::take(&mut *deferred));
         }
+        drop(deferred);
+        self.submitted.fetch_add(1, Ordering::Relaxed);
         submit(&mut guard)
     }
 }

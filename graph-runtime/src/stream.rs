@@ -8,7 +8,10 @@
 //! of its own, checked by the builder's checks and baked the first time a call of its shape comes (its
 //! buffers named after their bindings, so the same kernel over other buffers is the same graph), then kept:
 //! a later call of that shape rebinds the buffers that changed and replays. Eager graphs replay through the
-//! portable recorder, whose submissions wgpu's queue runs in order. Recorded, the calls are kept until the
+//! portable recorder, their command buffers kept back on the `Gpu`'s queue and submitted together
+//! ([`crate::GpuQueue::pending`]): at a host wait, at every [`EAGER_BATCH`]-th call, when the stream is
+//! dropped, or ahead of anything else done through the queue (a write, another graph's replay), so the
+//! order is the order of the calls whether batched or not. Recorded, the calls are kept until the
 //! recording ends, when every use of each buffer is known: its name, its role, whether the graph owns it.
 
 #![forbid(unsafe_code)]
@@ -34,6 +37,10 @@ use crate::interop::{InteropContext, InteropTask};
 /// The most graphs an eager stream keeps baked, one per shape of call; past it the oldest goes.
 const EAGER_GRAPHS: usize = 64;
 
+/// The most eager calls kept back before they are submitted: enough that a submission's cost is shared,
+/// few enough that the GPU starts on a long run of calls before it ends.
+pub const EAGER_BATCH: usize = 16;
+
 /// A buffer a stream call takes: a typed [`Buffer`] or an [`AnyBuffer`].
 pub trait StreamBuffer {
     fn any_buffer(&self) -> &AnyBuffer;
@@ -54,6 +61,12 @@ impl<T: Element> StreamBuffer for Buffer<T> {
 /// An in-order stream of GPU work on a [`Gpu`] (`gpu.stream()`): its calls run at once, in order, each
 /// checked as the builder checks a node; between [`Stream::begin_recording`] and [`Recording::end`] they
 /// become the nodes of a [`GraphBuilder`] instead, with edges from the order of their accesses.
+///
+/// Calls that run at once are batched: up to [`EAGER_BATCH`] of them go to the GPU in one submission, made
+/// at a host wait ([`Stream::read`], [`Stream::wait`], an eager readback or host task), when the stream is
+/// dropped, by [`Stream::flush`], or first thing when anything else goes through the `Gpu`'s queue (a
+/// buffer's write or read, a replay). An error the device reports at that submission is the error of
+/// whatever made it.
 pub struct Stream {
     gpu: Gpu,
     params: Vec<StreamParam>,
@@ -133,6 +146,8 @@ enum Op {
     /// (an invocation per element of the first buffer it writes).
     Kernel {
         wgsl: String,
+        /// The file the WGSL was read from, which messages name.
+        file: Option<String>,
         dispatch: Option<(bool, Vec<String>)>,
     },
     /// A kernel of the library, by path, with its arguments (WGSL of each argument's type).
@@ -190,8 +205,15 @@ impl Call {
         let name = |i: usize| names[i].as_str();
         let node = self.name.as_str();
         match &self.op {
-            Op::Kernel { wgsl, dispatch } => {
+            Op::Kernel {
+                wgsl,
+                file,
+                dispatch,
+            } => {
                 let mut spec = KernelSpec::wgsl(wgsl.as_str());
+                if let Some(file) = file {
+                    spec = spec.in_file(file.as_str());
+                }
                 for (i, u) in self.uses.iter().enumerate() {
                     spec = spec.bind(u.binding.as_deref().unwrap_or(name(i)), name(i), u.mode);
                 }
@@ -324,9 +346,33 @@ impl Stream {
             stream: self,
             name: name.to_string(),
             wgsl: wgsl.to_string(),
+            file: None,
             uses: Vec::new(),
             dispatch: None,
         }
+    }
+
+    /// [`Stream::kernel`], its WGSL read from the file at `path` now (the builder's
+    /// [`KernelSpec::wgsl_file`]): messages about it name the file. An error when it cannot be read.
+    pub fn kernel_file(
+        &mut self,
+        name: &str,
+        path: impl AsRef<std::path::Path>,
+    ) -> Result<KernelCall<'_>, Error> {
+        let path = path.as_ref();
+        let wgsl = std::fs::read_to_string(path).map_err(|e| Error::KernelFile {
+            call: name.to_string(),
+            path: path.display().to_string(),
+            reason: e.to_string(),
+        })?;
+        Ok(KernelCall {
+            stream: self,
+            name: name.to_string(),
+            wgsl,
+            file: Some(path.display().to_string()),
+            uses: Vec::new(),
+            dispatch: None,
+        })
     }
 
     /// A kernel of the library (`scale`, `sobel`) or one of its multi-pass algorithms (`reduce::sum`,
@@ -469,6 +515,11 @@ impl Stream {
         self.gpu.wait_for(None)
     }
 
+    /// Submits the calls kept back to be batched (see [`Stream`]), without waiting for them.
+    pub fn flush(&mut self) {
+        self.gpu.queue().flush();
+    }
+
     /// Whether the stream is recording.
     pub fn is_recording(&self) -> bool {
         self.recording.is_some()
@@ -599,8 +650,12 @@ impl Stream {
             }
             None => {}
         }
-        // Not waited for: the next call's submission runs after it, and a host wait (`read`, `wait`) waits.
-        drop(eager.baked.replay()?);
+        // Kept back, to go with the next ones: the queue submits it ahead of anything after it, and a host wait
+        // (`read`, `wait`) waits for it.
+        eager.baked.replay_deferred()?;
+        if self.gpu.queue().pending() >= EAGER_BATCH {
+            self.flush();
+        }
         Ok(())
     }
 
@@ -847,6 +902,7 @@ pub struct KernelCall<'s> {
     stream: &'s mut Stream,
     name: String,
     wgsl: String,
+    file: Option<String>,
     uses: Vec<(String, AnyBuffer, AccessMode)>,
     dispatch: Option<(bool, Vec<String>)>,
 }
@@ -887,6 +943,7 @@ impl KernelCall<'_> {
             .collect();
         let op = Op::Kernel {
             wgsl: self.wgsl,
+            file: self.file,
             dispatch: self.dispatch,
         };
         self.stream.call(call(&self.name, op, uses), &[])
@@ -1281,6 +1338,13 @@ impl Recording<'_, '_> {
                 params: self.stream.params.clone(),
             }),
         }
+    }
+}
+
+impl Drop for Stream {
+    fn drop(&mut self) {
+        // What was called runs, as if each call had been submitted at once.
+        self.flush();
     }
 }
 

@@ -22,6 +22,9 @@ pub(crate) enum WorkOf {
     Wgpu(wgpu::SubmissionIndex),
     /// The value the `Gpu`'s timeline reaches when the submission finished.
     Direct(u64),
+    /// Command buffers kept back on the `Gpu`'s queue ([`crate::GpuQueue::pending`]): waiting submits them
+    /// and waits for all work.
+    Deferred,
 }
 
 impl Work {
@@ -58,8 +61,10 @@ impl Gpu {
                 let _ = self.device().poll(wgpu::PollType::Poll);
                 return scope.finish(waited);
             }
-            None => {
-                // Everything: the runtime's own submissions too (wgpu's fence does not see them).
+            // Everything (work kept back is waited for with everything): what is kept back, and the runtime's
+            // own submissions (wgpu's fence does not see them).
+            Some(Work(WorkOf::Deferred)) | None => {
+                self.queue().flush();
                 if let Some(direct) = direct
                     && let Err(e) = direct.wait(direct.last())
                 {

@@ -15,7 +15,7 @@ use crate::program::{Op, Program, Segment};
 use crate::recorder::Recorder;
 use crate::replay::{DispatchSize, Kernels};
 use crate::transfer::TransferBuffers;
-use crate::wait::Work;
+use crate::wait::{Work, WorkOf};
 
 pub(crate) struct WgpuRecorder<'a> {
     gpu: &'a Gpu,
@@ -35,6 +35,8 @@ pub(crate) struct WgpuRecorder<'a> {
     pipeline: Option<usize>,
     /// A profiled replay's queries: each dispatch then gets a pass of its own, timed.
     timestamps: Option<&'a mut Timestamps>,
+    /// Whether a partition's command buffer is kept back on the queue rather than submitted.
+    defer: bool,
 }
 
 impl<'a> WgpuRecorder<'a> {
@@ -45,6 +47,7 @@ impl<'a> WgpuRecorder<'a> {
         bytes: &'a [u8],
         transfers: TransferBuffers<'a>,
         (gates, timestamps): (Option<&'a Gates>, Option<&'a mut Timestamps>),
+        defer: bool,
     ) -> Self {
         WgpuRecorder {
             gpu,
@@ -58,6 +61,7 @@ impl<'a> WgpuRecorder<'a> {
             encoder: None,
             pipeline: None,
             timestamps,
+            defer,
         }
     }
 
@@ -220,6 +224,10 @@ impl Recorder for WgpuRecorder<'_> {
                 .device()
                 .create_command_encoder(&Default::default())
         });
+        if self.defer {
+            self.gpu.queue().defer(encoder.finish());
+            return Ok(Work(WorkOf::Deferred));
+        }
         Ok(self.gpu.queue().submit([encoder.finish()]).into())
     }
 

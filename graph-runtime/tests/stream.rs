@@ -592,3 +592,179 @@ fn a_readback_is_kept_for_the_app_at_once_and_is_a_node_when_recorded() -> Resul
     assert_close(&finished.read_named::<f32>("got")?, &want(&xs), "replay");
     Ok(())
 }
+
+/// The square of `v` into `w`, as a graph of its own.
+fn square_graph(gpu: &Gpu, v: &Buffer<f32>, w: &Buffer<f32>) -> Result<BakedGraph, Error> {
+    let mut b = GraphBuilder::new("Square");
+    b.kernel(
+        "square",
+        KernelSpec::wgsl(SQUARE)
+            .bind("v", "v", AccessMode::Read)
+            .bind("w", "w", AccessMode::Write)
+            .threads(&["w.len()"]),
+    );
+    b.buffer("v", "f32", Role::Input, None)
+        .buffer("w", "f32", Role::Output, None);
+    BakedGraph::bake(
+        gpu,
+        b.build(&LIBRARY)?,
+        &[("v", v.as_any()), ("w", w.as_any())],
+    )
+}
+
+#[test]
+fn eager_calls_are_submitted_together_and_in_order_with_the_rest_of_the_queue() -> Result<(), Error>
+{
+    for (gpu, storage) in common::both_parameter_storages() {
+        let mut rng = rng();
+        let n = 300;
+        let (x0, x1, y0) = (
+            random_f32s(&mut rng, n),
+            random_f32s(&mut rng, n),
+            random_f32s(&mut rng, n),
+        );
+        let x = gpu.buffer_from_slice(&x0)?;
+        let y = gpu.buffer_from_slice(&y0)?;
+        let w = gpu.buffer_zeroed::<f32>(n)?;
+        poison_f32(&w);
+        let a = 0.5f32;
+        let mut want: Vec<f32> = y0.clone();
+        // Replayed once first: its first replay's init pass goes through wgpu, a later one may not.
+        let mut square = square_graph(&gpu, &y, &w)?;
+        square.replay()?.wait()?;
+        let mut s = gpu.stream();
+        s.param("a", a)?;
+        let axpy = |s: &mut Stream| {
+            s.kernel("axpy", AXPY)
+                .read("x", &x)
+                .read_write("y", &y)
+                .run()
+        };
+        axpy(&mut s)?;
+        assert_eq!(
+            gpu.queue().pending(),
+            1,
+            "{storage:?}: the call is kept back"
+        );
+        // The application's write reaches the GPU after the call made before it.
+        x.write(&x1)?;
+        assert_eq!(
+            gpu.queue().pending(),
+            0,
+            "{storage:?}: the write submits it first"
+        );
+        for (w, x) in want.iter_mut().zip(&x0) {
+            *w += a * x;
+        }
+        assert_close(&read(&y), &want, &format!("{storage:?} y before the write"));
+        // (That read's submission also took the write: the replay below has no queued write to go with.)
+        axpy(&mut s)?;
+        for (w, x) in want.iter_mut().zip(&x1) {
+            *w += a * x;
+        }
+        // Another graph's replay, reading `y`, runs after the call too (submitted to Vulkan by the runtime
+        // where it can be). `w` holds the squares of `y0` from the first replay.
+        square.replay()?.wait()?;
+        assert_eq!(
+            gpu.queue().pending(),
+            0,
+            "{storage:?}: the replay submits it"
+        );
+        let squares: Vec<f32> = want.iter().map(|v| v * v).collect();
+        assert_close(&read(&w), &squares, &format!("{storage:?} squares"));
+        // A run of calls goes in submissions of EAGER_BATCH calls; the rest waits for the next submission.
+        let submissions = gpu.queue().submissions();
+        for call in 1..=graph_runtime::EAGER_BATCH + 3 {
+            axpy(&mut s)?;
+            let kept = call % graph_runtime::EAGER_BATCH;
+            assert_eq!(
+                gpu.queue().pending(),
+                kept,
+                "{storage:?}: after call {call}"
+            );
+            for (w, x) in want.iter_mut().zip(&x1) {
+                *w += a * x;
+            }
+        }
+        // Dropping the stream submits what it kept back: two submissions for the run.
+        drop(s);
+        assert_eq!(gpu.queue().pending(), 0, "{storage:?}: dropped");
+        assert_eq!(
+            gpu.queue().submissions() - submissions,
+            2,
+            "{storage:?}: submissions"
+        );
+        assert_close(&read(&y), &want, &format!("{storage:?} y"));
+    }
+    Ok(())
+}
+
+#[test]
+fn a_kernel_read_from_a_file_runs_at_once_records_as_the_builders_and_its_mistakes_name_the_file()
+-> Result<(), Error> {
+    let gpu = gpu();
+    let mut rng = rng();
+    let dir = std::env::temp_dir().join(format!("stream-kernel-file-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("a temporary folder");
+    let good = dir.join("axpy.wgsl");
+    std::fs::write(&good, AXPY).expect("written");
+    // A mistake on its fourth line: `y` is read, but the WGSL writes it.
+    let bad = dir.join("bad_axpy.wgsl");
+    std::fs::write(&bad, AXPY).expect("written");
+    let n = 150;
+    let (xs, ys) = (random_f32s(&mut rng, n), random_f32s(&mut rng, n));
+    let x = gpu.buffer_from_slice(&xs)?;
+    let y = gpu.buffer_from_slice(&ys)?;
+    let a = 1.5f32;
+    let want: Vec<f32> = xs.iter().zip(&ys).map(|(x, y)| a * x + y).collect();
+    let mut s = gpu.stream();
+    s.param("a", a)?;
+    s.kernel_file("axpy", &good)?
+        .read("x", &x)
+        .read_write("y", &y)
+        .run()?;
+    assert_close(&s.read(&y)?, &want, "at once");
+    let wrong = s
+        .kernel_file("bad", &bad)?
+        .read("x", &x)
+        .read("y", &y)
+        .run()
+        .expect_err("y is written");
+    let text = wrong.to_string();
+    assert!(text.contains("bad_axpy.wgsl"), "{text}");
+    let missing = s
+        .kernel_file("missing", dir.join("missing.wgsl"))
+        .err()
+        .map(|e| e.to_string());
+    assert!(
+        missing
+            .as_deref()
+            .is_some_and(|t| t.contains("`missing`") && t.contains("missing.wgsl")),
+        "{missing:?}"
+    );
+    // Recorded, it is the builder's kernel read from the same file.
+    let mut builder = GraphBuilder::new("FromFile");
+    {
+        let mut rec = s.begin_recording(&mut builder)?;
+        rec.kernel_file("axpy", &good)?
+            .read("x", &x)
+            .read_write("y", &y)
+            .run()?;
+        rec.end()?;
+    }
+    let mut by_hand = GraphBuilder::new("FromFile");
+    by_hand
+        .kernel(
+            "axpy",
+            KernelSpec::wgsl_file(&good)
+                .expect("read")
+                .bind("x", "x", AccessMode::Read)
+                .bind("y", "y", AccessMode::ReadWrite),
+        )
+        .param("a", "f32")
+        .buffer("x", "f32", Role::Input, None)
+        .buffer("y", "f32", Role::InOut, None);
+    assert_eq!(builder.build(&LIBRARY)?, by_hand.build(&LIBRARY)?);
+    std::fs::remove_dir_all(&dir).expect("removed");
+    Ok(())
+}
