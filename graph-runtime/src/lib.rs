@@ -286,8 +286,8 @@ pub use profile::{DispatchTime, Profile};
 pub use queue::GpuQueue;
 pub use readback::ReadFuture;
 pub use stream::{
-    EAGER_BATCH, HostCall, InteropCall, KernelCall, LibraryCall, Recorded, Recording, Stream,
-    StreamBuffer, StreamHostContext, StreamInteropContext,
+    HostCall, InteropCall, KernelCall, LibraryCall, Recorded, Recording, Stream, StreamBuffer,
+    StreamHostContext, StreamInteropContext,
 };
 pub use task_graph::{AnyGraph, GraphNode, TaskGraph};
 pub use texture::{Texture, wgpu_dimension, wgpu_format};

@@ -8,10 +8,10 @@
 //! of its own, checked by the builder's checks and baked the first time a call of its shape comes (its
 //! buffers named after their bindings, so the same kernel over other buffers is the same graph), then kept:
 //! a later call of that shape rebinds the buffers that changed and replays. Eager graphs replay through the
-//! portable recorder, their command buffers kept back on the `Gpu`'s queue and submitted together
-//! ([`crate::GpuQueue::pending`]): at a host wait, at every [`EAGER_BATCH`]-th call, when the stream is
-//! dropped, or ahead of anything else done through the queue (a write, another graph's replay), so the
-//! order is the order of the calls whether batched or not. Recorded, the calls are kept until the
+//! portable recorder, each submitted at once, or, with [`Stream::batch`], kept back on the `Gpu`'s queue and
+//! submitted together ([`crate::GpuQueue::pending`]): at a host wait, when the batch is full, when the
+//! stream is dropped, or ahead of anything else done through the queue (a write, another graph's replay), so
+//! the order is the order of the calls whether batched or not. Recorded, the calls are kept until the
 //! recording ends, when every use of each buffer is known: its name, its role, whether the graph owns it.
 
 #![forbid(unsafe_code)]
@@ -37,10 +37,6 @@ use crate::interop::{InteropContext, InteropTask};
 /// The most graphs an eager stream keeps baked, one per shape of call; past it the oldest goes.
 const EAGER_GRAPHS: usize = 64;
 
-/// The most eager calls kept back before they are submitted: enough that a submission's cost is shared,
-/// few enough that the GPU starts on a long run of calls before it ends.
-pub const EAGER_BATCH: usize = 16;
-
 /// A buffer a stream call takes: a typed [`Buffer`] or an [`AnyBuffer`].
 pub trait StreamBuffer {
     fn any_buffer(&self) -> &AnyBuffer;
@@ -62,11 +58,8 @@ impl<T: Element> StreamBuffer for Buffer<T> {
 /// checked as the builder checks a node; between [`Stream::begin_recording`] and [`Recording::end`] they
 /// become the nodes of a [`GraphBuilder`] instead, with edges from the order of their accesses.
 ///
-/// Calls that run at once are batched: up to [`EAGER_BATCH`] of them go to the GPU in one submission, made
-/// at a host wait ([`Stream::read`], [`Stream::wait`], an eager readback or host task), when the stream is
-/// dropped, by [`Stream::flush`], or first thing when anything else goes through the `Gpu`'s queue (a
-/// buffer's write or read, a replay). An error the device reports at that submission is the error of
-/// whatever made it.
+/// Each call that runs at once is submitted at once, unless [`Stream::batch`] lets calls wait to go to the
+/// GPU together: see there.
 pub struct Stream {
     gpu: Gpu,
     params: Vec<StreamParam>,
@@ -78,6 +71,8 @@ pub struct Stream {
     subgraphs: Vec<(&'static str, Arc<GraphDesc>)>,
     eager: Vec<EagerGraph>,
     recording: Option<RecordingState>,
+    /// The most calls submitted together ([`Stream::batch`]).
+    batch: usize,
 }
 
 impl std::fmt::Debug for Stream {
@@ -300,6 +295,7 @@ impl Gpu {
             readbacks: Vec::new(),
             eager: Vec::new(),
             recording: None,
+            batch: 1,
         }
     }
 }
@@ -515,7 +511,22 @@ impl Stream {
         self.gpu.wait_for(None)
     }
 
-    /// Submits the calls kept back to be batched (see [`Stream`]), without waiting for them.
+    /// Lets up to `calls` calls that run at once go to the GPU in one submission (1, the default, submits each
+    /// call at once). A batch is submitted when it is full, at a host wait ([`Stream::read`],
+    /// [`Stream::wait`], an eager readback or host task), by [`Stream::flush`], when the stream is dropped, or
+    /// first thing when anything else goes through the `Gpu`'s queue (a buffer's write or read, a replay), so
+    /// work still runs in the order it was asked for. An error the device reports at that submission is the
+    /// error of whatever made it.
+    ///
+    /// Batching saves submissions, but the GPU starts on a batch only once it is submitted, where calls
+    /// submitted one by one run while the next ones are recorded: on the H100, `07_record`'s five calls ran
+    /// slower batched (see the README). Worth it where submissions cost more than the calls' GPU work.
+    pub fn batch(&mut self, calls: usize) -> &mut Self {
+        self.batch = calls.max(1);
+        self
+    }
+
+    /// Submits the calls kept back to be batched ([`Stream::batch`]), without waiting for them.
     pub fn flush(&mut self) {
         self.gpu.queue().flush();
     }
@@ -650,10 +661,10 @@ impl Stream {
             }
             None => {}
         }
-        // Kept back, to go with the next ones: the queue submits it ahead of anything after it, and a host wait
+        // Kept back until the batch is full: the queue submits it ahead of anything after it, and a host wait
         // (`read`, `wait`) waits for it.
         eager.baked.replay_deferred()?;
-        if self.gpu.queue().pending() >= EAGER_BATCH {
+        if self.gpu.queue().pending() >= self.batch {
             self.flush();
         }
         Ok(())

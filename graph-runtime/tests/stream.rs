@@ -632,8 +632,9 @@ fn eager_calls_are_submitted_together_and_in_order_with_the_rest_of_the_queue() 
         // Replayed once first: its first replay's init pass goes through wgpu, a later one may not.
         let mut square = square_graph(&gpu, &y, &w)?;
         square.replay()?.wait()?;
+        let batch = 16;
         let mut s = gpu.stream();
-        s.param("a", a)?;
+        s.param("a", a)?.batch(batch);
         let axpy = |s: &mut Stream| {
             s.kernel("axpy", AXPY)
                 .read("x", &x)
@@ -672,11 +673,11 @@ fn eager_calls_are_submitted_together_and_in_order_with_the_rest_of_the_queue() 
         );
         let squares: Vec<f32> = want.iter().map(|v| v * v).collect();
         assert_close(&read(&w), &squares, &format!("{storage:?} squares"));
-        // A run of calls goes in submissions of EAGER_BATCH calls; the rest waits for the next submission.
+        // A run of calls goes in submissions of `batch` calls; the rest waits for the next submission.
         let submissions = gpu.queue().submissions();
-        for call in 1..=graph_runtime::EAGER_BATCH + 3 {
+        for call in 1..=batch + 3 {
             axpy(&mut s)?;
-            let kept = call % graph_runtime::EAGER_BATCH;
+            let kept = call % batch;
             assert_eq!(
                 gpu.queue().pending(),
                 kept,
@@ -695,6 +696,11 @@ fn eager_calls_are_submitted_together_and_in_order_with_the_rest_of_the_queue() 
             "{storage:?}: submissions"
         );
         assert_close(&read(&y), &want, &format!("{storage:?} y"));
+        // Unbatched (the default), a call is submitted at once.
+        let mut plain = gpu.stream();
+        plain.param("a", a)?;
+        axpy(&mut plain)?;
+        assert_eq!(gpu.queue().pending(), 0, "{storage:?}: unbatched");
     }
     Ok(())
 }
