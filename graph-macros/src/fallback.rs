@@ -58,6 +58,7 @@ fn stub_description(names: &Names, nodes: &[Ident]) -> TokenStream {
         ranged,
         copy,
         interop,
+        toggle,
     } = names;
     let order: Vec<&Ident> = nodes.iter().collect();
     let levels: Vec<Vec<&Ident>> = nodes.iter().map(|n| vec![n]).collect();
@@ -81,6 +82,7 @@ fn stub_description(names: &Names, nodes: &[Ident]) -> TokenStream {
             type RangedNode = #ranged;
             type CopyNode = #copy;
             type InteropNode = #interop;
+            type ToggleNode = #toggle;
             const DESCRIPTION: &'static #p::desc::GraphDesc = &#p::STUB_DESCRIPTION;
             fn bind<'a>(_: &<Self as #p::TaskGraph>::Buffers<'a>) -> ::std::vec::Vec<(u32, &'a #p::AnyBuffer)> { ::std::vec::Vec::new() }
             fn node(index: usize) -> ::core::option::Option<#node> { #graph::NODES.get(index).copied() }

@@ -30,6 +30,7 @@ pub struct Names {
     pub ranged: Ident,
     pub copy: Ident,
     pub interop: Ident,
+    pub toggle: Ident,
 }
 
 impl Names {
@@ -44,6 +45,7 @@ impl Names {
             ranged: format_ident!("{}Ranged", graph),
             copy: format_ident!("{}Copy", graph),
             interop: format_ident!("{}Interop", graph),
+            toggle: format_ident!("{}Toggle", graph),
         }
     }
 }
@@ -535,20 +537,30 @@ enum Role {
     Copy,
     /// `NameInterop`, for `Baked::on_interop`.
     Interop,
+    /// `NameToggle`, for `Baked::set_enabled`: kernels, fills, copies, subgraphs.
+    Toggle,
 }
 
 impl Role {
-    const ALL: [Role; 5] = [
+    const ALL: [Role; 6] = [
         Role::Kernel,
         Role::Choice,
         Role::Ranged,
         Role::Copy,
         Role::Interop,
+        Role::Toggle,
     ];
 
     /// Whether a node of `kind` (a choice of alternatives or not) is in this set.
     fn has(self, kind: &NodeKind, is_choice: bool) -> bool {
         match (self, kind) {
+            (
+                Role::Toggle,
+                NodeKind::Kernel(_)
+                | NodeKind::Fill { .. }
+                | NodeKind::Copy { .. }
+                | NodeKind::Subgraph { .. },
+            ) => true,
             (Role::Kernel, NodeKind::Kernel(_)) => true,
             (Role::Choice, NodeKind::Kernel(_)) => is_choice,
             (Role::Ranged, NodeKind::Fill { range, .. }) => range.is_some(),
@@ -571,6 +583,11 @@ impl Role {
             ),
             Role::Copy => (&names.copy, "copy", "set_copy_ranges"),
             Role::Interop => (&names.interop, "interop task", "on_interop"),
+            Role::Toggle => (
+                &names.toggle,
+                "node that can be turned off (a kernel, a fill, a copy, a subgraph)",
+                "set_enabled",
+            ),
         }
     }
 }
@@ -733,6 +750,7 @@ pub fn description(
         ranged,
         copy,
         interop,
+        toggle,
     } = names;
     let g = &checked.graph;
     let u = |v: usize| v as u32;
@@ -851,6 +869,7 @@ pub fn description(
                 type RangedNode = #ranged;
                 type CopyNode = #copy;
                 type InteropNode = #interop;
+                type ToggleNode = #toggle;
                 const DESCRIPTION: &'static #p::desc::GraphDesc = &#description;
                 fn bind<'a>(buffers: &<Self as #p::TaskGraph>::Buffers<'a>) -> ::std::vec::Vec<(u32, &'a #p::AnyBuffer)> {
                     ::std::vec![#((#ext_index, buffers.#ext_field.as_any())),*]

@@ -783,6 +783,7 @@ pub(crate) fn build_replay(
     previous: Option<&BoundBuffers>,
     valid_modules: &mut ValidModules,
     previous_fusion: Option<PreviousFusion<'_>>,
+    apart: &[u32],
 ) -> Result<Replayable, Error> {
     let textures = {
         let _span = tracing::debug_span!("create owned textures").entered();
@@ -816,7 +817,7 @@ pub(crate) fn build_replay(
         .min(limits.max_bindings_per_bind_group) as usize;
     let max_bindings = max_bindings.min(FUSED_MAX_BINDINGS);
     let fusion_input = FusionInput {
-        desc: desc.clone(),
+        desc: kept_apart(desc, apart),
         lengths,
         max_bindings,
     };
@@ -830,7 +831,7 @@ pub(crate) fn build_replay(
         },
         None => {
             let _span = tracing::debug_span!("fuse", graph = %desc.name).entered();
-            let fused = fuse_with(desc, lengths, max_bindings, valid_modules);
+            let fused = fuse_with(&fusion_input.desc, lengths, max_bindings, valid_modules);
             let fusion = widen_with(fused, lengths, max_bindings, valid_modules);
             for declined in &fusion.declined {
                 tracing::warn!(graph = %desc.name, "{declined}");
@@ -908,6 +909,22 @@ pub(crate) struct FusionInput {
     desc: GraphDesc,
     lengths: Vec<Option<u64>>,
     max_bindings: usize,
+}
+
+/// `desc` with kernels `apart` left out of the fusion pass (as `#[no_fusion]` leaves them): nodes turned off
+/// ([`crate::BakedGraph::set_enabled`]), which must keep a dispatch of their own to be skipped.
+fn kept_apart(desc: &GraphDesc, apart: &[u32]) -> GraphDesc {
+    let mut desc = desc.clone();
+    if !apart.is_empty() {
+        for (n, node) in desc.nodes.to_mut().iter_mut().enumerate() {
+            if let OpDesc::Kernel(k) = &mut node.op
+                && apart.contains(&(n as u32))
+            {
+                k.no_fusion = true;
+            }
+        }
+    }
+    desc
 }
 
 /// The fusion an earlier build made, and from what.

@@ -212,6 +212,24 @@ impl<G: TaskGraph> Baked<G> {
         self.graph.active_choice(group)
     }
 
+    /// Turns `node` (`NameToggle::node`: a kernel, a fill, a copy or a subgraph) off, or on again, from the
+    /// next replay on, without a re-bake: see [`BakedGraph::set_enabled`] (a kernel bake fused with others
+    /// is split out of its group the first time). A subgraph holding a host or interop task, an upload or a
+    /// readback is an error here.
+    pub fn set_enabled(&mut self, node: G::ToggleNode, on: bool) -> Result<&mut Self, Error> {
+        self.graph.set_enabled_at(node.index(), on)?;
+        Ok(self)
+    }
+
+    /// Whether `node` runs (see [`Baked::set_enabled`]).
+    pub fn is_enabled(&self, node: G::ToggleNode) -> bool {
+        self.graph
+            .enabled
+            .get(node.index())
+            .copied()
+            .unwrap_or(true)
+    }
+
     /// Gives a host task its closure, run at the task's place in each replay once the GPU work before it has
     /// finished. `node` says which task, and so what the closure receives (see [`HostTarget`]):
     ///

@@ -45,6 +45,8 @@ pub struct BakedGraph {
     /// Per node: whether it runs. `false` only for the choices of a group of alternatives that are not its
     /// active one.
     active: Vec<bool>,
+    /// Per node: `false` where the application turned it off ([`BakedGraph::set_enabled`]).
+    pub(crate) enabled: Vec<bool>,
     /// What bake built and each update builds again (see [`BakedState::build`]), replaced whole.
     pub(crate) state: BakedState,
 }
@@ -187,6 +189,7 @@ impl BakedGraph {
             &transport,
             &params,
             None,
+            &[],
         );
         let (state, _) = scope.finish_with(built, |reason| Error::Bake {
             graph: name,
@@ -213,6 +216,7 @@ impl BakedGraph {
             host_tasks,
             interop_tasks,
             active,
+            enabled: vec![true; desc.nodes.len()],
             state,
         })
     }
@@ -549,6 +553,54 @@ impl BakedGraph {
         Ok(self)
     }
 
+    /// Turns node `node` (a kernel, a fill, a copy, or a subgraph with everything in it) off, or on again, from
+    /// the next replay on (CUDA's `cudaGraphNodeSetEnabled`): a node turned off dispatches no workgroups (a
+    /// copy is left out), and its edges still order the nodes around it. Nothing is re-baked; the native
+    /// recorder records its command buffers again at the next replay, as for a change of dispatch size. A
+    /// replay already submitted keeps what it was submitted with.
+    ///
+    /// A kernel that bake fused with others runs inside their kernel: the first time it is turned off, the
+    /// graph is built again without it in the group (an update: the other kernels are fused again, and what
+    /// is bound stays), and from then on it keeps a dispatch of its own, so turning it on and off is free. To
+    /// pay that at bake instead, keep it out of fusion (`#[no_fusion]`, or `no_fusion` in the builder or the
+    /// graph file). An error, changing nothing, for other nodes (host and interop tasks, uploads, readbacks,
+    /// or a subgraph holding one).
+    pub fn set_enabled(&mut self, node: &str, on: bool) -> Result<&mut Self, Error> {
+        let index = self.node_named(node, "node that can be turned off", switchable)?;
+        self.set_enabled_at(index, on)
+    }
+
+    /// Whether node `node` runs (see [`BakedGraph::set_enabled`]): an error for a name the graph lacks.
+    pub fn is_enabled(&self, node: &str) -> Result<bool, Error> {
+        let index = self.node_named(node, "node", |_| true)?;
+        Ok(self.enabled.get(index).copied().unwrap_or(true))
+    }
+
+    /// [`BakedGraph::set_enabled`] by declaration index.
+    pub(crate) fn set_enabled_at(&mut self, index: usize, on: bool) -> Result<&mut Self, Error> {
+        let targets = enable_targets(&self.state.desc, index)?;
+        let was = self.enabled.clone();
+        for &t in &targets {
+            if let Some(flag) = self.enabled.get_mut(t) {
+                *flag = on;
+            }
+        }
+        // A kernel fused with others has no dispatch of its own to skip: built again, it gets one (the rebuild
+        // keeps every node turned off out of fusion).
+        let fused = |t: &usize| {
+            let groups = &self.state.fused.groups;
+            groups.iter().any(|g| g.members.contains(&(*t as u32)))
+        };
+        if !on && targets.iter().any(fused) {
+            let (desc, externals) = (self.state.desc.clone(), self.state.externals.clone());
+            if let Err(e) = self.rebuild(desc, externals) {
+                self.enabled = was;
+                return Err(e);
+            }
+        }
+        Ok(self)
+    }
+
     /// The active choice of group of alternatives `group`, by name.
     pub fn active_choice(&self, group: &str) -> Option<&str> {
         self.state
@@ -693,11 +745,14 @@ impl BakedGraph {
         }
         let desc: &GraphDesc = &self.state.desc;
         let node_name = |n: usize| desc.nodes[n].name.to_string();
+        let (active, enabled) = (&self.active, &self.enabled);
+        let on = |flags: &[bool], n: usize| flags.get(n).copied().unwrap_or(true);
+        let runs = |n: usize| on(active, n) && on(enabled, n);
         resolve_dispatches(
             &self.state.program,
             &self.params,
             &self.state.bound.lens,
-            &self.active,
+            runs,
             &mut self.workgroups,
         )
         .map_err(|(node, problem)| {
@@ -822,6 +877,7 @@ impl BakedGraph {
         let last = record_replay(
             &self.state.program,
             &self.workgroups,
+            &self.enabled,
             recorder,
             host,
             |node, recorder| recorder.with_encoder(&mut |encoder| interop(node, encoder)),
@@ -866,6 +922,47 @@ impl BakedGraph {
         });
         first.map(|n| n as usize)
     }
+}
+
+/// Whether a node of this kind can be turned off by itself: a kernel (fills are kernels), or a copy. A
+/// subgraph's node (an empty node once flattened) is checked by [`enable_targets`].
+fn switchable(op: &OpDesc) -> bool {
+    matches!(op, OpDesc::Kernel(_) | OpDesc::Copy { .. } | OpDesc::Empty)
+}
+
+/// The nodes turning node `index` off turns off: itself, or for a subgraph (flattened: an empty node whose
+/// nodes are named `index's name.child`), every node of its child at any depth. An error for a node of
+/// another kind, an empty node that is no subgraph, or a subgraph holding a node that cannot be turned off.
+fn enable_targets(desc: &GraphDesc, index: usize) -> Result<Vec<usize>, Error> {
+    let node = desc
+        .nodes
+        .get(index)
+        .ok_or_else(|| not_a(desc, index, "a kernel, fill, copy or subgraph"))?;
+    match node.op {
+        OpDesc::Kernel(_) | OpDesc::Copy { .. } => return Ok(vec![index]),
+        OpDesc::Empty => {}
+        _ => return Err(not_a(desc, index, "a kernel, fill, copy or subgraph")),
+    }
+    let prefix = format!("{}.", node.name);
+    let members: Vec<usize> = (0..desc.nodes.len())
+        .filter(|&n| desc.nodes[n].name.starts_with(&prefix))
+        .collect();
+    if members.is_empty() {
+        return Err(not_a(desc, index, "a kernel, fill, copy or subgraph"));
+    }
+    if let Some(&held) = members.iter().find(|&&n| !switchable(&desc.nodes[n].op)) {
+        return Err(Error::Unsupported {
+            graph: desc.name.to_string(),
+            what: format!(
+                "subgraph `{}` cannot be turned off: it holds {} `{}`, which runs on the host or moves data \
+                 between host and GPU",
+                node.name,
+                desc.nodes[held].op.kind(),
+                desc.nodes[held].name
+            ),
+        });
+    }
+    Ok(members.into_iter().chain([index]).collect())
 }
 
 /// Puts `task` in `slot[index]` when node `index` is of the kind `fits` accepts.

@@ -95,7 +95,9 @@ impl BakedState {
     /// `previous`'s cache, its pipelines of unchanged code and bind groups over unchanged buffers), the gates,
     /// the native recorder's command buffers and the transfers. What it reused from `previous` it counts in
     /// the report. On success it has taken `previous`'s transfers where their sizes are unchanged (their
-    /// staging, pools and pending upload data); on an error `previous` is as it was.
+    /// staging, pools and pending upload data); on an error `previous` is as it was. Kernels `apart` (turned
+    /// off) are left out of the fusion pass.
+    #[allow(clippy::too_many_arguments)]
     pub(crate) fn build(
         gpu: &Gpu,
         desc: Cow<'static, GraphDesc>,
@@ -104,6 +106,7 @@ impl BakedState {
         transport: &ParamsTransport,
         params: &[u8],
         previous: Option<&mut BakedState>,
+        apart: &[u32],
     ) -> Result<(BakedState, UpdateReport), Error> {
         let bound_externals: Vec<(u32, &AnyBuffer)> = externals
             .iter()
@@ -141,6 +144,7 @@ impl BakedState {
                 fused: &p.fused,
                 replayed: &p.replayed,
             }),
+            apart,
         )?;
         let (gates, gates_built) = {
             let _span = tracing::debug_span!("gates").entered();

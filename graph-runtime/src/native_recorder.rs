@@ -1244,8 +1244,15 @@ impl NativeRecorder<'_> {
             return;
         }
         self.unplaced.push(segment);
-        // Without direct submission, or once wgpu recorded something in this partition, at once.
-        if !self.direct || !self.recorded.is_empty() || self.tail.is_some() || self.steps.is_some()
+        // Without direct submission, once wgpu recorded something in this partition, or for a segment of a
+        // partition with other steps (whose command buffers are executed from wgpu's: a partition whose copy
+        // a replay leaves out still has no direct submission of its own), at once.
+        let direct_segment = self.native.direct_segments.get(segment).copied();
+        if !self.direct
+            || !direct_segment.unwrap_or(false)
+            || !self.recorded.is_empty()
+            || self.tail.is_some()
+            || self.steps.is_some()
         {
             self.place();
         }

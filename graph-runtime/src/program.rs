@@ -215,8 +215,10 @@ pub(crate) enum Partition {
 pub(crate) enum Step {
     /// Segment `.0` of [`Program::segments`].
     Segment(usize),
-    /// `bytes` of buffer `src` from byte `src_offset` into buffer `dst` at byte `dst_offset`.
+    /// Copy node `node`: `bytes` of buffer `src` from byte `src_offset` into buffer `dst` at byte
+    /// `dst_offset`.
     Copy {
+        node: u32,
         src: u32,
         src_offset: u64,
         dst: u32,
@@ -406,20 +408,20 @@ impl Program {
 }
 
 /// Workgroup counts of every kernel for these parameters, into `workgroups` (by node), each checked against
-/// the device limit before anything is recorded, so a bad size fails the replay whole. A kernel that is not
-/// `active` (a choice of alternatives not chosen) gets none, and its size is not evaluated.
+/// the device limit before anything is recorded, so a bad size fails the replay whole. A kernel that does not
+/// `run` (a choice of alternatives not chosen, a node turned off) gets none, and its size is not evaluated.
 pub(crate) fn resolve_dispatches(
     program: &Program,
     params: &[u8],
     lens: &[u32],
-    active: &[bool],
+    runs: impl Fn(usize) -> bool,
     workgroups: &mut [[u32; 3]],
 ) -> Result<(), (usize, SizeProblem)> {
     for (node, (kernel, slot)) in program.nodes.iter().zip(workgroups).enumerate() {
         let Some(kernel) = kernel else {
             continue;
         };
-        if !active.get(node).copied().unwrap_or(true) {
+        if !runs(node) {
             *slot = [0; 3];
             continue;
         }
@@ -558,13 +560,14 @@ fn partitions(
                         continue;
                     }
                     PlanStep::Copy {
+                        node,
                         src,
                         src_offset,
                         dst,
                         dst_offset,
                         bytes,
-                        ..
                     } => Step::Copy {
+                        node,
                         src,
                         src_offset,
                         dst,

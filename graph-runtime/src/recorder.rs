@@ -42,12 +42,14 @@ pub(crate) trait Recorder {
 /// Records and submits `program` through `recorder`, running each host phase (by `host`, with the phase's
 /// nodes in order) once the partition before it has finished, and each interop task (by `interop`, with the
 /// recorder, whose encoder it records into) in its place in its partition. `workgroups[n]` are node `n`'s
-/// counts for this replay. Returns the replay's last submission, if it made any, also when a host phase
+/// counts for this replay; a copy node `n` with `enabled[n]` false is left out (where `enabled` has no entry
+/// for it, it runs). Returns the replay's last submission, if it made any, also when a host phase
 /// after it already waited for it: a replay's readbacks are mapped by a poll of the device after their
 /// submission, which only a wait for it makes (see [`crate::Submission::wait`]).
 pub(crate) fn record_replay<R: Recorder + ?Sized>(
     program: &Program,
     workgroups: &[[u32; 3]],
+    enabled: &[bool],
     recorder: &mut R,
     mut host: impl FnMut(&[u32]) -> Result<(), Error>,
     mut interop: impl FnMut(u32, &mut R) -> Result<(), Error>,
@@ -65,12 +67,15 @@ pub(crate) fn record_replay<R: Recorder + ?Sized>(
                                 recorder.segment(index, segment, workgroups);
                             }
                         }
+                        Step::Copy { node, .. }
+                            if !enabled.get(node as usize).copied().unwrap_or(true) => {}
                         Step::Copy {
                             src,
                             src_offset,
                             dst,
                             dst_offset,
                             bytes,
+                            ..
                         } => recorder.copy(src, src_offset, dst, dst_offset, bytes),
                         Step::Upload(t) => recorder.upload(t),
                         Step::Readback(t) => recorder.readback(t),
@@ -214,6 +219,7 @@ mod tests {
         let last = record_replay(
             &program,
             &workgroups,
+            &[],
             &mut log,
             |nodes| {
                 ran.extend_from_slice(nodes);
@@ -247,6 +253,30 @@ mod tests {
     }
 
     #[test]
+    fn a_copy_turned_off_is_left_out_and_the_rest_is_recorded_as_before() {
+        let desc = split();
+        let program = compile(&desc, &[8, 8, 8, 8]);
+        let workgroups = [[1, 1, 1], [0; 3], [0; 3], [2, 1, 1]];
+        let mut log = Log::default();
+        record_replay(
+            &program,
+            &workgroups,
+            &[true, false, true, true],
+            &mut log,
+            |_| Ok(()),
+            |_, _| Ok(()),
+        )
+        .expect("recorded");
+        assert!(log.calls.iter().any(|c| c == "dispatch 0 [1, 1, 1]"));
+        assert!(
+            !log.calls.iter().any(|c| c.starts_with("copy")),
+            "{:?}",
+            log.calls
+        );
+        assert!(log.calls.iter().any(|c| c == "dispatch 3 [2, 1, 1]"));
+    }
+
+    #[test]
     fn a_submission_a_trailing_host_phase_waited_for_is_still_the_replays_last() {
         let mut b = GraphBuilder::new("Trailing");
         b.input("x", "f32").output("y", "f32");
@@ -255,8 +285,15 @@ mod tests {
         let desc = b.build(&Library::EMPTY).expect("a good graph");
         let program = compile(&desc, &[8, 8]);
         let mut log = Log::default();
-        let last = record_replay(&program, &[[1; 3]; 2], &mut log, |_| Ok(()), |_, _| Ok(()))
-            .expect("recorded");
+        let last = record_replay(
+            &program,
+            &[[1; 3]; 2],
+            &[],
+            &mut log,
+            |_| Ok(()),
+            |_, _| Ok(()),
+        )
+        .expect("recorded");
         assert_eq!(
             log.calls,
             [
@@ -279,6 +316,7 @@ mod tests {
         let result = record_replay(
             &program,
             &[[1; 3]; 4],
+            &[],
             &mut log,
             |_| Err(Error::Gpu("planted".into())),
             |_, _| Ok(()),

@@ -31,6 +31,9 @@ pub trait TaskGraph: 'static {
     type CopyNode: GraphNode;
     /// The interop tasks (`NameInterop`): what [`crate::Baked::on_interop`] takes.
     type InteropNode: GraphNode;
+    /// The nodes that can be turned off, kernels, fills, copies and subgraphs (`NameToggle`): what
+    /// [`crate::Baked::set_enabled`] takes.
+    type ToggleNode: GraphNode;
     /// The checked graph, as data.
     const DESCRIPTION: &'static GraphDesc;
     /// The bound buffers with their index in [`GraphDesc::buffers`].

@@ -313,7 +313,7 @@ impl BakedGraph {
 
     /// Builds everything a replay needs for `desc` over `externals`, reusing what it can, then replaces the
     /// baked graph's with it; on any error nothing is replaced.
-    fn rebuild(
+    pub(crate) fn rebuild(
         &mut self,
         desc: Cow<'static, GraphDesc>,
         externals: Vec<Option<AnyBuffer>>,
@@ -333,6 +333,10 @@ impl BakedGraph {
         let gpu = self.gpu.clone();
         let scope = OpScope::enter(&gpu);
         let name = desc.name.to_string();
+        // Nodes turned off keep dispatches of their own, so that they stay off.
+        let apart: Vec<u32> = (0..self.enabled.len() as u32)
+            .filter(|&n| !self.enabled[n as usize])
+            .collect();
         let built = BakedState::build(
             &gpu,
             desc,
@@ -341,6 +345,7 @@ impl BakedGraph {
             &self.transport,
             &self.params,
             Some(&mut self.state),
+            &apart,
         );
         let (state, report) = scope.finish_with(built, |reason| Error::Update {
             graph: name,

@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::{gpu, poison_f32, random_f32s, read, rng};
+use common::{assert_close, gpu, poison_f32, random_f32s, read, rng};
 use graph_runtime::ir::{AccessMode, Role};
 use graph_runtime::{BakedGraph, Buffer, Error, Gpu, GraphBuilder, KernelSpec, LIBRARY, Stream};
 
@@ -60,16 +60,6 @@ fn expected(a: f32, data: &[f32], out0: &[f32]) -> (Vec<f32>, Vec<f32>) {
     let y: Vec<f32> = data.iter().map(|x| a * x + 1.0).collect();
     let out = y.iter().zip(out0).map(|(y, o)| a * (y * y) + o).collect();
     (out, y)
-}
-
-fn assert_close(got: &[f32], want: &[f32], what: &str) {
-    assert_eq!(got.len(), want.len(), "{what}: length");
-    for (i, (g, w)) in got.iter().zip(want).enumerate() {
-        assert!(
-            (g - w).abs() <= 1e-5 * w.abs().max(1.0),
-            "{what}[{i}]: GPU {g}, CPU {w}"
-        );
-    }
 }
 
 struct Buffers {

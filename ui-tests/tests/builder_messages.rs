@@ -99,6 +99,11 @@ const INEXPRESSIBLE: &[(&str, &str)] = &[
          time",
     ),
     (
+        "handles/set-enabled-on-a-readback",
+        "the typed API takes a node set per role; a built graph's `set_enabled` takes a name, and a node that \
+         cannot be turned off is `Err(NotANode)` (graph-runtime/tests/enable.rs)",
+    ),
+    (
         "handles/set-range-on-a-copy",
         "the typed API takes a node set per role; a built graph's `set_range` takes a name, and a copy is \
          `Err(Update)` (graph-runtime/tests/updates.rs)",

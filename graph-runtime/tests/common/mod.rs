@@ -181,6 +181,18 @@ pub fn assert_within(actual: &[f32], expected: &[f64], bound: &[f64], what: &str
     }
 }
 
+/// Element-wise within `1e-5` relative (absolute below 1): for a few operations in `f32` on each side.
+#[track_caller]
+pub fn assert_close(got: &[f32], want: &[f32], what: &str) {
+    assert_eq!(got.len(), want.len(), "{what}: length");
+    for (i, (g, w)) in got.iter().zip(want).enumerate() {
+        assert!(
+            (g - w).abs() <= 1e-5 * w.abs().max(1.0),
+            "{what}[{i}]: GPU {g}, CPU {w}"
+        );
+    }
+}
+
 /// Element-wise bit-for-bit equality, for results whose every operation is correctly rounded in the same
 /// order on both sides.
 #[track_caller]
