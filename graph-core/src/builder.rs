@@ -450,10 +450,45 @@ impl GraphBuilder {
     /// of `flag` is nonzero when the block starts, and otherwise run no workgroups (the macro's
     /// `if name(flag) { .. }`): decided on the GPU, with no host round trip.
     pub fn if_block(&mut self, name: &str, flag: &str, nodes: &[&str]) -> &mut Self {
+        self.if_else(name, flag, nodes, &[])
+    }
+
+    /// [`GraphBuilder::if_block`] with an `else`: `nodes` run once when the first `u32` of `flag` is nonzero,
+    /// `otherwise` once when it is zero (the macro's `if name(flag) { .. } else { .. }`).
+    pub fn if_else(
+        &mut self,
+        name: &str,
+        flag: &str,
+        nodes: &[&str],
+        otherwise: &[&str],
+    ) -> &mut Self {
         let kind = crate::ir::BlockKind::If {
             flag: flag.to_string(),
+            otherwise: otherwise.iter().map(|n| n.to_string()).collect(),
         };
         self.block(name, kind, nodes)
+    }
+
+    /// Arms of nodes, one of which runs once: the arm whose value is the first `u32` of `index` when the
+    /// block starts, else the default arm (value `None`), if there is one; the others run no workgroups
+    /// (the macro's `switch name(index) { 0 => { .. } 1 => { .. } _ => { .. } }`). Decided on the GPU.
+    pub fn switch(
+        &mut self,
+        name: &str,
+        index: &str,
+        arms: &[(Option<u32>, &[&str])],
+    ) -> &mut Self {
+        let kind = crate::ir::BlockKind::Switch {
+            index: index.to_string(),
+            arms: arms
+                .iter()
+                .map(|(value, nodes)| crate::ir::SwitchArm {
+                    value: *value,
+                    nodes: nodes.iter().map(|n| n.to_string()).collect(),
+                })
+                .collect(),
+        };
+        self.block(name, kind, &[])
     }
 
     /// Nodes that run `count` times in each replay; with `flag`, each run only while its first `u32` is

@@ -45,6 +45,23 @@ pub struct BlockDesc {
     pub flag: Option<u32>,
     /// Its member nodes (kernels), in topological order.
     pub nodes: List<u32>,
+    /// The branch each member runs in, by its place in `nodes`: an `if`'s nodes 0 and its `else`'s 1, a
+    /// `switch`'s arms by their place (its default arm's branch is the number of its `cases`). Empty when
+    /// every member runs in branch 0 (an `if` without `else`, a `repeat`).
+    #[serde(default)]
+    pub branches: List<u32>,
+    /// A `switch`'s arm values: branch `i` runs when the first `u32` of `flag` is `cases[i]`, branch
+    /// `cases.len()` (the default arm) when it is none of them. `None`: the flag decides, branch 0 when it is
+    /// nonzero and branch 1 when it is zero.
+    #[serde(default)]
+    pub cases: Option<List<u32>>,
+}
+
+impl BlockDesc {
+    /// The branch member `nodes[at]` runs in.
+    pub fn branch(&self, at: usize) -> u32 {
+        self.branches.get(at).copied().unwrap_or(0)
+    }
 }
 
 /// The child of a subgraph node whose description the front door does not have: the macro's, which writes
@@ -643,6 +660,40 @@ impl GraphDesc {
                     "block `{}` is gated by buffer {flag}, which is no `u32` buffer",
                     block.name
                 );
+            }
+            let branched = !block.branches.is_empty() || block.cases.is_some();
+            ensure!(
+                block.branches.is_empty() || block.branches.len() == block.nodes.len(),
+                "block `{}` gives {} branches for {} nodes",
+                block.name,
+                block.branches.len(),
+                block.nodes.len()
+            );
+            ensure!(
+                !branched || (block.count == 1 && block.flag.is_some()),
+                "block `{}` has branches but is no `if` or `switch`",
+                block.name
+            );
+            let last = block.cases.as_ref().map_or(1, |c| c.len() as u32);
+            ensure!(
+                block.branches.iter().all(|&b| b <= last),
+                "block `{}` has a branch past its last ({last})",
+                block.name
+            );
+            if let Some(cases) = &block.cases {
+                ensure!(
+                    cases.len() <= crate::check::MAX_ARMS,
+                    "block `{}` has {} arms",
+                    block.name,
+                    cases.len()
+                );
+                for (i, v) in cases.iter().enumerate() {
+                    ensure!(
+                        !cases[..i].contains(v),
+                        "block `{}` has two arms for {v}",
+                        block.name
+                    );
+                }
             }
             for &n in block.nodes.iter() {
                 let slot = owner.get_mut(n as usize);

@@ -104,14 +104,26 @@ pub fn describe(checked: &CheckedGraph) -> GraphDesc {
             .blocks
             .iter()
             .map(|b| {
-                // Members in the schedule's order: how the plan runs them.
-                let mut nodes: Vec<usize> = b.nodes.clone();
-                nodes.sort_by_key(|n| checked.schedule.order.iter().position(|o| o == n));
+                // Members in the schedule's order: how the plan runs them; each keeps its branch.
+                let mut members: Vec<(usize, u32)> = b
+                    .nodes
+                    .iter()
+                    .copied()
+                    .zip(b.branches.iter().copied())
+                    .collect();
+                members.sort_by_key(|(n, _)| checked.schedule.order.iter().position(|o| o == n));
+                let nodes: Vec<usize> = members.iter().map(|&(n, _)| n).collect();
+                let branched = members.iter().any(|&(_, branch)| branch != 0);
                 BlockDesc {
                     name: b.name.clone().into(),
                     count: b.count,
                     flag: b.flag.map(index),
                     nodes: indices(&nodes),
+                    branches: match branched || b.cases.is_some() {
+                        true => members.iter().map(|&(_, branch)| branch).collect(),
+                        false => List::default(),
+                    },
+                    cases: b.cases.clone().map(List::from),
                 }
             })
             .collect(),

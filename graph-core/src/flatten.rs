@@ -137,6 +137,8 @@ pub fn flatten(desc: &GraphDesc) -> Result<Cow<'_, GraphDesc>, InvalidDescriptio
                 count: block.count,
                 flag: block.flag.map(|f| remap.buffer(f)),
                 nodes: block.nodes.iter().map(|&n| n + offset).collect(),
+                branches: block.branches.clone(),
+                cases: block.cases.clone(),
             });
         }
         let count = child.nodes.len() as u32;
@@ -176,17 +178,27 @@ pub fn flatten(desc: &GraphDesc) -> Result<Cow<'_, GraphDesc>, InvalidDescriptio
         .blocks
         .iter()
         .map(|block| {
-            let mut members: Vec<u32> = block
+            // Each child node runs in the branch of the subgraph node it replaces.
+            let mut members: Vec<(u32, u32)> = block
                 .nodes
                 .iter()
-                .flat_map(|&n| match expanded.get(n as usize) {
-                    Some(Some(children)) => children.clone(),
-                    _ => vec![n],
+                .enumerate()
+                .flat_map(|(at, &n)| {
+                    let branch = block.branch(at);
+                    match expanded.get(n as usize) {
+                        Some(Some(children)) => children.iter().map(|&c| (c, branch)).collect(),
+                        _ => vec![(n, branch)],
+                    }
                 })
                 .collect();
-            members.sort_by_key(position);
+            members.sort_by_key(|(n, _)| position(n));
+            let branches = match block.branches.is_empty() {
+                true => List::default(),
+                false => members.iter().map(|&(_, b)| b).collect(),
+            };
             BlockDesc {
-                nodes: members.into(),
+                nodes: members.iter().map(|&(n, _)| n).collect(),
+                branches,
                 ..block.clone()
             }
         })

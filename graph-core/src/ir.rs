@@ -512,24 +512,45 @@ pub struct Alternatives {
     pub choices: Vec<String>,
 }
 
-/// Nodes that run under control of the GPU, without a host round trip: once if a flag is set (`if`), or up to
-/// a number of times, stopping early when a flag clears (`repeat`). The flag is the first `u32` of a buffer,
-/// written on the GPU; its members (kernels, fills and copies) order as one node with the rest of the graph.
+/// Nodes that run under control of the GPU, without a host round trip: once if a flag is set (`if`, with an
+/// `else` for when it is not), once in the arm a value picks (`switch`), or up to a number of times, stopping
+/// early when a flag clears (`repeat`). The flag or value is the first `u32` of a buffer, written on the GPU;
+/// the members (kernels, fills, copies and subgraphs of them) order as one node with the rest of the graph.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Block {
     pub name: String,
     #[serde(flatten)]
     pub kind: BlockKind,
-    /// The member nodes, by name.
+    /// The member nodes, by name: an `if`'s when its flag is set, a `repeat`'s body. A `switch` keeps its
+    /// nodes in its arms, and has none here.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub nodes: Vec<String>,
+}
+
+/// One arm of a `switch`: the value that picks it (`None`: the default arm, `_`), and its nodes.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SwitchArm {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub value: Option<u32>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub nodes: Vec<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum BlockKind {
-    /// Runs once when `flag[0] != 0`, else its dispatches run no workgroups.
-    If { flag: String },
+    /// Runs its nodes once when `flag[0] != 0`, else the nodes of `otherwise` (the `else` branch) once; what
+    /// does not run dispatches no workgroups.
+    If {
+        flag: String,
+        #[serde(rename = "else", default, skip_serializing_if = "Vec::is_empty")]
+        otherwise: Vec<String>,
+    },
+    /// Runs the nodes of the arm whose value is `index[0]` once, or the default arm's when none is; the
+    /// others dispatch no workgroups.
+    Switch { index: String, arms: Vec<SwitchArm> },
     /// Runs `count` times; with `flag`, each iteration only while `flag[0] != 0` (a member clears it to stop).
     Repeat {
         count: u32,
@@ -539,9 +560,11 @@ pub enum BlockKind {
 }
 
 impl BlockKind {
+    /// The buffer whose first `u32` decides: an `if`'s or a `repeat .. while`'s flag, a `switch`'s value.
     pub fn flag(&self) -> Option<&str> {
         match self {
-            BlockKind::If { flag } => Some(flag),
+            BlockKind::If { flag, .. } => Some(flag),
+            BlockKind::Switch { index, .. } => Some(index),
             BlockKind::Repeat { flag, .. } => flag.as_deref(),
         }
     }
@@ -549,7 +572,47 @@ impl BlockKind {
     pub fn keyword(&self) -> &'static str {
         match self {
             BlockKind::If { .. } => "if",
+            BlockKind::Switch { .. } => "switch",
             BlockKind::Repeat { .. } => "repeat",
+        }
+    }
+}
+
+impl Block {
+    /// Every member with the branch it runs in: an `if`'s nodes 0 and its `else`'s 1; a `switch`'s explicit
+    /// arms 0, 1, .. in order and its default arm the number of explicit arms; a `repeat`'s nodes 0.
+    pub fn members(&self) -> Vec<(u32, &str)> {
+        let own = self.nodes.iter().map(|n| (0, n.as_str()));
+        match &self.kind {
+            BlockKind::If { otherwise, .. } => own
+                .chain(otherwise.iter().map(|n| (1, n.as_str())))
+                .collect(),
+            BlockKind::Repeat { .. } => own.collect(),
+            BlockKind::Switch { arms, .. } => {
+                let explicit = arms.iter().filter(|a| a.value.is_some()).count() as u32;
+                let mut next = 0;
+                let mut members: Vec<(u32, &str)> = own.collect();
+                for arm in arms {
+                    let branch = match arm.value {
+                        Some(_) => {
+                            next += 1;
+                            next - 1
+                        }
+                        None => explicit,
+                    };
+                    members.extend(arm.nodes.iter().map(|n| (branch, n.as_str())));
+                }
+                members
+            }
+        }
+    }
+
+    /// The values of a `switch`'s explicit arms, in order (branch `i` runs when the value is `values[i]`);
+    /// empty for other blocks.
+    pub fn case_values(&self) -> Vec<u32> {
+        match &self.kind {
+            BlockKind::Switch { arms, .. } => arms.iter().filter_map(|a| a.value).collect(),
+            _ => Vec::new(),
         }
     }
 }

@@ -312,3 +312,55 @@ fn schedules_that_break_an_edge_are_refused() {
     d.partitions = list(vec![gpu(vec![vec![0]])]);
     refused(d, "node 1 is in no partition");
 }
+
+/// An `if .. else` and a `switch` over fills, built and checked.
+fn branched() -> GraphDesc {
+    let mut b = graph_core::builder::GraphBuilder::new("Branched");
+    b.output("y", "f32")
+        .owned("flag", "u32", 1)
+        .fill("set", "flag", "1u")
+        .fill("one", "y", "1.0")
+        .fill("two", "y", "2.0")
+        .fill("three", "y", "3.0")
+        .fill("four", "y", "4.0")
+        .if_else("maybe", "flag", &["one"], &["two"])
+        .switch("pick", "flag", &[(Some(5), &["three"]), (None, &["four"])]);
+    b.build(&graph_core::library::Library::EMPTY)
+        .expect("a good graph")
+}
+
+#[test]
+fn branches_and_arm_values_that_do_not_fit_their_block_are_refused() {
+    let desc = branched();
+    desc.validate(0).expect("valid as built");
+    assert_eq!(&*desc.blocks[0].branches, &[0, 1]);
+    assert_eq!(desc.blocks[1].cases.as_deref(), Some(&[5][..]));
+    let with = |change: &dyn Fn(&mut graph_core::desc::BlockDesc)| {
+        let mut d = desc.clone();
+        let mut blocks = d.blocks.to_vec();
+        change(&mut blocks[1]);
+        d.blocks = blocks.into();
+        d
+    };
+    let refused = |d: GraphDesc, words: &str| match d.validate(0) {
+        Ok(()) => panic!("expected {words:?} to be refused"),
+        Err(e) => assert!(e.0.contains(words), "{e} lacks {words:?}"),
+    };
+    refused(
+        with(&|b| b.branches = list(vec![0])),
+        "branches for 2 nodes",
+    );
+    refused(with(&|b| b.branches = list(vec![0, 2])), "past its last");
+    refused(
+        with(&|b| b.cases = Some(list(vec![5, 5]))),
+        "two arms for 5",
+    );
+    refused(
+        with(&|b| {
+            b.cases = None;
+            b.count = 3;
+        }),
+        "no `if` or `switch`",
+    );
+    refused(with(&|b| b.flag = None), "no `if` or `switch`");
+}

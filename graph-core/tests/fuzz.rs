@@ -2351,7 +2351,12 @@ fn put(graph: &mut Graph, field: usize, text: String) {
                 k.dispatch = DispatchSpec::Threads(vec![size]);
             }
         }
-        14 => graph.blocks[0].kind = BlockKind::If { flag: text },
+        14 => {
+            graph.blocks[0].kind = BlockKind::If {
+                flag: text,
+                otherwise: Vec::new(),
+            }
+        }
         15 => {
             if let NodeKind::Host { accesses } = &mut graph.nodes[4].kind {
                 accesses[0].binding = text;

@@ -45,7 +45,7 @@ pub mod kw {
 }
 
 /// The words that start an item.
-const ITEM_KEYWORDS: [&str; 16] = [
+const ITEM_KEYWORDS: [&str; 17] = [
     "params",
     "buffers",
     "textures",
@@ -61,6 +61,7 @@ const ITEM_KEYWORDS: [&str; 16] = [
     "subgraph",
     "alternatives",
     "if",
+    "switch",
     "repeat",
 ];
 
@@ -158,8 +159,20 @@ pub enum Item {
         /// `None` for a `repeat` without `while`, or when the flag is not a buffer's name (already an error).
         flag: Option<Ident>,
         items: Vec<Marked<Item>>,
+        /// An `if`'s `else { .. }`.
+        otherwise: Vec<Marked<Item>>,
+        /// A `switch`'s arms, in order.
+        arms: Vec<Arm>,
     },
     Edges(Vec<Ident>),
+}
+
+/// One arm of a `switch`: `3 => { .. }`, or `_ => { .. }` (`value: None`); `unreadable` when what picks it
+/// was neither (already an error: the arm is kept, so its nodes are not unknown elsewhere).
+pub struct Arm {
+    pub value: Option<LitInt>,
+    pub unreadable: bool,
+    pub items: Vec<Marked<Item>>,
 }
 
 /// A buffer, or a range of it: `x`, `x[2..]`, `x[..n.len()]`.
@@ -335,15 +348,7 @@ fn parse_graph(input: ParseStream<'_>, cx: &Ctxt) -> syn::Result<GraphDef> {
     let vis: Visibility = input.parse()?;
     input.parse::<kw::graph>()?;
     let name: Ident = input.parse()?;
-    let content;
-    braced!(content in input);
-    let mut items = Vec::new();
-    while !content.is_empty() {
-        let attrs = parse_attrs(&content, cx);
-        if let Some(item) = parse_item_on_fork(&content, cx) {
-            items.push(marked(item, attrs, cx));
-        }
-    }
+    let items = parse_block_body(input, cx)?;
     if !input.is_empty() {
         return Err(
             input.error("one `graph!` block declares one graph; expected nothing after its `}`")
@@ -483,7 +488,8 @@ fn parse_item(input: ParseStream<'_>, cx: &Ctxt) -> syn::Result<Item> {
         syn::Error::new(
             e.span(),
             "expected an item: `params`, `buffers`, `textures`, `kernel`, `fill`, `copy`, `upload`, `readback`, \
-             `host`, `interop`, `empty`, `barrier`, `subgraph`, `alternatives`, `if`, `repeat`, or an edge `a -> b;`",
+             `host`, `interop`, `empty`, `barrier`, `subgraph`, `alternatives`, `if`, `switch`, `repeat`, or an \
+             edge `a -> b;`",
         )
     })?;
     // A chain of edges may start with any node name, one that looks like a keyword included.
@@ -654,12 +660,12 @@ fn parse_item(input: ParseStream<'_>, cx: &Ctxt) -> syn::Result<Item> {
                 misplaced,
             })
         }
-        "if" | "repeat" => {
+        "if" | "repeat" | "switch" => {
             let name: Ident = input.parse()?;
             let content;
             parenthesized!(content in input);
-            let (count, flag) = if keyword == "if" {
-                (None, parse_flag(&content, cx, &name))
+            let (count, flag) = if keyword == "if" || keyword == "switch" {
+                (None, parse_flag(&content, cx, (&keyword, &name)))
             } else {
                 let count = parse_count(&content, cx)?;
                 let mut flag = None;
@@ -678,13 +684,14 @@ fn parse_item(input: ParseStream<'_>, cx: &Ctxt) -> syn::Result<Item> {
                 (count, flag)
             };
             expect_end(&content, cx)?;
-            let body;
-            braced!(body in input);
-            let mut items = Vec::new();
-            while !body.is_empty() {
-                let attrs = parse_attrs(&body, cx);
-                if let Some(item) = parse_item_on_fork(&body, cx) {
-                    items.push(marked(item, attrs, cx));
+            let (mut items, mut otherwise, mut arms) = (Vec::new(), Vec::new(), Vec::new());
+            if keyword == "switch" {
+                arms = parse_arms(input, cx)?;
+            } else {
+                items = parse_block_body(input, cx)?;
+                if keyword == "if" && input.peek(Token![else]) {
+                    input.parse::<Token![else]>()?;
+                    otherwise = parse_block_body(input, cx)?;
                 }
             }
             Ok(Item::Block {
@@ -693,6 +700,8 @@ fn parse_item(input: ParseStream<'_>, cx: &Ctxt) -> syn::Result<Item> {
                 count,
                 flag,
                 items,
+                otherwise,
+                arms,
             })
         }
         "empty" | "barrier" => {
@@ -728,23 +737,89 @@ fn parse_edges(input: ParseStream<'_>, first: Ident, cx: &Ctxt) -> syn::Result<I
     Ok(Item::Edges(chain))
 }
 
-/// The flag of `if name(flag)`: a buffer's name. Anything else is one error, and the block is kept without a
-/// flag.
-fn parse_flag(content: ParseStream<'_>, cx: &Ctxt, block: &Ident) -> Option<Ident> {
+/// Braced items: a graph's body, a block's or an arm's, `{ kernel a ..; fill b ..; }`.
+fn parse_block_body(input: ParseStream<'_>, cx: &Ctxt) -> syn::Result<Vec<Marked<Item>>> {
+    let body;
+    braced!(body in input);
+    let mut items = Vec::new();
+    while !body.is_empty() {
+        let attrs = parse_attrs(&body, cx);
+        if let Some(item) = parse_item_on_fork(&body, cx) {
+            items.push(marked(item, attrs, cx));
+        }
+    }
+    Ok(items)
+}
+
+/// A `switch`'s braced arms: `0 => { .. } 1 => { .. } _ => { .. }`, commas between them allowed.
+fn parse_arms(input: ParseStream<'_>, cx: &Ctxt) -> syn::Result<Vec<Arm>> {
+    let body;
+    braced!(body in input);
+    let mut arms = Vec::new();
+    while !body.is_empty() {
+        let (mut value, mut unreadable) = (None, false);
+        if body.peek(Token![_]) {
+            body.parse::<Token![_]>()?;
+        } else if body.peek(LitInt) {
+            value = Some(body.parse::<LitInt>()?);
+        } else {
+            // One error, then on to the arm's body.
+            let written: TokenStream = body.step(|cursor| {
+                let mut rest = *cursor;
+                let mut taken = TokenStream::new();
+                while !rest.eof() && rest.punct().is_none_or(|(p, _)| p.as_char() != '=') {
+                    let Some((tt, next)) = rest.token_tree() else {
+                        break;
+                    };
+                    taken.extend([tt]);
+                    rest = next;
+                }
+                Ok((taken, rest))
+            })?;
+            cx.error(syn::Error::new_spanned(
+                written,
+                "a switch's arm starts with the `u32` value that picks it, or `_` for the default arm: \
+                 `0 => { .. }`, `_ => { .. }`",
+            ));
+            unreadable = true;
+        }
+        body.parse::<Token![=>]>()?;
+        let items = parse_block_body(&body, cx)?;
+        if body.peek(Token![,]) {
+            body.parse::<Token![,]>()?;
+        }
+        arms.push(Arm {
+            value,
+            unreadable,
+            items,
+        });
+    }
+    Ok(arms)
+}
+
+/// The flag of `if name(flag)`, or the value of `switch name(index)`: a buffer's name. Anything else is one
+/// error, and the block is kept without a flag.
+fn parse_flag(
+    content: ParseStream<'_>,
+    cx: &Ctxt,
+    (keyword, block): (&str, &Ident),
+) -> Option<Ident> {
     if content.peek(Ident) && peek_end(content, 1) {
         return content.parse().ok();
     }
     let at = content.span();
     let written: TokenStream = content.parse().ok()?;
+    let what = if keyword == "switch" { "index" } else { "flag" };
     let message = match written.to_string().replace(' ', "").strip_prefix("params.") {
         // The flag is read on the GPU, where the block starts; a parameter can be copied into one.
         Some(param) => format!(
-            "the flag of `if {block}` is a buffer the GPU reads when it reaches the block, not a parameter: \
-             declare `flag: [u32; 1]`, set it before the block with `fill set(flag = params.{param});`, and \
-             write `if {block}(flag)`"
+            "the {what} of `{keyword} {block}` is a buffer the GPU reads when it reaches the block, not a \
+             parameter: declare `{what}: [u32; 1]`, set it before the block with \
+             `fill set({what} = params.{param});`, and write `{keyword} {block}({what})`"
         ),
         None => format!(
-            "the flag of `if {block}` is a buffer's name: `if {block}(flag) {{ .. }}`, with `flag: [u32; 1]`"
+            "the {what} of `{keyword} {block}` is a buffer's name: `{keyword} {block}({what}) {{ .. }}`, with \
+             `{what}: [u32; 1]`"
         ),
     };
     cx.error(match written.is_empty() {

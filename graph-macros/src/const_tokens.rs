@@ -117,7 +117,7 @@ structs! {
     ParamFieldDesc in desc { name, ty, offset }
     BufferDesc in desc { name, elem, len, role, no_alias, texture, texture_size, sampler }
     SubgraphBinding in desc { name, buffer, mode }
-    BlockDesc in desc { name, count, flag, nodes }
+    BlockDesc in desc { name, count, flag, nodes, branches, cases }
     AccessDesc in desc { buffer, mode }
     KernelDesc in desc { declarations, args, source, entry, workgroup_size, bindings, dispatch, foldable, range, alternative, pointwise, reach, grid, no_fusion }
     GridDesc in desc { reach, image }

@@ -331,25 +331,42 @@ fn lower_item_itself(out: &mut Lowered, cx: &Ctxt, item: &Item) {
             count,
             flag,
             items,
+            otherwise,
+            arms,
         } => {
-            let first = out.graph.nodes.len();
-            for inner in items {
-                lower_item(out, cx, inner);
-            }
-            // An `if` whose flag is not a buffer's name (already an error): what the checks say of its flag
-            // follows from it.
-            if keyword == "if" && flag.is_none() {
-                cx.cover(Loc::Block(out.graph.blocks.len()));
-            }
-            let nodes = out.graph.nodes[first..]
-                .iter()
-                .map(|n| n.name.clone())
-                .collect();
-            let kind = match (keyword == "if", count) {
-                (true, _) => graph_core::ir::BlockKind::If {
-                    flag: flag.as_ref().map(name_of).unwrap_or_default(),
+            let nodes = lower_branch(out, cx, items);
+            // An `if` or `switch` whose flag is not a buffer's name (already an error): what the checks say of
+            // its flag follows from it.
+            // An arm whose value is unreadable is kept (already an error): what the checks say of the
+            // switch's arms follows from it.
+            let unreadable = std::cell::Cell::new(arms.iter().any(|arm| arm.unreadable));
+            let flag_name = flag.as_ref().map(name_of).unwrap_or_default();
+            let kind = match (keyword.to_string().as_str(), count) {
+                ("if", _) => graph_core::ir::BlockKind::If {
+                    flag: flag_name,
+                    otherwise: lower_branch(out, cx, otherwise),
                 },
-                (false, count) => graph_core::ir::BlockKind::Repeat {
+                ("switch", _) => graph_core::ir::BlockKind::Switch {
+                    index: flag_name,
+                    arms: arms
+                        .iter()
+                        .map(|arm| graph_core::ir::SwitchArm {
+                            value: arm.value.as_ref().map(|v| match v.base10_parse::<u32>() {
+                                Ok(v) => v,
+                                Err(e) => {
+                                    cx.error(syn::Error::new(
+                                        v.span(),
+                                        format!("a switch's arm value is a `u32`: {e}"),
+                                    ));
+                                    unreadable.set(true);
+                                    0
+                                }
+                            }),
+                            nodes: lower_branch(out, cx, &arm.items),
+                        })
+                        .collect(),
+                },
+                (_, count) => graph_core::ir::BlockKind::Repeat {
                     count: match count.as_ref().map(|c| c.base10_parse::<u32>()) {
                         Some(Ok(c)) => c,
                         Some(Err(e)) => {
@@ -362,6 +379,9 @@ fn lower_item_itself(out: &mut Lowered, cx: &Ctxt, item: &Item) {
                 },
             };
             let i = out.graph.blocks.len();
+            if (keyword == "if" || keyword == "switch") && flag.is_none() || unreadable.get() {
+                cx.cover(Loc::Block(i));
+            }
             out.graph.blocks.push(graph_core::ir::Block {
                 name: name_of(name),
                 kind,
@@ -370,6 +390,18 @@ fn lower_item_itself(out: &mut Lowered, cx: &Ctxt, item: &Item) {
             out.spans.set(Loc::Block(i), one(name.span()));
         }
     }
+}
+
+/// Lowers a block's branch, its items' nodes appended to the graph's; returns their names.
+fn lower_branch(out: &mut Lowered, cx: &Ctxt, items: &[Marked<Item>]) -> Vec<String> {
+    let first = out.graph.nodes.len();
+    for inner in items {
+        lower_item(out, cx, inner);
+    }
+    out.graph.nodes[first..]
+        .iter()
+        .map(|n| n.name.clone())
+        .collect()
 }
 
 /// Pushes a node, with its name's span; returns its index.

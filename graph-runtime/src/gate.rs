@@ -1,7 +1,9 @@
-//! Blocks under GPU control (`if`, `repeat .. while`): before each run of a gated block, a one-dispatch gate
-//! kernel copies its members' workgroup counts (computed on the host at each replay, like every size) into
-//! indirect-dispatch arguments, or zeros when the block's flag is 0; the members then dispatch indirectly from
-//! those arguments. A skipped run is the gate and one empty indirect dispatch per member: no host round trip.
+//! Blocks under GPU control (`if`/`else`, `switch`, `repeat .. while`): before each run of a gated block, a
+//! one-dispatch gate kernel reads the block's flag, picks the branch it selects (an `if`'s nodes when it is
+//! nonzero, its `else`'s when zero; a `switch`'s arm of that value, or its default arm), and copies the
+//! workgroup counts of that branch's members (computed on the host at each replay, like every size) into
+//! indirect-dispatch arguments, zeros for every other member; the members then dispatch indirectly from those
+//! arguments. A member that does not run is one empty indirect dispatch: no host round trip.
 
 #![forbid(unsafe_code)]
 
@@ -13,18 +15,38 @@ use crate::gpu::Gpu;
 use crate::program::{GateEntry, GateTable};
 use crate::queue::GpuQueue;
 
-/// The gate: `args[first + i] = flag[0] != 0 ? counts[first + i] : 0` over one block's words.
+/// The gate over one block's words: the branch the flag picks (a `switch`: the arm whose value it is, else
+/// the default arm, numbered `cases`; otherwise 0 when the flag is nonzero, 1 when zero), then
+/// `args[first + i] = counts[first + i]` for the slots whose member runs in that branch, 0 for the rest. The
+/// counts buffer holds, after the `branches_at` count words, each slot's branch, then the arm values.
 pub(crate) const GATE_WGSL: &str = "
 @group(0) @binding(0) var<storage, read> flag: array<u32>;
 @group(0) @binding(1) var<storage, read> counts: array<u32>;
 @group(0) @binding(2) var<storage, read_write> args: array<u32>;
 override first: u32 = 0u;
 override words: u32 = 0u;
+override branches_at: u32 = 0u;
+override switch_block: bool = false;
+override cases_at: u32 = 0u;
+override cases: u32 = 0u;
 
 @compute @workgroup_size(64)
 fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
     if (gid.x < words) {
-        args[first + gid.x] = select(0u, counts[first + gid.x], flag[0] != 0u);
+        let value = flag[0];
+        var branch = select(1u, 0u, value != 0u);
+        if (switch_block) {
+            branch = cases;
+            for (var i = 0u; i < cases; i = i + 1u) {
+                if (counts[cases_at + i] == value) {
+                    branch = i;
+                    break;
+                }
+            }
+        }
+        let word = first + gid.x;
+        let runs = counts[branches_at + word / 3u] == branch;
+        args[word] = select(0u, counts[word], runs);
     }
 }
 ";
@@ -62,11 +84,12 @@ struct Shared {
 }
 
 impl Shared {
-    fn new(device: &wgpu::Device, slots: u32) -> Self {
+    /// Over `slots` slots, the counts buffer followed by `fixed` words (see [`GateTable::fixed`]).
+    fn new(device: &wgpu::Device, slots: u32, fixed: usize) -> Self {
         let size = u64::from(slots) * 12;
         let counts = device.create_buffer(&wgpu::BufferDescriptor {
             label: Some("gate counts"),
-            size,
+            size: size + fixed as u64 * 4,
             usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST,
             mapped_at_creation: false,
         });
@@ -136,7 +159,7 @@ impl Gates {
         let kept = previous.filter(|p| p.table == *table);
         let shared = match kept {
             Some(p) => p.shared.clone(),
-            None => Shared::new(device, table.count),
+            None => Shared::new(device, table.count, table.fixed.len()),
         };
         let blocks = table
             .blocks
@@ -152,7 +175,7 @@ impl Gates {
                     Some(old) => old.pipeline.clone(),
                     None => {
                         built.pipelines += 1;
-                        gate_pipeline(device, &shared, name, gate)
+                        gate_pipeline(device, &shared, name, (gate, table.count * 3))
                     }
                 };
                 let bind_group = match old {
@@ -173,7 +196,9 @@ impl Gates {
             shared,
             blocks,
             table: table.clone(),
-            words: vec![0; table.count as usize * 3],
+            words: std::iter::repeat_n(0, table.count as usize * 3)
+                .chain(table.fixed.iter().copied())
+                .collect(),
         };
         (Some(gates), built)
     }
@@ -212,12 +237,12 @@ impl Gates {
     }
 }
 
-/// Block `name`'s gate pipeline over its words.
+/// Block `name`'s gate pipeline over its words, the slots' branches starting at word `branches_at`.
 fn gate_pipeline(
     device: &wgpu::Device,
     shared: &Shared,
     name: &str,
-    gate: GateEntry,
+    (gate, branches_at): (GateEntry, u32),
 ) -> wgpu::ComputePipeline {
     device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
         label: Some(name),
@@ -225,14 +250,24 @@ fn gate_pipeline(
         module: &shared.module,
         entry_point: Some("main"),
         compilation_options: wgpu::PipelineCompilationOptions {
-            constants: &[
-                ("first", f64::from(gate.first)),
-                ("words", f64::from(gate.words)),
-            ],
+            constants: &gate_constants(gate, branches_at),
             ..Default::default()
         },
         cache: None,
     })
+}
+
+/// The override constants of `gate`'s pipeline ([`GATE_WGSL`]), the slots' branches starting at word
+/// `branches_at` of the counts buffer: both recorders make it from these.
+pub(crate) fn gate_constants(gate: GateEntry, branches_at: u32) -> [(&'static str, f64); 6] {
+    [
+        ("first", f64::from(gate.first)),
+        ("words", f64::from(gate.words)),
+        ("branches_at", f64::from(branches_at)),
+        ("switch_block", f64::from(u8::from(gate.switch))),
+        ("cases_at", f64::from(gate.cases_at)),
+        ("cases", f64::from(gate.cases)),
+    ]
 }
 
 /// Block `name`'s gate bindings: its flag, and the graph's counts and arguments.

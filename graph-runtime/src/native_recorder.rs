@@ -28,7 +28,7 @@ use graph_core::plan::Transfer;
 
 use crate::bake::BoundBuffers;
 use crate::error::Error;
-use crate::gate::{GATE_WGSL, Gates};
+use crate::gate::{GATE_WGSL, Gates, gate_constants};
 use crate::gpu::Gpu;
 pub(crate) use crate::native::TimedDispatch;
 use crate::native::{
@@ -534,10 +534,7 @@ impl NativeReplay {
             let (Some(gate), Some(buffers)) = (gate, gates.and_then(|g| g.buffers(block))) else {
                 continue;
             };
-            let constants = [
-                ("first", f64::from(gate.first)),
-                ("words", f64::from(gate.words)),
-            ];
+            let constants = gate_constants(*gate, program.gates.count * 3);
             let kinds = vec![DescriptorKind::StorageBuffer; buffers.len()];
             let pipeline = match pipelines.get(GATE_WGSL.to_string(), "main", &constants, kinds) {
                 Ok(pipeline) => pipeline,

@@ -81,18 +81,27 @@ pub(crate) struct GateTable {
     pub blocks: Vec<Option<GateEntry>>,
     /// Slots in all; none: the graph has no gate.
     pub count: u32,
+    /// What follows the counts (`3 * count` words) in the counts buffer, the same at every replay: the
+    /// branch of each slot's member, then each `switch`'s arm values.
+    pub fixed: Vec<u32>,
 }
 
-/// One block's gate: `args[first + i] = flag[0] != 0 ? counts[first + i] : 0` for `i < words`.
+/// One block's gate: for `i < words`, `args[first + i] = counts[first + i]` when the slot's member runs in
+/// the branch the flag picks, else 0 (see [`crate::gate::GATE_WGSL`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct GateEntry {
-    /// The buffer whose first word is the block's flag.
+    /// The buffer whose first word is the block's flag (a `switch`'s value).
     pub flag: u32,
     /// Its first word, and its words: three per member.
     pub first: u32,
     pub words: u32,
     /// Workgroups of the gate kernel ([`crate::gate::GATE_WGSL`], 64 invocations each).
     pub workgroups: u32,
+    /// A `switch`: its arm values are `cases` words of the counts buffer from word `cases_at`. Otherwise
+    /// the flag picks branch 0 when nonzero, 1 when zero.
+    pub switch: bool,
+    pub cases_at: u32,
+    pub cases: u32,
 }
 
 impl GateTable {
@@ -102,26 +111,41 @@ impl GateTable {
             slots: vec![None; desc.nodes.len()],
             ..GateTable::default()
         };
+        // Each slot's branch, then the arm values: where a switch's values start is known once every slot is.
+        let (mut branches, mut values) = (Vec::new(), Vec::new());
         for block in desc.blocks.iter() {
             let Some(flag) = block.flag else {
                 table.blocks.push(None);
                 continue;
             };
             let first = table.count;
-            for &n in block.nodes.iter() {
+            for (at, &n) in block.nodes.iter().enumerate() {
                 if let Some(slot) = table.slots.get_mut(n as usize) {
                     *slot = Some(table.count);
                     table.count += 1;
+                    branches.push(block.branch(at));
                 }
             }
+            let cases = block.cases.as_deref().unwrap_or_default();
+            let cases_at = values.len() as u32;
+            values.extend_from_slice(cases);
             let words = (table.count - first) * 3;
             table.blocks.push(Some(GateEntry {
                 flag,
                 first: first * 3,
                 words,
                 workgroups: words.div_ceil(64),
+                switch: block.cases.is_some(),
+                cases_at,
+                cases: cases.len() as u32,
             }));
         }
+        // The values follow the counts and the branches.
+        let values_at = table.count * 4;
+        for entry in table.blocks.iter_mut().flatten() {
+            entry.cases_at += values_at;
+        }
+        table.fixed = branches.into_iter().chain(values).collect();
         table
     }
 
@@ -1007,7 +1031,10 @@ mod tests {
                 flag: 3,
                 first: 0,
                 words: 6,
-                workgroups: 1
+                workgroups: 1,
+                switch: false,
+                cases_at: 8,
+                cases: 0,
             })
         );
         // The gate runs in the segment, ahead of its block's members.

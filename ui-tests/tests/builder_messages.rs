@@ -230,6 +230,11 @@ const INEXPRESSIBLE: &[(&str, &str)] = &[
          and reports any other text as an unknown buffer",
     ),
     (
+        "control/switch-arm-without-a-value",
+        "a switch's arms are syntax of the macro language; the builder takes each arm's value as an \
+         `Option<u32>`, so an arm without a value cannot be written",
+    ),
+    (
         "control/repeat-count-a-parameter",
         "the builder's `repeat` takes its count as a `u32`, which cannot be a parameter",
     ),
@@ -477,6 +482,61 @@ const CASES: &[Case] = &[
                 .fill("set", "flag", "1u")
                 .if_block("maybe", "flag", &[])
                 .fill("clear", "y", "0.0");
+            b
+        },
+        rustc_errors: &[],
+    },
+    Case {
+        fixture: "control/switch-with-two-arms-for-one-value",
+        build: || {
+            let mut b = graph_g();
+            b.output("y", "f32")
+                .owned("pick", "u32", 1)
+                .fill("set", "pick", "1u")
+                .fill("zero", "y", "0.0")
+                .fill("one", "y", "1.0")
+                .fill("two", "y", "2.0")
+                .switch(
+                    "choose",
+                    "pick",
+                    &[
+                        (Some(0), &["zero"]),
+                        (Some(1), &["one"]),
+                        (Some(1), &["two"]),
+                    ],
+                );
+            b
+        },
+        rustc_errors: &[],
+    },
+    Case {
+        fixture: "control/switch-by-a-float",
+        build: || {
+            let mut b = graph_g();
+            b.output("y", "f32")
+                .owned("pick", "f32", 1)
+                .fill("set", "pick", "1.0")
+                .fill("zero", "y", "0.0")
+                .fill("other", "y", "1.0")
+                .switch(
+                    "choose",
+                    "pick",
+                    &[(Some(0), &["zero"]), (None, &["other"])],
+                );
+            b
+        },
+        rustc_errors: &[],
+    },
+    Case {
+        fixture: "control/host-task-in-an-else",
+        build: || {
+            let mut b = graph_g();
+            b.inout("y", "f32")
+                .owned("flag", "u32", 1)
+                .fill("set", "flag", "0u")
+                .fill("one", "y", "1.0")
+                .host("look", &[("y", AccessMode::Read)])
+                .if_else("maybe", "flag", &["one"], &["look"]);
             b
         },
         rustc_errors: &[],

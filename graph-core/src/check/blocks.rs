@@ -1,5 +1,6 @@
-//! Blocks under GPU control (`if`, `repeat`): their members are kernels (fills included) of one block each,
-//! gated by a `u32` flag written before the block; a block orders as one node with the rest of the graph.
+//! Blocks under GPU control (`if`/`else`, `switch`, `repeat`): their members are kernels (fills, copies and
+//! subgraphs included) of one block each, gated by a `u32` flag (a `switch`'s value) written before the
+//! block; a block orders as one node with the rest of the graph.
 
 use super::Checker;
 use super::resolve::Space;
@@ -10,13 +11,20 @@ use crate::types::ValueType;
 /// The most iterations a `repeat` may unroll into one replay.
 pub const MAX_REPEAT: u32 = 100_000;
 
-/// A block, resolved: its members (by index) and its flag buffer.
+/// The most arms of a `switch` (its gate compares the value with each arm's).
+pub const MAX_ARMS: usize = 256;
+
+/// A block, resolved: its members (by index), the branch each runs in (see [`crate::ir::Block::members`]),
+/// its flag buffer, and a `switch`'s arm values.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CheckedBlock {
     pub name: String,
     pub count: u32,
     pub flag: Option<usize>,
     pub nodes: Vec<usize>,
+    pub branches: Vec<u32>,
+    /// A `switch`'s explicit arm values, in order; `None` for `if` and `repeat`.
+    pub cases: Option<Vec<u32>>,
 }
 
 impl Checker<'_> {
@@ -27,8 +35,15 @@ impl Checker<'_> {
         for (b, block) in graph.blocks.iter().enumerate() {
             let keyword = block.kind.keyword();
             let count = match block.kind {
-                BlockKind::If { .. } => 1,
+                BlockKind::If { .. } | BlockKind::Switch { .. } => 1,
                 BlockKind::Repeat { count, .. } => count,
+            };
+            let cases = match &block.kind {
+                BlockKind::Switch { arms, .. } => {
+                    self.check_arms(b, arms);
+                    Some(block.case_values())
+                }
+                _ => None,
             };
             if count == 0 || count > MAX_REPEAT {
                 self.diags.push(Diagnostic::new(
@@ -39,7 +54,8 @@ impl Checker<'_> {
                     ),
                 ));
             }
-            if block.nodes.is_empty() {
+            let listed = block.members();
+            if listed.is_empty() {
                 self.diags.push(
                     Diagnostic::new(
                         Loc::Block(b),
@@ -63,16 +79,24 @@ impl Checker<'_> {
                 self.diags.push(
                     Diagnostic::new(
                         Loc::Block(b),
-                        format!(
-                            "`{keyword} {}` is gated by `{}`, which holds `{elem}`; a flag is a `u32` (0 stops)",
-                            block.name, graph.buffers[f].name
-                        ),
+                        match cases {
+                            Some(_) => format!(
+                                "`{keyword} {}` picks its arm by `{}`, which holds `{elem}`; a switch's value \
+                                 is a `u32`",
+                                block.name, graph.buffers[f].name
+                            ),
+                            None => format!(
+                                "`{keyword} {}` is gated by `{}`, which holds `{elem}`; a flag is a `u32` (0 \
+                                 stops)",
+                                block.name, graph.buffers[f].name
+                            ),
+                        },
                     )
                     .with_help(format!("declare `{}: [u32; 1]`", graph.buffers[f].name)),
                 );
             }
-            let mut members = Vec::new();
-            for name in &block.nodes {
+            let (mut members, mut branches) = (Vec::new(), Vec::new());
+            for (branch, name) in listed {
                 let Some(n) = self.resolve_name(Space::Node, name, Loc::Block(b)) else {
                     continue;
                 };
@@ -112,13 +136,56 @@ impl Checker<'_> {
                     continue;
                 }
                 members.push(n);
+                branches.push(branch);
             }
             self.blocks.push(CheckedBlock {
                 name: block.name.clone(),
                 count: count.clamp(1, MAX_REPEAT),
                 flag,
                 nodes: members,
+                branches,
+                cases,
             });
+        }
+    }
+
+    /// A `switch`'s arms: its nodes are in them (none beside), each value once, at most one default arm,
+    /// at most [`MAX_ARMS`].
+    fn check_arms(&mut self, b: usize, arms: &[crate::ir::SwitchArm]) {
+        let block = &self.graph.blocks[b];
+        let name = &block.name;
+        if !block.nodes.is_empty() {
+            self.diags.push(Diagnostic::new(
+                Loc::Block(b),
+                format!(
+                    "`switch {name}` lists nodes outside its arms; a switch's nodes are in its arms"
+                ),
+            ));
+        }
+        if arms.len() > MAX_ARMS {
+            self.diags.push(Diagnostic::new(
+                Loc::Block(b),
+                format!(
+                    "`switch {name}` has {} arms; a switch has at most {MAX_ARMS}",
+                    arms.len()
+                ),
+            ));
+        }
+        let mut seen: Vec<Option<u32>> = Vec::new();
+        for arm in arms {
+            if seen.contains(&arm.value) {
+                let message = match arm.value {
+                    Some(v) => {
+                        format!("`switch {name}` has two arms for `{v}`; each value picks one arm")
+                    }
+                    None => format!("`switch {name}` has two default arms (`_`); it may have one"),
+                };
+                self.diags.push(
+                    Diagnostic::new(Loc::Block(b), message)
+                        .with_help("merge their nodes into one arm"),
+                );
+            }
+            seen.push(arm.value);
         }
     }
 

@@ -21,7 +21,7 @@ mod textures;
 mod topology;
 mod values;
 
-pub use blocks::{CheckedBlock, MAX_REPEAT};
+pub use blocks::{CheckedBlock, MAX_ARMS, MAX_REPEAT};
 pub use ranges::CheckedRange;
 use resolve::Space;
 use roles::verb;

@@ -210,7 +210,10 @@ impl Checker<'_> {
                     continue;
                 };
                 let name = &access.buffer;
-                let in_block = graph.blocks.iter().any(|b| b.nodes.contains(&node.name));
+                let in_block = graph
+                    .blocks
+                    .iter()
+                    .any(|b| b.members().iter().any(|(_, m)| *m == node.name));
                 let whole = match &node.kind {
                     NodeKind::Fill { range, .. } => range.is_none(),
                     NodeKind::Copy {
