@@ -70,6 +70,14 @@ pub enum AccessMode {
 }
 
 impl AccessMode {
+    /// What a node that makes both accesses makes: the same one, or reads and writes.
+    pub fn joined(self, other: AccessMode) -> AccessMode {
+        match self == other {
+            true => self,
+            false => AccessMode::ReadWrite,
+        }
+    }
+
     pub const fn reads(self) -> bool {
         matches!(self, AccessMode::Read | AccessMode::ReadWrite)
     }
@@ -502,8 +510,8 @@ impl NodeKind {
 }
 
 /// Kernel nodes of which exactly one runs per replay, switchable after bake without re-baking (SYCL's dynamic
-/// command group). The choices share one signature (the same buffers with the same access) and act as one node
-/// for ordering: edges to or from one are edges to or from all, at the place of the first.
+/// command group). Each choice binds what it needs; the group acts as one node for ordering that accesses what
+/// any choice accesses: edges to or from one are edges to or from all, at the place of the first.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Alternatives {

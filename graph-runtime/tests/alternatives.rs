@@ -156,3 +156,101 @@ fn built_alternatives_switch_by_name() -> Result<(), Box<dyn std::error::Error>>
     assert!(g.select("edges").is_err(), "a group is not a choice");
     Ok(())
 }
+
+graph! {
+    /// Choices over other buffers and another number of them: `u = 2x`, or `v = x + u`; then `out = u + v`,
+    /// and `kept = v` (which only the second choice writes), after whichever ran.
+    graph Either {
+        buffers { x: [f32] = input, u: [f32] = inout, v: [f32] = inout, out: [f32] = output, kept: [f32] = output }
+        alternatives pick {
+            kernel double(x: read, u: write) {
+                @compute @workgroup_size(64)
+                fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
+                    if (gid.x < arrayLength(&u)) { u[gid.x] = 2.0 * x[gid.x]; }
+                }
+            }
+            kernel shift(x: read, u: read, v: write) {
+                @compute @workgroup_size(64)
+                fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
+                    if (gid.x < arrayLength(&v)) { v[gid.x] = x[gid.x] + u[gid.x]; }
+                }
+            }
+        }
+        kernel sum(u: read, v: read, out: write) {
+            @compute @workgroup_size(64)
+            fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
+                if (gid.x < arrayLength(&out)) { out[gid.x] = u[gid.x] + v[gid.x]; }
+            }
+        }
+        copy keep(v -> kept);
+    }
+}
+
+#[test]
+fn choices_of_different_bindings_order_as_one_node_and_each_runs_alone() -> Result<(), Error> {
+    // The group orders as one node accessing `x`, `u` and `v`: `sum` after either choice.
+    let edges: Vec<(u32, u32)> = Either::DESCRIPTION
+        .edges
+        .iter()
+        .map(|e| (e.from, e.to))
+        .collect();
+    assert!(
+        edges.contains(&(0, 2)) && edges.contains(&(1, 2)),
+        "{edges:?}"
+    );
+    // `keep` reads only what the second choice writes: after the group too.
+    assert!(
+        edges.contains(&(0, 3)) && edges.contains(&(1, 3)),
+        "{edges:?}"
+    );
+    let gpu = gpu();
+    let mut rng = rng();
+    let n = 300;
+    let xs = random_f32s(&mut rng, n);
+    let x = gpu.buffer_from_slice(&xs)?;
+    let u = gpu.buffer_zeroed::<f32>(n)?;
+    let v = gpu.buffer_zeroed::<f32>(n)?;
+    let out = gpu.buffer_zeroed::<f32>(n)?;
+    let kept = gpu.buffer_zeroed::<f32>(n)?;
+    for native in [true, false] {
+        let mut g = Either::bake(
+            &gpu,
+            EitherBuffers {
+                x: &x,
+                u: &u,
+                v: &v,
+                out: &out,
+                kept: &kept,
+            },
+        )?;
+        if !common::use_recorder(&mut g, &gpu, native) {
+            continue;
+        }
+        for choice in [
+            EitherChoice::Double,
+            EitherChoice::Shift,
+            EitherChoice::Double,
+        ] {
+            g.select(choice)?;
+            let (u0, v0) = (random_f32s(&mut rng, n), random_f32s(&mut rng, n));
+            u.write(&u0)?;
+            v.write(&v0)?;
+            poison_f32(&out);
+            poison_f32(&kept);
+            g.replay()?.wait()?;
+            let (want_u, want_v): (Vec<f32>, Vec<f32>) = match choice {
+                EitherChoice::Double => (xs.iter().map(|x| 2.0 * x).collect(), v0.clone()),
+                EitherChoice::Shift => {
+                    (u0.clone(), xs.iter().zip(&u0).map(|(x, u)| x + u).collect())
+                }
+            };
+            let want_out: Vec<f32> = want_u.iter().zip(&want_v).map(|(u, v)| u + v).collect();
+            let what = format!("{} {choice:?}", g.untyped().recorder());
+            common::assert_close(&read(&u), &want_u, &format!("{what}: u"));
+            common::assert_close(&read(&v), &want_v, &format!("{what}: v"));
+            common::assert_close(&read(&out), &want_out, &format!("{what}: out"));
+            common::assert_close(&read(&kept), &want_v, &format!("{what}: kept"));
+        }
+    }
+    Ok(())
+}

@@ -594,17 +594,24 @@ const CASES: &[Case] = &[
     },
     // alternatives/
     Case {
-        fixture: "alternatives/different-signatures",
+        fixture: "alternatives/a-choice-writes-an-input",
         build: || {
-            let mut b = sobel_or_scharr("other");
-            b.output("other", "f32").kernel(
-                "k",
-                KernelSpec::wgsl(
-                    "@compute @workgroup_size(64)
-            fn main(@builtin(global_invocation_id) gid: vec3<u32>) { other[gid.x] = 0.0; }",
+            let mut b = graph_g();
+            let copy = [("input", "x"), ("output", "y")];
+            b.input("x", "f32")
+                .output("y", "f32")
+                .library("copy_it", "copy", &copy, &[])
+                .kernel(
+                    "clear_x",
+                    KernelSpec::wgsl(
+                        "@compute @workgroup_size(64)
+                fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
+                    if (gid.x < arrayLength(&x)) { x[gid.x] = 0.0; }
+                }",
+                    )
+                    .write("x"),
                 )
-                .write("other"),
-            );
+                .alternatives("pick", &["copy_it", "clear_x"]);
             b
         },
         rustc_errors: &[],

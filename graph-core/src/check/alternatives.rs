@@ -1,15 +1,15 @@
-//! Groups of alternatives (SYCL's dynamic command group): kernel nodes of one signature of which one runs,
-//! acting as one node for ordering.
+//! Groups of alternatives (SYCL's dynamic command group): kernel nodes of which one runs, acting as one node
+//! for ordering that accesses what any of them accesses. Each choice binds what it needs (other buffers,
+//! another number of them) and is checked on its own, as every kernel is.
 
 use super::Checker;
 use super::resolve::Space;
-use crate::deps::BufferAccess;
 use crate::diagnostic::{Diagnostic, Loc};
 use crate::ir::NodeKind;
 
 impl Checker<'_> {
-    /// Each group's choices: existing kernel nodes, each in one group, of one signature (the same buffers with
-    /// the same access), with no explicit edge between two of one group. Resolved groups go to `self.groups`.
+    /// Each group's choices: existing kernel nodes, each in one group, with no explicit edge between two of one
+    /// group. Resolved groups go to `self.groups`.
     pub(super) fn check_alternatives(&mut self) {
         let graph = self.graph;
         let mut owner: Vec<Option<usize>> = vec![None; graph.nodes.len()];
@@ -52,7 +52,6 @@ impl Checker<'_> {
                 }
                 members.push(n);
             }
-            self.check_signatures(g, &members);
             self.groups.push(members);
         }
         for &(i, from, to) in &self.explicit {
@@ -66,52 +65,6 @@ impl Checker<'_> {
                         graph.nodes[from].name, graph.nodes[to].name, graph.alternatives[a].name
                     ),
                 ));
-            }
-        }
-    }
-
-    /// Every choice accesses what the first does, as the first does.
-    fn check_signatures(&mut self, g: usize, members: &[usize]) {
-        let signature = |n: usize| -> Option<Vec<(usize, crate::ir::AccessMode)>> {
-            let mut list: Vec<(usize, crate::ir::AccessMode)> = self.accesses[n]
-                .iter()
-                .map(|a| a.map(|BufferAccess { buffer, mode }| (buffer, mode)))
-                .collect::<Option<_>>()?;
-            list.sort_by_key(|&(b, m)| (b, m as u8));
-            Some(list)
-        };
-        let Some((&first, rest)) = members.split_first() else {
-            return;
-        };
-        let Some(want) = signature(first) else { return };
-        let words = |list: &[(usize, crate::ir::AccessMode)]| {
-            let parts: Vec<String> = list
-                .iter()
-                .map(|&(b, m)| format!("{}: {}", self.graph.buffers[b].name, m.keyword()))
-                .collect();
-            parts.join(", ")
-        };
-        for &n in rest {
-            if let Some(have) = signature(n)
-                && have != want
-            {
-                let (group, nodes) = (&self.graph.alternatives[g].name, &self.graph.nodes);
-                self.diags.push(
-                    Diagnostic::new(
-                        Loc::Node(n),
-                        format!(
-                            "alternative `{}` of `{group}` accesses `{}`, but `{}` accesses `{}`",
-                            nodes[n].name,
-                            words(&have),
-                            nodes[first].name,
-                            words(&want)
-                        ),
-                    )
-                    .with_help(
-                        "alternatives share one signature (the same buffers with the same access), so that \
-                         switching them changes no edge of the graph",
-                    ),
-                );
             }
         }
     }

@@ -98,13 +98,23 @@ impl<'g> Checker<'g> {
     }
 
     pub(super) fn dependency_edges(&self) -> Vec<Edge> {
-        // A group of alternatives is one node for inference, at the place of its first declared choice.
+        // A group of alternatives is one node for inference, at the place of its first declared choice,
+        // accessing what any choice accesses (a buffer read by one and written by another, read and written).
         let mut accesses = self.resolved_accesses();
         for group in &self.groups {
-            let first = group.iter().min().copied();
-            for &n in group.iter().filter(|&&n| Some(n) != first) {
-                accesses[n].clear();
+            let Some(first) = group.iter().min().copied() else {
+                continue;
+            };
+            let mut union: Vec<BufferAccess> = Vec::new();
+            for &n in group {
+                for access in std::mem::take(&mut accesses[n]) {
+                    match union.iter_mut().find(|u| u.buffer == access.buffer) {
+                        Some(u) => u.mode = u.mode.joined(access.mode),
+                        None => union.push(access),
+                    }
+                }
             }
+            accesses[first] = union;
         }
         let inferred = match self.graph.edge_mode {
             EdgeMode::Inferred => infer_edges(self.graph.buffers.len(), &accesses),

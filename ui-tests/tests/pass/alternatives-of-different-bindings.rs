@@ -1,3 +1,6 @@
+//! Choices of one group may bind other buffers, and another number of them: the group orders as one node
+//! accessing what any choice accesses (`k` runs after it, whichever choice wrote `other`).
+
 use graph_runtime::graph;
 
 graph! {
@@ -15,4 +18,7 @@ graph! {
     }
 }
 
-fn main() {}
+fn main() {
+    let edges: Vec<(u32, u32)> = G::DESCRIPTION.edges.iter().map(|e| (e.from, e.to)).collect();
+    assert!(edges.contains(&(0, 2)) && edges.contains(&(1, 2)), "{edges:?}");
+}
