@@ -140,7 +140,8 @@ pub enum Item {
         path: syn::Path,
         accesses: Vec<AccessDecl>,
     },
-    /// `alternatives name { kernel a ..; kernel b ..; }`: kernels of one signature, one active at a time.
+    /// `alternatives name { kernel a ..; kernel b ..; }`: kernels, each binding what it needs, one active at a
+    /// time.
     /// Each choice is a node item (the checks refuse one that is not a kernel).
     Alternatives {
         name: Ident,

@@ -121,9 +121,8 @@
 //!   too. At bake the child is flattened into the graph ([`pipeline::flatten`]): its nodes named
 //!   `name.node`, its roots after this node's predecessors, this node's successors after its leaves. Host
 //!   tasks inside a child are given closures by that name (`g.on_host("name.task", ..)`, [`Baked::on_host`]).
-//! - `alternatives name { kernel a ..; kernel b ..; }`: kernels of one signature (the same buffers with the same
-//!   access; otherwise a compile error) of which one runs per replay, the first after bake; they order as one
-//!   node. [`Baked::select`] switches to another after bake (`g.select(GraphChoice::Scharr)?`), without
+//! - `alternatives name { kernel a ..; kernel b ..; }`: kernels, each binding what it needs, of which one runs
+//!   per replay, the first after bake; they order as one node accessing what any of them accesses. [`Baked::select`] switches to another after bake (`g.select(GraphChoice::Scharr)?`), without
 //!   re-baking; replays already submitted keep their choice (SYCL's dynamic command group).
 //! - `if name(flag) { kernel ..; fill ..; copy ..; }` runs its kernels, fills and copies once when `flag[0] != 0` (a `u32`
 //!   buffer written earlier, on the GPU), else they run no workgroups; `repeat name(count) { .. }` runs them
@@ -133,6 +132,9 @@
 //!   orders as one node with the rest of the graph (a copy in a block runs as a kernel over 32-bit words, so
 //!   its gate can skip it, and a subgraph's nodes join the block); transfers, host tasks and nested blocks
 //!   cannot be inside one, and a flag that is not `u32`, or graph-owned and never set before, is a compile error.
+//!   `if name(flag) { .. } else { .. }` runs the `else` nodes when the flag is 0, and
+//!   `switch name(index) { 0 => { .. } 1 => { .. } _ => { .. } }` the arm whose value `index[0]` is (or the
+//!   default arm `_`); one gate per block picks the branch and zeroes the others' arguments.
 //! - Explicit edges `a -> b -> c;`.
 //! - `#[explicit_edges]` turns inference off: conflicting accesses must be ordered by edges, or it is a
 //!   compile error (a data race). `#[device_limits]` lifts the portable workgroup-size limits (256 in x and
