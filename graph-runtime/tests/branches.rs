@@ -18,8 +18,21 @@ fn main() {
 }";
 
 graph! {
+    /// `dst = -src`: a subgraph in an arm.
+    graph Negated {
+        buffers { src: [f32] = input, dst: [f32] = output }
+        kernel flip(src: read, dst: write) {
+            @compute @workgroup_size(64)
+            fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
+                if (gid.x < arrayLength(&dst)) { dst[gid.x] = -src[gid.x]; }
+            }
+        }
+    }
+}
+
+graph! {
     /// `y = 2x` if `x[0] > 0`, else `y = -x`; then `z` by the arm `pick` chooses: `y + 1`, `y * y`, a copy of
-    /// `y`, or 7 (the default arm).
+    /// `y`, `-y` by a subgraph, or 7 (the default arm).
     graph Branches {
         buffers { x: [f32] = input, y: [f32] = output, z: [f32] = output, flag: [u32; 1], pick: [u32; 1] }
         kernel decide(x: read, flag: write, pick: write) workgroups(1) {
@@ -62,6 +75,7 @@ graph! {
                 }
             }
             2 => { copy same(y -> z); }
+            3 => { subgraph negated = Negated(src: y: read, dst: z: write); }
             _ => { fill seven(z = 7.0); }
         }
     }
@@ -77,13 +91,13 @@ fn expected(xs: &[f32]) -> (Vec<f32>, Vec<f32>) {
         0 => y.iter().map(|v| v + 1.0).collect(),
         1 => y.iter().map(|v| v * v).collect(),
         2 => y.clone(),
+        3 => y.iter().map(|v| -v).collect(),
         _ => vec![7.0; y.len()],
     };
     (y, z)
 }
 
-/// Inputs that take each way: `x[0]` of both signs, `x[1]` picking each arm (and two values for the
-/// default).
+/// Inputs that take each way: `x[0]` of both signs, `x[1]` picking each arm (4: the default).
 fn inputs(n: usize) -> Vec<Vec<f32>> {
     let mut rng = rng();
     let mut all = Vec::new();
@@ -186,6 +200,14 @@ fn built() -> GraphBuilder {
         kernel("z[gid.x] = y[gid.x] * y[gid.x];", ("y", "z")),
     )
     .copy("same", "y", "z")
+    .subgraph(
+        "negated",
+        Negated::DESCRIPTION,
+        &[
+            ("src", "y", AccessMode::Read),
+            ("dst", "z", AccessMode::Write),
+        ],
+    )
     .fill("seven", "z", "7.0")
     .switch(
         "choose",
@@ -194,6 +216,7 @@ fn built() -> GraphBuilder {
             (Some(0), &["plus"]),
             (Some(1), &["square"]),
             (Some(2), &["same"]),
+            (Some(3), &["negated"]),
             (None, &["seven"]),
         ],
     );
@@ -211,7 +234,7 @@ fn built_and_loaded_branches_describe_the_same_blocks_and_compute_the_same()
     assert_eq!(positive.cases, None);
     assert_eq!(&*positive.branches, &[0, 1]);
     let choose = &desc.blocks[1];
-    assert_eq!(choose.cases.as_deref(), Some(&[0, 1, 2][..]));
+    assert_eq!(choose.cases.as_deref(), Some(&[0, 1, 2, 3][..]));
     // A graph file holds both, and describes the same.
     let text = graph_runtime::file::to_json(b.graph());
     assert!(
@@ -219,10 +242,8 @@ fn built_and_loaded_branches_describe_the_same_blocks_and_compute_the_same()
         "{text}"
     );
     let loaded = graph_runtime::file::from_json(&text)?;
-    assert_eq!(
-        graph_runtime::pipeline::describe_graph(loaded, &LIBRARY)?,
-        desc
-    );
+    let described = graph_runtime::pipeline::describe_graph_with(loaded, &LIBRARY, b.subgraphs())?;
+    assert_eq!(described, desc);
     let gpu = gpu();
     let n = 333;
     let x = gpu.buffer_zeroed::<f32>(n)?;
