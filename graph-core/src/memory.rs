@@ -60,8 +60,11 @@ pub enum Apart {
     Gated,
     /// A block's flag, or a kernel's indirect arguments: read by the runtime's own gate or by the dispatch.
     Control,
-    /// Marked `#[no_alias]` (or its graph is).
+    /// Marked `#[no_alias]` (or its graph is), or written by a node turned off after bake.
     NoAlias,
+    /// Written by some choices of a group of alternatives and not by others: when one of the others runs, the
+    /// buffer keeps what it held.
+    Chosen,
     /// Kept in registers by fusion: nothing reads or writes it.
     Registers,
     /// No step of the plan touches it.
@@ -77,6 +80,7 @@ impl Apart {
             Apart::Gated => "written under a flag",
             Apart::Control => "a flag or indirect counts",
             Apart::NoAlias => "#[no_alias]",
+            Apart::Chosen => "written by some choices of alternatives",
             Apart::Registers => "in registers",
             Apart::Untouched => "untouched",
         }
@@ -278,6 +282,31 @@ pub fn kept_apart(desc: &GraphDesc, registers: &[u32]) -> Vec<Option<Apart>> {
                 }
             }
             _ => {}
+        }
+    }
+    // By group of alternatives, what each choice writes: a buffer one writes and another does not.
+    let mut groups: Vec<(&str, Vec<Vec<u32>>)> = Vec::new();
+    for (n, node) in desc.nodes.iter().enumerate() {
+        if let OpDesc::Kernel(k) = &node.op
+            && let Some(a) = &k.alternative
+        {
+            let writes: Vec<u32> = node_accesses(desc, n as u32)
+                .into_iter()
+                .filter_map(|(b, w)| w.then_some(b))
+                .collect();
+            match groups.iter_mut().find(|(g, _)| *g == &*a.group) {
+                Some((_, choices)) => choices.push(writes),
+                None => groups.push((&a.group, vec![writes])),
+            }
+        }
+    }
+    for (_, choices) in &groups {
+        for writes in choices {
+            for &b in writes {
+                if !choices.iter().all(|other| other.contains(&b)) {
+                    mark(b, Apart::Chosen);
+                }
+            }
         }
     }
     for (b, buffer) in desc.buffers.iter().enumerate() {

@@ -61,7 +61,7 @@ pub fn topology_difference(baked: &GraphDesc, update: &GraphDesc) -> Option<Stri
         }
     }
     if baked.blocks != update.blocks {
-        return Some("its `if` and `repeat` blocks differ".to_string());
+        return Some("its `if`, `switch` and `repeat` blocks differ".to_string());
     }
     let edges = |g: &GraphDesc| {
         let mut pairs: Vec<(u32, u32)> = g.edges.iter().map(|e| (e.from, e.to)).collect();

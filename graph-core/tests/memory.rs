@@ -609,3 +609,34 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn a_buffer_only_some_choices_of_alternatives_write_keeps_memory_of_its_own() {
+    let mut b = pipeline(3);
+    b.owned("only_a", "f32", 1024).owned("both", "f32", 1024);
+    b.kernel("a", add_one("t1", "only_a"))
+        .kernel(
+            "b",
+            KernelSpec::wgsl(
+                "@compute @workgroup_size(64)
+                 fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
+                     if (gid.x < arrayLength(&both)) { both[gid.x] = t1[gid.x]; }
+                 }"
+                .to_string(),
+            )
+            .read("t1")
+            .write("both"),
+        )
+        .alternatives("pick", &["a", "b"]);
+    b.kernel("c", add_one("t1", "both"));
+    b.edge("b", "c");
+    b.kernel("use_a", add_one("only_a", "z"))
+        .kernel("use_both", add_one("both", "w"));
+    b.output("z", "f32").output("w", "f32");
+    let desc = built(&b);
+    let (_, memory) = planned(&desc);
+    assert_eq!(memory.conflict(), None);
+    // `only_a` is written only when `a` runs: when `b` does, it keeps what it held.
+    assert_eq!(memory.apart[index(&desc, "only_a")], Some(Apart::Chosen));
+    assert_eq!(memory.placements[index(&desc, "only_a")], None);
+}

@@ -911,17 +911,39 @@ pub(crate) struct FusionInput {
     max_bindings: usize,
 }
 
-/// `desc` with kernels `apart` left out of the fusion pass (as `#[no_fusion]` leaves them): nodes turned off
-/// ([`crate::BakedGraph::set_enabled`]), which must keep a dispatch of their own to be skipped.
+/// `desc` with nodes `apart` (ever turned off, [`crate::BakedGraph::set_enabled`]) left out of the fusion pass
+/// (as `#[no_fusion]` leaves them), so that each keeps a dispatch of its own to skip, and the graph-owned
+/// buffers they write in memory of their own (as `#[no_alias]` keeps them), so that a skipped write leaves
+/// what the buffer held.
 fn kept_apart(desc: &GraphDesc, apart: &[u32]) -> GraphDesc {
     let mut desc = desc.clone();
-    if !apart.is_empty() {
-        for (n, node) in desc.nodes.to_mut().iter_mut().enumerate() {
-            if let OpDesc::Kernel(k) = &mut node.op
-                && apart.contains(&(n as u32))
-            {
+    if apart.is_empty() {
+        return desc;
+    }
+    let mut written = Vec::new();
+    for (n, node) in desc.nodes.to_mut().iter_mut().enumerate() {
+        if !apart.contains(&(n as u32)) {
+            continue;
+        }
+        match &mut node.op {
+            OpDesc::Kernel(k) => {
                 k.no_fusion = true;
+                written.extend(
+                    k.bindings
+                        .iter()
+                        .filter(|a| a.mode.writes())
+                        .map(|a| a.buffer),
+                );
             }
+            OpDesc::Copy { dst, .. } => written.push(*dst),
+            _ => {}
+        }
+    }
+    for b in written {
+        if let Some(buffer) = desc.buffers.to_mut().get_mut(b as usize)
+            && buffer.role == Role::Owned
+        {
+            buffer.no_alias = true;
         }
     }
     desc

@@ -47,6 +47,11 @@ pub struct BakedGraph {
     active: Vec<bool>,
     /// Per node: `false` where the application turned it off ([`BakedGraph::set_enabled`]).
     pub(crate) enabled: Vec<bool>,
+    /// Per node: whether it was ever turned off, so that every rebuild keeps it out of fusion and the buffers
+    /// it writes in memory of their own.
+    pub(crate) ever_off: Vec<bool>,
+    /// A deferred replay's command buffers, until its error scope says they recorded cleanly.
+    held: Vec<wgpu::CommandBuffer>,
     /// What bake built and each update builds again (see [`BakedState::build`]), replaced whole.
     pub(crate) state: BakedState,
 }
@@ -217,6 +222,8 @@ impl BakedGraph {
             interop_tasks,
             active,
             enabled: vec![true; desc.nodes.len()],
+            ever_off: vec![false; desc.nodes.len()],
+            held: Vec::new(),
             state,
         })
     }
@@ -559,12 +566,15 @@ impl BakedGraph {
     /// recorder records its command buffers again at the next replay, as for a change of dispatch size. A
     /// replay already submitted keeps what it was submitted with.
     ///
-    /// A kernel that bake fused with others runs inside their kernel: the first time it is turned off, the
-    /// graph is built again without it in the group (an update: the other kernels are fused again, and what
-    /// is bound stays), and from then on it keeps a dispatch of its own, so turning it on and off is free. To
-    /// pay that at bake instead, keep it out of fusion (`#[no_fusion]`, or `no_fusion` in the builder or the
-    /// graph file). An error, changing nothing, for other nodes (host and interop tasks, uploads, readbacks,
-    /// or a subgraph holding one).
+    /// A buffer a node turned off writes keeps what it held. Two things need a rebuild for that, made the
+    /// first time a node is turned off (an update: what is bound stays, pending uploads too): a kernel bake
+    /// fused with others runs inside their kernel, and a graph-owned buffer it writes may share memory with
+    /// another buffer. Built again, the node gets a dispatch of its own and what it writes memory of its own,
+    /// for good (every later rebuild keeps a node ever turned off apart), so turning it on and off again is
+    /// free. A buffer made again by that rebuild starts zeroed: until the node runs, that is what it holds. To
+    /// pay it at bake instead, keep the node out of fusion and its buffers apart (`#[no_fusion]`,
+    /// `#[no_alias]`). An error, changing nothing, for other nodes (host and interop tasks, uploads,
+    /// readbacks, or a subgraph holding one).
     pub fn set_enabled(&mut self, node: &str, on: bool) -> Result<&mut Self, Error> {
         let index = self.node_named(node, "node that can be turned off", switchable)?;
         self.set_enabled_at(index, on)
@@ -579,22 +589,34 @@ impl BakedGraph {
     /// [`BakedGraph::set_enabled`] by declaration index.
     pub(crate) fn set_enabled_at(&mut self, index: usize, on: bool) -> Result<&mut Self, Error> {
         let targets = enable_targets(&self.state.desc, index)?;
-        let was = self.enabled.clone();
+        let (was, was_off) = (self.enabled.clone(), self.ever_off.clone());
+        // Turned off for the first time: a kernel fused with others has no dispatch of its own to skip, and a
+        // graph-owned buffer it writes may share memory with another buffer, whose bytes it would then hold
+        // when the node does not run. Built again, such a node gets a dispatch of its own and what it writes
+        // memory of its own, from then on (every rebuild keeps what was ever turned off apart).
+        let desc = &self.state.desc;
+        let fused = |t: usize| {
+            let groups = &self.state.fused.groups;
+            groups.iter().any(|g| g.members.contains(&(t as u32)))
+        };
+        let rebuild = !on
+            && targets.iter().any(|&t| {
+                !self.ever_off.get(t).copied().unwrap_or(true)
+                    && (fused(t) || writes_owned(desc, t))
+            });
         for &t in &targets {
             if let Some(flag) = self.enabled.get_mut(t) {
                 *flag = on;
             }
+            if let Some(off) = self.ever_off.get_mut(t) {
+                *off |= !on;
+            }
         }
-        // A kernel fused with others has no dispatch of its own to skip: built again, it gets one (the rebuild
-        // keeps every node turned off out of fusion).
-        let fused = |t: &usize| {
-            let groups = &self.state.fused.groups;
-            groups.iter().any(|g| g.members.contains(&(*t as u32)))
-        };
-        if !on && targets.iter().any(fused) {
+        if rebuild {
             let (desc, externals) = (self.state.desc.clone(), self.state.externals.clone());
             if let Err(e) = self.rebuild(desc, externals) {
                 self.enabled = was;
+                self.ever_off = was_off;
                 return Err(e);
             }
         }
@@ -725,10 +747,18 @@ impl BakedGraph {
         let gpu = self.gpu.clone();
         let scope = OpScope::enter(&gpu);
         let submitted = self.submit(Timing::Deferred);
-        scope
-            .finish(submitted)
-            .map(drop)
-            .map_err(|e| e.in_graph(&self.state.desc.name))
+        // Handed to the queue only once they recorded cleanly: an invalid command buffer would fail whatever
+        // submission took it, another graph's included.
+        let held = std::mem::take(&mut self.held);
+        drop(
+            scope
+                .finish(submitted)
+                .map_err(|e| e.in_graph(&self.state.desc.name))?,
+        );
+        for buffer in held {
+            gpu.queue().defer(buffer);
+        }
+        Ok(())
     }
 
     /// [`BakedGraph::replay`], then waits for it.
@@ -881,7 +911,11 @@ impl BakedGraph {
             recorder,
             host,
             |node, recorder| recorder.with_encoder(&mut |encoder| interop(node, encoder)),
-        )?;
+        );
+        if let Some(recorder) = portable_recorder.as_mut() {
+            self.held.append(&mut recorder.held);
+        }
+        let last = last?;
         // What trailing host tasks wrote is queued, not submitted: it goes to the GPU ahead of the next
         // submission (a replay, a read), which is all that can see it. Submitting it here would make waiting
         // for this replay wait for every other graph's work before it on the queue.
@@ -921,6 +955,23 @@ impl BakedGraph {
             }),
         });
         first.map(|n| n as usize)
+    }
+}
+
+/// Whether node `n` writes a graph-owned buffer.
+fn writes_owned(desc: &GraphDesc, n: usize) -> bool {
+    let owned = |b: u32| {
+        desc.buffers
+            .get(b as usize)
+            .is_some_and(|b| b.role == graph_core::ir::Role::Owned)
+    };
+    match desc.nodes.get(n).map(|node| &node.op) {
+        Some(OpDesc::Kernel(k)) => k
+            .bindings
+            .iter()
+            .any(|a| a.mode.writes() && owned(a.buffer)),
+        Some(OpDesc::Copy { dst, .. }) => owned(*dst),
+        _ => false,
     }
 }
 

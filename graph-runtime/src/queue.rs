@@ -26,7 +26,9 @@ use crate::native::{DirectOn, DirectQueue, OrderingFault};
 /// An eager [`Stream`](crate::Stream) keeps its calls' command buffers back and submits them together
 /// ([`GpuQueue::pending`]). Anything done through this queue submits them first: a submission, a write (which
 /// would otherwise reach the GPU ahead of them), a wait, a replay. So work through the queue runs in the order
-/// it was asked for, batched or not; [`GpuQueue::flush`] submits them with nothing after.
+/// it was asked for, batched or not; [`GpuQueue::flush`] submits them with nothing after. A callback that
+/// wgpu runs inside a submission (`on_submitted_work_done`'s) must not use this queue: the submission holds
+/// its lock.
 pub struct GpuQueue {
     queue: wgpu::Queue,
     direct: Option<Arc<DirectQueue>>,
@@ -177,6 +179,8 @@ impl GpuQueue {
     /// backend other than Vulkan, or `GRAPH_RUNTIME_SUBMIT=wgpu`); `None` where it does, since submissions
     /// made past this queue would not be ordered against replays.
     pub fn wgpu(&self) -> Option<&wgpu::Queue> {
+        // What is kept back goes first: work through the raw queue would otherwise run ahead of it.
+        self.flush();
         self.direct.is_none().then_some(&self.queue)
     }
 
@@ -218,8 +222,10 @@ impl GpuQueue {
         };
         let mut deferred = self.deferred();
         let mut guard = direct.lock();
+        // The planted fault skips the queued writes only: what is kept back is submitted whatever it plants.
         let skip = direct.planted(OrderingFault::ReplayBeforeQueuedWrites);
-        if !skip && (self.written.swap(false, Ordering::Acquire) || !deferred.is_empty()) {
+        let written = !skip && self.written.swap(false, Ordering::Acquire);
+        if written || !deferred.is_empty() {
             self.submitted.fetch_add(1, Ordering::Relaxed);
             guard.submit_wgpu(&self.queue, std::mem::take(&mut *deferred));
         }

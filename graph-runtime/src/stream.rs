@@ -513,10 +513,12 @@ impl Stream {
 
     /// Lets up to `calls` calls that run at once go to the GPU in one submission (1, the default, submits each
     /// call at once). A batch is submitted when it is full, at a host wait ([`Stream::read`],
-    /// [`Stream::wait`], an eager readback or host task), by [`Stream::flush`], when the stream is dropped, or
-    /// first thing when anything else goes through the `Gpu`'s queue (a buffer's write or read, a replay), so
-    /// work still runs in the order it was asked for. An error the device reports at that submission is the
-    /// error of whatever made it.
+    /// [`Stream::wait`], an eager readback, a host task that reads or writes a buffer), by [`Stream::flush`],
+    /// when the stream is dropped, or first thing when anything else goes through the `Gpu`'s queue (a
+    /// buffer's write or read, a replay), so work still runs in the order it was asked for. An error the
+    /// device reports at that submission is the error of whatever made it; a call whose recording failed is
+    /// never kept back. The count is of every command buffer kept back on the `Gpu`'s queue, other streams'
+    /// included, so a stream that submits at once also submits theirs.
     ///
     /// Batching saves submissions, but the GPU starts on a batch only once it is submitted, where calls
     /// submitted one by one run while the next ones are recorded: on the H100, `07_record`'s five calls ran

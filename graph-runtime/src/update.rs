@@ -333,9 +333,9 @@ impl BakedGraph {
         let gpu = self.gpu.clone();
         let scope = OpScope::enter(&gpu);
         let name = desc.name.to_string();
-        // Nodes turned off keep dispatches of their own, so that they stay off.
-        let apart: Vec<u32> = (0..self.enabled.len() as u32)
-            .filter(|&n| !self.enabled[n as usize])
+        // Nodes ever turned off keep dispatches of their own, and what they write memory of its own.
+        let apart: Vec<u32> = (0..self.ever_off.len() as u32)
+            .filter(|&n| self.ever_off[n as usize])
             .collect();
         let built = BakedState::build(
             &gpu,

@@ -35,8 +35,10 @@ pub(crate) struct WgpuRecorder<'a> {
     pipeline: Option<usize>,
     /// A profiled replay's queries: each dispatch then gets a pass of its own, timed.
     timestamps: Option<&'a mut Timestamps>,
-    /// Whether a partition's command buffer is kept back on the queue rather than submitted.
+    /// Whether a partition's command buffer is kept back rather than submitted: held here until the replay
+    /// is known to have recorded without error (`held`), or handed to the queue before a host phase waits.
     defer: bool,
+    pub(crate) held: Vec<wgpu::CommandBuffer>,
 }
 
 impl<'a> WgpuRecorder<'a> {
@@ -62,6 +64,7 @@ impl<'a> WgpuRecorder<'a> {
             pipeline: None,
             timestamps,
             defer,
+            held: Vec::new(),
         }
     }
 
@@ -225,13 +228,17 @@ impl Recorder for WgpuRecorder<'_> {
                 .create_command_encoder(&Default::default())
         });
         if self.defer {
-            self.gpu.queue().defer(encoder.finish());
+            self.held.push(encoder.finish());
             return Ok(Work(WorkOf::Deferred));
         }
         Ok(self.gpu.queue().submit([encoder.finish()]).into())
     }
 
     fn wait(&mut self, submitted: Work) -> Result<(), Error> {
+        // A host phase waits for what came before it: what is held goes to the queue first.
+        for buffer in self.held.drain(..) {
+            self.gpu.queue().defer(buffer);
+        }
         self.gpu.wait_for(Some(submitted))
     }
 

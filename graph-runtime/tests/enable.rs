@@ -276,3 +276,96 @@ fn only_nodes_that_can_be_turned_off_alone_are_turned_off() -> Result<(), Error>
     g.set_enabled("bump", false)?;
     Ok(())
 }
+
+graph! {
+    /// `y = 2 (x + 1)` through graph-owned `t`, then `z = 3x` through graph-owned `s`: `t` (steps 0-1) and
+    /// `s` (steps 2-3) share memory, until `bump` (which writes `t`) is turned off.
+    #[no_fusion]
+    graph Shared {
+        buffers { x: [f32; 256] = input, y: [f32; 256] = output, z: [f32; 256] = output, t: [f32; 256], s: [f32; 256] }
+        kernel bump(x: read, t: write) {
+            @compute @workgroup_size(64)
+            fn main(@builtin(global_invocation_id) gid: vec3<u32>) { t[gid.x] = x[gid.x] + 1.0; }
+        }
+        kernel twice(t: read, y: write) {
+            @compute @workgroup_size(64)
+            fn main(@builtin(global_invocation_id) gid: vec3<u32>) { y[gid.x] = 2.0 * t[gid.x]; }
+        }
+        kernel triple(y: read, x: read, s: write) {
+            @compute @workgroup_size(64)
+            fn main(@builtin(global_invocation_id) gid: vec3<u32>) { s[gid.x] = 3.0 * x[gid.x] + 0.0 * y[gid.x]; }
+        }
+        kernel keep(s: read, z: write) {
+            @compute @workgroup_size(64)
+            fn main(@builtin(global_invocation_id) gid: vec3<u32>) { z[gid.x] = s[gid.x]; }
+        }
+    }
+}
+
+#[test]
+fn a_buffer_a_node_turned_off_writes_keeps_what_it_held_and_no_other_buffers_bytes()
+-> Result<(), Error> {
+    let gpu = gpu();
+    let mut rng = rng();
+    let n = 256;
+    let index = |name: &str| {
+        Shared::DESCRIPTION
+            .buffers
+            .iter()
+            .position(|b| b.name == name)
+    };
+    let (t, s) = (index("t").expect("t"), index("s").expect("s"));
+    for native in [true, false] {
+        let x = gpu.buffer_zeroed::<f32>(n)?;
+        let y = gpu.buffer_zeroed::<f32>(n)?;
+        let z = gpu.buffer_zeroed::<f32>(n)?;
+        let mut g = Shared::bake(
+            &gpu,
+            SharedBuffers {
+                x: &x,
+                y: &y,
+                z: &z,
+            },
+        )?;
+        if !use_recorder(&mut g, &gpu, native) {
+            continue;
+        }
+        let plan = g.untyped().memory_plan();
+        let shares = |plan: &graph_runtime::memory::MemoryPlan| match (
+            plan.placements[t],
+            plan.placements[s],
+        ) {
+            (Some(pt), Some(ps)) => pt.shares_memory(&ps),
+            _ => false,
+        };
+        assert!(
+            shares(plan),
+            "the test needs `t` and `s` to share memory at bake"
+        );
+        let first = random_f32s(&mut rng, n);
+        x.write(&first)?;
+        g.replay()?.wait()?;
+        g.set_enabled(SharedToggle::Bump, false)?;
+        assert!(
+            !shares(g.untyped().memory_plan()),
+            "`t` keeps memory of its own once `bump` is off"
+        );
+        // `t` holds nothing `bump` wrote since the rebuild: zeros, and never `s`'s bytes.
+        let second = random_f32s(&mut rng, n);
+        x.write(&second)?;
+        g.replay()?.wait()?;
+        g.set_enabled(SharedToggle::Bump, true)?;
+        x.write(&first)?;
+        g.replay()?.wait()?;
+        let want: Vec<f32> = first.iter().map(|v| 2.0 * (v + 1.0)).collect();
+        assert_close(&read(&y), &want, "bump on again");
+        // Off once more: no rebuild now, and `t` holds what `bump` wrote last.
+        g.set_enabled(SharedToggle::Bump, false)?;
+        x.write(&second)?;
+        g.replay()?.wait()?;
+        assert_close(&read(&y), &want, "bump off: what it wrote last");
+        let tripled: Vec<f32> = second.iter().map(|v| 3.0 * v).collect();
+        assert_close(&read(&z), &tripled, "the rest runs");
+    }
+    Ok(())
+}
