@@ -54,6 +54,8 @@ pub struct KernelSpec {
     kernel: Kernel,
     /// Size expressions that did not parse: (dimension, message).
     bad_sizes: Vec<(usize, String)>,
+    /// Override values that did not parse, as messages.
+    bad_overrides: Vec<String>,
 }
 
 impl KernelSpec {
@@ -69,8 +71,10 @@ impl KernelSpec {
                 entry: None,
                 dispatch: DispatchSpec::Auto,
                 args: Vec::new(),
+                overrides: Vec::new(),
             },
             bad_sizes: Vec::new(),
+            bad_overrides: Vec::new(),
         }
     }
 
@@ -150,6 +154,24 @@ impl KernelSpec {
     pub fn indirect(mut self, buffer: &str) -> Self {
         self.bad_sizes.clear();
         self.kernel.dispatch = DispatchSpec::Indirect(buffer.to_string());
+        self
+    }
+
+    /// The value of the WGSL's `override NAME: u32;` (or `i32`), as a size expression over buffer lengths and
+    /// literals, evaluated at bake and at each update: `set_override("tile", "x.len() / 64")` (the macro's
+    /// `overrides(tile: x.len() / 64)`). A `var<workgroup>` array sized by it is checked against the
+    /// device's workgroup memory at bake.
+    pub fn set_override(mut self, name: &str, value: &str) -> Self {
+        let value = parse_size(value).unwrap_or_else(|e| {
+            self.bad_overrides.push(format!(
+                "the value `{value}` of override `{name}` cannot be read: {e}"
+            ));
+            SizeExpr::Literal(1)
+        });
+        self.kernel.overrides.push(crate::ir::KernelOverride {
+            name: name.to_string(),
+            value,
+        });
         self
     }
 
@@ -278,7 +300,12 @@ impl GraphBuilder {
     /// A kernel written in WGSL.
     pub fn kernel(&mut self, name: &str, spec: KernelSpec) -> &mut Self {
         let node = self.graph.nodes.len();
-        for (_, message) in &spec.bad_sizes {
+        for message in spec
+            .bad_sizes
+            .iter()
+            .map(|(_, m)| m)
+            .chain(&spec.bad_overrides)
+        {
             self.early
                 .push(Diagnostic::new(Loc::Dispatch(node), message.clone()));
         }
@@ -314,6 +341,7 @@ impl GraphBuilder {
                     wgsl: value.to_string(),
                 })
                 .collect(),
+            overrides: Vec::new(),
         };
         self.node(name, NodeKind::Kernel(kernel))
     }

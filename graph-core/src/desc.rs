@@ -394,6 +394,18 @@ pub struct KernelDesc {
     pub grid: Option<GridDesc>,
     /// Left alone by the fusion pass (`#[no_fusion]` on the node or its graph).
     pub no_fusion: bool,
+    /// Values of the kernel's WGSL `override` constants, each a size program over buffer lengths (no
+    /// parameters), evaluated when the graph is baked and at each update.
+    #[serde(default)]
+    pub overrides: List<OverrideDesc>,
+}
+
+/// One `override` constant's value ([`KernelDesc::overrides`]).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct OverrideDesc {
+    /// What the pipeline's constants name it by: its `@id`, or its name.
+    pub key: Text,
+    pub value: SizeDesc,
 }
 
 /// An image kernel ([`KernelDesc::grid`]).
@@ -932,6 +944,14 @@ impl GraphDesc {
                     k.workgroup_size
                 );
                 ensure!(!k.entry.is_empty(), "kernel `{name}` has no entry point");
+                for (i, o) in k.overrides.iter().enumerate() {
+                    ensure!(
+                        !o.key.is_empty() && !k.overrides[..i].iter().any(|p| p.key == o.key),
+                        "kernel `{name}` gives override `{}` no name, or twice",
+                        o.key
+                    );
+                    self.validate_fixed_size(name, &o.value, buffers)?;
+                }
                 if let Some(range) = &k.range {
                     ensure!(
                         !k.bindings.is_empty(),
@@ -1045,10 +1065,24 @@ impl GraphDesc {
             return Ok(());
         }
         for bound in [&range.start, &range.end] {
+            self.validate_fixed_size(node, bound, buffers)?;
+        }
+        Ok(())
+    }
+
+    /// A size fixed at bake (a range's bound, an override's value): well formed, over existing buffers, and
+    /// reading no parameter.
+    fn validate_fixed_size(
+        &self,
+        node: &str,
+        bound: &SizeDesc,
+        buffers: usize,
+    ) -> Result<(), InvalidDescription> {
+        {
             self.validate_size(node, bound, buffers)?;
             ensure!(
                 !bound.steps.iter().any(|s| matches!(s, SizeStep::Param(_))),
-                "the range bound `{}` of `{node}` reads a parameter, but ranges are fixed at bake",
+                "the size `{}` of `{node}` reads a parameter, but it is fixed at bake",
                 bound.text
             );
         }

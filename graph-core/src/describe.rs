@@ -6,8 +6,8 @@ use crate::check::{CheckedDispatch, CheckedGraph, CheckedNode, CheckedRange, Siz
 use crate::deps::{BufferAccess, EdgeOrigin};
 use crate::desc::{
     AccessDesc, AlternativeDesc, BlockDesc, BufferDesc, DispatchDesc, EdgeDesc, EdgeOriginDesc,
-    GraphDesc, KernelArgDesc, KernelDesc, List, NodeDesc, OpDesc, ParamFieldDesc, ParamsDesc,
-    PartitionDesc, RangeDesc, SizeDesc, SubgraphBinding,
+    GraphDesc, KernelArgDesc, KernelDesc, List, NodeDesc, OpDesc, OverrideDesc, ParamFieldDesc,
+    ParamsDesc, PartitionDesc, RangeDesc, SizeDesc, SubgraphBinding,
 };
 use crate::schedule::Partition;
 
@@ -171,6 +171,14 @@ fn describe_op(op: &CheckedNode) -> OpDesc {
             reach: k.reach,
             grid: k.grid.clone(),
             no_fusion: false,
+            overrides: k
+                .overrides
+                .iter()
+                .map(|(key, program)| OverrideDesc {
+                    key: key.clone().into(),
+                    value: size(program),
+                })
+                .collect(),
         }),
         CheckedNode::Copy {
             src_range,

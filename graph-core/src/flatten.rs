@@ -286,6 +286,17 @@ impl Remap<'_> {
                     }
                 },
                 range: k.range.as_ref().map(|r| self.range(r, node)).transpose()?,
+                overrides: k
+                    .overrides
+                    .iter()
+                    .map(|o| {
+                        Ok(crate::desc::OverrideDesc {
+                            key: o.key.clone(),
+                            value: self.size(&o.value, node)?,
+                        })
+                    })
+                    .collect::<Result<Vec<_>, InvalidDescription>>()?
+                    .into(),
                 alternative: k
                     .alternative
                     .as_ref()

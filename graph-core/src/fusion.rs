@@ -502,6 +502,7 @@ fn candidate_where<'a>(
     let in_block = desc.blocks.iter().any(|b| b.nodes.contains(&(n as u32)));
     let fusable = independent(k)
         && !k.no_fusion
+        && k.overrides.is_empty()
         && k.range.is_none()
         && k.alternative.is_none()
         && one_dimensional
@@ -1299,6 +1300,7 @@ fn fused_kernel(
         reach: None,
         grid: None,
         no_fusion: false,
+        overrides: Default::default(),
     };
     validate_once(&kernel, desc, validated)
         .map_err(|message| format!("the fused kernel does not validate: {message}"))?;

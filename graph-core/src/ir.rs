@@ -279,6 +279,16 @@ pub enum WorkgroupLimits {
     Device,
 }
 
+/// A value for one of a kernel's WGSL `override` constants: a size expression over buffer lengths and literals
+/// (no parameters), evaluated at bake and again at each update (`overrides(tile: x.len() / 64)`), so that a
+/// `var<workgroup>` array can be sized by what is bound.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct KernelOverride {
+    pub name: String,
+    pub value: SizeExpr,
+}
+
 /// A value given to a library kernel's argument, as WGSL text (`params.a`, `2.0`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -300,6 +310,9 @@ pub struct Kernel {
     pub dispatch: DispatchSpec,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub args: Vec<KernelArg>,
+    /// Values of the WGSL's `override` constants (see [`KernelOverride`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub overrides: Vec<KernelOverride>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -452,7 +465,14 @@ impl Node {
             r.as_ref().map_or([None, None], ElementRange::bounds)
         }
         match &self.kind {
-            NodeKind::Kernel(k) => k.dispatch.dims().iter().map(Some).collect(),
+            // The dispatch's dimensions, then the overrides' values.
+            NodeKind::Kernel(k) => k
+                .dispatch
+                .dims()
+                .iter()
+                .chain(k.overrides.iter().map(|o| &o.value))
+                .map(Some)
+                .collect(),
             NodeKind::Copy {
                 src_range,
                 dst_range,
@@ -476,6 +496,14 @@ impl Node {
             }
             NodeKind::Fill { .. } | NodeKind::Upload { .. } | NodeKind::Readback { .. } => {
                 format!("the {bound} of the range")
+            }
+            NodeKind::Kernel(k)
+                if slot
+                    .checked_sub(k.dispatch.dims().len())
+                    .is_some_and(|at| at < k.overrides.len()) =>
+            {
+                let name = &k.overrides[slot - k.dispatch.dims().len()].name;
+                format!("the value of override `{name}`")
             }
             _ => {
                 let dim = ["x", "y", "z"]

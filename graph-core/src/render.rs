@@ -397,6 +397,7 @@ mod tests {
             entry: None,
             dispatch: DispatchSpec::Auto,
             args: Vec::new(),
+            overrides: Vec::new(),
         }
     }
 

@@ -220,6 +220,7 @@ impl<'a> Graph<'a> {
             || k.no_fusion
             || k.range.is_some()
             || k.alternative.is_some()
+            || !k.overrides.is_empty()
             || in_block
         {
             return None;

@@ -70,6 +70,7 @@ pub fn kernel(
         reach: None,
         grid: None,
         no_fusion: false,
+        overrides: Default::default(),
     };
     validate_once(&kernel, desc, validated)
         .map_err(|message| format!("the tiled kernel does not validate: {message}"))?;

@@ -181,6 +181,7 @@ fn kernel_with(
             entry: entry.map(Into::into),
             dispatch,
             args: Vec::new(),
+            overrides: Vec::new(),
         }),
     }
 }
@@ -214,6 +215,7 @@ fn lib_kernel(name: &str, path: &str, bindings: &[(&str, &str)], args: &[(&str, 
                     wgsl: wgsl.into(),
                 })
                 .collect(),
+            overrides: Vec::new(),
         }),
     }
 }
@@ -1311,6 +1313,7 @@ fn file_kernel(text: &str) -> Graph {
                 entry: None,
                 dispatch: DispatchSpec::Auto,
                 args: vec![],
+                overrides: Vec::new(),
             }),
         }],
     )

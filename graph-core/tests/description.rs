@@ -33,6 +33,7 @@ fn kernel_with(bindings: Vec<AccessDesc>, dispatch: DispatchDesc) -> KernelDesc 
         reach: None,
         grid: None,
         no_fusion: false,
+        overrides: list(vec![]),
     }
 }
 

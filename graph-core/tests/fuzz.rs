@@ -1543,6 +1543,7 @@ fn build_node(raw: RawNode, buffers: &[String]) -> NodeKind {
                 entry,
                 dispatch,
                 args: args(kernel_args),
+                overrides: Vec::new(),
             })
         }
         RawNode::Library {
@@ -1573,6 +1574,7 @@ fn build_node(raw: RawNode, buffers: &[String]) -> NodeKind {
             entry,
             dispatch,
             args: args(kernel_args),
+            overrides: Vec::new(),
         }),
         RawNode::Copy(src, dst, src_range, dst_range) => NodeKind::Copy {
             src: resolve(&src, buffers),
@@ -2485,6 +2487,7 @@ fn a_buffer_name_that_is_no_identifier_is_refused_and_a_unicode_one_survives_its
                 entry: None,
                 dispatch: DispatchSpec::Threads(vec![SizeExpr::Len(name.into())]),
                 args: Vec::new(),
+                overrides: Vec::new(),
             }),
         }],
         ..Graph::default()

@@ -66,7 +66,7 @@ const ITEM_KEYWORDS: [&str; 17] = [
 ];
 
 /// The clauses a kernel takes after its access list.
-const CLAUSES: [&str; 3] = ["threads", "workgroups", "entry"];
+const CLAUSES: [&str; 4] = ["threads", "workgroups", "entry", "overrides"];
 
 pub struct GraphDef {
     pub docs: Vec<Attribute>,
@@ -275,6 +275,16 @@ pub struct KernelDecl {
     pub body: KernelBody,
     pub dispatch: Option<Dispatch>,
     pub entry: Option<Ident>,
+    /// `overrides(tile: x.len() / 64)`: values of the WGSL's `override` constants.
+    pub overrides: Vec<(Ident, Expr)>,
+}
+
+/// What a kernel's clauses give: its dispatch, entry point, override values, and where they end.
+struct Clauses {
+    dispatch: Option<Dispatch>,
+    entry: Option<Ident>,
+    overrides: Vec<(Ident, Expr)>,
+    end: Span,
 }
 
 pub enum KernelBody {
@@ -1210,17 +1220,23 @@ fn parse_kernel(input: ParseStream<'_>, cx: &Ctxt) -> syn::Result<KernelDecl> {
             input.parse::<Token![:]>()?;
             Ok((name, parse_value(input)?))
         });
-        let (dispatch, entry, end) = parse_clauses(input, cx, group.span.close());
-        expect_semi(input, cx, end);
+        let clauses = parse_clauses(input, cx, group.span.close());
+        expect_semi(input, cx, clauses.end);
         return Ok(KernelDecl {
             name,
             body: KernelBody::Library { path, bindings },
-            dispatch,
-            entry,
+            dispatch: clauses.dispatch,
+            entry: clauses.entry,
+            overrides: clauses.overrides,
         });
     }
     let (accesses, close) = parse_accesses(input, cx)?;
-    let (dispatch, entry, end) = parse_clauses(input, cx, close);
+    let Clauses {
+        dispatch,
+        entry,
+        overrides,
+        end,
+    } = parse_clauses(input, cx, close);
     let body = if input.peek(Ident::peek_any) && input.fork().call(Ident::parse_any)? == "file" {
         input.call(Ident::parse_any)?;
         let content;
@@ -1253,6 +1269,7 @@ fn parse_kernel(input: ParseStream<'_>, cx: &Ctxt) -> syn::Result<KernelDecl> {
         body,
         dispatch,
         entry,
+        overrides,
     })
 }
 
@@ -1286,20 +1303,26 @@ fn parse_library_path(input: ParseStream<'_>, cx: &Ctxt) -> syn::Result<Vec<Iden
 }
 
 /// The clauses after a kernel's access list, and the span of the last token read (for a missing `;`).
-fn parse_clauses(
-    input: ParseStream<'_>,
-    cx: &Ctxt,
-    mut end: Span,
-) -> (Option<Dispatch>, Option<Ident>, Span) {
-    let (mut dispatch, mut entry) = (None, None);
+fn parse_clauses(input: ParseStream<'_>, cx: &Ctxt, mut end: Span) -> Clauses {
+    let (mut dispatch, mut entry, mut overrides) = (None, None, Vec::new());
     loop {
         // A clause is a word followed by parentheses; `file(..)` is the kernel's body.
         let fork = input.fork();
         let Ok(word) = fork.call(Ident::parse_any) else {
-            return (dispatch, entry, end);
+            return Clauses {
+                dispatch,
+                entry,
+                overrides,
+                end,
+            };
         };
         if word == "file" || !fork.peek(syn::token::Paren) {
-            return (dispatch, entry, end);
+            return Clauses {
+                dispatch,
+                entry,
+                overrides,
+                end,
+            };
         }
         let text = word.to_string();
         let clause = if CLAUSES.contains(&text.as_str()) {
@@ -1313,16 +1336,47 @@ fn parse_clauses(
         } else {
             cx.error(syn::Error::new(
                 word.span(),
-                format!("unknown clause `{text}`; a kernel takes `threads(..)`, `workgroups(..)` and `entry(..)`"),
+                format!(
+                    "unknown clause `{text}`; a kernel takes `threads(..)`, `workgroups(..)`, `entry(..)` and \
+                     `overrides(..)`"
+                ),
             ));
             clause_group(input);
             continue;
         };
         let _ = input.call(Ident::parse_any);
         let Some((content, span)) = clause_group(input) else {
-            return (dispatch, entry, end);
+            return Clauses {
+                dispatch,
+                entry,
+                overrides,
+                end,
+            };
         };
         end = span;
+        if clause == "overrides" {
+            let pairs = syn::parse::Parser::parse2(
+                |input: ParseStream<'_>| {
+                    let mut pairs = Vec::new();
+                    while !input.is_empty() {
+                        let name: Ident = input.parse()?;
+                        input.parse::<Token![:]>()?;
+                        let value: Expr = input.parse()?;
+                        pairs.push((name, value));
+                        if !input.is_empty() {
+                            input.parse::<Token![,]>()?;
+                        }
+                    }
+                    Ok(pairs)
+                },
+                content,
+            );
+            match pairs {
+                Ok(pairs) => overrides.extend(pairs),
+                Err(e) => cx.error(e),
+            }
+            continue;
+        }
         if clause == "entry" {
             match syn::parse2::<Ident>(content) {
                 Ok(name) => entry = Some(name),

@@ -7,8 +7,8 @@ use std::hash::{Hash, Hasher};
 
 use graph_core::desc::{
     AccessDesc, AlternativeDesc, AxisSizeDesc, BlockDesc, BufferDesc, DispatchDesc, EdgeDesc,
-    GraphDesc, GridDesc, KernelArgDesc, KernelDesc, OpDesc, ParamFieldDesc, ParamsDesc,
-    PartitionDesc, RangeDesc, SizeDesc, SubgraphBinding, TextureSizeDesc,
+    GraphDesc, GridDesc, KernelArgDesc, KernelDesc, OpDesc, OverrideDesc, ParamFieldDesc,
+    ParamsDesc, PartitionDesc, RangeDesc, SizeDesc, SubgraphBinding, TextureSizeDesc,
 };
 use graph_core::ir::{AccessMode, ParamsStorage, Role};
 use graph_core::size::{Axis, SizeOp, SizeStep};
@@ -119,7 +119,8 @@ structs! {
     SubgraphBinding in desc { name, buffer, mode }
     BlockDesc in desc { name, count, flag, nodes, branches, cases }
     AccessDesc in desc { buffer, mode }
-    KernelDesc in desc { declarations, args, source, entry, workgroup_size, bindings, dispatch, foldable, range, alternative, pointwise, reach, grid, no_fusion }
+    KernelDesc in desc { declarations, args, source, entry, workgroup_size, bindings, dispatch, foldable, range, alternative, pointwise, reach, grid, no_fusion, overrides }
+    OverrideDesc in desc { key, value }
     GridDesc in desc { reach, image }
     AlternativeDesc in desc { group, choice }
     RangeDesc in desc { start, end }

@@ -485,7 +485,22 @@ fn lower_accesses(out: &mut Lowered, cx: &Ctxt, accesses: &[AccessDecl]) -> Vec<
 fn lower_kernel(out: &mut Lowered, cx: &Ctxt, k: &KernelDecl) {
     // The node about to be pushed: its parts' spans are recorded under its index as they are lowered.
     let n = out.graph.nodes.len();
-    let (dispatch, size_spans) = lower_dispatch(cx, k.dispatch.as_ref());
+    let (dispatch, mut size_spans) = lower_dispatch(cx, k.dispatch.as_ref());
+    // The overrides' values are the size slots after the dispatch's.
+    let mut overrides = Vec::new();
+    for (name, value) in &k.overrides {
+        let mut terms = Vec::new();
+        let value = lower_size(value, &mut terms).unwrap_or_else(|error| {
+            cx.error(error);
+            terms = vec![range_of(value)];
+            SizeExpr::Literal(1)
+        });
+        size_spans.push(terms);
+        overrides.push(graph_core::ir::KernelOverride {
+            name: name_of(name),
+            value,
+        });
+    }
     let (accesses, source, args) = match &k.body {
         KernelBody::Missing { accesses } => {
             let list = lower_accesses(out, cx, accesses);
@@ -580,6 +595,7 @@ fn lower_kernel(out: &mut Lowered, cx: &Ctxt, k: &KernelDecl) {
         entry: k.entry.as_ref().map(Ident::to_string),
         dispatch,
         args,
+        overrides,
     };
     push_node(out, &k.name, NodeKind::Kernel(kernel));
     if let Some(entry) = &k.entry {

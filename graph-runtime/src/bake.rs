@@ -591,7 +591,7 @@ pub(crate) fn build_kernels(
                     module: &module,
                     entry_point: Some(&entry.entry),
                     compilation_options: wgpu::PipelineCompilationOptions {
-                        constants: &entry.constants,
+                        constants: &entry.constant_pairs(),
                         ..Default::default()
                     },
                     cache: None,

@@ -131,12 +131,7 @@ pub(crate) struct NativeBuilt {
 
 /// What a native pipeline is made from: its WGSL module, entry point, override constants (name, value's
 /// bits) and its bindings' descriptor types. Equal keys make equal SPIR-V, so naga runs once per key.
-type PipelineKey = (
-    String,
-    String,
-    Vec<(&'static str, u64)>,
-    Vec<DescriptorKind>,
-);
+type PipelineKey = (String, String, Vec<(String, u64)>, Vec<DescriptorKind>);
 
 /// The native pipelines of one [`NativeReplay::new`]: those of the replay before it taken where their keys
 /// are equal, the others made (SPIR-V from naga, then Vulkan) and counted.
@@ -154,13 +149,16 @@ impl Pipelines<'_> {
     fn key(
         source: String,
         entry: &str,
-        constants: &[(&'static str, f64)],
+        constants: &[(&str, f64)],
         kinds: Vec<DescriptorKind>,
     ) -> PipelineKey {
         (
             source,
             entry.to_string(),
-            constants.iter().map(|&(n, v)| (n, v.to_bits())).collect(),
+            constants
+                .iter()
+                .map(|&(n, v)| (n.to_string(), v.to_bits()))
+                .collect(),
             kinds,
         )
     }
@@ -225,7 +223,7 @@ impl Pipelines<'_> {
         &mut self,
         source: String,
         entry: &str,
-        constants: &[(&'static str, f64)],
+        constants: &[(&str, f64)],
         kinds: Vec<DescriptorKind>,
     ) -> Result<Arc<NativePipeline>, String> {
         let key = Self::key(source, entry, constants, kinds);
@@ -257,7 +255,7 @@ fn make_pipeline(
     let (source, entry, constants, kinds) = key;
     let constants: Vec<(&str, f64)> = constants
         .iter()
-        .map(|&(name, bits)| (name, f64::from_bits(bits)))
+        .map(|(n, bits)| (n.as_str(), f64::from_bits(*bits)))
         .collect();
     let words = spirv(source, entry, &constants, shared.spirv_features())
         .map_err(|e| format!("has no SPIR-V: {e}"))?;
@@ -452,7 +450,7 @@ impl NativeReplay {
                 Pipelines::key(
                     entry.module(params_storage),
                     &entry.entry,
-                    &entry.constants,
+                    &entry.constant_pairs(),
                     descriptor_kinds(entry),
                 )
             }));
@@ -471,7 +469,7 @@ impl NativeReplay {
                 None => {
                     let kinds = descriptor_kinds(entry);
                     let source = entry.module(params_storage);
-                    match pipelines.get(source, &entry.entry, &entry.constants, kinds) {
+                    match pipelines.get(source, &entry.entry, &entry.constant_pairs(), kinds) {
                         Ok(pipeline) => entries[node.kernel].insert(pipeline).clone(),
                         Err(e) => return refuse(format!("kernel `{}` {e}", desc.nodes[n].name)),
                     }

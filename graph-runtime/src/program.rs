@@ -19,6 +19,8 @@
 
 #![forbid(unsafe_code)]
 
+use std::borrow::Cow;
+
 use std::collections::HashMap;
 
 use graph_core::desc::{AccessDesc, DispatchDesc, GraphDesc, KernelDesc, OpDesc, SizeDesc};
@@ -169,8 +171,8 @@ pub(crate) struct KernelEntry {
     body: String,
     has_params: bool,
     pub entry: String,
-    /// Override constants: a ranged fill's bounds.
-    pub constants: Vec<(&'static str, f64)>,
+    /// Override constants: a ranged fill's bounds, or the values a kernel gives its `override`s.
+    pub constants: Vec<(Cow<'static, str>, f64)>,
     /// Binding by binding.
     pub modes: Vec<AccessMode>,
     /// Binding by binding: the texture's type where the binding is a texture.
@@ -180,6 +182,14 @@ pub(crate) struct KernelEntry {
 }
 
 impl KernelEntry {
+    /// The override constants as a pipeline takes them.
+    pub(crate) fn constant_pairs(&self) -> Vec<(&str, f64)> {
+        self.constants
+            .iter()
+            .map(|(k, v)| (k.as_ref(), *v))
+            .collect()
+    }
+
     /// The complete module, its parameters read from `storage`.
     pub(crate) fn module(&self, storage: ParamsStorage) -> String {
         let mut module = self.body.clone();
@@ -290,6 +300,8 @@ pub(crate) struct DeviceLimits {
     pub workgroups: u32,
     /// The storage offset alignment: where a buffer placed in the transient heap may begin.
     pub storage_alignment: u32,
+    /// Bytes of workgroup memory a kernel may declare.
+    pub workgroup_storage: u32,
 }
 
 impl DeviceLimits {
@@ -300,6 +312,7 @@ impl DeviceLimits {
         invocations: 256,
         workgroups: 65535,
         storage_alignment: 256,
+        workgroup_storage: 16384,
     };
 }
 
@@ -314,6 +327,7 @@ impl From<&wgpu::Limits> for DeviceLimits {
             invocations: limits.max_compute_invocations_per_workgroup,
             workgroups: limits.max_compute_workgroups_per_dimension,
             storage_alignment: limits.min_storage_buffer_offset_alignment,
+            workgroup_storage: limits.max_compute_workgroup_storage_size,
         }
     }
 }
@@ -461,6 +475,59 @@ pub(crate) fn resolve_dispatches(
     Ok(())
 }
 
+/// The values kernel `k` (node `n`) gives its `override`s over buffers of lengths `lens`, by the key its
+/// pipeline names each by; an error when one cannot be computed, or when the workgroup memory its module
+/// declares with them passes the device's limit.
+fn override_values(
+    desc: &GraphDesc,
+    n: usize,
+    k: &KernelDesc,
+    lens: &[u32],
+    limits: DeviceLimits,
+) -> Result<Vec<(String, u32)>, Error> {
+    if k.overrides.is_empty() {
+        return Ok(Vec::new());
+    }
+    let node = &desc.nodes[n].name;
+    let bake = |reason: String| Error::Bake {
+        graph: desc.name.to_string(),
+        reason,
+    };
+    let values = k
+        .overrides
+        .iter()
+        .map(|o| {
+            graph_core::size::evaluate(&o.value.steps, &[], lens)
+                .map(|v| (o.key.to_string(), v))
+                .map_err(|e| {
+                    bake(format!(
+                        "kernel `{node}`: override `{}` = `{}` cannot be computed: {e}",
+                        o.key, o.value.text
+                    ))
+                })
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    let module = format!(
+        "{}{}",
+        k.compose_body(&desc.params),
+        params_declaration(
+            ParamsStorage::Immediates,
+            !desc.params.wgsl_struct.is_empty()
+        )
+    );
+    let bytes = graph_core::wgsl::workgroup_bytes(&module, &values)
+        .map_err(|e| bake(format!("kernel `{node}`: {e}")))?;
+    if bytes > u64::from(limits.workgroup_storage) {
+        let given: Vec<String> = values.iter().map(|(k, v)| format!("{k} = {v}")).collect();
+        return Err(bake(format!(
+            "kernel `{node}` declares {bytes} bytes of workgroup memory with {}, but the device offers {}",
+            given.join(", "),
+            limits.workgroup_storage
+        )));
+    }
+    Ok(values)
+}
+
 /// Node `n`'s kernel entry (not yet numbered) and dispatch, if it dispatches a kernel: a kernel node, or a
 /// copy in a block under GPU control (see [`copy_kernel`]).
 fn node_kernel(
@@ -507,17 +574,25 @@ fn node_kernel(
     }
     .fixed_if_constant(lens, limits.workgroups)
     .map_err(|problem| problem.into_error(desc, n, limits.workgroups))?;
+    let overrides = override_values(desc, n, k, lens, limits)?;
     let entry = KernelEntry {
         label: desc.nodes[n].name.to_string(),
         body: k.compose_body(&desc.params),
         has_params: !desc.params.wgsl_struct.is_empty(),
         entry: k.entry.to_string(),
-        constants: range.map_or(Vec::new(), |(start, end)| {
-            vec![
-                (graph_core::fill::RANGE_START, f64::from(start)),
-                (graph_core::fill::RANGE_END, f64::from(end)),
-            ]
-        }),
+        constants: match range {
+            Some((start, end)) => vec![
+                (
+                    Cow::Borrowed(graph_core::fill::RANGE_START),
+                    f64::from(start),
+                ),
+                (Cow::Borrowed(graph_core::fill::RANGE_END), f64::from(end)),
+            ],
+            None => overrides
+                .into_iter()
+                .map(|(key, v)| (Cow::Owned(key), f64::from(v)))
+                .collect(),
+        },
         modes: k.bindings.iter().map(|b| b.mode).collect(),
         textures: k
             .bindings
@@ -670,6 +745,7 @@ fn copy_kernel(
         reach: None,
         grid: None,
         no_fusion: true,
+        overrides: Default::default(),
         declarations: declarations.into(),
         args: Default::default(),
         source: source.into(),
@@ -908,7 +984,7 @@ mod tests {
         assert_eq!(program.kernels.len(), 4, "{:?}", program.kernels);
         let high = &program.kernels[kernel("high")];
         assert_eq!(
-            high.constants,
+            high.constant_pairs(),
             [
                 (graph_core::fill::RANGE_START, 4.0),
                 (graph_core::fill::RANGE_END, 64.0)

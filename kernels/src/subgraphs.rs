@@ -135,6 +135,7 @@ fn kernel(name: &str, path: &str, bindings: &[(&str, &str)], workgroups: u64) ->
             entry: None,
             dispatch: DispatchSpec::Workgroups(vec![SizeExpr::Literal(workgroups)]),
             args: Vec::new(),
+            overrides: Vec::new(),
         }),
     }
 }

@@ -371,6 +371,37 @@ const READ_A_WRITE_B: &[(&str, &str, AccessMode)] = &[
     ("dst", "b", AccessMode::Write),
 ];
 
+/// The `dispatch/*override*` fixtures' graph: block sums through workgroup memory, the kernel's `override tile`
+/// of type `ty`, given `value` (by name), with a parameter `n` when `params`.
+fn block_sums(ty: &str, value: Option<(&str, &str)>, params: bool) -> GraphBuilder {
+    let mut b = graph_g();
+    if params {
+        b.param("n", "u32");
+    }
+    let wgsl = format!(
+        "override tile: {ty};
+            var<workgroup> cache: array<f32, 64>;
+
+            @compute @workgroup_size(64)
+            fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32) {{
+                cache[lid] = x[wid.x * 64u + lid] * f32(tile);
+                workgroupBarrier();
+                if (lid == 0u) {{ sums[wid.x] = cache[0]; }}
+            }}"
+    );
+    let mut spec = KernelSpec::wgsl(wgsl)
+        .read("x")
+        .write("sums")
+        .workgroups(&["8"]);
+    if let Some((name, value)) = value {
+        spec = spec.set_override(name, value);
+    }
+    b.input("x", "f32")
+        .buffer("sums", "f32", Role::Output, Some(8))
+        .kernel("block_sums", spec);
+    b
+}
+
 /// The graph of the `alternatives/` fixtures: Sobel and Scharr of `image`, into `gradient` and `second`.
 fn sobel_or_scharr(second: &str) -> GraphBuilder {
     let mut b = graph_g();
@@ -470,6 +501,26 @@ const CASES: &[Case] = &[
                 .no_alias("x");
             b
         },
+        rustc_errors: &[],
+    },
+    Case {
+        fixture: "dispatch/unknown-override",
+        build: || block_sums("u32", Some(("til", "x.len() / 8")), false),
+        rustc_errors: &[],
+    },
+    Case {
+        fixture: "dispatch/override-without-a-value",
+        build: || block_sums("u32", None, false),
+        rustc_errors: &[],
+    },
+    Case {
+        fixture: "dispatch/override-from-a-parameter",
+        build: || block_sums("u32", Some(("tile", "params.n")), true),
+        rustc_errors: &[],
+    },
+    Case {
+        fixture: "dispatch/override-of-a-float",
+        build: || block_sums("f32", Some(("tile", "x.len() / 8")), false),
         rustc_errors: &[],
     },
     // control/

@@ -1,6 +1,7 @@
 //! Kernels: each one's WGSL, composed with its declarations, validated by naga and held to what the graph
 //! says of it.
 
+use super::sizes::SizeUse;
 use super::values::ValueOf;
 use super::{CheckedDispatch, CheckedKernel, CheckedRange, Checker, SizeProgram, Space};
 use crate::deps::BufferAccess;
@@ -63,6 +64,92 @@ impl Checker<'_> {
     /// graph's, and naga would only repeat that error.
     pub(super) fn params_usable(&self) -> bool {
         self.param_types.iter().all(Option::is_some) && !self.badly_named_params
+    }
+
+    /// The values given to kernel `n`'s `override` constants (`declared` by its WGSL), each resolved to a
+    /// program over buffer lengths keyed as the pipeline names the constant; every `override` without a
+    /// default needs one. `None` after reporting each problem.
+    fn check_overrides(
+        &mut self,
+        n: usize,
+        kernel: &Kernel,
+        declared: &[crate::wgsl::OverrideInfo],
+        layout: &ParamsLayout,
+    ) -> Option<Vec<(String, SizeProgram)>> {
+        let node = self.graph.nodes[n].name.clone();
+        let first_slot = kernel.dispatch.dims().len();
+        let (mut out, mut ok, mut misnamed) = (Vec::new(), true, false);
+        for (i, given) in kernel.overrides.iter().enumerate() {
+            let slot = first_slot + i;
+            let loc = Loc::SizeTerm {
+                node: n,
+                dim: slot,
+                term: 0,
+            };
+            let name = &given.name;
+            if kernel.overrides[..i].iter().any(|o| o.name == *name) {
+                self.diags.push(Diagnostic::new(
+                    loc,
+                    format!("kernel `{node}` gives override `{name}` twice"),
+                ));
+                ok = false;
+                continue;
+            }
+            let Some(info) = declared.iter().find(|d| d.name == *name) else {
+                let known: Vec<&str> = declared.iter().map(|d| d.name.as_str()).collect();
+                let help = match crate::names::did_you_mean(name, known.iter().copied()) {
+                    Some(near) => format!("did you mean `{near}`?"),
+                    None if known.is_empty() => {
+                        format!("declare it in the kernel's WGSL: `override {name}: u32;`")
+                    }
+                    None => format!("its WGSL declares `{}`", known.join("`, `")),
+                };
+                self.diags.push(
+                    Diagnostic::new(loc, format!("kernel `{node}` has no override `{name}`"))
+                        .with_help(help),
+                );
+                (ok, misnamed) = (false, true);
+                continue;
+            };
+            if !info.unsigned {
+                self.diags.push(
+                    Diagnostic::new(
+                        loc,
+                        format!(
+                            "override `{name}` of kernel `{node}` has type `{}`, but a size gives a `u32`",
+                            info.ty
+                        ),
+                    )
+                    .with_help(format!("declare it `override {name}: u32;`")),
+                );
+                ok = false;
+                continue;
+            }
+            match self.resolve_size(n, slot, &given.value, layout, SizeUse::Override) {
+                Some(program) => out.push((info.key.clone(), program)),
+                None => ok = false,
+            }
+        }
+        // A misnamed value is most likely the missing one's: one error, not two.
+        for d in declared.iter().filter(|_| !misnamed) {
+            if !d.has_default && !kernel.overrides.iter().any(|o| o.name == d.name) {
+                self.diags.push(
+                    Diagnostic::new(
+                        Loc::Node(n),
+                        format!(
+                            "override `{}` of kernel `{node}` has no value: its WGSL gives none",
+                            d.name
+                        ),
+                    )
+                    .with_help(format!(
+                        "give it one with `overrides({}: ..)`, or a default in the WGSL",
+                        d.name
+                    )),
+                );
+                ok = false;
+            }
+        }
+        ok.then_some(out)
     }
 
     fn check_kernel(
@@ -182,10 +269,12 @@ impl Checker<'_> {
             self.check_filtering(n, &bindings, detail);
             self.check_workgroup_size(n, &source, file, detail.workgroup_size);
         }
+        let overrides = self.check_overrides(n, kernel, &reflection.overrides, layout);
         let indirect = match &kernel.dispatch {
             DispatchSpec::Indirect(_) => Some(self.indirect.get(n).copied().flatten()?),
             _ => None,
         };
+        let overrides = overrides?;
         let dispatch = match (sizes, indirect) {
             (_, Some(b)) => CheckedDispatch::Indirect(b),
             (Some(sizes), None) => match &kernel.dispatch {
@@ -255,6 +344,7 @@ impl Checker<'_> {
             declarations,
             args,
             source,
+            overrides,
             entry: reflection.entry_points[entry_index].clone(),
             workgroup_size: detail.workgroup_size,
             dispatch,
@@ -371,6 +461,7 @@ impl Checker<'_> {
             wgsl::binding_declarations([(crate::fill::BINDING, elem, AccessMode::Write)], &[]);
         let args = self.fill_module(n, target, elem, value, layout, &declarations, source)?;
         Some(CheckedKernel {
+            overrides: Vec::new(),
             bindings: vec![target],
             declarations,
             args,
@@ -476,6 +567,7 @@ impl Checker<'_> {
             })
             .collect();
         Some(CheckedKernel {
+            overrides: Vec::new(),
             bindings: vec![target],
             declarations,
             args,

@@ -103,6 +103,9 @@ pub struct CheckedKernel {
     pub args: Vec<(String, String, String)>,
     /// The kernel's own WGSL.
     pub source: String,
+    /// Values of its `override` constants: the name a pipeline gives each (its `@id` or name), and its size
+    /// program over buffer lengths.
+    pub overrides: Vec<(String, SizeProgram)>,
     pub entry: String,
     pub workgroup_size: [u32; 3],
     pub dispatch: CheckedDispatch,

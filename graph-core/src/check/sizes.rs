@@ -16,6 +16,9 @@ pub(super) enum SizeUse {
     Dispatch,
     /// A bound of a copy or fill range, fixed at bake: buffer lengths and literals.
     Range,
+    /// The value of a kernel's `override` constant, fixed at bake and at each update: buffer lengths, texture
+    /// extents and literals.
+    Override,
 }
 
 const COMPONENTS: [char; 4] = ['x', 'y', 'z', 'w'];
@@ -127,6 +130,22 @@ impl Checker<'_> {
                     Err(())
                 }
             },
+            SizeExpr::Param { .. } if usage == SizeUse::Override => {
+                self.diags.push(
+                    Diagnostic::new(
+                        loc,
+                        format!(
+                            "an override's value is fixed when the graph is baked (and at each update), so it \
+                             cannot use `{expr}`"
+                        ),
+                    )
+                    .with_help(
+                        "write it with integer literals and buffer lengths, such as `x.len() / 64`; a value \
+                         that changes at every replay is a parameter the kernel reads",
+                    ),
+                );
+                Err(())
+            }
             SizeExpr::Param { .. } if usage == SizeUse::Range => {
                 self.diags.push(
                     Diagnostic::new(

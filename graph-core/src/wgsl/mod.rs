@@ -22,6 +22,7 @@ pub use neighbourhood::MAX_REACH;
 pub use pointwise::Pointwise;
 pub use scan::{ParamUse, param_uses};
 pub use validate::{
-    BindingUse, EntryPointDetail, MAX_WGSL_BYTES, Reflection, WgslError, expression_type, validate,
+    BindingUse, EntryPointDetail, MAX_WGSL_BYTES, OverrideInfo, Reflection, WgslError,
+    expression_type, validate, workgroup_bytes,
 };
 pub use value::{MAX_VALUE_BYTES, ValueProblem, value_expression};

@@ -24,6 +24,22 @@ pub struct Reflection {
     pub details: Vec<EntryPointDetail>,
     /// Every resource variable (`@group @binding`) in the module: name and byte range of its declaration.
     pub resources: Vec<(String, Option<Range<usize>>)>,
+    /// The module's `override` constants.
+    pub overrides: Vec<OverrideInfo>,
+}
+
+/// An `override` constant of a module.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OverrideInfo {
+    pub name: String,
+    /// What a pipeline's constants name it by: its `@id`, or its name.
+    pub key: String,
+    /// Its type in WGSL (`u32`, `f32`, `bool`).
+    pub ty: String,
+    /// Whether it is a `u32`, which a size can give.
+    pub unsigned: bool,
+    /// Whether the WGSL gives it a default value.
+    pub has_default: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -195,11 +211,84 @@ fn validate_here(source: &str) -> Result<Reflection, WgslError> {
             (var.name.clone().unwrap_or_default(), range)
         })
         .collect();
+    let overrides = module
+        .overrides
+        .iter()
+        .map(|(_, o)| {
+            let scalar = module.types[o.ty].inner.scalar();
+            let unsigned = scalar.is_some_and(|s| s.width == 4 && s.kind == naga::ScalarKind::Uint);
+            let name = o.name.clone().unwrap_or_default();
+            OverrideInfo {
+                key: o.id.map_or_else(|| name.clone(), |id| id.to_string()),
+                name,
+                ty: match scalar {
+                    Some(s) => match s.kind {
+                        naga::ScalarKind::Uint => format!("u{}", s.width * 8),
+                        naga::ScalarKind::Sint => format!("i{}", s.width * 8),
+                        naga::ScalarKind::Float => format!("f{}", s.width * 8),
+                        naga::ScalarKind::Bool => "bool".to_string(),
+                        _ => "a literal type".to_string(),
+                    },
+                    None => "no scalar".to_string(),
+                },
+                unsigned,
+                has_default: o.init.is_some(),
+            }
+        })
+        .collect();
     Ok(Reflection {
         entry_points,
         details,
         resources,
+        overrides,
     })
+}
+
+/// The bytes of workgroup memory `source` declares (every `var<workgroup>` of the module), with each `override` named in `values` (by name) taking that value: an array sized by an
+/// override counts that many elements. An error when the module does not parse or an array's length is an
+/// override without a value.
+pub fn workgroup_bytes(source: &str, values: &[(String, u32)]) -> Result<u64, String> {
+    if source.len() > MAX_WGSL_BYTES {
+        return Err("the module is too large".into());
+    }
+    on_naga_stack(|| workgroup_bytes_here(source, values))
+        .unwrap_or_else(|| Err("the module could not be read".into()))
+}
+
+fn workgroup_bytes_here(source: &str, values: &[(String, u32)]) -> Result<u64, String> {
+    let module = naga::front::wgsl::parse_str(source).map_err(|e| e.message().to_string())?;
+    let gctx = module.to_ctx();
+    let mut total = 0u64;
+    for (_, var) in module.global_variables.iter() {
+        if var.space != naga::AddressSpace::WorkGroup {
+            continue;
+        }
+        let bytes = match &module.types[var.ty].inner {
+            naga::TypeInner::Array {
+                size: naga::ArraySize::Pending(o),
+                stride,
+                ..
+            } => {
+                // Named by its key, as a pipeline names it: its `@id`, or its name.
+                let name = module.overrides[*o].name.clone().unwrap_or_default();
+                let id = module.overrides[*o].id.map(|id| id.to_string());
+                let value = values
+                    .iter()
+                    .find(|(key, _)| *key == name || Some(key) == id.as_ref())
+                    .map(|&(_, v)| v)
+                    .ok_or_else(|| {
+                        format!(
+                            "the length of `{}` is override `{name}`, which has no value",
+                            var.name.clone().unwrap_or_default()
+                        )
+                    })?;
+                u64::from(*stride) * u64::from(value)
+            }
+            inner => u64::from(inner.size(gctx)),
+        };
+        total = total.saturating_add(bytes);
+    }
+    Ok(total)
 }
 
 /// The WGSL type of `expr` in a module whose globals are declared by `prelude`: what a library argument or a
