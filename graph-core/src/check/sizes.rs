@@ -16,8 +16,8 @@ pub(super) enum SizeUse {
     Dispatch,
     /// A bound of a copy or fill range, fixed at bake: buffer lengths and literals.
     Range,
-    /// The value of a kernel's `override` constant, fixed at bake and at each update: buffer lengths, texture
-    /// extents and literals.
+    /// The value of a kernel's `override` constant, fixed at bake and at each update: buffer lengths and
+    /// literals.
     Override,
 }
 
@@ -195,6 +195,12 @@ impl Checker<'_> {
                     )),
                     (Some(_), SizeUse::Range) => Some((
                         format!("a range is in elements of a buffer, so it cannot use `{expr}`"),
+                        "write it with integer literals and buffer lengths".to_string(),
+                    )),
+                    (Some(_), SizeUse::Override) => Some((
+                        format!(
+                            "an override's value is written over buffer lengths, so it cannot use `{expr}`"
+                        ),
                         "write it with integer literals and buffer lengths".to_string(),
                     )),
                     (Some(ty), _) if !crate::texture::has_axis(ty.dim, *axis) => Some((
