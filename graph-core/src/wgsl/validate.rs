@@ -284,7 +284,11 @@ fn workgroup_bytes_here(source: &str, values: &[(String, u32)]) -> Result<u64, S
                     })?;
                 u64::from(*stride) * u64::from(value)
             }
-            inner => u64::from(inner.size(gctx)),
+            // `size` panics past naga's largest type: a description that skipped validation may hold one.
+            inner => inner
+                .try_size(gctx)
+                .map(u64::from)
+                .ok_or_else(|| "a workgroup variable is larger than any type may be".to_string())?,
         };
         total = total.saturating_add(bytes);
     }
