@@ -568,6 +568,27 @@ macro_rules! ensure {
 }
 
 impl GraphDesc {
+    /// What makes the graph need a device with `SHADER_F16`: its first buffer of `f16` elements, else its
+    /// first kernel whose module enables `f16`; `None` when nothing does. (A subgraph's child counts once
+    /// flattened.)
+    pub fn needs_f16(&self) -> Option<String> {
+        if let Some(b) = self
+            .buffers
+            .iter()
+            .find(|b| b.texture.is_none() && b.sampler.is_none() && b.elem.is_f16())
+        {
+            return Some(format!("buffer `{}` holds `{}`", b.name, b.elem));
+        }
+        self.nodes.iter().find_map(|n| match &n.op {
+            OpDesc::Kernel(k)
+                if k.declarations.contains("enable f16") || k.source.contains("enable f16") =>
+            {
+                Some(format!("kernel `{}` enables `f16`", n.name))
+            }
+            _ => None,
+        })
+    }
+
     /// Checks every index and every invariant the runtime relies on, so that baking a description that did
     /// not come from the checks is an error rather than a panic or a wrong schedule. `params_size` is the size
     /// of the Rust parameter block that goes with it.

@@ -26,6 +26,26 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
 }
 ";
 
+/// The fill of a whole buffer of `u8` or `u16` elements (`per_word` to a `u32` word): one invocation per
+/// word, the value's low 8 or 16 bits in every lane of it. (A range of such a buffer is refused by the
+/// checks: it could end inside a word.)
+pub fn packed_wgsl(per_word: u32) -> String {
+    let (mask, lanes) = match per_word {
+        4 => ("0xffu", "0x01010101u"),
+        _ => ("0xffffu", "0x00010001u"),
+    };
+    format!(
+        "@compute @workgroup_size(64)
+fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {{
+    let i = gid.x + gid.y * groups.x * 64u;
+    if (i < arrayLength(&dst)) {{
+        dst[i] = (value() & {mask}) * {lanes};
+    }}
+}}
+"
+    )
+}
+
 /// The pipeline constants a fill of a range reads its bounds from, set at bake.
 pub const RANGE_START: &str = "range_start";
 pub const RANGE_END: &str = "range_end";
@@ -98,7 +118,8 @@ pub fn example_literal(ty: ValueType) -> String {
     let scalar = match ty.scalar {
         Scalar::F32 => "0.0",
         Scalar::I32 => "0i",
-        Scalar::U32 => "0u",
+        Scalar::U32 | Scalar::U8 | Scalar::U16 => "0u",
+        Scalar::F16 => "0.0h",
     };
     match ty.components {
         1 => scalar.to_string(),

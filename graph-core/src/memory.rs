@@ -512,7 +512,7 @@ pub fn fused_plan(fusion: &crate::fusion::Fusion<'_>) -> Option<(MemoryPlan, Vec
         .collect();
     let plan = crate::plan::plan(fused, &lens).ok()?;
     let bytes: Vec<u64> = (fused.buffers.iter().zip(&lens))
-        .map(|(b, &len)| u64::from(len) * u64::from(b.elem.size()))
+        .map(|(b, &len)| b.elem.buffer_bytes(u64::from(len)))
         .collect();
     let names = fused.buffers.iter().map(|b| b.name.to_string()).collect();
     let registers = fusion.registers();

@@ -10,6 +10,7 @@
 use crate::deps::Hazard;
 use crate::desc::{GraphDesc, OpDesc, PartitionDesc, RangeDesc};
 use crate::size::{SizeError, evaluate};
+use crate::types::ValueType;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Plan {
@@ -92,7 +93,28 @@ pub struct Transfer {
     pub node: u32,
     pub buffer: u32,
     pub offset: u64,
+    /// What is copied: whole `u32` words, as wgpu copies.
     pub bytes: u64,
+    /// What the host gives or gets: the elements' own bytes, fewer than `bytes` where the range ends at the
+    /// end of a buffer of `u8` or `u16` elements whose last word has room for more (10 of a `u8` buffer's
+    /// 12).
+    pub data: u64,
+}
+
+/// The byte range of elements `start..end` of a buffer of `len` elements of `elem`: their bytes, except that
+/// a range ending at the buffer's end takes the rest of its last word ([`ValueType::buffer_bytes`]), since
+/// wgpu copies whole words. Returns the offset, the bytes copied and the elements' own bytes. (A range of
+/// `u8`, `u16` or `f16` elements that starts or ends inside a word is refused by the checks.)
+pub fn byte_span(elem: ValueType, start: u32, end: u32, len: u32) -> (u64, u64, u64) {
+    let size = u64::from(elem.size());
+    let offset = u64::from(start) * size;
+    let data = u64::from(end.saturating_sub(start)) * size;
+    let copied = if end >= len {
+        elem.buffer_bytes(u64::from(len)).saturating_sub(offset)
+    } else {
+        data
+    };
+    (offset, copied, data)
 }
 
 impl PlanStep {
@@ -282,28 +304,36 @@ fn level_steps(desc: &GraphDesc, level: &[u32], lens: &[u32]) -> Result<Vec<Plan
                     dispatches.push(PlanStep::Dispatch { node });
                     continue;
                 }
-                let elem = u64::from(desc.buffers.get(src as usize).map_or(4, |b| b.elem.size()));
+                let elem = desc
+                    .buffers
+                    .get(src as usize)
+                    .map_or(ValueType::U32, |b| b.elem);
+                let len = |b: u32| lens.get(b as usize).copied().unwrap_or(0);
+                let (src_offset, bytes, _) = byte_span(elem, src_start, src_end, len(src));
+                let (dst_offset, _, _) = byte_span(elem, dst_start, dst_end, len(dst));
                 copies.push(PlanStep::Copy {
                     node,
                     src,
                     dst,
-                    src_offset: u64::from(src_start) * elem,
-                    dst_offset: u64::from(dst_start) * elem,
-                    bytes: u64::from(src_end - src_start) * elem,
+                    src_offset,
+                    dst_offset,
+                    bytes,
                 });
             }
             Some(OpDesc::Upload { buffer, range } | OpDesc::Readback { buffer, range }) => {
                 let (start, end) = evaluate_range(node, *buffer, range, lens)?;
-                let elem = u64::from(
-                    desc.buffers
-                        .get(*buffer as usize)
-                        .map_or(4, |b| b.elem.size()),
-                );
+                let elem = desc
+                    .buffers
+                    .get(*buffer as usize)
+                    .map_or(ValueType::U32, |b| b.elem);
+                let len = lens.get(*buffer as usize).copied().unwrap_or(0);
+                let (offset, bytes, data) = byte_span(elem, start, end, len);
                 let transfer = Transfer {
                     node,
                     buffer: *buffer,
-                    offset: u64::from(start) * elem,
-                    bytes: u64::from(end - start) * elem,
+                    offset,
+                    bytes,
+                    data,
                 };
                 copies.push(match desc.nodes[node as usize].op {
                     OpDesc::Upload { .. } => PlanStep::Upload(transfer),

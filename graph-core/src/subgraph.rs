@@ -501,6 +501,12 @@ pub const fn type_name(t: ValueType) -> &'static str {
         (Scalar::F32, _) => "vec4<f32>",
         (Scalar::I32, _) => "vec4<i32>",
         (Scalar::U32, _) => "vec4<u32>",
+        (Scalar::F16, 1) => "f16",
+        (Scalar::F16, 2) => "vec2<f16>",
+        (Scalar::F16, 3) => "vec3<f16>",
+        (Scalar::F16, _) => "vec4<f16>",
+        (Scalar::U8, _) => "u8",
+        (Scalar::U16, _) => "u16",
     }
 }
 

@@ -90,7 +90,7 @@ macro_rules! unit_enums {
 }
 
 unit_enums! {
-    Scalar in types { F32, I32, U32 }
+    Scalar in types { F32, I32, U32, F16, U8, U16 }
     AccessMode in ir { Read, Write, ReadWrite }
     Role in ir { Input, Output, InOut, Owned }
     ParamsStorage in ir { Immediates, Uniform }

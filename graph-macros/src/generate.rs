@@ -722,6 +722,12 @@ fn rust_type(t: ValueType) -> TokenStream {
         Scalar::F32 => quote!(f32),
         Scalar::I32 => quote!(i32),
         Scalar::U32 => quote!(u32),
+        Scalar::U8 => quote!(u8),
+        Scalar::U16 => quote!(u16),
+        Scalar::F16 => {
+            let p = private();
+            quote!(#p::f16)
+        }
     };
     match t.components {
         1 => scalar,

@@ -374,7 +374,23 @@ fn create_sampler(gpu: &Gpu, name: &str, ty: SamplerType) -> wgpu::Sampler {
 
 /// Bytes of `elements` elements of owned buffer `b`.
 fn owned_size(b: &graph_core::desc::BufferDesc, elements: u32) -> u64 {
-    u64::from(elements) * u64::from(b.elem.size())
+    b.elem.buffer_bytes(u64::from(elements))
+}
+
+/// The device has what the graph's modules use: `SHADER_F16` for `f16` (checked here, before any module is
+/// made, so the error says why rather than what wgpu's shader compiler found).
+fn check_features(gpu: &Gpu, desc: &GraphDesc) -> Result<(), Error> {
+    let has_f16 = gpu.device().features().contains(wgpu::Features::SHADER_F16);
+    match desc.needs_f16() {
+        Some(why) if !has_f16 => Err(Error::Unsupported {
+            graph: desc.name.to_string(),
+            what: format!(
+                "{why}, and this device was made without `Features::SHADER_F16` (`Gpu::new` asks for it \
+                 where the adapter offers it): bake it on a device with `f16`, or use `f32`"
+            ),
+        }),
+        _ => Ok(()),
+    }
 }
 
 /// Each buffer the caller binds is one of the graph's external buffers, bound once: a second binding of one
@@ -785,6 +801,7 @@ pub(crate) fn build_replay(
     previous_fusion: Option<PreviousFusion<'_>>,
     apart: &[u32],
 ) -> Result<Replayable, Error> {
+    check_features(gpu, desc)?;
     let textures = {
         let _span = tracing::debug_span!("create owned textures").entered();
         let previous = previous.map(|p| p.textures.as_slice());

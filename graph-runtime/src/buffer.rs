@@ -121,9 +121,12 @@ impl<T: Element> Buffer<T> {
         };
         let count = element_count(len as u64, T::TYPE)?;
         // At least one element: wgpu refuses empty storage bindings.
+        // Whole `u32` words (`ValueType::buffer_bytes`): wgpu copies and binds buffers in multiples of 4
+        // bytes, so a `u8` buffer of 10 elements takes 12.
         let size = (len.max(1) as u64)
             .checked_mul(size_of::<T>() as u64)
-            .ok_or_else(|| too_large("its size in bytes overflows u64".into()))?;
+            .ok_or_else(|| too_large("its size in bytes overflows u64".into()))?
+            .next_multiple_of(4);
         let limit = gpu.device().limits().max_buffer_size;
         if size > limit {
             return Err(too_large(format!(
@@ -170,6 +173,17 @@ impl<T: Element> Buffer<T> {
         })
     }
 
+    /// `buffer` seen as its first `len` elements: a graph's own buffer, whose last word may hold room for
+    /// more `u8` or `u16` elements than the graph's length.
+    pub(crate) fn from_wgpu_len(gpu: &Gpu, buffer: wgpu::Buffer, len: u32) -> Result<Self, Error> {
+        let mut raw = AnyBuffer::from_wgpu(gpu, buffer, T::TYPE)?;
+        raw.len = raw.len.min(len);
+        Ok(Buffer {
+            raw,
+            _elem: PhantomData,
+        })
+    }
+
     /// Length in elements.
     pub fn len(&self) -> usize {
         self.raw.len as usize
@@ -199,10 +213,21 @@ impl<T: Element> Buffer<T> {
         }
         self.raw.gpu.check_lost()?;
         let scope = OpScope::enter(&self.raw.gpu);
+        let bytes: &[u8] = bytemuck::cast_slice(data);
+        // wgpu writes whole words: the elements of a `u8` or `u16` buffer that end inside one are written
+        // with zeros after them, in the rest of the buffer's last word.
+        let padded;
+        let bytes = match bytes.len() % 4 {
+            0 => bytes,
+            _ => {
+                padded = [bytes, &[0; 3][..4 - bytes.len() % 4]].concat();
+                &padded[..]
+            }
+        };
         self.raw
             .gpu
             .queue()
-            .write_buffer(&self.raw.buffer, 0, bytemuck::cast_slice(data));
+            .write_buffer(&self.raw.buffer, 0, bytes);
         scope.finish(Ok(()))
     }
 

@@ -111,9 +111,12 @@ impl Gpu {
         }
         let adapter = adapter.ok_or(last_error)?;
         let info = adapter.get_info();
-        // Immediates for parameters; timestamp queries, where offered, for profiled replays.
-        let features =
-            adapter.features() & (wgpu::Features::IMMEDIATES | wgpu::Features::TIMESTAMP_QUERY);
+        // Immediates for parameters; timestamp queries, where offered, for profiled replays; `f16`, where
+        // offered, for graphs with `f16` buffers (bake refuses them on a device without it).
+        let features = adapter.features()
+            & (wgpu::Features::IMMEDIATES
+                | wgpu::Features::TIMESTAMP_QUERY
+                | wgpu::Features::SHADER_F16);
         let mut limits = adapter.limits();
         if !features.contains(wgpu::Features::IMMEDIATES) {
             limits.max_immediate_size = 0;

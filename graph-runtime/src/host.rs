@@ -168,9 +168,13 @@ impl HostContext<'_> {
     }
 
     fn read_buffer<T: Element>(&self, index: usize) -> Result<Vec<T>, Error> {
-        Buffer::<T>::from_wgpu(self.gpu, self.buffers[index].buffer.clone())
-            .and_then(|b| b.read_blocking())
-            .map_err(|e| self.failed(e))
+        Buffer::<T>::from_wgpu_len(
+            self.gpu,
+            self.buffers[index].buffer.clone(),
+            self.lens[index],
+        )
+        .and_then(|b| b.read_blocking())
+        .map_err(|e| self.failed(e))
     }
 
     fn write_buffer<T: Element>(&self, index: usize, data: &[T]) -> Result<(), Error> {
@@ -182,9 +186,13 @@ impl HostContext<'_> {
                 data.len()
             )));
         }
-        Buffer::<T>::from_wgpu(self.gpu, self.buffers[index].buffer.clone())
-            .and_then(|b| b.write(data))
-            .map_err(|e| self.failed(e))
+        Buffer::<T>::from_wgpu_len(
+            self.gpu,
+            self.buffers[index].buffer.clone(),
+            self.lens[index],
+        )
+        .and_then(|b| b.write(data))
+        .map_err(|e| self.failed(e))
     }
 
     /// The task's name.

@@ -281,6 +281,8 @@ pub use graph_core::GraphErrors;
 pub use graph_core::builder::{GraphBuilder, KernelSpec};
 pub use graph_core::desc::GraphDesc;
 pub use graph_macros::graph;
+/// The element type of `f16` buffers on the host (the `half` crate's, which naga and wgpu use too).
+pub use half::f16;
 pub use host::{HostContext, HostNode, HostTask};
 pub use interop::{InteropContext, InteropTask};
 pub use native_recorder::NativeParamsIn;
@@ -360,4 +362,5 @@ pub mod __private {
     pub use crate::transfer::{Readback, Texels, Upload};
     pub use bytemuck;
     pub use graph_core::{deps, desc, ir, memory, size, subgraph, types};
+    pub use half::f16;
 }

@@ -934,7 +934,7 @@ fn spirv(
     let module = naga::front::wgsl::parse_str(source).map_err(|e| e.message().to_string())?;
     let info = naga::valid::Validator::new(
         naga::valid::ValidationFlags::all(),
-        naga::valid::Capabilities::IMMEDIATES,
+        graph_core::wgsl::CAPABILITIES,
     )
     .validate(&module)
     .map_err(|e| e.as_inner().to_string())?;

@@ -347,7 +347,7 @@ impl Program {
             .buffers
             .iter()
             .zip(lens)
-            .map(|(b, &len)| u64::from(len) * u64::from(b.elem.size()))
+            .map(|(b, &len)| b.elem.buffer_bytes(u64::from(len)))
             .collect();
         let memory = plan_memory(
             desc,
@@ -410,6 +410,7 @@ impl Program {
                         && let Some(bytes) = bytes(t.buffer)
                     {
                         t.bytes = bytes;
+                        t.data = bytes;
                     }
                 }
             }
@@ -724,13 +725,15 @@ fn copy_kernel(
         return Ok(None);
     }
     let (src_start, src_end) = evaluate_range(n as u32, *src, src_range, lens)?;
-    let (dst_start, _) = evaluate_range(n as u32, *dst, dst_range, lens)?;
-    let words_per = desc.buffers[*src as usize].elem.size() / 4;
-    let (from, to, words) = (
-        src_start * words_per,
-        dst_start * words_per,
-        (src_end - src_start) * words_per,
-    );
+    let (dst_start, dst_end) = evaluate_range(n as u32, *dst, dst_range, lens)?;
+    // Whole words: a range of `u8`, `u16` or `f16` elements starts on a word (the checks), and one ending at
+    // its buffer's end takes the rest of the last word (`byte_span`).
+    let elem = desc.buffers[*src as usize].elem;
+    let len = |b: u32| lens.get(b as usize).copied().unwrap_or(0);
+    let (src_offset, bytes, _) = graph_core::plan::byte_span(elem, src_start, src_end, len(*src));
+    let (dst_offset, _, _) = graph_core::plan::byte_span(elem, dst_start, dst_end, len(*dst));
+    let as_words = |bytes: u64| u32::try_from(bytes / 4).unwrap_or(u32::MAX);
+    let (from, to, words) = (as_words(src_offset), as_words(dst_offset), as_words(bytes));
     let declarations = "@group(0) @binding(0) var<storage, read> src: array<u32>;\n\
                         @group(0) @binding(1) var<storage, read_write> dst: array<u32>;\n";
     let source = format!(
@@ -1025,6 +1028,7 @@ mod tests {
             buffer: 1,
             offset: 0,
             bytes: 256,
+            data: 256,
         };
         assert_eq!(
             steps,

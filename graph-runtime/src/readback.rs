@@ -85,7 +85,8 @@ impl<T: Element> ReadFuture<T> {
             _elem: PhantomData,
         };
         let scope = crate::scope::OpScope::enter(gpu);
-        let size = (len as u64) * (size_of::<T>() as u64);
+        // Whole words: wgpu copies in multiples of 4 bytes (a `u8` buffer of 10 elements has 12).
+        let size = T::TYPE.buffer_bytes(len as u64);
         let staging = gpu.device().create_buffer(&wgpu::BufferDescriptor {
             label: Some("readback"),
             size: size.max(4),

@@ -97,6 +97,9 @@ struct UploadSlot {
     elem: ValueType,
     /// The range's size in bytes, from the bound lengths; a texture's padded rows.
     bytes: u64,
+    /// The bytes the app gives: `bytes`, less the end of a last word past a `u8` or `u16` buffer's elements
+    /// (zeros are staged there).
+    data: u64,
     /// For an upload into a texture, how its rows lie: the app gives them packed, staging holds them padded.
     rows: Option<TexelRows>,
     /// The data given for the next replay, when `ready`; the vector is reused, so giving data allocates
@@ -146,6 +149,7 @@ impl Uploads {
                 staging,
                 elem,
                 bytes: t.bytes,
+                data: t.data,
                 rows: texel_rows(textures, t.buffer),
                 pending: Vec::new(),
                 ready: false,
@@ -161,6 +165,7 @@ impl Uploads {
             let same = |p: &&mut UploadSlot| {
                 p.node == slot.node
                     && p.bytes == slot.bytes
+                    && p.data == slot.data
                     && p.rows == slot.rows
                     && p.elem == slot.elem
             };
@@ -215,16 +220,17 @@ impl Uploads {
                 slot.elem
             )));
         }
-        if data.len() as u64 != slot.bytes {
+        if data.len() as u64 != slot.data {
             let size = u64::from(slot.elem.size());
             return Err(fail(format!(
                 "it uploads {} elements, not {}",
-                slot.bytes / size,
+                slot.data / size,
                 data.len() as u64 / size
             )));
         }
         slot.pending.clear();
         slot.pending.extend_from_slice(data);
+        slot.pending.resize(slot.bytes as usize, 0);
         slot.ready = true;
         Ok(())
     }
@@ -434,12 +440,17 @@ fn texel_rows(textures: &[Option<Texture>], b: u32) -> Option<TexelRows> {
     textures.get(b as usize)?.as_ref()?.rows().ok()
 }
 
+/// A readback node's element type, the bytes it copies (whole words) and the bytes of its elements, which
+/// the app gets.
+type ReadbackSize = (ValueType, u64, u64);
+
 /// What a finished replay's readbacks need besides their buffers: names and element types, shared.
 #[derive(Debug)]
 pub(crate) struct ReadbackInfo {
     graph: String,
-    /// Per node: its name, and for a readback node its element type and size in bytes.
-    nodes: Vec<(String, Option<(ValueType, u64)>)>,
+    /// Per node: its name, and for a readback node its element type, the bytes it copies (whole words) and
+    /// the bytes of its elements, which the app gets.
+    nodes: Vec<(String, Option<ReadbackSize>)>,
     /// Per node: a readback of a texture's rows, given to the app packed.
     rows: Vec<Option<TexelRows>>,
     /// Sets unmapped and ready for another replay.
@@ -473,14 +484,15 @@ impl Readbacks {
     }
 
     pub(crate) fn new(desc: &GraphDesc, program: &Program, textures: &[Option<Texture>]) -> Self {
-        let mut nodes: Vec<(String, Option<(ValueType, u64)>)> = desc
+        let mut nodes: Vec<(String, Option<ReadbackSize>)> = desc
             .nodes
             .iter()
             .map(|n| (n.name.to_string(), None))
             .collect();
         let mut rows = vec![None; desc.nodes.len()];
         for t in program.transfers(true) {
-            nodes[t.node as usize].1 = Some((desc.buffers[t.buffer as usize].elem, t.bytes));
+            nodes[t.node as usize].1 =
+                Some((desc.buffers[t.buffer as usize].elem, t.bytes, t.data));
             rows[t.node as usize] = texel_rows(textures, t.buffer);
         }
         Readbacks {
@@ -508,7 +520,7 @@ impl Readbacks {
             .nodes
             .iter()
             .map(|(name, readback)| {
-                readback.map(|(_, bytes)| {
+                readback.map(|(_, bytes, _)| {
                     gpu.device().create_buffer(&wgpu::BufferDescriptor {
                         label: Some(name),
                         size: bytes.max(4),
@@ -619,7 +631,7 @@ impl<G> Finished<G> {
     }
 
     /// The nodes of the graph, with their readback types.
-    fn nodes(&self) -> &[(String, Option<(ValueType, u64)>)] {
+    fn nodes(&self) -> &[(String, Option<ReadbackSize>)] {
         &self.info.nodes
     }
 
@@ -652,7 +664,7 @@ impl<G> Finished<G> {
             node: self.nodes().get(index).map_or("?", |n| &n.0).to_string(),
             reason,
         };
-        let Some((elem, bytes)) = self.nodes().get(index).and_then(|n| n.1) else {
+        let Some((elem, _, bytes)) = self.nodes().get(index).and_then(|n| n.1) else {
             return Err(fail("it is not a readback node".into()));
         };
         let rows = self.info.rows.get(index).copied().flatten();

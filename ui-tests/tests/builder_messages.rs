@@ -828,6 +828,15 @@ const CASES: &[Case] = &[
         rustc_errors: &[],
     },
     Case {
+        fixture: "buffers/fill-of-u8-with-a-float",
+        build: || {
+            let mut b = graph_g();
+            b.output("mask", "u8").fill("clear", "mask", "0.5");
+            b
+        },
+        rustc_errors: &[],
+    },
+    Case {
         fixture: "buffers/input-written",
         build: || {
             let mut b = graph_g();
@@ -919,6 +928,28 @@ const CASES: &[Case] = &[
             let mut b = graph_g();
             b.inout("points", "vec3<f32>")
                 .host("show", &[("points", AccessMode::Read)]);
+            b
+        },
+        rustc_errors: &[],
+    },
+    Case {
+        fixture: "buffers/range-of-a-u8-buffer",
+        build: || {
+            let mut b = graph_g();
+            b.buffer("x", "u8", Role::Input, Some(10))
+                .buffer("y", "u8", Role::Output, Some(10))
+                .copy("head", "x[0..3]", "y[0..3]")
+                .fill("rest", "y[3..]", "0u");
+            b
+        },
+        rustc_errors: &[],
+    },
+    Case {
+        fixture: "buffers/u8-vector-element",
+        build: || {
+            let mut b = graph_g();
+            b.inout("pixels", "vec4<u8>")
+                .host("show", &[("pixels", AccessMode::Read)]);
             b
         },
         rustc_errors: &[],
@@ -1683,6 +1714,24 @@ const CASES: &[Case] = &[
         rustc_errors: &[],
     },
     Case {
+        fixture: "params/f16-param",
+        build: || {
+            let mut b = graph_g();
+            b.param("gain", "f16").inout("x", "f16").kernel(
+                "scale",
+                KernelSpec::wgsl(
+                    "@compute @workgroup_size(64)
+            fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
+                if (gid.x < arrayLength(&x)) { x[gid.x] = x[gid.x] * params.gain; }
+            }",
+                )
+                .read_write("x"),
+            );
+            b
+        },
+        rustc_errors: &[],
+    },
+    Case {
         fixture: "params/f64-param",
         build: || {
             let mut b = graph_g();
@@ -1769,6 +1818,24 @@ const CASES: &[Case] = &[
         rustc_errors: &[],
     },
     // wgsl/
+    Case {
+        fixture: "wgsl/f16-without-an-f16-buffer",
+        build: || {
+            let mut b = graph_g();
+            b.inout("x", "f32").kernel(
+                "halve",
+                KernelSpec::wgsl(
+                    "@compute @workgroup_size(64)
+            fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
+                if (gid.x < arrayLength(&x)) { x[gid.x] = f32(f16(x[gid.x]) * 0.5h); }
+            }",
+                )
+                .read_write("x"),
+            );
+            b
+        },
+        rustc_errors: &[],
+    },
     Case {
         fixture: "wgsl/no-entry-point",
         build: || {

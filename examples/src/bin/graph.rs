@@ -32,7 +32,7 @@ use examples::{median, ms};
 use graph_runtime::desc::{GraphDesc, OpDesc};
 use graph_runtime::ir::{Scalar, ValueType};
 use graph_runtime::pipeline::{Detail, describe_graph_with};
-use graph_runtime::{AnyBuffer, BakedGraph, Error, Gpu, HostContext, LIBRARY, file};
+use graph_runtime::{AnyBuffer, BakedGraph, Error, Gpu, HostContext, LIBRARY, f16, file};
 
 #[derive(Parser)]
 #[command(name = "graph", about = "Check, draw and run saved GPU task graphs")]
@@ -218,12 +218,8 @@ fn run(
             },
             (None, None) => DEFAULT_LEN,
         };
-        let words = deterministic_words(b.elem, len as usize, index as u64);
-        let typed = gpu.buffer_from_slice(&words)?;
-        buffers.push((
-            b.name.to_string(),
-            AnyBuffer::from_wgpu(&gpu, typed.wgpu().clone(), b.elem)?,
-        ));
+        let bytes = deterministic_bytes(b.elem, len as usize, index as u64);
+        buffers.push((b.name.to_string(), buffer_of(&gpu, b.elem, &bytes)?));
     }
     let bound: Vec<(&str, &AnyBuffer)> = buffers.iter().map(|(n, b)| (n.as_str(), b)).collect();
 
@@ -261,13 +257,13 @@ fn run(
                 graph_runtime::pipeline::evaluate_range(n as u32, *buffer, range, &lens)
                     .map_err(|e| Failure::Graph(format!("upload `{}`: {e:?}", node.name)))?;
             let elem = desc.buffers[*buffer as usize].elem;
-            let words = deterministic_words(elem, (end - start) as usize, u64::from(*buffer));
-            uploads.push((node.name.to_string(), words));
+            let bytes = deterministic_bytes(elem, (end - start) as usize, u64::from(*buffer));
+            uploads.push((node.name.to_string(), bytes));
         }
     }
     let replay = |graph: &mut BakedGraph| {
-        for (node, words) in &uploads {
-            graph.upload_bytes(node, bytemuck::cast_slice(words))?;
+        for (node, bytes) in &uploads {
+            graph.upload_bytes(node, bytes)?;
         }
         graph.replay()
     };
@@ -302,8 +298,8 @@ fn run(
         );
     }
     if let Some(out) = trace {
-        for (node, words) in &uploads {
-            graph.upload_bytes(node, bytemuck::cast_slice(words))?;
+        for (node, bytes) in &uploads {
+            graph.upload_bytes(node, bytes)?;
         }
         let profile = graph.profile()?;
         std::fs::write(out, profile.to_chrome_trace()).map_err(|e| {
@@ -319,12 +315,11 @@ fn run(
         if let (OpDesc::Readback { buffer, .. }, Some(finished)) = (&node.op, &finished) {
             let bytes = finished.read_bytes_named(&node.name)?;
             let elem = desc.buffers[*buffer as usize].elem;
-            let words: Vec<u32> = bytemuck::pod_collect_to_vec(&bytes);
             println!(
                 "readback `{}`: {} elements of {elem}, sum {}",
                 node.name,
-                words.len() / usize::from(elem.components),
-                sum_words(elem, &words)
+                bytes.len() / elem.size() as usize,
+                sum_bytes(elem, &bytes)
             );
         }
     }
@@ -339,7 +334,7 @@ fn run(
             continue;
         }
         if let Some((_, buffer)) = buffers.iter().find(|(n, _)| *n == b.name) {
-            let sum = sum_words(b.elem, &read_words(&gpu, buffer)?);
+            let sum = sum_bytes(b.elem, &read_bytes(&gpu, buffer)?);
             println!(
                 "{}: {} elements of {}, sum {sum}",
                 b.name,
@@ -381,37 +376,126 @@ fn writes(op: &OpDesc, buffer: u32) -> bool {
     }
 }
 
-/// `len` elements of type `elem` as 32-bit words: floats in `0..1`, integers in `0..1024`, from a generator
-/// seeded by `seed`, so every run binds the same data.
-fn deterministic_words(elem: ValueType, len: usize, seed: u64) -> Vec<u32> {
-    let mut state = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
-    (0..len * usize::from(elem.components))
-        .map(|_| {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            let bits = (state >> 40) as u32;
-            match elem.scalar {
-                Scalar::F32 => (bits as f32 / (1u32 << 24) as f32).to_bits(),
-                Scalar::I32 | Scalar::U32 => bits % 1024,
+/// Runs `$body` with `$t` the Rust type of buffer elements of type `$elem`.
+macro_rules! with_element_type {
+    ($elem:expr, $t:ident => $body:expr) => {
+        match ($elem.scalar, $elem.components) {
+            (Scalar::F32, 1) => {
+                type $t = f32;
+                $body
             }
-        })
-        .collect()
+            (Scalar::F32, 2) => {
+                type $t = [f32; 2];
+                $body
+            }
+            (Scalar::F32, _) => {
+                type $t = [f32; 4];
+                $body
+            }
+            (Scalar::I32, 1) => {
+                type $t = i32;
+                $body
+            }
+            (Scalar::I32, 2) => {
+                type $t = [i32; 2];
+                $body
+            }
+            (Scalar::I32, _) => {
+                type $t = [i32; 4];
+                $body
+            }
+            (Scalar::U32, 1) => {
+                type $t = u32;
+                $body
+            }
+            (Scalar::U32, 2) => {
+                type $t = [u32; 2];
+                $body
+            }
+            (Scalar::U32, _) => {
+                type $t = [u32; 4];
+                $body
+            }
+            (Scalar::F16, 1) => {
+                type $t = f16;
+                $body
+            }
+            (Scalar::F16, 2) => {
+                type $t = [f16; 2];
+                $body
+            }
+            (Scalar::F16, _) => {
+                type $t = [f16; 4];
+                $body
+            }
+            (Scalar::U8, _) => {
+                type $t = u8;
+                $body
+            }
+            (Scalar::U16, _) => {
+                type $t = u16;
+                $body
+            }
+        }
+    };
 }
 
-fn sum_words(elem: ValueType, words: &[u32]) -> f64 {
-    words
-        .iter()
-        .map(|&w| match elem.scalar {
-            Scalar::F32 => f64::from(f32::from_bits(w)),
-            Scalar::I32 => f64::from(w as i32),
-            Scalar::U32 => f64::from(w),
+/// `len` elements of type `elem` as their bytes: floats in `0..1`, integers in `0..1024` (`0..256` for
+/// `u8`), from a generator seeded by `seed`, so every run binds the same data.
+fn deterministic_bytes(elem: ValueType, len: usize, seed: u64) -> Vec<u8> {
+    let mut state = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+    let mut bytes = Vec::with_capacity(len * elem.size() as usize);
+    for _ in 0..len * usize::from(elem.components) {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        let bits = (state >> 40) as u32;
+        let unit = bits as f32 / (1u32 << 24) as f32;
+        match elem.scalar {
+            Scalar::F32 => bytes.extend(unit.to_le_bytes()),
+            Scalar::I32 | Scalar::U32 => bytes.extend((bits % 1024).to_le_bytes()),
+            Scalar::F16 => bytes.extend(f16::from_f32(unit).to_le_bytes()),
+            Scalar::U16 => bytes.extend(((bits % 1024) as u16).to_le_bytes()),
+            Scalar::U8 => bytes.push(bits as u8),
+        }
+    }
+    bytes
+}
+
+/// The sum of the scalars `bytes` holds, read as `elem`'s.
+fn sum_bytes(elem: ValueType, bytes: &[u8]) -> f64 {
+    bytes
+        .chunks_exact(elem.scalar.bytes() as usize)
+        .map(|b| {
+            let word = |n: usize| {
+                let mut w = [0; 4];
+                w[..n].copy_from_slice(&b[..n]);
+                u32::from_le_bytes(w)
+            };
+            match elem.scalar {
+                Scalar::F32 => f64::from(f32::from_bits(word(4))),
+                Scalar::I32 => f64::from(word(4) as i32),
+                Scalar::U32 | Scalar::U16 | Scalar::U8 => f64::from(word(b.len())),
+                Scalar::F16 => f64::from(f16::from_bits(word(2) as u16)),
+            }
         })
         .sum()
 }
 
-fn read_words(gpu: &Gpu, buffer: &AnyBuffer) -> Result<Vec<u32>, Error> {
-    graph_runtime::Buffer::<u32>::from_wgpu(gpu, buffer.wgpu().clone())?.read_blocking()
+/// A buffer of `elem` holding `bytes` (whole elements).
+fn buffer_of(gpu: &Gpu, elem: ValueType, bytes: &[u8]) -> Result<AnyBuffer, Error> {
+    with_element_type!(elem, T => Ok(gpu
+        .buffer_from_slice(&bytemuck::pod_collect_to_vec::<u8, T>(bytes))?
+        .as_any()
+        .clone()))
+}
+
+/// A bound buffer's elements, as bytes.
+fn read_bytes(gpu: &Gpu, buffer: &AnyBuffer) -> Result<Vec<u8>, Error> {
+    let mut bytes =
+        graph_runtime::Buffer::<u8>::from_wgpu(gpu, buffer.wgpu().clone())?.read_blocking()?;
+    bytes.truncate(buffer.len() as usize * buffer.elem().size() as usize);
+    Ok(bytes)
 }
 
 /// Parameter `name` from text, by its declared type.
@@ -457,6 +541,8 @@ fn set_param(graph: &mut BakedGraph, name: &str, text: &str) -> Result<(), Failu
         Scalar::F32 => set!(f32),
         Scalar::I32 => set!(i32),
         Scalar::U32 => set!(u32),
+        // The checks refuse parameters of these types.
+        Scalar::F16 | Scalar::U8 | Scalar::U16 => return Err(bad()),
     }
     Ok(())
 }
@@ -502,11 +588,11 @@ fn bind_host_tasks(
             let mut total = 0.0;
             for u in &uses {
                 if u.mode.reads() {
-                    total += sum_words(u.elem, &host_read(ctx, &u.buffer, u.elem)?);
+                    total += sum_bytes(u.elem, &host_read(ctx, &u.buffer, u.elem)?);
                 }
                 if u.mode.writes() {
-                    let words = deterministic_words(u.elem, u.len, u.seed);
-                    host_write(ctx, &u.buffer, u.elem, &words)?;
+                    let bytes = deterministic_bytes(u.elem, u.len, u.seed);
+                    host_write(ctx, &u.buffer, u.elem, &bytes)?;
                 }
             }
             if let Ok(mut sums) = sums.lock() {
@@ -519,46 +605,16 @@ fn bind_host_tasks(
     Ok(sums)
 }
 
-/// A host task's buffer as words, read as its declared type (the context checks the type).
-fn host_read(ctx: &HostContext<'_>, buffer: &str, elem: ValueType) -> Result<Vec<u32>, Error> {
-    macro_rules! read {
-        ($t:ty) => {
-            bytemuck::cast_slice(&ctx.read::<$t>(buffer)?).to_vec()
-        };
-    }
-    Ok(match (elem.scalar, elem.components) {
-        (Scalar::F32, 1) => read!(f32),
-        (Scalar::F32, 2) => read!([f32; 2]),
-        (Scalar::F32, _) => read!([f32; 4]),
-        (Scalar::I32, 1) => read!(i32),
-        (Scalar::I32, 2) => read!([i32; 2]),
-        (Scalar::I32, _) => read!([i32; 4]),
-        (Scalar::U32, 1) => read!(u32),
-        (Scalar::U32, 2) => read!([u32; 2]),
-        (Scalar::U32, _) => read!([u32; 4]),
-    })
+/// A host task's buffer as bytes, read as its declared type (the context checks the type).
+fn host_read(ctx: &HostContext<'_>, buffer: &str, elem: ValueType) -> Result<Vec<u8>, Error> {
+    with_element_type!(elem, T => Ok(bytemuck::cast_slice(&ctx.read::<T>(buffer)?).to_vec()))
 }
 
 fn host_write(
     ctx: &HostContext<'_>,
     buffer: &str,
     elem: ValueType,
-    words: &[u32],
+    bytes: &[u8],
 ) -> Result<(), Error> {
-    macro_rules! write {
-        ($t:ty) => {
-            ctx.write::<$t>(buffer, bytemuck::cast_slice(words))
-        };
-    }
-    match (elem.scalar, elem.components) {
-        (Scalar::F32, 1) => write!(f32),
-        (Scalar::F32, 2) => write!([f32; 2]),
-        (Scalar::F32, _) => write!([f32; 4]),
-        (Scalar::I32, 1) => write!(i32),
-        (Scalar::I32, 2) => write!([i32; 2]),
-        (Scalar::I32, _) => write!([i32; 4]),
-        (Scalar::U32, 1) => write!(u32),
-        (Scalar::U32, 2) => write!([u32; 2]),
-        (Scalar::U32, _) => write!([u32; 4]),
-    }
+    with_element_type!(elem, T => ctx.write::<T>(buffer, &bytemuck::pod_collect_to_vec::<u8, T>(bytes)))
 }

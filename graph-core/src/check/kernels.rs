@@ -332,9 +332,15 @@ impl Checker<'_> {
         let textured = resources
             .iter()
             .any(|r| !matches!(r, wgsl::Resource::Buffer(_)));
-        let distinct = detail
-            .pointwise
-            .is_some_and(|p| p.distinct_in(detail.workgroup_size, dispatch.one_along()));
+        // Fusion's modules (cached elements, wide invocations, tiles) are written for elements WGSL indexes
+        // one by one in 32 bits: a kernel over `f16` or packed `u8`/`u16` elements runs alone.
+        let narrow = resources.iter().any(
+            |r| matches!(r, wgsl::Resource::Buffer(t) if t.is_f16() || t.scalar.packed().is_some()),
+        );
+        let distinct = !narrow
+            && detail
+                .pointwise
+                .is_some_and(|p| p.distinct_in(detail.workgroup_size, dispatch.one_along()));
         let grid = match library {
             Some(l) => grid_reach(l, &args),
             None => detail.grid.as_ref().and_then(user_grid),
@@ -349,8 +355,8 @@ impl Checker<'_> {
             workgroup_size: detail.workgroup_size,
             dispatch,
             pointwise: distinct && library.is_none_or(|l| l.pointwise),
-            reach: detail.reach.filter(|_| !textured),
-            grid: grid.filter(|_| !textured),
+            reach: detail.reach.filter(|_| !textured && !narrow),
+            grid: grid.filter(|_| !textured && !narrow),
             foldable: library.is_some(),
             range: None,
         })
@@ -453,26 +459,28 @@ impl Checker<'_> {
             Some(range) if ranged => Some(range),
             _ => None,
         };
-        let source = match range {
-            Some(_) => crate::fill::RANGE_WGSL,
-            None => crate::fill::WGSL,
+        let source = match (range.is_some(), elem.scalar.packed()) {
+            (_, Some(per_word)) => crate::fill::packed_wgsl(per_word),
+            (true, None) => crate::fill::RANGE_WGSL.to_string(),
+            (false, None) => crate::fill::WGSL.to_string(),
         };
         let declarations =
             wgsl::binding_declarations([(crate::fill::BINDING, elem, AccessMode::Write)], &[]);
-        let args = self.fill_module(n, target, elem, value, layout, &declarations, source)?;
+        let args = self.fill_module(n, target, elem, value, layout, &declarations, &source)?;
         Some(CheckedKernel {
             overrides: Vec::new(),
             bindings: vec![target],
             declarations,
             args,
-            source: source.to_string(),
+            source,
             entry: crate::fill::ENTRY.to_string(),
             workgroup_size: [crate::fill::WORKGROUP, 1, 1],
             dispatch: match &range {
                 Some(r) => CheckedDispatch::Threads(vec![range_len(r)]),
                 None => CheckedDispatch::BufferLen(target.buffer),
             },
-            pointwise: true,
+            // A fill of `f16` or packed elements runs alone, as kernels over them do.
+            pointwise: !elem.is_f16() && elem.scalar.packed().is_none(),
             reach: None,
             grid: None,
             foldable: true,
@@ -499,11 +507,15 @@ impl Checker<'_> {
             elem,
         };
         let loc = Loc::KernelArg { node: n, index: 0 };
-        let expression = self.check_value(loc, value, &elem.wgsl(), of)?;
+        let expression = self.check_value(loc, value, &elem.value_wgsl(), of)?;
         if self.badly_named_buffers.contains(&target.buffer) {
             return None;
         }
-        let args = vec![(crate::fill::VALUE.to_string(), elem.wgsl(), expression)];
+        let args = vec![(
+            crate::fill::VALUE.to_string(),
+            elem.value_wgsl(),
+            expression,
+        )];
         let composed = wgsl::compose(
             declarations,
             &layout.wgsl_struct(),
@@ -728,6 +740,13 @@ impl Checker<'_> {
         let mut d = Diagnostic::new(loc, message);
         if let Some(help) = self.undeclared_name_help(n, &e.message) {
             d = d.with_help(help);
+        }
+        // The user's code comes after the generated declarations, so it cannot write `enable f16;` itself.
+        if e.message.contains("`f16` enable extension") {
+            d = d.with_help(
+                "a kernel's module enables `f16` when the kernel binds a buffer of `f16` elements (`[f16]`, \
+                 `[vec4<f16>]`); bake then needs a device with `SHADER_F16`",
+            );
         }
         if let (Some((lib, arg)), Some(ty)) = (argument, &arg_type) {
             d = d.with_help(format!(

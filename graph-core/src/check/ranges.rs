@@ -106,6 +106,27 @@ impl Checker<'_> {
         };
         let node = format!("{kind} `{}`", node.name);
         let len = self.graph.buffers[buffer].len;
+        // wgpu copies whole 4-byte words, and a fill of packed elements writes whole words: a range of
+        // elements smaller than a word would move or overwrite its neighbours in the word.
+        if let Some(elem) = self.buffer_types[buffer].filter(|t| t.size() % 4 != 0)
+            && (written(0) || written(1))
+        {
+            let slot = if written(0) { 0 } else { 1 };
+            self.diags.push(
+                Diagnostic::new(
+                    at(slot),
+                    format!(
+                        "{node} moves a range of `{name}`, whose `{elem}` elements are smaller than the 4-byte \
+                         words the GPU copies and fills"
+                    ),
+                )
+                .with_help(format!(
+                    "a buffer of `{elem}` is copied, filled, uploaded and read back whole; use a buffer of \
+                     its own for the part, or a `u32` buffer"
+                )),
+            );
+            return None;
+        }
         // A bound whose arithmetic fails on the declared lengths (`a.len() - 20` of 16 elements) fails at
         // every bake: an error now.
         let mut bounds = [None, None];

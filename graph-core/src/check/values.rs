@@ -37,6 +37,11 @@ impl ValueOf<'_> {
     /// What to give instead.
     fn help(&self, ty: &str) -> String {
         match self {
+            ValueOf::Fill { elem, .. } if elem.scalar.packed().is_some() => format!(
+                "a fill of `{elem}` elements takes a `u32`, whose low {} bits it writes into each: a literal \
+                 such as `7u`, or a parameter declared `u32`",
+                elem.size() * 8
+            ),
             ValueOf::Fill { elem, .. } => format!(
                 "give a `{elem}`: a literal such as `{}`, or a parameter declared `{elem}`",
                 crate::fill::example_literal(*elem)

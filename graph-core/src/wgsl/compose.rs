@@ -80,10 +80,63 @@ pub fn binding_declarations<'a>(
 /// [`binding_declarations`] where bindings may be textures: `@group(0) @binding(i) var name: texture_2d<f32>;`
 /// for a texture read from a sampled declaration, `texture_storage_2d<FORMAT, ACCESS>` otherwise, written
 /// from the parsed type ([`TextureType::binding_wgsl`]), and `var name: sampler;` for a sampler.
+///
+/// A buffer of `f16` elements makes the declarations start with `enable f16;` (a directive must come before
+/// every declaration, and the declarations start the module); a buffer of `u8` or `u16` is declared as its
+/// `u32` words and brings the helpers that unpack and pack them ([`PACKED_HELPERS`]).
 pub fn resource_declarations<'a>(
     bindings: impl IntoIterator<Item = (&'a str, Resource, AccessMode)>,
     atomic: &[&str],
 ) -> String {
+    let bindings: Vec<_> = bindings.into_iter().collect();
+    let buffer_types = || {
+        bindings
+            .iter()
+            .filter_map(|(_, resource, _)| match resource {
+                Resource::Buffer(elem) => Some(*elem),
+                _ => None,
+            })
+    };
+    let f16 = buffer_types().any(ValueType::is_f16);
+    let packed = buffer_types().any(|t| t.scalar.packed().is_some());
+    let mut out = String::new();
+    if f16 {
+        out.push_str(ENABLE_F16);
+    }
+    out.push_str(&declare_each(bindings, atomic));
+    if packed {
+        out.push_str(PACKED_HELPERS);
+    }
+    out
+}
+
+/// The directive a module using `f16` starts with.
+pub const ENABLE_F16: &str = "enable f16;\n";
+
+/// The functions every module that binds a `u8` or `u16` buffer gets, to read and write its elements in the
+/// `u32` words WGSL sees (element `i` of a `u8` buffer is byte `i % 4` of word `i / 4`, the low byte first,
+/// as the host lays bytes out on every platform wgpu runs on). WGSL's own `unpack4xU8` and `pack4xU8` do a
+/// whole word of `u8`; these do a word of `u16` and one element of either.
+pub const PACKED_HELPERS: &str = "\
+fn unpack2xU16(word: u32) -> vec2<u32> { return vec2<u32>(word & 0xffffu, word >> 16u); }
+fn pack2xU16(v: vec2<u32>) -> u32 { return (v.x & 0xffffu) | (v.y << 16u); }
+fn u8_at(word: u32, lane: u32) -> u32 { return extractBits(word, (lane & 3u) * 8u, 8u); }
+fn with_u8_at(word: u32, lane: u32, value: u32) -> u32 { return insertBits(word, value, (lane & 3u) * 8u, 8u); }
+fn u16_at(word: u32, lane: u32) -> u32 { return extractBits(word, (lane & 1u) * 16u, 16u); }
+fn with_u16_at(word: u32, lane: u32, value: u32) -> u32 { return insertBits(word, value, (lane & 1u) * 16u, 16u); }
+";
+
+/// The names [`PACKED_HELPERS`] defines.
+pub const PACKED_HELPER_NAMES: [&str; 6] = [
+    "unpack2xU16",
+    "pack2xU16",
+    "u8_at",
+    "with_u8_at",
+    "u16_at",
+    "with_u16_at",
+];
+
+fn declare_each(bindings: Vec<(&str, Resource, AccessMode)>, atomic: &[&str]) -> String {
     bindings
         .into_iter()
         .enumerate()
@@ -109,8 +162,8 @@ pub fn resource_declarations<'a>(
             };
             // Library kernels that count with `atomicAdd` see atomics; the buffer holds plain elements.
             let elem = match atomic.contains(&name) {
-                true => format!("atomic<{}>", elem.wgsl()),
-                false => elem.wgsl(),
+                true => format!("atomic<{}>", elem.storage_wgsl()),
+                false => elem.storage_wgsl(),
             };
             format!("@group(0) @binding({i}) var<storage, {access}> {name}: array<{elem}>;\n")
         })

@@ -12,9 +12,15 @@ pub mod value;
 mod walk;
 
 pub use compose::{
-    Composed, Resource, Segment, binding_declarations, compose, params_declaration,
-    resource_declarations,
+    Composed, ENABLE_F16, PACKED_HELPER_NAMES, PACKED_HELPERS, Resource, Segment,
+    binding_declarations, compose, params_declaration, resource_declarations,
 };
+
+/// What naga validates every module with: parameters in immediates, and `f16` (which a module uses only
+/// with `enable f16;`, written for it when it binds an `f16` buffer; bake asks the device for `SHADER_F16`
+/// when the graph's modules do, [`crate::desc::GraphDesc::needs_f16`]).
+pub const CAPABILITIES: naga::valid::Capabilities =
+    naga::valid::Capabilities::IMMEDIATES.union(naga::valid::Capabilities::SHADER_FLOAT16);
 pub use members::{
     FUSED_PREFIX, Member, binding_names, builtin_type, in_register, in_tile, member, replace_field,
 };

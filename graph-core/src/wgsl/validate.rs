@@ -2,7 +2,7 @@
 
 use std::ops::Range;
 
-use naga::valid::{Capabilities, GlobalUse, ValidationFlags, Validator};
+use naga::valid::{GlobalUse, ValidationFlags, Validator};
 
 /// A WGSL problem: naga's message and, where naga gave one, the byte range (in the composed module) and its
 /// label.
@@ -123,7 +123,7 @@ fn validate_here(source: &str) -> Result<Reflection, WgslError> {
             .collect(),
         rendered: e.emit_to_string(source),
     })?;
-    let mut validator = Validator::new(ValidationFlags::all(), Capabilities::IMMEDIATES);
+    let mut validator = Validator::new(ValidationFlags::all(), super::CAPABILITIES);
     let info = validator.validate(&module).map_err(|e| {
         let mut chain = vec![e.as_inner().to_string()];
         let mut cause: Option<&dyn std::error::Error> = std::error::Error::source(e.as_inner());
@@ -308,7 +308,7 @@ pub fn expression_type(prelude: &str, expr: &str) -> Option<String> {
 
 fn expression_type_here(source: &str) -> Option<String> {
     let module = naga::front::wgsl::parse_str(source).ok()?;
-    let info = Validator::new(ValidationFlags::all(), Capabilities::IMMEDIATES)
+    let info = Validator::new(ValidationFlags::all(), super::CAPABILITIES)
         .validate(&module)
         .ok()?;
     let (function, body) = module

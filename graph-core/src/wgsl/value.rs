@@ -119,7 +119,8 @@ pub fn isolated(params_struct: &str, ty: &str, expression: &str) -> String {
 pub fn isolated_prelude(params_struct: &str) -> String {
     let params =
         super::params_declaration(crate::ir::ParamsStorage::Uniform, !params_struct.is_empty());
-    format!("{params_struct}{params}")
+    // `enable f16;` first, so that a value of an `f16` buffer's fill can be written (`1.5h`).
+    format!("{}{params_struct}{params}", super::ENABLE_F16)
 }
 
 /// The value of a decimal `u32` literal as WGSL writes one (`2u`, `2`); `None` for anything else.
@@ -181,7 +182,7 @@ mod tests {
     #[test]
     fn a_value_is_validated_alone_with_the_parameters() {
         let module = isolated("", "f32", "1.0");
-        assert_eq!(module, "fn value() -> f32 { return 1.0; }\n");
+        assert_eq!(module, "enable f16;\nfn value() -> f32 { return 1.0; }\n");
         assert!(crate::wgsl::validate(&module).is_ok());
         // A buffer of the kernel is not in scope.
         assert!(crate::wgsl::validate(&isolated("", "u32", "arrayLength(&dst)")).is_err());
