@@ -366,6 +366,8 @@ pub struct KernelDesc {
     /// The kernel's own code.
     pub source: Text,
     pub entry: Text,
+    /// The literal sizes of the workgroup; 0 along an axis an `override` sizes, which bake computes from
+    /// the module with the kernel's `overrides` (and checks against the device).
     pub workgroup_size: [u32; 3],
     /// Binding `i` of group 0 is `bindings[i]`.
     pub bindings: List<AccessDesc>,
@@ -959,11 +961,6 @@ impl GraphDesc {
                         self.buffers[a.buffer as usize].name
                     );
                 }
-                ensure!(
-                    k.workgroup_size.iter().all(|&d| d > 0),
-                    "kernel `{name}` has workgroup size {:?}",
-                    k.workgroup_size
-                );
                 ensure!(!k.entry.is_empty(), "kernel `{name}` has no entry point");
                 for (i, o) in k.overrides.iter().enumerate() {
                     ensure!(

@@ -529,6 +529,31 @@ fn override_values(
     Ok(values)
 }
 
+/// Kernel `k`'s workgroup size: the description's, or where an `override` sizes an axis (0 there), the
+/// module's with the kernel's override values (`values`, evaluated for this bake) or the override's default.
+fn resolved_workgroup_size(
+    desc: &GraphDesc,
+    n: usize,
+    k: &KernelDesc,
+    values: &[(String, u32)],
+) -> Result<[u32; 3], Error> {
+    if k.workgroup_size.iter().all(|&d| d > 0) {
+        return Ok(k.workgroup_size);
+    }
+    let module = format!(
+        "{}{}",
+        k.compose_body(&desc.params),
+        params_declaration(
+            ParamsStorage::Immediates,
+            !desc.params.wgsl_struct.is_empty()
+        )
+    );
+    graph_core::wgsl::workgroup_size(&module, &k.entry, values).map_err(|e| Error::Bake {
+        graph: desc.name.to_string(),
+        reason: format!("kernel `{}`: {e}", desc.nodes[n].name),
+    })
+}
+
 /// Node `n`'s kernel entry (not yet numbered) and dispatch, if it dispatches a kernel: a kernel node, or a
 /// copy in a block under GPU control (see [`copy_kernel`]).
 fn node_kernel(
@@ -543,7 +568,9 @@ fn node_kernel(
         (_, Some((k, words))) => (k, Some(*words)),
         _ => return Ok(None),
     };
-    check_workgroup_size(desc, n, k.workgroup_size, limits)?;
+    let overrides = override_values(desc, n, k, lens, limits)?;
+    let workgroup_size = resolved_workgroup_size(desc, n, k, &overrides)?;
+    check_workgroup_size(desc, n, workgroup_size, limits)?;
     // A fill of a range: its bounds, checked by the plan, become pipeline constants.
     let range = match (&k.range, k.bindings.first()) {
         (Some(r), Some(target)) => Some(
@@ -556,7 +583,7 @@ fn node_kernel(
             desc,
             n,
             count,
-            k.workgroup_size[0],
+            workgroup_size[0],
             k.foldable,
             limits.workgroups,
         )
@@ -568,14 +595,13 @@ fn node_kernel(
             DispatchSize::Fixed(elements(lens.get(*b as usize).copied().unwrap_or(0))?)
         }
         (DispatchDesc::Threads(dims), None, None) => {
-            DispatchSize::Threads(dims.clone(), k.workgroup_size)
+            DispatchSize::Threads(dims.clone(), workgroup_size)
         }
         (DispatchDesc::Workgroups(dims), None, None) => DispatchSize::Workgroups(dims.clone()),
         (DispatchDesc::Indirect(b), None, None) => DispatchSize::Indirect(*b),
     }
     .fixed_if_constant(lens, limits.workgroups)
     .map_err(|problem| problem.into_error(desc, n, limits.workgroups))?;
-    let overrides = override_values(desc, n, k, lens, limits)?;
     let entry = KernelEntry {
         label: desc.nodes[n].name.to_string(),
         body: k.compose_body(&desc.params),

@@ -1854,14 +1854,14 @@ const CASES: &[Case] = &[
         rustc_errors: &[],
     },
     Case {
-        fixture: "wgsl/override-workgroup-size",
+        fixture: "wgsl/workgroup-size-of-an-override-expression",
         build: || {
             let mut b = graph_g();
             b.output("y", "f32").kernel(
                 "k",
                 KernelSpec::wgsl(
                     "override WIDTH: u32 = 64;
-                    @compute @workgroup_size(WIDTH)
+                    @compute @workgroup_size(WIDTH * 2)
                     fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
                         y[gid.x] = 1.0;
                     }",

@@ -250,20 +250,25 @@ impl Checker<'_> {
         if self.check_kernel_resources(n, &composed, &reflection, &names) {
             return None;
         }
-        if detail.workgroup_size_overridden {
+        // A workgroup sized by overrides (`@workgroup_size(w)`, `overrides(w: x.len() / 8)`) is known at
+        // bake, which checks it against the device (`KernelDesc::workgroup_size` holds 0 on those axes).
+        if let Some(Err(what)) = &detail.workgroup_size_overrides {
             self.diags.push(
                 Diagnostic::new(
                     Loc::Node(n),
                     format!(
-                        "kernel `{}` takes its workgroup size from `override` constants, which the graph \
-                         needs to know at compile time to size its dispatches",
+                        "kernel `{}` sizes its workgroup with {what}, which the graph cannot compute at bake",
                         self.graph.nodes[n].name
                     ),
                 )
-                .with_help("write the sizes as literals or `const`s: `@workgroup_size(64)`"),
+                .with_help(
+                    "name one `override` on each axis it sizes (`@workgroup_size(width, 1)`) and give its \
+                     value in `overrides(width: x.len() / 8)`",
+                ),
             );
             return None;
         }
+        let sized_by_overrides = detail.workgroup_size_overrides.is_some();
         if library.is_none() {
             self.check_binding_uses(n, &bindings, detail);
             self.check_filtering(n, &bindings, detail);
@@ -338,6 +343,7 @@ impl Checker<'_> {
             |r| matches!(r, wgsl::Resource::Buffer(t) if t.is_f16() || t.scalar.packed().is_some()),
         );
         let distinct = !narrow
+            && !sized_by_overrides
             && detail
                 .pointwise
                 .is_some_and(|p| p.distinct_in(detail.workgroup_size, dispatch.one_along()));
@@ -355,8 +361,10 @@ impl Checker<'_> {
             workgroup_size: detail.workgroup_size,
             dispatch,
             pointwise: distinct && library.is_none_or(|l| l.pointwise),
-            reach: detail.reach.filter(|_| !textured && !narrow),
-            grid: grid.filter(|_| !textured && !narrow),
+            reach: detail
+                .reach
+                .filter(|_| !textured && !narrow && !sized_by_overrides),
+            grid: grid.filter(|_| !textured && !narrow && !sized_by_overrides),
             foldable: library.is_some(),
             range: None,
         })

@@ -29,6 +29,6 @@ pub use pointwise::Pointwise;
 pub use scan::{ParamUse, param_uses};
 pub use validate::{
     BindingUse, EntryPointDetail, MAX_WGSL_BYTES, OverrideInfo, Reflection, WgslError,
-    expression_type, validate, workgroup_bytes,
+    expression_type, validate, workgroup_bytes, workgroup_size,
 };
 pub use value::{MAX_VALUE_BYTES, ValueProblem, value_expression};

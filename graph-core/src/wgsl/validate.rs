@@ -44,9 +44,12 @@ pub struct OverrideInfo {
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct EntryPointDetail {
+    /// The literal sizes; 0 along an axis sized by an `override`.
     pub workgroup_size: [u32; 3],
-    /// The workgroup size comes from `override` constants, so it is not known until pipeline creation.
-    pub workgroup_size_overridden: bool,
+    /// How `override` constants size the workgroup: `None` when nothing does; the override named on each
+    /// axis it sizes (`@workgroup_size(w, 1)`), known at bake ([`workgroup_size`]); or, as an error, an axis
+    /// sized by an expression of overrides, which the graph does not evaluate.
+    pub workgroup_size_overrides: Option<Result<Vec<String>, String>>,
     pub binding_uses: Vec<(u32, BindingUse)>,
     /// Each invocation touches only its own elements and texels, along these axes of its id (see
     /// [`super::pointwise`]); `None` when not proved.
@@ -191,10 +194,18 @@ fn validate_here(source: &str) -> Result<Reflection, WgslError> {
         sampled.sort_unstable();
         entry_points.push(ep.name.clone());
         details.push(EntryPointDetail {
-            workgroup_size: ep.workgroup_size,
-            workgroup_size_overridden: ep
-                .workgroup_size_overrides
-                .is_some_and(|o| o.iter().any(Option::is_some)),
+            workgroup_size: sized_axes(&module, ep).map_or(ep.workgroup_size, |axes| {
+                std::array::from_fn(|i| match axes[i] {
+                    Some(_) => 0,
+                    None => ep.workgroup_size[i],
+                })
+            }),
+            workgroup_size_overrides: sized_axes(&module, ep).map(|axes| {
+                axes.into_iter()
+                    .flatten()
+                    .map(|axis| axis.map(|o| module.overrides[o].name.clone().unwrap_or_default()))
+                    .collect()
+            }),
             binding_uses,
             pointwise: super::pointwise::pointwise(&module, index),
             reach: super::neighbourhood::reach(&module, &info, index),
@@ -242,6 +253,79 @@ fn validate_here(source: &str) -> Result<Reflection, WgslError> {
         resources,
         overrides,
     })
+}
+
+/// Per axis of `ep`'s workgroup size, the override that sizes it (`Some(Ok(..))`), or an expression that is
+/// not one override's name (`Some(Err(..))`, in words); `None` when no override sizes the workgroup.
+type SizedAxes = [Option<Result<naga::Handle<naga::Override>, String>>; 3];
+
+fn sized_axes(module: &naga::Module, ep: &naga::EntryPoint) -> Option<SizedAxes> {
+    let exprs = ep.workgroup_size_overrides?;
+    if exprs.iter().all(Option::is_none) {
+        return None;
+    }
+    Some(exprs.map(|e| {
+        e.map(|h| match module.global_expressions[h] {
+            naga::Expression::Override(o) => Ok(o),
+            _ => Err("an expression of `override`s".to_string()),
+        })
+    }))
+}
+
+/// `entry`'s workgroup size in `source`, each axis an `override` sizes taking its value from `values` (by
+/// name or `@id`), else its default: what bake dispatches with. An error when the module does not parse, the
+/// entry point is missing, or an axis has no positive value.
+pub fn workgroup_size(
+    source: &str,
+    entry: &str,
+    values: &[(String, u32)],
+) -> Result<[u32; 3], String> {
+    if source.len() > MAX_WGSL_BYTES {
+        return Err("the module is too large".into());
+    }
+    on_naga_stack(|| workgroup_size_here(source, entry, values))
+        .unwrap_or_else(|| Err("the module could not be read".into()))
+}
+
+fn workgroup_size_here(
+    source: &str,
+    entry: &str,
+    values: &[(String, u32)],
+) -> Result<[u32; 3], String> {
+    let module = naga::front::wgsl::parse_str(source).map_err(|e| e.message().to_string())?;
+    let ep = module
+        .entry_points
+        .iter()
+        .find(|ep| ep.name == entry)
+        .ok_or_else(|| format!("the module has no entry point `{entry}`"))?;
+    let axes = sized_axes(&module, ep).unwrap_or_default();
+    let mut size = ep.workgroup_size;
+    for (axis, sized) in axes.into_iter().enumerate() {
+        let Some(sized) = sized else { continue };
+        let o = sized.map_err(|what| format!("its workgroup size is {what}"))?;
+        let over = &module.overrides[o];
+        let name = over.name.clone().unwrap_or_default();
+        let id = over.id.map(|id| id.to_string());
+        let given = values
+            .iter()
+            .find(|(key, _)| *key == name || Some(key) == id.as_ref())
+            .map(|&(_, v)| v);
+        let default = over
+            .init
+            .and_then(|init| match module.global_expressions[init] {
+                naga::Expression::Literal(naga::Literal::U32(v)) => Some(v),
+                naga::Expression::Literal(naga::Literal::I32(v)) => u32::try_from(v).ok(),
+                naga::Expression::Literal(naga::Literal::AbstractInt(v)) => u32::try_from(v).ok(),
+                _ => None,
+            });
+        size[axis] = given.or(default).ok_or_else(|| {
+            format!("its workgroup size is override `{name}`, which has no value")
+        })?;
+        if size[axis] == 0 {
+            return Err(format!("its workgroup size is override `{name}` = 0"));
+        }
+    }
+    Ok(size)
 }
 
 /// The bytes of workgroup memory `source` declares (every `var<workgroup>` of the module), with each `override` named in `values` (by name) taking that value: an array sized by an
@@ -470,6 +554,33 @@ fn typed_handles(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_workgroup_sized_by_overrides_takes_their_values_or_defaults() {
+        let module = "override w: u32;
+            @id(7) override h: u32 = 4;
+            @compute @workgroup_size(w, h, 2) fn main() {}";
+        let given = |v: &[(&str, u32)]| {
+            let v: Vec<(String, u32)> = v.iter().map(|&(k, n)| (k.to_string(), n)).collect();
+            workgroup_size(module, "main", &v)
+        };
+        assert_eq!(given(&[("w", 32)]), Ok([32, 4, 2]));
+        assert_eq!(given(&[("w", 8), ("7", 3)]), Ok([8, 3, 2]));
+        assert!(given(&[]).is_err_and(|e| e.contains("`w`, which has no value")));
+        assert!(given(&[("w", 0)]).is_err_and(|e| e.contains("= 0")));
+        let reflected = validate(module).expect("valid");
+        assert_eq!(reflected.details[0].workgroup_size, [0, 0, 2]);
+        assert_eq!(
+            reflected.details[0].workgroup_size_overrides,
+            Some(Ok(vec!["w".to_string(), "h".to_string()]))
+        );
+        let product = "override w: u32 = 8; @compute @workgroup_size(w * 2) fn main() {}";
+        assert!(
+            validate(product)
+                .is_ok_and(|r| matches!(r.details[0].workgroup_size_overrides, Some(Err(_))))
+        );
+        assert!(workgroup_size(product, "main", &[]).is_err());
+    }
 
     const KERNEL: &str = "
         @group(0) @binding(0) var<storage, read> x: array<f32>;
