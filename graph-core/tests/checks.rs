@@ -1466,13 +1466,20 @@ fn a_kernel_declaring_its_own_resource_is_refused_at_the_declaration() {
 }
 
 #[test]
-fn a_workgroup_size_from_overrides_is_refused() {
-    let text = "override WG: u32 = 64;\n\
-                @compute @workgroup_size(WG)\n\
-                fn main(@builtin(global_invocation_id) gid: vec3<u32>) { y[gid.x] = x[gid.x]; }\n";
-    let d = single_error(scale_graph(text));
+fn a_workgroup_size_from_an_override_is_left_to_bake_and_one_from_an_expression_is_refused() {
+    let named = "override WG: u32 = 64;\n\
+                 @compute @workgroup_size(WG)\n\
+                 fn main(@builtin(global_invocation_id) gid: vec3<u32>) { y[gid.x] = x[gid.x]; }\n";
+    let c = checked(scale_graph(named));
+    let CheckedNode::Kernel(k) = &c.nodes[0] else {
+        panic!("a kernel")
+    };
+    // Bake computes the axis the override sizes; the kernel is not fused (it is not pointwise now).
+    assert_eq!((k.workgroup_size, k.pointwise), ([0, 1, 1], false));
+    let product = named.replace("workgroup_size(WG)", "workgroup_size(WG * 2)");
+    let d = single_error(scale_graph(&product));
     assert_eq!(d.loc, Loc::Node(0));
-    assert_message(&d, &["`override` constants"]);
+    assert_message(&d, &["an expression of `override`s"]);
 }
 
 #[test]
