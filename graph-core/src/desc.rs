@@ -532,9 +532,16 @@ impl KernelDesc {
             .iter()
             .map(|a| (&*a.name, &*a.ty, &*a.value))
             .collect();
+        let f16_params: Vec<(&str, ValueType)> = params
+            .fields
+            .iter()
+            .filter(|f| f.ty.is_f16())
+            .map(|f| (&*f.name, f.ty))
+            .collect();
         crate::wgsl::compose(
             &self.declarations,
             &params.wgsl_struct,
+            &f16_params,
             None,
             &args,
             &self.source,
@@ -580,6 +587,9 @@ impl GraphDesc {
             .find(|b| b.texture.is_none() && b.sampler.is_none() && b.elem.is_f16())
         {
             return Some(format!("buffer `{}` holds `{}`", b.name, b.elem));
+        }
+        if let Some(f) = self.params.fields.iter().find(|f| f.ty.is_f16()) {
+            return Some(format!("parameter `{}` is `{}`", f.name, f.ty));
         }
         self.nodes.iter().find_map(|n| match &n.op {
             OpDesc::Kernel(k)
@@ -768,7 +778,7 @@ impl GraphDesc {
             ensure!(
                 f.offset % 4 == 0
                     && f.offset
-                        .checked_add(f.ty.size())
+                        .checked_add(f.ty.in_params().size())
                         .is_some_and(|end| end <= size),
                 "parameter `{}` at byte {} does not fit the {size}-byte block",
                 f.name,
@@ -1112,7 +1122,7 @@ impl GraphDesc {
         self.params.fields.iter().any(|f| {
             f.ty.scalar == crate::types::Scalar::U32
                 && offset >= f.offset
-                && offset < f.offset + f.ty.size()
+                && offset < f.offset + f.ty.in_params().size()
                 && (offset - f.offset).is_multiple_of(4)
         })
     }

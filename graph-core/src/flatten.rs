@@ -392,7 +392,7 @@ impl Remap<'_> {
             .params
             .fields
             .iter()
-            .find(|f| offset >= f.offset && offset < f.offset + f.ty.size());
+            .find(|f| offset >= f.offset && offset < f.offset + f.ty.in_params().size());
         let parent = field.and_then(|f| {
             self.parent
                 .params

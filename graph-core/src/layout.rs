@@ -30,10 +30,11 @@ impl ParamsLayout {
         let mut align = 4u32;
         let mut fields = Vec::new();
         for (name, ty) in params {
-            offset = offset.next_multiple_of(ty.align());
-            align = align.max(ty.align());
+            let stored = ty.in_params();
+            offset = offset.next_multiple_of(stored.align());
+            align = align.max(stored.align());
             fields.push(ParamField { name, ty, offset });
-            offset += ty.size();
+            offset += stored.size();
         }
         let size = if fields.is_empty() {
             0
@@ -60,6 +61,15 @@ impl ParamsLayout {
         )
     }
 
+    /// The `f16` parameters (and their types), whose reads [`crate::wgsl::compose`] converts.
+    pub fn f16_params(&self) -> Vec<(&str, ValueType)> {
+        self.fields
+            .iter()
+            .filter(|f| f.ty.is_f16())
+            .map(|f| (f.name.as_str(), f.ty))
+            .collect()
+    }
+
     /// The WGSL struct declaration, or nothing when there are no parameters.
     pub fn wgsl_struct(&self) -> String {
         if self.fields.is_empty() {
@@ -68,7 +78,7 @@ impl ParamsLayout {
         let members: Vec<String> = self
             .fields
             .iter()
-            .map(|f| format!("    {}: {},\n", f.name, f.ty.wgsl()))
+            .map(|f| format!("    {}: {},\n", f.name, f.ty.in_params().wgsl()))
             .collect();
         format!("struct {WGSL_PARAMS_STRUCT} {{\n{}}}\n", members.concat())
     }

@@ -158,6 +158,7 @@ pub fn validate_kernel(kernel: &LibraryKernel) -> Result<(), String> {
     let composed = crate::wgsl::compose(
         &declarations,
         "",
+        &[],
         Some(crate::ir::ParamsStorage::Immediates),
         &args,
         kernel.source,

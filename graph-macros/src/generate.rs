@@ -150,7 +150,7 @@ pub fn types(
         let span =
             declared.map_or_else(Span::call_site, |i| lowered.spans.locate(&Loc::Param(i)).0);
         let field = rust_ident(&f.name, span);
-        let ty = rust_type(f.ty);
+        let ty = param_rust_type(f.ty);
         let user_docs = user_docs(declared.and_then(|i| lowered.docs.params.get(i)));
         let doc = format!(
             "WGSL `{}` at byte {} of the parameter block.",
@@ -161,7 +161,7 @@ pub fn types(
         inits.push(quote!(#field));
         let offset = f.offset as usize;
         asserts.push(quote!(::core::assert!(::core::mem::offset_of!(#params, #field) == #offset);));
-        cursor = f.offset + f.ty.size();
+        cursor = f.offset + f.ty.in_params().size();
     }
     if layout.size > cursor {
         let gap = (layout.size - cursor) as usize;
@@ -715,6 +715,22 @@ fn texel_methods(
         });
     }
     methods
+}
+
+/// A parameter's field in the typed `Params` struct: its element's Rust type, but an `f16` is the
+/// `HalfParam` the block holds (an `f32` of its value).
+fn param_rust_type(t: ValueType) -> TokenStream {
+    if !t.is_f16() {
+        return rust_type(t);
+    }
+    let p = private();
+    match t.components {
+        1 => quote!(#p::HalfParam),
+        n => {
+            let n = n as usize;
+            quote!([#p::HalfParam; #n])
+        }
+    }
 }
 
 fn rust_type(t: ValueType) -> TokenStream {

@@ -378,16 +378,15 @@ impl BakedGraph {
     /// Sets parameter `name` for the next replays (no re-bake); `T` must be its declared type.
     pub fn set_param<T: ParamValue>(&mut self, name: &str, value: T) -> Result<(), Error> {
         let offset = self.param_offset::<T>(name)?;
-        self.params[offset..offset + size_of::<T>()].copy_from_slice(bytemuck::bytes_of(&value));
+        let bytes = crate::element::param_bytes(&value);
+        self.params[offset..offset + bytes.len()].copy_from_slice(&bytes);
         Ok(())
     }
 
     /// The value of parameter `name` for the next replay; `T` must be its declared type.
     pub fn param<T: ParamValue>(&self, name: &str) -> Result<T, Error> {
         let offset = self.param_offset::<T>(name)?;
-        Ok(bytemuck::pod_read_unaligned(
-            &self.params[offset..offset + size_of::<T>()],
-        ))
+        Ok(crate::element::param_from_bytes(&self.params[offset..]))
     }
 
     /// The byte offset of parameter `name`, checked to hold a `T` within the block.

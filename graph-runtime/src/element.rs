@@ -45,4 +45,59 @@ macro_rules! vec3_params {
     };
 }
 
-vec3_params! { f32 => F32; i32 => I32; u32 => U32; }
+vec3_params! { f32 => F32; i32 => I32; u32 => U32; half::f16 => F16; }
+
+/// An `f16` parameter as a graph's typed `Params` struct holds it: the `f32` with the same value, as the
+/// parameter block holds it (push constants have no 16-bit storage through wgpu on Vulkan); kernels read it as
+/// an `f16`. Made from an `f16` (`HalfParam::new`, `.into()`), read back with [`HalfParam::get`].
+#[repr(transparent)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
+pub struct HalfParam(f32);
+
+impl HalfParam {
+    pub fn new(value: half::f16) -> Self {
+        HalfParam(value.to_f32())
+    }
+
+    pub fn get(self) -> half::f16 {
+        // Exact: the value came from an `f16`.
+        half::f16::from_f32(self.0)
+    }
+}
+
+impl From<half::f16> for HalfParam {
+    fn from(value: half::f16) -> Self {
+        HalfParam::new(value)
+    }
+}
+
+/// `value`'s bytes as the parameter block holds them: each `f16` component widened to an `f32`
+/// ([`HalfParam`]); any other type as it is.
+pub(crate) fn param_bytes<T: ParamValue>(value: &T) -> Vec<u8> {
+    let bytes = bytemuck::bytes_of(value);
+    if !T::TYPE.is_f16() {
+        return bytes.to_vec();
+    }
+    bytes
+        .chunks_exact(2)
+        .flat_map(|h| {
+            half::f16::from_le_bytes([h[0], h[1]])
+                .to_f32()
+                .to_le_bytes()
+        })
+        .collect()
+}
+
+/// A `T` from the parameter block's `bytes` (as many as it holds there, [`param_bytes`]).
+pub(crate) fn param_from_bytes<T: ParamValue>(bytes: &[u8]) -> T {
+    if !T::TYPE.is_f16() {
+        return bytemuck::pod_read_unaligned(&bytes[..size_of::<T>()]);
+    }
+    let halves: Vec<u8> = bytes[..2 * size_of::<T>()]
+        .chunks_exact(4)
+        .flat_map(|f| {
+            half::f16::from_f32(f32::from_le_bytes([f[0], f[1], f[2], f[3]])).to_le_bytes()
+        })
+        .collect();
+    bytemuck::pod_read_unaligned(&halves)
+}

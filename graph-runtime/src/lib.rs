@@ -274,7 +274,7 @@ pub use baked::{Baked, HostTarget};
 pub use baked_graph::BakedGraph;
 pub use baked_state::UpdateReport;
 pub use buffer::{AnyBuffer, Buffer};
-pub use element::{Element, ParamValue};
+pub use element::{Element, HalfParam, ParamValue};
 pub use error::Error;
 pub use gpu::Gpu;
 pub use graph_core::GraphErrors;
@@ -347,6 +347,7 @@ pub mod env {
 pub mod __private {
     pub use crate::baked::Baked;
     pub use crate::buffer::{AnyBuffer, Buffer};
+    pub use crate::element::HalfParam;
     pub use crate::error::Error;
     pub use crate::gpu::Gpu;
     pub use crate::host::ContextKey;

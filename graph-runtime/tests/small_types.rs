@@ -326,22 +326,39 @@ fn built_and_loaded_narrow_graphs_describe_and_compute_the_same()
     Ok(())
 }
 
+const SCALE: &str = "@compute @workgroup_size(64)
+fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
+    let i = gid.x;
+    if (i < arrayLength(&x)) {
+        y[i] = x[i] * params.gain - 1.0h;
+        wide[i] = f32(x[i]);
+    }
+}";
+
+const SWAP: &str = "@compute @workgroup_size(64)
+fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
+    if (gid.x < arrayLength(&pairs)) { pairs[gid.x] = pairs[gid.x].yx + params.offset; }
+}";
+
 graph! {
-    /// `f16` buffers: scaled and widened to `f32`, pairs of `vec2<f16>` swapped, and a fill of `f16`.
+    /// `f16` buffers and parameters: scaled by a parameter and widened to `f32`, pairs of `vec2<f16>`
+    /// swapped and shifted by a vector parameter, and fills of `f16` (one from a parameter).
     graph Halves {
+        params { gain: f16, offset: vec2<f16> }
         buffers {
             x: [f16] = input,
             y: [f16] = output,
             wide: [f32] = output,
             pairs: [vec2<f16>] = inout,
             ones: [f16; 7] = output,
+            gains: [f16; 3] = output,
         }
         kernel scale(x: read, y: write, wide: write) {
             @compute @workgroup_size(64)
             fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
                 let i = gid.x;
                 if (i < arrayLength(&x)) {
-                    y[i] = x[i] * 2.5h - 1.0h;
+                    y[i] = x[i] * params.gain - 1.0h;
                     wide[i] = f32(x[i]);
                 }
             }
@@ -349,11 +366,80 @@ graph! {
         kernel swap(pairs: read_write) {
             @compute @workgroup_size(64)
             fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
-                if (gid.x < arrayLength(&pairs)) { pairs[gid.x] = pairs[gid.x].yx; }
+                if (gid.x < arrayLength(&pairs)) { pairs[gid.x] = pairs[gid.x].yx + params.offset; }
             }
         }
         fill one_and_a_half(ones = 1.5h);
+        fill gain(gains = params.gain * 2.0h);
     }
+}
+
+/// `Halves` through the builder, its parameters in a uniform buffer when `uniform`.
+fn halves_built(uniform: bool) -> GraphBuilder {
+    let mut b = GraphBuilder::new("Halves");
+    b.param("gain", "f16")
+        .param("offset", "vec2<f16>")
+        .input("x", "f16")
+        .output("y", "f16")
+        .output("wide", "f32")
+        .inout("pairs", "vec2<f16>")
+        .buffer("ones", "f16", Role::Output, Some(7))
+        .buffer("gains", "f16", Role::Output, Some(3));
+    if uniform {
+        b.uniform_params();
+    }
+    b.kernel(
+        "scale",
+        KernelSpec::wgsl(SCALE).read("x").write("y").write("wide"),
+    )
+    .kernel("swap", KernelSpec::wgsl(SWAP).read_write("pairs"))
+    .fill("one_and_a_half", "ones", "1.5h")
+    .fill("gain", "gains", "params.gain * 2.0h");
+    b
+}
+
+/// The buffers of one `Halves` replay over `n` fresh quarters, outputs poisoned.
+struct HalfBuffers {
+    xs: Vec<f16>,
+    pairs_in: Vec<[f16; 2]>,
+    x: Buffer<f16>,
+    y: Buffer<f16>,
+    wide: Buffer<f32>,
+    pairs: Buffer<[f16; 2]>,
+    ones: Buffer<f16>,
+    gains: Buffer<f16>,
+}
+
+fn half_buffers(gpu: &graph_runtime::Gpu, n: usize) -> Result<HalfBuffers, Error> {
+    let xs = quarters(n);
+    let pairs_in: Vec<[f16; 2]> = xs.iter().map(|&v| [v, -v]).collect();
+    Ok(HalfBuffers {
+        x: gpu.buffer_from_slice(&xs)?,
+        y: gpu.buffer_from_slice(&vec![f16::NAN; n])?,
+        wide: gpu.buffer_from_slice(&vec![f32::NAN; n])?,
+        pairs: gpu.buffer_from_slice(&pairs_in)?,
+        ones: gpu.buffer_from_slice(&[f16::NAN; 7])?,
+        gains: gpu.buffer_from_slice(&[f16::NAN; 3])?,
+        xs,
+        pairs_in,
+    })
+}
+
+/// One replay's outputs against the CPU (every operation exact in `f16` on these inputs).
+fn check_halves(b: &HalfBuffers, gain: f32, offset: [f32; 2], what: &str) {
+    let h = f16::from_f32;
+    let want: Vec<f16> = b.xs.iter().map(|v| h(v.to_f32() * gain - 1.0)).collect();
+    assert_eq!(read(&b.y), want, "{what}: y");
+    let widened: Vec<f32> = b.xs.iter().map(|v| v.to_f32()).collect();
+    assert_eq!(read(&b.wide), widened, "{what}: wide");
+    let swapped: Vec<[f16; 2]> = b
+        .pairs_in
+        .iter()
+        .map(|&[a, c]| [h(c.to_f32() + offset[0]), h(a.to_f32() + offset[1])])
+        .collect();
+    assert_eq!(read(&b.pairs), swapped, "{what}: pairs");
+    assert_eq!(read(&b.ones), vec![h(1.5); 7], "{what}: ones");
+    assert_eq!(read(&b.gains), vec![h(gain * 2.0); 3], "{what}: gains");
 }
 
 /// Multiples of 0.25 in [-8, 8): `x * 2.5 - 1` is exact in `f16` for each.
@@ -365,7 +451,7 @@ fn quarters(n: usize) -> Vec<f16> {
 }
 
 #[test]
-fn f16_buffers_compute_in_f16_where_the_device_has_it_and_are_refused_at_bake_where_not()
+fn f16_buffers_and_parameters_compute_in_f16_where_the_device_has_it_and_are_refused_where_not()
 -> Result<(), Error> {
     let gpu = gpu();
     let has_f16 = gpu
@@ -374,22 +460,17 @@ fn f16_buffers_compute_in_f16_where_the_device_has_it_and_are_refused_at_bake_wh
         .contains(graph_runtime::wgpu::Features::SHADER_F16);
     eprintln!("SHADER_F16: {has_f16}");
     for native in [true, false] {
-        for n in [7, 64, 129] {
-            let xs = quarters(n);
-            let pairs_in: Vec<[f16; 2]> = xs.iter().map(|&v| [v, -v]).collect();
-            let x = gpu.buffer_from_slice(&xs)?;
-            let y = gpu.buffer_from_slice(&vec![f16::NAN; n])?;
-            let wide = gpu.buffer_from_slice(&vec![f32::NAN; n])?;
-            let pairs = gpu.buffer_from_slice(&pairs_in)?;
-            let ones = gpu.buffer_from_slice(&[f16::NAN; 7])?;
+        for (round, n) in [7, 64, 129].into_iter().enumerate() {
+            let b = half_buffers(&gpu, n)?;
             let baked = Halves::bake(
                 &gpu,
                 HalvesBuffers {
-                    x: &x,
-                    y: &y,
-                    wide: &wide,
-                    pairs: &pairs,
-                    ones: &ones,
+                    x: &b.x,
+                    y: &b.y,
+                    wide: &b.wide,
+                    pairs: &b.pairs,
+                    ones: &b.ones,
+                    gains: &b.gains,
                 },
             );
             let mut g = match (baked, has_f16) {
@@ -404,18 +485,67 @@ fn f16_buffers_compute_in_f16_where_the_device_has_it_and_are_refused_at_bake_wh
             if !use_recorder(&mut g, &gpu, native) {
                 break;
             }
+            let gain = [2.5, 0.75, -3.0][round];
+            let offset = [0.5, -0.25];
+            g.params_mut().gain = f16::from_f32(gain).into();
+            g.params_mut().offset = offset.map(|v| f16::from_f32(v).into());
             g.replay()?.wait()?;
-            let what = format!("{} n {n}", g.untyped().recorder());
-            let want: Vec<f16> = xs
-                .iter()
-                .map(|v| f16::from_f32(v.to_f32() * 2.5 - 1.0))
-                .collect();
-            assert_eq!(read(&y), want, "{what}: y");
-            let widened: Vec<f32> = xs.iter().map(|v| v.to_f32()).collect();
-            assert_eq!(read(&wide), widened, "{what}: wide");
-            let swapped: Vec<[f16; 2]> = pairs_in.iter().map(|&[a, b]| [b, a]).collect();
-            assert_eq!(read(&pairs), swapped, "{what}: pairs");
-            assert_eq!(read(&ones), vec![f16::from_f32(1.5); 7], "{what}: ones");
+            check_halves(
+                &b,
+                gain,
+                offset,
+                &format!("{} n {n}", g.untyped().recorder()),
+            );
+        }
+    }
+    Ok(())
+}
+
+#[test]
+fn built_and_loaded_f16_graphs_with_parameters_in_either_storage_compute_the_same()
+-> Result<(), Box<dyn std::error::Error>> {
+    let gpu = gpu();
+    if !gpu
+        .device()
+        .features()
+        .contains(graph_runtime::wgpu::Features::SHADER_F16)
+    {
+        // The refusal is tested on a device made without it, below.
+        return Ok(());
+    }
+    for uniform in [false, true] {
+        let built = halves_built(uniform).build(&LIBRARY)?;
+        let text = graph_runtime::file::to_json(halves_built(uniform).graph());
+        let loaded = graph_runtime::pipeline::describe_graph(
+            graph_runtime::file::from_json(&text)?,
+            &LIBRARY,
+        )?;
+        assert_eq!(loaded, built);
+        for native in [true, false] {
+            let b = half_buffers(&gpu, 33)?;
+            let mut g = BakedGraph::bake(
+                &gpu,
+                loaded.clone(),
+                &[
+                    ("x", b.x.as_any()),
+                    ("y", b.y.as_any()),
+                    ("wide", b.wide.as_any()),
+                    ("pairs", b.pairs.as_any()),
+                    ("ones", b.ones.as_any()),
+                    ("gains", b.gains.as_any()),
+                ],
+            )?;
+            if !use_recorder(&mut g, &gpu, native) {
+                continue;
+            }
+            g.set_param("gain", f16::from_f32(1.25))?;
+            g.set_param("offset", [f16::from_f32(-1.0), f16::from_f32(2.0)])?;
+            assert_eq!(g.param::<f16>("gain")?, f16::from_f32(1.25));
+            // An `f16` parameter is set as one: an `f32` is refused.
+            assert!(g.set_param("gain", 1.25f32).is_err());
+            g.replay()?.wait()?;
+            let what = format!("uniform {uniform} {}", g.recorder());
+            check_halves(&b, 1.25, [-1.0, 2.0], &what);
         }
     }
     Ok(())
@@ -438,19 +568,16 @@ fn a_device_without_shader_f16_refuses_f16_at_bake_and_keeps_working() -> Result
             .features()
             .contains(graph_runtime::wgpu::Features::SHADER_F16)
     );
-    let x = gpu.buffer_from_slice(&quarters(5))?;
-    let y = gpu.buffer_zeroed::<f16>(5)?;
-    let wide = gpu.buffer_zeroed::<f32>(5)?;
-    let pairs = gpu.buffer_zeroed::<[f16; 2]>(5)?;
-    let ones = gpu.buffer_zeroed::<f16>(7)?;
+    let h = half_buffers(&gpu, 5)?;
     let refused = Halves::bake(
         &gpu,
         HalvesBuffers {
-            x: &x,
-            y: &y,
-            wide: &wide,
-            pairs: &pairs,
-            ones: &ones,
+            x: &h.x,
+            y: &h.y,
+            wide: &h.wide,
+            pairs: &h.pairs,
+            ones: &h.ones,
+            gains: &h.gains,
         },
     )
     .err()

@@ -1714,19 +1714,12 @@ const CASES: &[Case] = &[
         rustc_errors: &[],
     },
     Case {
-        fixture: "params/f16-param",
+        fixture: "params/u16-param",
         build: || {
             let mut b = graph_g();
-            b.param("gain", "f16").inout("x", "f16").kernel(
-                "scale",
-                KernelSpec::wgsl(
-                    "@compute @workgroup_size(64)
-            fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
-                if (gid.x < arrayLength(&x)) { x[gid.x] = x[gid.x] * params.gain; }
-            }",
-                )
-                .read_write("x"),
-            );
+            b.param("level", "u16")
+                .output("x", "u16")
+                .fill("clear", "x", "params.level");
             b
         },
         rustc_errors: &[],
@@ -1818,6 +1811,24 @@ const CASES: &[Case] = &[
         rustc_errors: &[],
     },
     // wgsl/
+    Case {
+        fixture: "wgsl/error-after-an-f16-parameter-read",
+        build: || {
+            let mut b = graph_g();
+            b.param("gain", "f16").inout("x", "f16").kernel(
+                "scale",
+                KernelSpec::wgsl(
+                    "@compute @workgroup_size(64)
+            fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
+                if (gid.x < arrayLength(&x)) { x[gid.x] = x[gid.x] * params.gain + params.gain * 1u; }
+            }",
+                )
+                .read_write("x"),
+            );
+            b
+        },
+        rustc_errors: &[],
+    },
     Case {
         fixture: "wgsl/f16-without-an-f16-buffer",
         build: || {

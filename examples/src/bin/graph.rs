@@ -541,8 +541,21 @@ fn set_param(graph: &mut BakedGraph, name: &str, text: &str) -> Result<(), Failu
         Scalar::F32 => set!(f32),
         Scalar::I32 => set!(i32),
         Scalar::U32 => set!(u32),
+        Scalar::F16 => {
+            let values: Vec<f16> = parts
+                .iter()
+                .map(|p| p.parse::<f32>().map(f16::from_f32).map_err(|_| bad()))
+                .collect::<Result<_, _>>()?;
+            match values[..] {
+                [a] => graph.set_param(name, a)?,
+                [a, b] => graph.set_param(name, [a, b])?,
+                [a, b, c] => graph.set_param(name, [a, b, c])?,
+                [a, b, c, d] => graph.set_param(name, [a, b, c, d])?,
+                _ => return Err(bad()),
+            }
+        }
         // The checks refuse parameters of these types.
-        Scalar::F16 | Scalar::U8 | Scalar::U16 => return Err(bad()),
+        Scalar::U8 | Scalar::U16 => return Err(bad()),
     }
     Ok(())
 }

@@ -218,6 +218,7 @@ impl Checker<'_> {
         let composed = wgsl::compose(
             &declarations,
             &params_struct,
+            &layout.f16_params(),
             Some(self.graph.params_storage),
             &arg_refs(&args),
             &source,
@@ -527,6 +528,7 @@ impl Checker<'_> {
         let composed = wgsl::compose(
             declarations,
             &layout.wgsl_struct(),
+            &layout.f16_params(),
             Some(self.graph.params_storage),
             &arg_refs(&args),
             source,
@@ -810,9 +812,11 @@ impl Checker<'_> {
         if self.graph.params_storage == ParamsStorage::Uniform {
             return;
         }
+        let layout = self.params_layout();
         let composed = wgsl::compose(
             declarations,
             params_struct,
+            &layout.f16_params(),
             Some(ParamsStorage::Uniform),
             args,
             source,
@@ -862,9 +866,11 @@ impl Checker<'_> {
                 .map(|(name, r)| (*name, *r, AccessMode::ReadWrite)),
             &[],
         );
+        let layout = self.params_layout();
         let retry = wgsl::compose(
             &widened,
             params_struct,
+            &layout.f16_params(),
             Some(self.graph.params_storage),
             &[],
             source,

@@ -95,7 +95,7 @@ impl Checker<'_> {
             && layout.size > PORTABLE_IMMEDIATE_BYTES
         {
             // 128 is a multiple of every alignment, so some field itself ends past the budget.
-            let end = |f: &crate::layout::ParamField| f.offset + f.ty.size();
+            let end = |f: &crate::layout::ParamField| f.offset + f.ty.in_params().size();
             let over = layout
                 .fields
                 .iter()

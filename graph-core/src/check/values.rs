@@ -106,11 +106,14 @@ impl Checker<'_> {
         if self.check_value_params(loc.clone(), &expression) || !self.params_usable() {
             return None;
         }
-        let params_struct = self.params_layout().wgsl_struct();
-        let module = wgsl::value::isolated(&params_struct, ty, &expression);
+        let layout = self.params_layout();
+        let params_struct = layout.wgsl_struct();
+        // Validated as the kernel's module will read it: an `f16` parameter's reads converted.
+        let (converted, _) = wgsl::f16_param_reads(&expression, &layout.f16_params());
+        let module = wgsl::value::isolated(&params_struct, ty, &converted);
         if let Err(e) = wgsl::validate(&module) {
             let prelude = wgsl::value::isolated_prelude(&params_struct);
-            let message = match wgsl::expression_type(&prelude, &expression) {
+            let message = match wgsl::expression_type(&prelude, &converted) {
                 Some(actual) if actual != ty => of.of_another_type(text, ty, &actual),
                 _ => of.invalid(text, &e.message),
             };

@@ -24,6 +24,9 @@ pub struct Composed {
     pub segments: Vec<(Range<usize>, Segment)>,
     /// Where the user's code starts in `source`.
     pub user_start: usize,
+    /// What was inserted into the user's code (the conversion of each `f16` parameter's read,
+    /// [`f16_param_reads`]): at which offset of the code as composed, how many bytes.
+    pub user_insertions: Vec<(usize, usize)>,
 }
 
 impl Composed {
@@ -46,6 +49,10 @@ impl Composed {
             {
                 let rel =
                     range.start - seg_range.start..range.end.min(seg_range.end) - seg_range.start;
+                if *seg == Segment::User {
+                    let original = |at: usize| before_insertions(at, &self.user_insertions);
+                    return (seg.clone(), original(rel.start)..original(rel.end));
+                }
                 return (seg.clone(), rel);
             }
         }
@@ -170,6 +177,48 @@ fn declare_each(bindings: Vec<(&str, Resource, AccessMode)>, atomic: &[&str]) ->
         .collect()
 }
 
+/// Where `at` (an offset of text with `insertions` made) was before them: an offset inside an insertion maps
+/// to where it was made.
+fn before_insertions(at: usize, insertions: &[(usize, usize)]) -> usize {
+    let mut shift = 0;
+    for &(start, len) in insertions {
+        if at >= start + len {
+            shift += len;
+        } else if at > start {
+            return start - shift;
+        }
+    }
+    at - shift
+}
+
+/// `text` with each read of an `f16` parameter (`params.h` of `f16_params`) converted to its type
+/// (`f16(params.h)`, `vec2<f16>(params.v)`): the parameter block holds it as `f32`s
+/// ([`ValueType::in_params`]). Returns the text and its insertions (offset in the new text, bytes), so a
+/// diagnostic in it can be placed in the user's text.
+pub fn f16_param_reads(
+    text: &str,
+    f16_params: &[(&str, ValueType)],
+) -> (String, Vec<(usize, usize)>) {
+    let mut out = String::with_capacity(text.len());
+    let mut insertions = Vec::new();
+    let mut copied = 0;
+    for read in super::param_uses(text) {
+        let Some((_, ty)) = f16_params.iter().find(|(name, _)| *name == read.name) else {
+            continue;
+        };
+        out.push_str(&text[copied..read.access.start]);
+        let open = format!("{}(", ty.wgsl());
+        insertions.push((out.len(), open.len()));
+        out.push_str(&open);
+        out.push_str(&text[read.access.clone()]);
+        insertions.push((out.len(), 1));
+        out.push(')');
+        copied = read.access.end;
+    }
+    out.push_str(&text[copied..]);
+    (out, insertions)
+}
+
 /// The `params` variable for the parameter storage; empty when there is no parameter.
 pub fn params_declaration(storage: ParamsStorage, has_params: bool) -> &'static str {
     match (has_params, storage) {
@@ -185,10 +234,13 @@ pub fn params_declaration(storage: ParamsStorage, has_params: bool) -> &'static 
 /// `storage` (none for `None`: WGSL declarations may come in any order, so a caller can append the one line
 /// [`params_declaration`] gives for the storage it needs), one function per library argument
 /// (`fn alpha() -> f32 { return params.a; }`), then `user`. An argument is returned as it is, not converted:
-/// a value of another type is an error, not a silent conversion.
+/// a value of another type is an error, not a silent conversion. With `f16` parameters (`f16_params`), the
+/// module enables `f16` and every read of one in an argument or the user's code is converted
+/// ([`f16_param_reads`]).
 pub fn compose(
     declarations: &str,
     params_struct: &str,
+    f16_params: &[(&str, ValueType)],
     storage: Option<ParamsStorage>,
     args: &[(&str, &str, &str)],
     user: &str,
@@ -197,6 +249,9 @@ pub fn compose(
     let mut source =
         String::with_capacity(declarations.len() + params_struct.len() + user.len() + 128);
     let mut segments = Vec::new();
+    if !f16_params.is_empty() && !declarations.starts_with(ENABLE_F16) {
+        source.push_str(ENABLE_F16);
+    }
     source.push_str(declarations);
     source.push_str(params_struct);
     if let Some(storage) = storage {
@@ -205,16 +260,19 @@ pub fn compose(
     segments.push((0..source.len(), Segment::Generated));
     for (i, (name, ty, value)) in args.iter().enumerate() {
         let start = source.len();
+        let (value, _) = f16_param_reads(value, f16_params);
         source.push_str(&format!("fn {name}() -> {ty} {{ return {value}; }}\n"));
         segments.push((start..source.len(), Segment::Arg(i)));
     }
     let user_start = source.len();
-    source.push_str(user);
+    let (user, user_insertions) = f16_param_reads(user, f16_params);
+    source.push_str(&user);
     segments.push((user_start..source.len(), Segment::User));
     Composed {
         source,
         segments,
         user_start,
+        user_insertions,
     }
 }
 
@@ -228,6 +286,7 @@ mod tests {
         let c = compose(
             &decls,
             "",
+            &[],
             Some(ParamsStorage::Immediates),
             &[("alpha", "f32", "2.0")],
             "fn main() {}",
@@ -241,5 +300,32 @@ mod tests {
         let arg_at = c.source.find("fn alpha").expect("argument function");
         assert_eq!(c.locate(&(arg_at..arg_at + 2)).0, Segment::Arg(0));
         assert_eq!(c.locate(&(0..3)).0, Segment::Generated);
+    }
+
+    #[test]
+    fn f16_parameter_reads_are_converted_and_placed_back_in_the_users_text() {
+        let h = ValueType::parse("f16").expect("f16");
+        let v = ValueType::parse("vec2<f16>").expect("vec2<f16>");
+        let user = "let a = params.h * 2.0h; let b = params.v.x + params.k; bad";
+        let (text, insertions) = f16_param_reads(user, &[("h", h), ("v", v)]);
+        assert_eq!(
+            text,
+            "let a = f16(params.h) * 2.0h; let b = vec2<f16>(params.v).x + params.k; bad"
+        );
+        let c = compose("", "", &[("h", h), ("v", v)], None, &[], user);
+        assert!(c.source.starts_with(ENABLE_F16));
+        assert_eq!(c.user_insertions, insertions);
+        // `bad`, at the end of the composed code, is placed at the end of the user's.
+        let bad = c.source.rfind("bad").expect("bad");
+        assert_eq!(
+            c.locate(&(bad..bad + 3)),
+            (Segment::User, user.len() - 3..user.len())
+        );
+        // Inside an insertion: where it was made.
+        let open = c.source.find("f16(").expect("conversion");
+        assert_eq!(
+            c.locate(&(open + 1..open + 2)).1.start,
+            user.find("params.h").expect("read")
+        );
     }
 }

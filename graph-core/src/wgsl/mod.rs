@@ -13,7 +13,7 @@ mod walk;
 
 pub use compose::{
     Composed, ENABLE_F16, PACKED_HELPER_NAMES, PACKED_HELPERS, Resource, Segment,
-    binding_declarations, compose, params_declaration, resource_declarations,
+    binding_declarations, compose, f16_param_reads, params_declaration, resource_declarations,
 };
 
 /// What naga validates every module with: parameters in immediates, and `f16` (which a module uses only

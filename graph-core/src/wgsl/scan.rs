@@ -9,6 +9,8 @@ pub struct ParamUse {
     pub name: String,
     /// The byte range of `name`.
     pub range: Range<usize>,
+    /// The byte range of the whole access, `params` to the end of `name`.
+    pub access: Range<usize>,
 }
 
 /// Every `params . ident` outside comments, in order.
@@ -17,10 +19,11 @@ pub fn param_uses(text: &str) -> Vec<ParamUse> {
     tokens
         .windows(3)
         .filter_map(|w| match w {
-            [Tok::Ident(a, _), Tok::Dot, Tok::Ident(name, range)] if *a == "params" => {
+            [Tok::Ident(a, base), Tok::Dot, Tok::Ident(name, range)] if *a == "params" => {
                 Some(ParamUse {
                     name: name.to_string(),
                     range: range.clone(),
+                    access: base.start..range.end,
                 })
             }
             _ => None,

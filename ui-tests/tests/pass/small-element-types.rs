@@ -1,9 +1,11 @@
-use graph_runtime::{Buffer, Readback, Upload, f16, graph};
+use graph_runtime::{Buffer, HalfParam, Readback, Upload, f16, graph};
 
-// `u8` and `u16` buffers (packed words in WGSL) and `f16` buffers: their typed bindings, fills, uploads
-// and readbacks have the host's element types.
+// `u8` and `u16` buffers (packed words in WGSL) and `f16` buffers and parameters: their typed bindings,
+// fills, uploads and readbacks have the host's element types; an `f16` parameter is a `HalfParam` (the
+// `f32` the block holds) in `GParams`.
 graph! {
     graph G {
+        params { gain: f16, shift: vec2<f16>, n: u32 }
         buffers {
             pixels: [u8] = input,
             samples: [u16; 3] = output,
@@ -19,7 +21,7 @@ graph! {
                 samples[1] = with_u16_at(0u, 1u, u8_at(pixels[0], 2u));
             }
         }
-        fill halve(halves = 0.5h);
+        fill halve(halves = 0.5h * params.gain);
         fill pair(pairs = vec2<f16>(1.0h, 2.0h));
         upload stage(staged);
         readback out(staged);
@@ -32,6 +34,12 @@ fn bind<'a>(pixels: &'a Buffer<u8>, samples: &'a Buffer<u16>, halves: &'a Buffer
 
 fn main() {
     let _ = bind;
+    let mut params = GParams::default();
+    params.gain = f16::from_f32(0.5).into();
+    params.shift = [HalfParam::new(f16::ONE), HalfParam::new(f16::NEG_ONE)];
+    assert_eq!(params.gain.get(), f16::from_f32(0.5));
+    // As the block holds them: `gain` an `f32` at 0, `shift` a `vec2<f32>` at 8, `n` at 16.
+    assert_eq!(size_of::<GParams>(), 24);
     let _: Upload<G, u8> = G::UPLOADS.stage;
     let _: Readback<G, u8> = G::READBACKS.out;
     assert_eq!(G::DESCRIPTION.needs_f16().as_deref(), Some("buffer `halves` holds `f16`"));
