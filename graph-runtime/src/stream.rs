@@ -305,7 +305,8 @@ impl Stream {
     /// value must be of the same type. A recording records it as a parameter of the graph (its value is
     /// not baked in: the replay's parameters give it).
     pub fn param<T: ParamValue>(&mut self, name: &str, value: T) -> Result<&mut Self, Error> {
-        let bytes = bytemuck::bytes_of(&value).to_vec();
+        // As the parameter block holds it (an `f16` as an `f32`).
+        let bytes = crate::element::param_bytes(&value);
         match self.params.iter_mut().find(|p| p.name == name) {
             Some(p) if p.ty != T::TYPE => {
                 return Err(Error::ParamType {
@@ -730,7 +731,9 @@ fn set_params(baked: &mut BakedGraph, params: &[StreamParam]) -> Result<(), Erro
     for field in baked.description().params.fields.iter() {
         let value = params.iter().find(|p| *p.name == *field.name);
         let at = field.offset as usize;
-        if let Some((p, slot)) = value.zip(block.get_mut(at..at + field.ty.size() as usize)) {
+        if let Some((p, slot)) =
+            value.zip(block.get_mut(at..at + field.ty.in_params().size() as usize))
+        {
             slot.copy_from_slice(&p.bytes);
         }
     }

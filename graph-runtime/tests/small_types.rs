@@ -599,3 +599,56 @@ fn a_device_without_shader_f16_refuses_f16_at_bake_and_keeps_working() -> Result
     );
     Ok(())
 }
+
+/// The eager stream over the same types: a `u8` buffer of 10 bytes, and where the device has `f16`, an
+/// `f16` buffer scaled by an `f16` parameter.
+#[test]
+fn an_eager_stream_takes_u8_buffers_and_f16_parameters() -> Result<(), Error> {
+    let gpu = gpu();
+    let mut s = gpu.stream();
+    let bytes: Vec<u8> = (0..10u8).map(|i| i.wrapping_mul(57)).collect();
+    let a = gpu.buffer_from_slice(&bytes)?;
+    let b = gpu.buffer_from_slice(&[0xEEu8; 10])?;
+    s.kernel(
+        "inc",
+        "@compute @workgroup_size(64)
+        fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
+            if (gid.x < arrayLength(&b)) { b[gid.x] = pack4xU8(unpack4xU8(a[gid.x]) + vec4<u32>(1u)); }
+        }",
+    )
+    .read("a", &a)
+    .write("b", &b)
+    .threads(&["a.len().div_ceil(4)"])
+    .run()?;
+    let want: Vec<u8> = bytes.iter().map(|v| v.wrapping_add(1)).collect();
+    assert_eq!(s.read(&b)?, want, "stream u8");
+    if !gpu
+        .device()
+        .features()
+        .contains(graph_runtime::wgpu::Features::SHADER_F16)
+    {
+        return Ok(());
+    }
+    let xs = quarters(9);
+    let x = gpu.buffer_from_slice(&xs)?;
+    let y = gpu.buffer_from_slice(&[f16::NAN; 9])?;
+    for gain in [-1.5f32, 0.25] {
+        s.param("gain", f16::from_f32(gain))?;
+        s.kernel(
+            "scale",
+            "@compute @workgroup_size(64)
+            fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
+                if (gid.x < arrayLength(&x)) { y[gid.x] = x[gid.x] * params.gain; }
+            }",
+        )
+        .read("x", &x)
+        .write("y", &y)
+        .run()?;
+        let want: Vec<f16> = xs
+            .iter()
+            .map(|v| f16::from_f32(v.to_f32() * gain))
+            .collect();
+        assert_eq!(s.read(&y)?, want, "stream f16 gain {gain}");
+    }
+    Ok(())
+}
