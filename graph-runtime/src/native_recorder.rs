@@ -961,6 +961,10 @@ fn spirv(
             image_load: naga::proc::BoundsCheckPolicy::Restrict,
             ..Default::default()
         },
+        // A compute shader has no inputs or outputs of `f16` to store (its builtins are integers), so the
+        // capability naga would otherwise declare for any `f16` type (`StorageInputOutput16`), which a device
+        // may lack (lavapipe does), is not asked for.
+        use_storage_input_output_16: false,
         // As wgpu does: the driver zeroes workgroup memory where it can (see `SpirvFeatures`).
         zero_initialize_workgroup_memory: if features.zero_init_workgroup {
             naga::back::spv::ZeroInitializeWorkgroupMemoryMode::Native
