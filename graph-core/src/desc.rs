@@ -986,6 +986,7 @@ impl GraphDesc {
                         "kernel `{name}` fills a range of no buffer"
                     );
                     self.validate_range(name, range, buffers)?;
+                    self.validate_words(name, k.bindings[0].buffer, range)?;
                 }
                 match &k.dispatch {
                     &DispatchDesc::BufferLen(b) => {
@@ -1021,6 +1022,8 @@ impl GraphDesc {
                 );
                 self.validate_range(name, src_range, buffers)?;
                 self.validate_range(name, dst_range, buffers)?;
+                self.validate_words(name, src, src_range)?;
+                self.validate_words(name, dst, dst_range)?;
                 let (s, d) = (&self.buffers[src as usize], &self.buffers[dst as usize]);
                 // A texture's copy moves texels or bytes: the runtime checks its sizes at bake.
                 ensure!(
@@ -1036,6 +1039,7 @@ impl GraphDesc {
                     "`{name}` moves buffer {buffer} of {buffers}"
                 );
                 self.validate_range(name, range, buffers)?;
+                self.validate_words(name, *buffer, range)?;
             }
             OpDesc::Host { accesses } | OpDesc::Interop { accesses } => {
                 for a in accesses.iter() {
@@ -1076,6 +1080,26 @@ impl GraphDesc {
     }
 
     /// A range reads no parameter: it is evaluated once, at bake.
+    /// A range of a buffer whose elements are smaller than a word (`u8`, `u16`, `f16`) is the whole buffer:
+    /// the GPU copies and fills whole words (the checks refuse the rest).
+    fn validate_words(
+        &self,
+        name: &str,
+        buffer: u32,
+        range: &RangeDesc,
+    ) -> Result<(), InvalidDescription> {
+        let Some(b) = self.buffers.get(buffer as usize) else {
+            return Ok(());
+        };
+        ensure!(
+            b.texture.is_some() || b.elem.size() % 4 == 0 || range.is_whole(buffer),
+            "`{name}` moves a range of `{}`, whose `{}` elements are smaller than a word",
+            b.name,
+            b.elem
+        );
+        Ok(())
+    }
+
     fn validate_range(
         &self,
         node: &str,

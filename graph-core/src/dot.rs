@@ -273,7 +273,14 @@ impl GraphDesc {
                     format!("workgroups(indirect: {})", self.buffer_name(*b))
                 }
             };
-            let [x, y, z] = k.workgroup_size;
+            // 0: an axis an `override` sizes, known at bake.
+            let [x, y, z] = k.workgroup_size.map(|d| {
+                if d == 0 {
+                    "override".to_string()
+                } else {
+                    d.to_string()
+                }
+            });
             let _ = write!(text, "\n{size}\n@workgroup_size({x}, {y}, {z})");
         }
         text

@@ -18,8 +18,9 @@
 //!
 //! What is checked:
 //! - names: unknown or duplicate nodes, buffers and parameters, with "did you mean" suggestions;
-//! - types: parameters and elements are 32-bit scalars or vectors; the parameter block fits 128 bytes of
-//!   push constants unless the graph opts into a uniform buffer;
+//! - types: parameters are 32-bit scalars or vectors or `f16` ones, elements those or `u8`/`u16` (held
+//!   packed); the parameter block fits 128 bytes of push constants unless the graph opts into a uniform
+//!   buffer;
 //! - topology: every cycle with its path; in explicit-only mode, every data race; reads of graph-owned
 //!   buffers that nothing wrote before; inputs written; outputs never written;
 //! - WGSL: each kernel composed with its declarations and validated by naga, its entry point chosen, its

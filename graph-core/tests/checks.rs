@@ -1907,3 +1907,30 @@ fn range_mistakes_are_reported_where_the_bound_is_written() {
     // The positive control: a range within the buffer.
     assert!(built("b[1..b.len() - 1]").is_ok());
 }
+
+/// A mistake after a read of an `f16` parameter, in a kernel from a `.wgsl` file: the note shows the file's
+/// own text at the mistake (the module converts the read, `f16(params.h)`, which the user never wrote),
+/// also past text that is not ASCII.
+#[test]
+fn a_mistake_after_an_f16_parameter_read_is_shown_in_the_files_own_text() {
+    use graph_core::builder::{GraphBuilder, KernelSpec};
+    let text = "@compute @workgroup_size(1)\nfn main() { let a = params.h; let ééé = 1.0; y[0] = ééé + bad; }\n";
+    let mut b = GraphBuilder::new("G");
+    b.param("h", "f16").output("y", "f16").kernel(
+        "k",
+        KernelSpec::wgsl(text)
+            .in_file("k.wgsl")
+            .write("y")
+            .workgroups(&["1"]),
+    );
+    let message = b
+        .build(&LIB)
+        .err()
+        .map(|e| e.to_string())
+        .unwrap_or_default();
+    assert!(message.contains("bad"), "{message}");
+    assert!(
+        !message.contains("f16(params.h)"),
+        "the converted text is shown: {message}"
+    );
+}

@@ -60,8 +60,10 @@
 //!
 //! # The language
 //!
-//! - `params { name: type, .. }`: 32-bit scalars or vectors (`f32`, `u32`, `vec2<f32>`..), laid out as the
-//!   WGSL block `params` that every kernel sees; at most 128 bytes unless the graph is `#[uniform_params]`.
+//! - `params { name: type, .. }`: 32-bit scalars or vectors (`f32`, `u32`, `vec2<f32>`..), or `f16` and its
+//!   vectors (kernels read an `f16`; the block holds the `f32` of its value, a [`HalfParam`]), laid out as
+//!   the WGSL block `params` that every kernel sees; at most 128 bytes unless the graph is
+//!   `#[uniform_params]`.
 //! - `buffers { name: [T] = input | output | inout, name: [T; N] }`: external buffers the caller binds
 //!   (run-time or fixed length), and graph-owned ones (no role; fixed length).
 //! - `kernel name(buf: read | write | read_write, ..) [threads(x, y, z) | workgroups(..)] [entry(f)] { WGSL }`,
@@ -80,7 +82,9 @@
 //! - `kernel name = kernels::path(binding: buffer, arg: value, ..);`: a library kernel. An argument is WGSL of
 //!   the argument's type, exactly: a parameter of another type is a compile error, not a conversion.
 //! - `fill name(buf = value);` sets every element of `buf`, of any element type, to `value`, WGSL of that type
-//!   (`0.0`, `params.k`, `vec2<u32>(1u, 2u)`); `fill name(buf[start..end] = value);` sets a range.
+//!   (`0.0`, `params.k`, `vec2<u32>(1u, 2u)`; for a `u8` or `u16` buffer a `u32`, whose low bits it writes);
+//!   `fill name(buf[start..end] = value);` sets a range (not of a `u8`, `u16` or `f16` buffer, whose ranges
+//!   could end inside a word).
 //! - `copy name(src -> dst);` copies the whole of `src` into `dst`, of the same element type and length;
 //!   either side may be a range, written as a Rust slice (`x[1..]`, `x[..n.len()]`, `x[2..x.len() - 2]`),
 //!   and the two sides have one length, as with `copy_from_slice`. Range bounds are literals and buffer

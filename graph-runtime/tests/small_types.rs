@@ -283,6 +283,22 @@ fn built_and_loaded_narrow_graphs_describe_and_compute_the_same()
         graph_runtime::pipeline::describe_graph(graph_runtime::file::from_json(&text)?, &LIBRARY)?;
     assert_eq!(loaded, built);
     let gpu = gpu();
+    // A hand-made description whose copy takes part of a word is refused at bake, before any replay.
+    let mut hostile = built.clone();
+    for node in hostile.nodes.to_mut() {
+        if let graph_runtime::desc::OpDesc::Copy { src_range, .. } = &mut node.op {
+            src_range.end = src_range.start.clone();
+        }
+    }
+    let refused = BakedGraph::bake(&gpu, hostile, &[])
+        .err()
+        .map(|e| e.to_string());
+    assert!(
+        refused
+            .as_deref()
+            .is_some_and(|m| m.contains("smaller than a word")),
+        "{refused:?}"
+    );
     for (door, desc) in [("built", &built), ("loaded", &loaded)] {
         for native in [true, false] {
             let (pixels, samples) = (13, 5);

@@ -1493,6 +1493,20 @@ const CASES: &[Case] = &[
         rustc_errors: &[],
     },
     Case {
+        fixture: "library/fill-of-a-u8-buffer",
+        build: || {
+            let mut b = graph_g();
+            b.output("mask", "u8").library(
+                "clear",
+                "fill",
+                &[("output", "mask")],
+                &[("value", "0u")],
+            );
+            b
+        },
+        rustc_errors: &[],
+    },
+    Case {
         fixture: "library/generic-types-differ",
         build: || {
             let mut b = graph_g();

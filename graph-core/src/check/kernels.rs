@@ -755,7 +755,8 @@ impl Checker<'_> {
         if e.message.contains("`f16` enable extension") {
             d = d.with_help(
                 "a kernel's module enables `f16` when the kernel binds a buffer of `f16` elements (`[f16]`, \
-                 `[vec4<f16>]`); bake then needs a device with `SHADER_F16`",
+                 `[vec4<f16>]`) or the graph has an `f16` parameter; bake then needs a device with \
+                 `SHADER_F16`",
             );
         }
         if let (Some((lib, arg)), Some(ty)) = (argument, &arg_type) {
@@ -765,9 +766,7 @@ impl Checker<'_> {
             ));
         }
         match (segment, file) {
-            (Segment::User, Some(path)) => {
-                d = d.with_note(snippet(&composed.source[composed.user_start..], &rel, path))
-            }
+            (Segment::User, Some(path)) => d = d.with_note(snippet(&composed.user, &rel, path)),
             (Segment::Generated, _) => d = d.with_note(e.rendered.clone()),
             _ => {}
         }

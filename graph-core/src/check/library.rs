@@ -95,6 +95,27 @@ impl Checker<'_> {
                         elem => ValueType::parse(elem).ok(),
                     };
                     let actual = self.buffer_types[a.buffer];
+                    // The library's kernels index elements one by one: a `u8` or `u16` buffer's WGSL view is
+                    // its packed words.
+                    if let Some(packed) = actual.filter(|t| t.scalar.packed().is_some()) {
+                        self.diags.push(
+                            Diagnostic::new(
+                                loc,
+                                format!(
+                                    "`kernels::{path}` reads and writes its elements one by one, but buffer `{}` \
+                                     holds `{packed}` elements, packed {} to a `u32` word",
+                                    access.buffer,
+                                    packed.scalar.packed().unwrap_or(1)
+                                ),
+                            )
+                            .with_help(
+                                "use the graph's own `fill` and `copy` nodes, or a kernel of your own over the \
+                                 words (`unpack4xU8`, `pack4xU8`, `u8_at`, `with_u8_at`)",
+                            ),
+                        );
+                        self.accesses[n][i] = None;
+                        continue;
+                    }
                     if binding.elem == GENERIC
                         && generic.is_none()
                         && let Some(actual) = actual

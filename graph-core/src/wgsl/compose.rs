@@ -27,6 +27,8 @@ pub struct Composed {
     /// What was inserted into the user's code (the conversion of each `f16` parameter's read,
     /// [`f16_param_reads`]): at which offset of the code as composed, how many bytes.
     pub user_insertions: Vec<(usize, usize)>,
+    /// The user's code as written: what [`Composed::locate`]'s user ranges are ranges of.
+    pub user: String,
 }
 
 impl Composed {
@@ -243,11 +245,11 @@ pub fn compose(
     f16_params: &[(&str, ValueType)],
     storage: Option<ParamsStorage>,
     args: &[(&str, &str, &str)],
-    user: &str,
+    user_text: &str,
 ) -> Composed {
     debug_assert!(params_struct.is_empty() || params_struct.contains(WGSL_PARAMS_STRUCT));
     let mut source =
-        String::with_capacity(declarations.len() + params_struct.len() + user.len() + 128);
+        String::with_capacity(declarations.len() + params_struct.len() + user_text.len() + 128);
     let mut segments = Vec::new();
     if !f16_params.is_empty() && !declarations.starts_with(ENABLE_F16) {
         source.push_str(ENABLE_F16);
@@ -265,7 +267,7 @@ pub fn compose(
         segments.push((start..source.len(), Segment::Arg(i)));
     }
     let user_start = source.len();
-    let (user, user_insertions) = f16_param_reads(user, f16_params);
+    let (user, user_insertions) = f16_param_reads(user_text, f16_params);
     source.push_str(&user);
     segments.push((user_start..source.len(), Segment::User));
     Composed {
@@ -273,6 +275,7 @@ pub fn compose(
         segments,
         user_start,
         user_insertions,
+        user: user_text.to_string(),
     }
 }
 

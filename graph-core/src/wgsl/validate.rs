@@ -319,7 +319,10 @@ fn workgroup_size_here(
                 _ => None,
             });
         size[axis] = given.or(default).ok_or_else(|| {
-            format!("its workgroup size is override `{name}`, which has no value")
+            format!(
+                "its workgroup size is override `{name}`, which has no value: give one in \
+                 `overrides({name}: ..)` (a default is read only when it is a literal)"
+            )
         })?;
         if size[axis] == 0 {
             return Err(format!("its workgroup size is override `{name}` = 0"));
