@@ -508,14 +508,7 @@ fn override_values(
                 })
         })
         .collect::<Result<Vec<_>, _>>()?;
-    let module = format!(
-        "{}{}",
-        k.compose_body(&desc.params),
-        params_declaration(
-            ParamsStorage::Immediates,
-            !desc.params.wgsl_struct.is_empty()
-        )
-    );
+    let module = whole_module(desc, k);
     let bytes = graph_core::wgsl::workgroup_bytes(&module, &values)
         .map_err(|e| bake(format!("kernel `{node}`: {e}")))?;
     if bytes > u64::from(limits.workgroup_storage) {
@@ -529,6 +522,19 @@ fn override_values(
     Ok(values)
 }
 
+/// Kernel `k`'s whole module (its parameters in push constants), which naga reads for what the overrides
+/// make of it: its workgroup memory and its workgroup size.
+fn whole_module(desc: &GraphDesc, k: &KernelDesc) -> String {
+    format!(
+        "{}{}",
+        k.compose_body(&desc.params),
+        params_declaration(
+            ParamsStorage::Immediates,
+            !desc.params.wgsl_struct.is_empty()
+        )
+    )
+}
+
 /// Kernel `k`'s workgroup size: the description's, or where an `override` sizes an axis (0 there), the
 /// module's with the kernel's override values (`values`, evaluated for this bake) or the override's default.
 fn resolved_workgroup_size(
@@ -540,14 +546,7 @@ fn resolved_workgroup_size(
     if k.workgroup_size.iter().all(|&d| d > 0) {
         return Ok(k.workgroup_size);
     }
-    let module = format!(
-        "{}{}",
-        k.compose_body(&desc.params),
-        params_declaration(
-            ParamsStorage::Immediates,
-            !desc.params.wgsl_struct.is_empty()
-        )
-    );
+    let module = whole_module(desc, k);
     graph_core::wgsl::workgroup_size(&module, &k.entry, values).map_err(|e| Error::Bake {
         graph: desc.name.to_string(),
         reason: format!("kernel `{}`: {e}", desc.nodes[n].name),

@@ -441,6 +441,23 @@ fn half_buffers(gpu: &graph_runtime::Gpu, n: usize) -> Result<HalfBuffers, Error
     })
 }
 
+fn bake_halves(
+    gpu: &graph_runtime::Gpu,
+    b: &HalfBuffers,
+) -> Result<graph_runtime::Baked<Halves>, Error> {
+    Halves::bake(
+        gpu,
+        HalvesBuffers {
+            x: &b.x,
+            y: &b.y,
+            wide: &b.wide,
+            pairs: &b.pairs,
+            ones: &b.ones,
+            gains: &b.gains,
+        },
+    )
+}
+
 /// One replay's outputs against the CPU (every operation exact in `f16` on these inputs).
 fn check_halves(b: &HalfBuffers, gain: f32, offset: [f32; 2], what: &str) {
     let h = f16::from_f32;
@@ -478,17 +495,7 @@ fn f16_buffers_and_parameters_compute_in_f16_where_the_device_has_it_and_are_ref
     for native in [true, false] {
         for (round, n) in [7, 64, 129].into_iter().enumerate() {
             let b = half_buffers(&gpu, n)?;
-            let baked = Halves::bake(
-                &gpu,
-                HalvesBuffers {
-                    x: &b.x,
-                    y: &b.y,
-                    wide: &b.wide,
-                    pairs: &b.pairs,
-                    ones: &b.ones,
-                    gains: &b.gains,
-                },
-            );
+            let baked = bake_halves(&gpu, &b);
             let mut g = match (baked, has_f16) {
                 (Ok(g), true) => g,
                 (Err(e), false) => {
@@ -585,19 +592,7 @@ fn a_device_without_shader_f16_refuses_f16_at_bake_and_keeps_working() -> Result
             .contains(graph_runtime::wgpu::Features::SHADER_F16)
     );
     let h = half_buffers(&gpu, 5)?;
-    let refused = Halves::bake(
-        &gpu,
-        HalvesBuffers {
-            x: &h.x,
-            y: &h.y,
-            wide: &h.wide,
-            pairs: &h.pairs,
-            ones: &h.ones,
-            gains: &h.gains,
-        },
-    )
-    .err()
-    .map(|e| e.to_string());
+    let refused = bake_halves(&gpu, &h).err().map(|e| e.to_string());
     assert_f16_refused(refused.as_deref().unwrap_or("it baked"));
     // The same device bakes and runs a graph of bytes.
     let b = narrow_buffers(&gpu, 6, 3);

@@ -522,11 +522,15 @@ fn set_param(graph: &mut BakedGraph, name: &str, text: &str) -> Result<(), Failu
         )));
     }
     let bad = || Failure::Graph(format!("--param {name}={text}: not a `{ty}`"));
+    // Each value parsed as `$t` (an `f16` as the `f32` it rounds from).
     macro_rules! set {
-        ($t:ty) => {{
+        ($t:ty) => {
+            set!($t, |p: &str| p.parse::<$t>().ok())
+        };
+        ($t:ty, $parse:expr) => {{
             let values: Vec<$t> = parts
                 .iter()
-                .map(|p| p.parse::<$t>().map_err(|_| bad()))
+                .map(|p| $parse(p).ok_or_else(bad))
                 .collect::<Result<_, _>>()?;
             match values[..] {
                 [a] => graph.set_param(name, a)?,
@@ -541,19 +545,7 @@ fn set_param(graph: &mut BakedGraph, name: &str, text: &str) -> Result<(), Failu
         Scalar::F32 => set!(f32),
         Scalar::I32 => set!(i32),
         Scalar::U32 => set!(u32),
-        Scalar::F16 => {
-            let values: Vec<f16> = parts
-                .iter()
-                .map(|p| p.parse::<f32>().map(f16::from_f32).map_err(|_| bad()))
-                .collect::<Result<_, _>>()?;
-            match values[..] {
-                [a] => graph.set_param(name, a)?,
-                [a, b] => graph.set_param(name, [a, b])?,
-                [a, b, c] => graph.set_param(name, [a, b, c])?,
-                [a, b, c, d] => graph.set_param(name, [a, b, c, d])?,
-                _ => return Err(bad()),
-            }
-        }
+        Scalar::F16 => set!(f16, |p: &str| p.parse::<f32>().ok().map(f16::from_f32)),
         // The checks refuse parameters of these types.
         Scalar::U8 | Scalar::U16 => return Err(bad()),
     }
