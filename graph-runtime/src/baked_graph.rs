@@ -20,11 +20,13 @@ use crate::error::{Error, TaskKind, unknown};
 use crate::gpu::Gpu;
 use crate::host::{HostContext, HostTask};
 use crate::interop::{InteropContext, InteropTask};
-use crate::native_recorder::{self, NativeParamsIn, NativeReplay, TimedDispatch};
+use crate::native_recorder::NativeReplay;
 use crate::params::ParamsTransport;
+use crate::profile::TimedDispatch;
 use crate::profile::{self, Profile, Timestamps};
 use crate::program::resolve_dispatches;
 use crate::program::{Partition, Step};
+use crate::recorder::{self, NativeParamsIn};
 use crate::recorder::{Recorder, record_replay};
 use crate::scope::OpScope;
 use crate::texture::Texture;
@@ -256,7 +258,7 @@ impl BakedGraph {
     /// the two, say), updates included.
     pub fn use_portable_recorder(&mut self) {
         self.state.native = None;
-        self.state.recorder = (native_recorder::Choice::Portable, NativeParamsIn::default());
+        self.state.recorder = (recorder::Choice::Portable, NativeParamsIn::default());
     }
 
     /// Replays through the native recorder from now on, its kernels reading the parameters as `params_in`
@@ -272,7 +274,7 @@ impl BakedGraph {
             &self.state.bound,
             self.state.gates.as_ref(),
             self.transport.storage(),
-            native_recorder::Choice::Require,
+            recorder::Choice::Require,
             params_in,
             None,
         );
@@ -282,7 +284,7 @@ impl BakedGraph {
         })?;
         // Replays through the old command buffers finish before they are freed (its `Drop` waits).
         self.state.native = native;
-        self.state.recorder = (native_recorder::Choice::Require, params_in);
+        self.state.recorder = (recorder::Choice::Require, params_in);
         Ok(())
     }
 
@@ -918,9 +920,9 @@ impl BakedGraph {
         // What trailing host tasks wrote is queued, not submitted: it goes to the GPU ahead of the next
         // submission (a replay, a read), which is all that can see it. Submitting it here would make waiting
         // for this replay wait for every other graph's work before it on the queue.
-        if let Some(set) = &readback_set {
-            self.state.readbacks.map(set);
-        }
+        let mapped = readback_set
+            .as_ref()
+            .map(|set| self.state.readbacks.map(set));
         // The marker of the last submission, unless a host phase after it already waited for it.
         let marker = native_recorder
             .as_ref()
@@ -937,6 +939,7 @@ impl BakedGraph {
             readbacks: (self.state.readbacks.clone(), readback_set),
             maps,
             marker,
+            mapped,
             graph: std::marker::PhantomData,
         })
     }

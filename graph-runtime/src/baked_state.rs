@@ -16,9 +16,10 @@ use crate::buffer::AnyBuffer;
 use crate::error::Error;
 use crate::gate::Gates;
 use crate::gpu::Gpu;
-use crate::native_recorder::{self, NativeParamsIn, NativeReplay};
+use crate::native_recorder::NativeReplay;
 use crate::params::ParamsTransport;
 use crate::program::Program;
+use crate::recorder::{self, NativeParamsIn};
 use crate::replay::Kernels;
 use crate::scope::OpScope;
 use crate::texture::Texture;
@@ -82,7 +83,7 @@ pub(crate) struct BakedState {
     /// give another builds again ([`BakedGraph::fit_textures_to_params`](crate::BakedGraph)).
     pub param_extents: Vec<Option<[u32; 3]>>,
     /// The recorder asked for: what every rebuild asks for again.
-    pub recorder: (native_recorder::Choice, NativeParamsIn),
+    pub recorder: (recorder::Choice, NativeParamsIn),
 }
 
 /// The most fused modules a baked graph keeps known valid between updates: a few graphs' worth of groups.
@@ -127,10 +128,11 @@ impl BakedState {
             .unwrap_or_default();
         // An update keeps the recorder the graph replays through (the environment's at bake, or the one the
         // application chose since), so a rebuild no replay asked for switches nothing.
-        let recorder = previous.as_ref().map_or(
-            (native_recorder::choice(), NativeParamsIn::default()),
-            |p| p.recorder,
-        );
+        let recorder = previous
+            .as_ref()
+            .map_or((recorder::choice(), NativeParamsIn::default()), |p| {
+                p.recorder
+            });
         let r = build_replay(
             gpu,
             &desc,

@@ -210,6 +210,7 @@ impl Gates {
 
     /// The buffers block `block`'s gate binds (the flag, the counts, the arguments), if it has a flag: the
     /// native recorder records the gate as a dispatch of its own over them.
+    #[cfg(not(target_arch = "wasm32"))]
     pub(crate) fn buffers(&self, block: u32) -> Option<[&wgpu::Buffer; 3]> {
         let gate = self.blocks.get(block as usize)?.as_ref()?;
         Some([&gate.flag, &self.shared.counts, &self.shared.args])

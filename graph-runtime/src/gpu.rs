@@ -3,13 +3,16 @@
 #![forbid(unsafe_code)]
 
 use std::fmt;
+#[cfg(not(target_arch = "wasm32"))]
+use std::sync::OnceLock;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, Mutex};
 
+#[cfg(not(target_arch = "wasm32"))]
 use crate::driver::Driver;
 use crate::error::Error;
-use crate::native::{self, DirectOn, DirectQueue};
-use crate::queue::GpuQueue;
+use crate::native::{self, DirectQueue};
+use crate::queue::{DirectOn, GpuQueue};
 use crate::validation;
 
 /// A wgpu device and queue. Cheap to clone: clones share the device and count as the same `Gpu`.
@@ -29,7 +32,8 @@ struct GpuInner {
     /// Size of the push-constant (immediate) block the device accepts; 0 without `IMMEDIATES`.
     max_immediate_size: u32,
     state: Arc<DeviceState>,
-    /// The thread that drives the device for async work, started by the first async read.
+    /// The thread that drives the device for async work, started by the first future that needs it.
+    #[cfg(not(target_arch = "wasm32"))]
     driver: OnceLock<Driver>,
 }
 
@@ -164,7 +168,8 @@ impl Gpu {
         Gpu::wrap(device, GpuQueue::new(queue, direct), Some(info))
     }
 
-    /// [`Gpu::new`], waiting for it.
+    /// [`Gpu::new`], waiting for it. Native targets only: the web cannot block (`Gpu::new().await` there).
+    #[cfg(not(target_arch = "wasm32"))]
     pub fn new_blocking() -> Result<Gpu, Error> {
         pollster::block_on(Gpu::new())
     }
@@ -215,6 +220,7 @@ impl Gpu {
                 info,
                 max_immediate_size,
                 state,
+                #[cfg(not(target_arch = "wasm32"))]
                 driver: OnceLock::new(),
             }),
         })
@@ -289,6 +295,7 @@ impl Gpu {
 
     /// Records that the device is gone, as wgpu's device-lost callback would (unless it already did): for
     /// the native recorder, which can see a destroyed device before wgpu reports it.
+    #[cfg(not(target_arch = "wasm32"))]
     pub(crate) fn mark_lost(&self, why: String) {
         let mut lost = lock(&self.inner.state.lost);
         if lost.is_none() {
@@ -303,10 +310,20 @@ impl Gpu {
     }
 
     /// The thread that drives the device for async work.
+    #[cfg(not(target_arch = "wasm32"))]
     pub(crate) fn driver(&self) -> &Driver {
-        self.inner
-            .driver
-            .get_or_init(|| Driver::start(self.inner.device.clone()))
+        self.inner.driver.get_or_init(Driver::start)
+    }
+
+    /// What the device reported by the time awaited work finished: its loss and, on the web, the errors of
+    /// every call before (the browser reports them asynchronously, so the runtime opens no error scope there
+    /// and they reach the device's list of uncaptured errors: see `scope.rs`). On native targets an
+    /// operation's errors were its own scope's, reported as it ended.
+    pub(crate) fn check_settled(&self) -> Result<(), Error> {
+        #[cfg(target_arch = "wasm32")]
+        return self.check();
+        #[cfg(not(target_arch = "wasm32"))]
+        self.check_lost()
     }
 }
 

@@ -234,6 +234,9 @@
 // Every module but `native` forbids `unsafe` itself; `native` is where the Vulkan calls and their invariants
 // are gathered, and nothing else may add any.
 #![deny(unsafe_code)]
+// On the web wgpu's objects are neither `Send` nor `Sync` (a page's one thread owns them); the `Arc`s that
+// share them between threads on native targets are only shared pointers there.
+#![cfg_attr(target_arch = "wasm32", allow(clippy::arc_with_non_send_sync))]
 
 // Generated code names `::graph_runtime`; this lets the crate's own example graph use the macro too.
 extern crate self as graph_runtime;
@@ -243,6 +246,8 @@ mod baked;
 mod baked_graph;
 mod baked_state;
 mod buffer;
+mod completion;
+#[cfg(not(target_arch = "wasm32"))]
 mod driver;
 mod element;
 mod error;
@@ -251,9 +256,17 @@ mod gate;
 mod gpu;
 mod host;
 mod interop;
+// The native path (Vulkan), everywhere but the web; there, `no_native` stands in for both modules.
+#[cfg(not(target_arch = "wasm32"))]
 #[allow(unsafe_code)]
 mod native;
+#[cfg(target_arch = "wasm32")]
+#[path = "no_native.rs"]
+mod native;
+#[cfg(not(target_arch = "wasm32"))]
 mod native_recorder;
+#[cfg(target_arch = "wasm32")]
+use native as native_recorder;
 mod nesting;
 mod params;
 mod profile;
@@ -289,10 +302,10 @@ pub use graph_macros::graph;
 pub use half::f16;
 pub use host::{HostContext, HostNode, HostTask};
 pub use interop::{InteropContext, InteropTask};
-pub use native_recorder::NativeParamsIn;
 pub use profile::{DispatchTime, Profile};
 pub use queue::GpuQueue;
 pub use readback::ReadFuture;
+pub use recorder::NativeParamsIn;
 pub use stream::{
     HostCall, InteropCall, KernelCall, LibraryCall, Recorded, Recording, Stream, StreamBuffer,
     StreamHostContext, StreamInteropContext,
@@ -301,7 +314,7 @@ pub use task_graph::{AnyGraph, GraphNode, TaskGraph};
 pub use texture::{Texture, wgpu_dimension, wgpu_format};
 pub use transfer::{Finished, Readback, Texels, Upload};
 pub use update::Dispatch;
-pub use wait::{Submission, Work};
+pub use wait::{Replaying, Submission, Work};
 pub use wgpu;
 
 /// The kernel library `graph!` reads as `kernels::..`, with CPU references.
@@ -341,7 +354,7 @@ pub mod pipeline {
 /// The environment variables the runtime reads.
 pub mod env {
     pub use crate::gpu::{ADAPTER_ENV, SUBMIT_ENV};
-    pub use crate::native_recorder::RECORDER_ENV;
+    pub use crate::recorder::RECORDER_ENV;
     #[doc(inline)]
     pub use crate::validation::VALIDATION_ENV;
 }
@@ -356,12 +369,12 @@ pub mod __private {
     pub use crate::gpu::Gpu;
     pub use crate::host::ContextKey;
     pub use crate::host::{HostContext, HostNode};
-    pub use crate::native::OrderingFault;
     pub use crate::nesting::{
         AtBottom, Below, Bottom, Child, Contains, Found, Inner, MaxDepth, Outer, STUB_DESCRIPTION,
         Subgraph, any_too_deep, at_bottom, below, check_subgraph_binding, check_subgraph_node,
         child_description, step,
     };
+    pub use crate::queue::OrderingFault;
     pub use crate::task_graph::{GraphNode, TaskGraph};
     pub use crate::texture::Texture;
     pub use crate::transfer::{Readback, Texels, Upload};

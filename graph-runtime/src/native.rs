@@ -6,6 +6,8 @@ use std::sync::{Arc, Mutex};
 
 use ash::vk;
 
+use crate::profile::TimedDispatch;
+use crate::queue::{DirectOn, OrderingFault};
 use crate::slice::Slice;
 
 /// The validation-layer message ID of the error [`plant_invalid_buffer`] plants.
@@ -92,13 +94,6 @@ pub(crate) enum Recorded {
     Dispatch(u32, [u32; 3]),
     /// Block `.0`'s gate: its members' indirect arguments, zeros unless its flag is set.
     Gate(u32),
-}
-
-/// The timestamp queries a profiled recording writes: one when its level may start, one when it has ended.
-pub(crate) struct TimedDispatch {
-    pub node: u32,
-    pub start_query: u32,
-    pub end_query: u32,
 }
 
 /// How many timestamp queries a profiled recording of `levels` writes: one per level with dispatches, one per
@@ -1666,28 +1661,6 @@ impl Drop for Marker {
             self.raw.free_memory(self.memory, None);
         }
     }
-}
-
-/// An ordering rule of direct submission turned off, for a test to see that it catches the fault.
-#[doc(hidden)]
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[repr(u8)]
-pub enum OrderingFault {
-    /// A replay does not first submit the writes queued through the `GpuQueue`.
-    ReplayBeforeQueuedWrites = 1,
-    /// A replay does not wait for the wgpu submissions made before it (which then signal nothing).
-    ReplayBeforeEarlierWork = 2,
-    /// A wgpu submission does not wait for the replays submitted before it (and signals nothing).
-    WorkBeforeEarlierReplays = 4,
-}
-
-/// Which Vulkan queue the runtime submits replays to itself (direct submission).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum DirectOn {
-    /// wgpu's own queue: the device has one queue, or a second was not asked for.
-    WgpuQueue,
-    /// A second queue of wgpu's queue family, which only the runtime submits to.
-    SecondQueue,
 }
 
 /// The priorities of the queues [`open_device`] asks for: wgpu's, and the runtime's second one.

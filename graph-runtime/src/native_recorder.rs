@@ -30,53 +30,19 @@ use crate::bake::BoundBuffers;
 use crate::error::Error;
 use crate::gate::{GATE_WGSL, Gates, gate_constants};
 use crate::gpu::Gpu;
-pub(crate) use crate::native::TimedDispatch;
 use crate::native::{
     DescriptorKind, ImageKind, ImageLayout, KernelOf, Marker, NativeBinding, NativeGraph,
     NativeKernel, NativeParams, NativePipeline, NativeShared, Recorded, RecordedLevel,
     SpirvFeatures, queries_of,
 };
+use crate::profile::TimedDispatch;
 use crate::program::{Op, Partition, Program, Segment, Step};
 use crate::queue::GpuQueue;
-use crate::recorder::Recorder;
+use crate::recorder::{Choice, NativeBuilt, NativeParamsIn, RECORDER_ENV, Recorder};
 use crate::replay::DispatchSize;
 use crate::slice::Slice;
 use crate::transfer::TransferBuffers;
 use crate::wait::{Work, WorkOf};
-
-/// The environment variable that picks the recorder: `portable`, `native`, or unset (native where it can).
-pub const RECORDER_ENV: &str = "GRAPH_RUNTIME_RECORDER";
-
-/// Where the native recorder's kernels read the graph's parameters.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum NativeParamsIn {
-    /// A uniform buffer written (a queued write) before each replay whose parameters changed: new values
-    /// record nothing again.
-    #[default]
-    Buffer,
-    /// Push constants recorded into the command buffers: a replay with new values records them again, after
-    /// the graph's previous replay has finished. Only for a graph whose parameters are push constants.
-    PushConstants,
-}
-
-/// Which recorder is asked for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Choice {
-    Portable,
-    /// Native where the graph and device allow it, else portable.
-    Prefer,
-    /// Native or an error.
-    Require,
-}
-
-/// What the environment asks for ([`RECORDER_ENV`]).
-pub(crate) fn choice() -> Choice {
-    match std::env::var(RECORDER_ENV).as_deref() {
-        Ok("portable") => Choice::Portable,
-        Ok("native") => Choice::Require,
-        _ => Choice::Prefer,
-    }
-}
 
 /// A baked graph's native replay: the recorded command buffers and what they were recorded with.
 #[derive(Debug)]
@@ -118,15 +84,6 @@ pub(crate) struct NativeReplay {
     parts: Vec<(wgpu::Texture, crate::texture::Part)>,
     /// What making it built (the rest it took from the replay it updates).
     pub(crate) built: NativeBuilt,
-}
-
-/// The native pipelines and descriptor sets a [`NativeReplay`] made, rather than took from the one before.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub(crate) struct NativeBuilt {
-    pub pipelines: usize,
-    pub sets: usize,
-    /// wgpu pipelines of the init pass compiled (one per texture binding not seen before).
-    pub init_pipelines: usize,
 }
 
 /// What a native pipeline is made from: its WGSL module, entry point, override constants (name, value's

@@ -289,3 +289,10 @@ pub(crate) fn profile_of(
         memory: Vec::new(),
     }
 }
+
+/// The timestamp queries a profiled recording writes: one when its level may start, one when it has ended.
+pub(crate) struct TimedDispatch {
+    pub node: u32,
+    pub start_query: u32,
+    pub end_query: u32,
+}

@@ -438,6 +438,7 @@ impl Program {
     }
 
     /// Whether every partition is recorded work alone: no host phase, copy, upload, readback or interop task.
+    #[cfg(not(target_arch = "wasm32"))]
     pub(crate) fn segments_alone(&self) -> bool {
         self.partitions.iter().all(|p| match p {
             Partition::Gpu(steps) => steps.iter().all(|s| matches!(s, Step::Segment(_))),

@@ -8,7 +8,7 @@ use std::fmt;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use crate::native::{DirectOn, DirectQueue, OrderingFault};
+use crate::native::DirectQueue;
 
 /// The queue of a [`Gpu`](crate::Gpu): submit command buffers and write buffers through it.
 ///
@@ -202,6 +202,7 @@ impl GpuQueue {
     }
 
     /// Whether a write was queued since the last submission, or command buffers are kept back.
+    #[cfg(not(target_arch = "wasm32"))]
     pub(crate) fn has_queued_writes(&self) -> bool {
         self.written.load(Ordering::Acquire) || !self.deferred().is_empty()
     }
@@ -213,6 +214,7 @@ impl GpuQueue {
 
     /// Runs `submit` under the submission lock, after submitting through wgpu the command buffers kept back
     /// and the writes queued since the last submission; an error where replays are not submitted directly.
+    #[cfg(not(target_arch = "wasm32"))]
     pub(crate) fn submit_direct<R>(
         &self,
         submit: impl FnOnce(&mut crate::native::DirectGuard<'_>) -> Result<R, String>,
@@ -233,4 +235,26 @@ impl GpuQueue {
         self.submitted.fetch_add(1, Ordering::Relaxed);
         submit(&mut guard)
     }
+}
+
+/// An ordering rule of direct submission turned off, for a test to see that it catches the fault.
+#[doc(hidden)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(u8)]
+pub enum OrderingFault {
+    /// A replay does not first submit the writes queued through the `GpuQueue`.
+    ReplayBeforeQueuedWrites = 1,
+    /// A replay does not wait for the wgpu submissions made before it (which then signal nothing).
+    ReplayBeforeEarlierWork = 2,
+    /// A wgpu submission does not wait for the replays submitted before it (and signals nothing).
+    WorkBeforeEarlierReplays = 4,
+}
+
+/// Which Vulkan queue the runtime submits replays to itself (direct submission).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum DirectOn {
+    /// wgpu's own queue: the device has one queue, or a second was not asked for.
+    WgpuQueue,
+    /// A second queue of wgpu's queue family, which only the runtime submits to.
+    SecondQueue,
 }

@@ -1,59 +1,25 @@
 //! Reading a buffer back to the host.
 //!
-//! A read copies the buffer into a staging buffer, submits the copy and maps the staging buffer. Native wgpu
-//! runs the map's callback only from inside `Device::poll`, so something must poll the device:
-//! - [`crate::Buffer::read_blocking`] waits on the device for the copy, on the calling thread;
-//! - the future of [`crate::Buffer::read`] hands its copy to the `Gpu`'s driver thread (`driver.rs`), which
-//!   blocks in `poll` until that copy finished; the map callback, run inside that poll, wakes the future. The
-//!   future is woken once, when its data is there: it never spins.
+//! A read copies the buffer into a staging buffer, submits the copy and maps the staging buffer; the map's
+//! callback hands the outcome to the read's [`Completion`]. Something must let that callback run:
+//! - on the web, the browser, from its event loop: the future of [`crate::Buffer::read`] is woken by it;
+//! - on native targets, a poll of the device. [`crate::Buffer::read_blocking`] waits on the device for the
+//!   copy, on the calling thread; the future hands the same wait to the `Gpu`'s driver thread (`driver.rs`),
+//!   whose poll runs the callback, which wakes the future. The future is woken once, when its data is
+//!   there: it never spins.
 
 #![forbid(unsafe_code)]
 
 use std::future::Future;
 use std::marker::PhantomData;
 use std::pin::Pin;
-use std::sync::{Arc, Mutex};
-use std::task::{Context, Poll, Waker};
+use std::sync::Arc;
+use std::task::{Context, Poll};
 
-use crate::driver::Waiter;
+use crate::completion::Completion;
 use crate::element::Element;
 use crate::error::Error;
 use crate::gpu::Gpu;
-use crate::gpu::lock;
-
-/// What the map callback (or the driver thread, when the device fails) leaves for the future.
-#[derive(Debug, Default)]
-pub(crate) struct MapState {
-    result: Option<Result<(), String>>,
-    waker: Option<Waker>,
-}
-
-impl MapState {
-    /// Records the outcome, once, and wakes the future waiting for it.
-    fn complete(state: &Mutex<MapState>, result: Result<(), String>) {
-        let waker = {
-            let mut s = lock(state);
-            if s.result.is_some() {
-                return;
-            }
-            s.result = Some(result);
-            s.waker.take()
-        };
-        if let Some(waker) = waker {
-            waker.wake();
-        }
-    }
-}
-
-impl Waiter for Mutex<MapState> {
-    fn done(&self) -> bool {
-        lock(self).result.is_some()
-    }
-
-    fn fail(&self, reason: String) {
-        MapState::complete(self, Err(reason));
-    }
-}
 
 /// The future of [`crate::Buffer::read`].
 #[derive(Debug)]
@@ -62,8 +28,9 @@ pub struct ReadFuture<T> {
     gpu: Gpu,
     staging: Option<wgpu::Buffer>,
     len: usize,
-    state: Arc<Mutex<MapState>>,
-    /// The copy's submission, until it is handed to the readback thread or waited for.
+    /// The map's outcome.
+    state: Arc<Completion<Result<(), String>>>,
+    /// The copy's submission, until it is handed to the driver thread or waited for.
     submission: Option<wgpu::SubmissionIndex>,
     /// Why the read could not even start.
     failed: Option<Error>,
@@ -74,7 +41,7 @@ pub struct ReadFuture<T> {
 impl<T: Element> ReadFuture<T> {
     /// Copies `len` elements of `source` into a staging buffer and maps it.
     pub(crate) fn start(gpu: &Gpu, source: &wgpu::Buffer, len: usize) -> Self {
-        let state: Arc<Mutex<MapState>> = Arc::default();
+        let state: Arc<Completion<Result<(), String>>> = Arc::default();
         let mut read = ReadFuture {
             gpu: gpu.clone(),
             staging: None,
@@ -99,7 +66,7 @@ impl<T: Element> ReadFuture<T> {
         }
         let submission = gpu.queue().submit([encoder.finish()]);
         staging.map_async(wgpu::MapMode::Read, .., move |result| {
-            MapState::complete(&state, result.map_err(|e| e.to_string()));
+            state.complete(result.map_err(|e| e.to_string()));
         });
         match scope.finish(Ok(())) {
             Ok(()) => {
@@ -119,8 +86,7 @@ impl<T: Element> ReadFuture<T> {
         if let Some(submission) = self.submission.take() {
             self.gpu.wait_for(Some(submission.into()))?;
         }
-        let result = lock(&self.state).result.take();
-        match result {
+        match self.state.take() {
             Some(result) => self.finish(result),
             None => Err(Error::Readback(
                 "the copy finished but the staging buffer was not mapped".into(),
@@ -129,7 +95,7 @@ impl<T: Element> ReadFuture<T> {
     }
 
     fn finish(&self, result: Result<(), String>) -> Result<Vec<T>, Error> {
-        self.gpu.check_lost()?;
+        self.gpu.check_settled()?;
         result.map_err(Error::Readback)?;
         let staging = self
             .staging
@@ -155,18 +121,21 @@ impl<T: Element> Future for ReadFuture<T> {
         if let Some(e) = self.failed.take() {
             return Poll::Ready(Err(e));
         }
-        {
-            let mut state = lock(&self.state);
-            if let Some(result) = state.result.take() {
-                drop(state);
-                return Poll::Ready(self.finish(result));
-            }
-            // Stored under the lock the callback takes, so a completion after this point wakes this waker.
-            state.waker = Some(cx.waker().clone());
+        if let Poll::Ready(result) = self.state.poll(cx) {
+            return Poll::Ready(self.finish(result));
         }
+        // Native: the driver thread waits for the copy; the poll of that wait runs the map's callback. (On the
+        // web the browser runs it.)
+        #[cfg(not(target_arch = "wasm32"))]
         if let Some(submission) = self.submission.take() {
-            let waiter: Arc<dyn Waiter> = self.state.clone();
-            self.gpu.driver().request(submission, waiter);
+            let (gpu, state) = (self.gpu.clone(), self.state.clone());
+            self.gpu.driver().run(move || {
+                let waited = gpu.wait_for(Some(submission.into()));
+                // The wait ran the callback; a failed wait (or a wgpu that did not run it) ends the read.
+                state.complete(waited.map_err(|e| e.to_string()).and_then(|()| {
+                    Err("the copy finished but its staging buffer was not mapped".into())
+                }));
+            });
         }
         Poll::Pending
     }

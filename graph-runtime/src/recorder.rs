@@ -11,6 +11,49 @@ use graph_core::plan::Transfer;
 use crate::error::Error;
 use crate::program::{Partition, Program, Segment, Step};
 
+/// The environment variable that picks the recorder: `portable`, `native`, or unset (native where it can).
+pub const RECORDER_ENV: &str = "GRAPH_RUNTIME_RECORDER";
+
+/// Where the native recorder's kernels read the graph's parameters.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum NativeParamsIn {
+    /// A uniform buffer written (a queued write) before each replay whose parameters changed: new values
+    /// record nothing again.
+    #[default]
+    Buffer,
+    /// Push constants recorded into the command buffers: a replay with new values records them again, after
+    /// the graph's previous replay has finished. Only for a graph whose parameters are push constants.
+    PushConstants,
+}
+
+/// Which recorder is asked for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Choice {
+    Portable,
+    /// Native where the graph and device allow it, else portable.
+    Prefer,
+    /// Native or an error.
+    Require,
+}
+
+/// What the environment asks for ([`RECORDER_ENV`]).
+pub(crate) fn choice() -> Choice {
+    match std::env::var(RECORDER_ENV).as_deref() {
+        Ok("portable") => Choice::Portable,
+        Ok("native") => Choice::Require,
+        _ => Choice::Prefer,
+    }
+}
+
+/// The native pipelines and descriptor sets a [`NativeReplay`] made, rather than took from the one before.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct NativeBuilt {
+    pub pipelines: usize,
+    pub sets: usize,
+    /// wgpu pipelines of the init pass compiled (one per texture binding not seen before).
+    pub init_pipelines: usize,
+}
+
 /// Turns a program's GPU partitions into submitted GPU work.
 pub(crate) trait Recorder {
     /// A submitted partition, which the loop may wait for.

@@ -22,6 +22,16 @@ pub(crate) struct OpScope<'a> {
 }
 
 impl<'a> OpScope<'a> {
+    /// On the web, the same as [`OpScope::without_wgpu`]: a scope's errors come back there in a future, once
+    /// the browser has them, and an operation that returns at once cannot wait for them. What the device
+    /// reports of the runtime's calls reaches the device's uncaptured errors instead, which the next awaited
+    /// operation (a replay's or a read's future) reports ([`Gpu::check_settled`]).
+    #[cfg(target_arch = "wasm32")]
+    pub(crate) fn enter(gpu: &'a Gpu) -> Self {
+        Self::without_wgpu(gpu)
+    }
+
+    #[cfg(not(target_arch = "wasm32"))]
     pub(crate) fn enter(gpu: &'a Gpu) -> Self {
         let device = gpu.device();
         let validation = device.push_error_scope(wgpu::ErrorFilter::Validation);
@@ -59,9 +69,9 @@ impl<'a> OpScope<'a> {
         result: Result<T, Error>,
         invalid: impl FnOnce(String) -> Error,
     ) -> Result<T, Error> {
-        // Scopes pop in the reverse order they were pushed. On native wgpu the futures are already resolved.
-        let out_of_memory = self.out_of_memory.and_then(|s| pollster::block_on(s.pop()));
-        let validation = self.validation.and_then(|s| pollster::block_on(s.pop()));
+        // Scopes pop in the reverse order they were pushed.
+        let out_of_memory = self.out_of_memory.and_then(pop);
+        let validation = self.validation.and_then(pop);
         let messages = self.messages.finish();
         self.gpu.check_lost()?;
         if let Some(e) = out_of_memory {
@@ -75,4 +85,17 @@ impl<'a> OpScope<'a> {
         }
         result
     }
+}
+
+/// A scope's error. On native wgpu the future is already resolved.
+#[cfg(not(target_arch = "wasm32"))]
+fn pop(scope: wgpu::ErrorScopeGuard) -> Option<wgpu::Error> {
+    pollster::block_on(scope.pop())
+}
+
+/// The web opens no scope (see [`OpScope::enter`]).
+#[cfg(target_arch = "wasm32")]
+fn pop(scope: wgpu::ErrorScopeGuard) -> Option<wgpu::Error> {
+    drop(scope);
+    None
 }

@@ -657,6 +657,7 @@ impl Texture {
     }
 
     /// The wgpu texture and the part of it this is: equal for two [`Texture`]s that are the same texels.
+    #[cfg(not(target_arch = "wasm32"))]
     pub(crate) fn key(&self) -> (&wgpu::Texture, Part) {
         (&self.texture, self.part)
     }

@@ -21,6 +21,7 @@ use graph_core::desc::GraphDesc;
 use graph_core::plan::Transfer;
 use graph_core::types::ValueType;
 
+use crate::completion::Countdown;
 use crate::element::Element;
 use crate::error::Error;
 use crate::gpu::{Gpu, lock};
@@ -532,11 +533,17 @@ impl Readbacks {
             .collect()
     }
 
-    /// Maps a submitted replay's set: the maps complete when the device is polled after the replay finished.
-    pub(crate) fn map(&self, set: &ReadbackSet) {
+    /// Maps a submitted replay's set: the maps complete once the replay finished (natively, in the poll of the
+    /// device that sees it finish). The countdown counts their callbacks.
+    pub(crate) fn map(&self, set: &ReadbackSet) -> Arc<Countdown> {
+        let mapped = Arc::new(Countdown::new(set.iter().flatten().count()));
         for buffer in set.iter().flatten() {
-            buffer.map_async(wgpu::MapMode::Read, .., |_| {});
+            let arrived = mapped.clone();
+            buffer.map_async(wgpu::MapMode::Read, .., move |result| {
+                arrived.arrive(result.map_err(|e| e.to_string()));
+            });
         }
+        mapped
     }
 
     /// A finished replay's view of its set.

@@ -2,9 +2,15 @@
 
 #![forbid(unsafe_code)]
 
+use std::future::{Future, IntoFuture};
 use std::marker::PhantomData;
+use std::pin::Pin;
 use std::sync::Arc;
+use std::task::{Context, Poll};
 
+#[cfg(not(target_arch = "wasm32"))]
+use crate::completion::Completion;
+use crate::completion::Countdown;
 use crate::error::Error;
 use crate::gpu::Gpu;
 use crate::native::Marker;
@@ -21,6 +27,7 @@ pub struct Work(pub(crate) WorkOf);
 pub(crate) enum WorkOf {
     Wgpu(wgpu::SubmissionIndex),
     /// The value the `Gpu`'s timeline reaches when the submission finished.
+    #[cfg_attr(target_arch = "wasm32", allow(dead_code))]
     Direct(u64),
     /// Command buffers kept back on the `Gpu`'s queue ([`crate::GpuQueue::pending`]): waiting submits them
     /// and waits for all work.
@@ -43,8 +50,16 @@ impl From<wgpu::SubmissionIndex> for Work {
 impl Gpu {
     /// Blocks until `work` (or, with `None`, all work on the device, other graphs' included) finished;
     /// reports what the device reported meanwhile.
+    ///
+    /// On the web nothing may block (the browser finishes work in its event loop, which a blocked call
+    /// would stop): there this, and every blocking call made of it ([`Submission::wait`],
+    /// [`Buffer::read_blocking`](crate::Buffer::read_blocking), a replay of a graph with host tasks), is an
+    /// [`Error::Wait`] naming what to await instead.
     pub fn wait_for(&self, work: Option<Work>) -> Result<(), Error> {
         self.check_lost()?;
+        if cfg!(target_arch = "wasm32") {
+            return Err(Error::Wait(CANNOT_BLOCK.into()));
+        }
         let scope = OpScope::enter(self);
         let direct = self.queue().direct();
         let index = match work {
@@ -107,6 +122,8 @@ pub struct Submission<G = AnyGraph> {
     /// With the native recorder: the marker and the value the last submission writes to it once the
     /// replay's work finished. Seen tens of microseconds before wgpu's fence says so.
     pub(crate) marker: Option<(Arc<Marker>, u32)>,
+    /// The maps of the replay's readback buffers (with the set), each counted when its callback ran.
+    pub(crate) mapped: Option<Arc<Countdown>>,
     pub(crate) graph: PhantomData<fn() -> G>,
 }
 
@@ -119,6 +136,7 @@ impl Submission {
             readbacks,
             maps,
             marker,
+            mapped,
             graph: PhantomData,
         } = self;
         Submission {
@@ -127,6 +145,7 @@ impl Submission {
             readbacks,
             maps,
             marker,
+            mapped,
             graph: PhantomData,
         }
     }
@@ -161,13 +180,122 @@ impl<G> Submission<G> {
             // Finished already (before the direct submission that ended the replay): the poll maps them.
             self.gpu.wait_for(Some(maps.clone().into()))?;
         }
+        // The wait's poll ran the maps' callbacks.
+        match &self.mapped {
+            Some(mapped) => mapped.done.take().unwrap_or_else(|| {
+                Err("the replay finished but its readback buffers were not mapped".into())
+            }),
+            None => Ok(()),
+        }
+        .map_err(Error::Readback)?;
+        Ok(self.finished())
+    }
+
+    /// What the finished replay's readbacks hold.
+    fn finished(self) -> Finished<G> {
         let (readbacks, set) = self.readbacks;
-        Ok(readbacks.finished(set))
+        readbacks.finished(set)
     }
 
     /// The replay's last GPU work, for waiting on it together with other work through [`Gpu::wait_for`]
     /// (finished already when host tasks end the replay). `None` when the replay had no GPU work.
     pub fn into_work(self) -> Option<Work> {
         self.index
+    }
+}
+
+/// Why a blocking call fails on the web, and what to await instead.
+const CANNOT_BLOCK: &str = "the web cannot block on the GPU: await the replay (`g.replay()?.await`) or the read \
+     (`buffer.read().await`) instead of `wait`/`read_blocking`; a graph with host tasks, which wait between \
+     partitions, does not replay on the web yet";
+
+impl<G: 'static> IntoFuture for Submission<G> {
+    type Output = Result<Finished<G>, Error>;
+    type IntoFuture = Replaying<G>;
+
+    /// The replay as a future: `g.replay()?.await?` is [`Submission::wait`] without blocking, and the primary
+    /// way on the web. It is woken once, when the replay's work finished and its readbacks are mapped: by the
+    /// browser on the web; on native targets by the `Gpu`'s driver thread, which runs the blocking wait.
+    fn into_future(self) -> Replaying<G> {
+        Replaying {
+            graph: self.readbacks.0.graph().to_string(),
+            submission: Some(self),
+            #[cfg(not(target_arch = "wasm32"))]
+            result: Arc::default(),
+            #[cfg(target_arch = "wasm32")]
+            done: None,
+        }
+    }
+}
+
+/// A replay being awaited ([`Submission`]'s future).
+#[derive(Debug)]
+#[must_use = "a future does nothing until awaited"]
+pub struct Replaying<G = AnyGraph> {
+    graph: String,
+    /// The replay: until the first poll hands it to the driver thread (native), or until its work is done
+    /// (web).
+    submission: Option<Submission<G>>,
+    /// What the driver thread hands over.
+    #[cfg(not(target_arch = "wasm32"))]
+    result: Arc<Completion<Result<Finished<G>, Error>>>,
+    /// Counts the browser's callbacks that say the replay's work is done: its readback maps, or, without
+    /// readbacks, its queue's work done. Made by the first poll.
+    #[cfg(target_arch = "wasm32")]
+    done: Option<Arc<Countdown>>,
+}
+
+#[cfg(not(target_arch = "wasm32"))]
+impl<G: 'static> Future for Replaying<G> {
+    type Output = Result<Finished<G>, Error>;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        if let Poll::Ready(result) = self.result.poll(cx) {
+            return Poll::Ready(result.map_err(|e| e.in_graph(&self.graph)));
+        }
+        if let Some(submission) = self.submission.take() {
+            let result = self.result.clone();
+            let gpu = submission.gpu.clone();
+            gpu.driver()
+                .run(move || result.complete(submission.wait_unnamed()));
+        }
+        Poll::Pending
+    }
+}
+
+#[cfg(target_arch = "wasm32")]
+impl<G: 'static> Future for Replaying<G> {
+    type Output = Result<Finished<G>, Error>;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let this = &mut *self;
+        let Some(submission) = &this.submission else {
+            return Poll::Ready(Err(Error::Wait(
+                "the replay's future was polled again after it finished".into(),
+            )));
+        };
+        let done = this.done.get_or_insert_with(|| match &submission.mapped {
+            Some(mapped) => mapped.clone(),
+            None => {
+                let done = Arc::new(Countdown::new(1));
+                let arrived = done.clone();
+                submission
+                    .gpu
+                    .queue()
+                    .on_submitted_work_done(move || arrived.arrive(Ok(())));
+                done
+            }
+        });
+        let Poll::Ready(outcome) = done.done.poll(cx) else {
+            return Poll::Pending;
+        };
+        let Some(submission) = this.submission.take() else {
+            return Poll::Pending;
+        };
+        let finished = outcome
+            .map_err(Error::Readback)
+            .and_then(|()| submission.gpu.check_settled())
+            .map(|()| submission.finished());
+        Poll::Ready(finished.map_err(|e| e.in_graph(&this.graph)))
     }
 }

@@ -6,13 +6,14 @@
 
 mod common;
 
+use std::future::IntoFuture;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 use std::task::{Context, Poll, Wake, Waker};
 use std::time::Duration;
 
-use common::{gpu, poison_f32, random_f32s, random_u32, read, rng};
-use graph_runtime::{Baked, BakedGraph, Error, Gpu, graph, wgpu};
+use common::{gpu, gpu_without_immediates, poison_f32, random_f32s, random_u32, read, rng};
+use graph_runtime::{Baked, BakedGraph, Error, Gpu, Submission, graph, wgpu};
 
 graph! {
     /// y = 2 x.
@@ -399,46 +400,119 @@ impl Wake for CountingWaker {
     }
 }
 
-#[test]
-fn an_async_read_is_woken_once_when_its_data_is_there() -> Result<(), Error> {
-    let gpu = gpu();
-    let mut rng = rng();
-    // The read's copy waits behind a second of other work.
-    let (mut busy, _busy_data) = slow(&gpu)?;
-    let _busy_replay = busy.replay()?;
-    let len = 1 + random_u32(&mut rng, 5000) as usize;
-    let data: Vec<f32> = random_f32s(&mut rng, len);
-    let buffer = gpu.buffer_from_slice(&data)?;
-    let mut read = Box::pin(buffer.read());
-
+/// Polls `future` as an executor does, sleeping between polls until woken: its output, how many polls it
+/// took and how many wakes it made. A future that wakes itself at once would show as many polls; one that is
+/// never woken, as a failure after a minute.
+fn poll_as_an_executor<F: std::future::Future>(future: F) -> (F::Output, usize, usize) {
+    let mut future = Box::pin(future);
     let counter = Arc::new(CountingWaker::default());
     let waker = Waker::from(counter.clone());
     let mut cx = Context::from_waker(&waker);
     let mut polls = 0;
-    let got = loop {
+    let output = loop {
         // The count of wakes before the poll: a wake that comes between the poll and the wait below (the
-        // copy finished early) is still seen, as an executor's queued wake is.
+        // work finished early) is still seen, as an executor's queued wake is.
         let seen = *counter.wakes.lock().expect("lock");
         polls += 1;
-        if let Poll::Ready(result) = read.as_mut().poll(&mut cx) {
-            break result?;
+        if let Poll::Ready(output) = future.as_mut().poll(&mut cx) {
+            break output;
         }
-        // Sleep until woken, as an executor does: a future that wakes itself at once would show as many
-        // polls; one that is never woken, as a timeout.
         let wakes = counter.wakes.lock().expect("lock");
         let (wakes, timeout) = counter
             .woken
             .wait_timeout_while(wakes, Duration::from_secs(60), |w| *w == seen)
             .expect("lock");
-        assert!(!timeout.timed_out(), "the read was never woken");
+        assert!(!timeout.timed_out(), "the future was never woken");
         drop(wakes);
     };
-    assert_eq!(got, data);
+    let wakes = *counter.wakes.lock().expect("lock");
+    (output, polls, wakes)
+}
+
+/// A second of GPU work, submitted and kept alive by what this returns.
+type Busy = (Baked<Slow>, graph_runtime::Buffer<u32>, Submission<Slow>);
+
+/// Random data of a random length, and a second of GPU work submitted on `gpu` ahead of what comes next.
+fn data_behind_busy_work(gpu: &Gpu) -> Result<(Vec<f32>, Busy), Error> {
+    let mut rng = rng();
+    let (mut busy, busy_data) = slow(gpu)?;
+    let busy_replay = busy.replay()?;
+    let len = 1 + random_u32(&mut rng, 5000) as usize;
+    Ok((random_f32s(&mut rng, len), (busy, busy_data, busy_replay)))
+}
+
+#[test]
+fn an_async_read_is_woken_once_when_its_data_is_there() -> Result<(), Error> {
+    let gpu = gpu();
+    // The read's copy waits behind a second of other work.
+    let (data, _busy) = data_behind_busy_work(&gpu)?;
+    let buffer = gpu.buffer_from_slice(&data)?;
+    let (got, polls, wakes) = poll_as_an_executor(buffer.read());
+    assert_eq!(got?, data);
     assert_eq!(
         polls, 2,
         "polled once to start, once when woken with the data"
     );
-    assert_eq!(*counter.wakes.lock().expect("lock"), 1);
+    assert_eq!(wakes, 1);
+    Ok(())
+}
+
+graph! {
+    /// x doubled in place, then read back.
+    graph DoubleAndRead {
+        buffers { x: [f32] = inout }
+        kernel double(x: read_write) {
+            @compute @workgroup_size(64)
+            fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
+                if (gid.x < arrayLength(&x)) { x[gid.x] = 2.0 * x[gid.x]; }
+            }
+        }
+        readback out(x);
+    }
+}
+
+#[test]
+fn an_awaited_replay_is_woken_once_when_its_work_finished() -> Result<(), Error> {
+    let gpu = gpu();
+    // With readbacks, woken by their maps: behind a second of other work, so the first poll finds it
+    // unfinished, and its data checked.
+    let (data, _busy) = data_behind_busy_work(&gpu)?;
+    let x = gpu.buffer_from_slice(&data)?;
+    let want: Vec<f32> = data.iter().map(|v| 2.0 * v).collect();
+    let mut g = DoubleAndRead::bake(&gpu, DoubleAndReadBuffers { x: &x })?;
+    let (finished, polls, wakes) = poll_as_an_executor(g.replay()?.into_future());
+    assert_eq!(finished?.read(DoubleAndRead::READBACKS.out)?, want);
+    assert_eq!(
+        (polls, wakes),
+        (2, 1),
+        "polled once to start, once when woken"
+    );
+
+    // Without readbacks, woken when its work finished: a replay that is itself a second of work. A poll after
+    // the future is ready sees that work done; it may wait a tenth of a second, since the future may see it
+    // finish a little before wgpu's fence does (the native recorder's marker), but not the second a future
+    // ready too early would leave. On an application's device, whose replays go through wgpu: with direct
+    // submission, registering the callback would itself wait for the replay on llvmpipe (see
+    // `GpuQueue::on_submitted_work_done`).
+    let gpu = gpu_without_immediates();
+    let (mut slow, _slow_data) = slow(&gpu)?;
+    let replay = slow.replay()?;
+    let done = done_flag(&gpu);
+    let (finished, polls, wakes) = poll_as_an_executor(replay.into_future());
+    finished?;
+    let _ = gpu.device().poll(wgpu::PollType::Wait {
+        submission_index: None,
+        timeout: Some(Duration::from_millis(100)),
+    });
+    assert!(
+        done.load(Ordering::SeqCst),
+        "ready before the work finished"
+    );
+    assert_eq!(
+        (polls, wakes),
+        (2, 1),
+        "polled once to start, once when woken"
+    );
     Ok(())
 }
 
