@@ -312,6 +312,13 @@ impl<G: TaskGraph> Baked<G> {
         Ok(self.graph.replay()?.of())
     }
 
+    /// [`Baked::replay`], awaiting the GPU before each host phase instead of blocking (see
+    /// [`BakedGraph::replay_async`]): how a graph with host tasks replays on the web.
+    pub async fn replay_async(&mut self) -> Result<Submission<G>, Error> {
+        self.sync_params()?;
+        Ok(self.graph.replay_async().await?.of())
+    }
+
     /// [`Baked::replay`], then waits for it.
     pub fn replay_blocking(&mut self) -> Result<Finished<G>, Error> {
         self.replay()?.wait()

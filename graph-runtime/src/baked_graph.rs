@@ -18,7 +18,7 @@ use crate::buffer::AnyBuffer;
 use crate::element::{Element, ParamValue};
 use crate::error::{Error, TaskKind, unknown};
 use crate::gpu::Gpu;
-use crate::host::{HostContext, HostTask};
+use crate::host::{HostContext, HostTask, Prefetched};
 use crate::interop::{InteropContext, InteropTask};
 use crate::native_recorder::NativeReplay;
 use crate::params::ParamsTransport;
@@ -27,7 +27,7 @@ use crate::profile::{self, Profile, Timestamps};
 use crate::program::resolve_dispatches;
 use crate::program::{Partition, Step};
 use crate::recorder::{self, NativeParamsIn};
-use crate::recorder::{Recorder, record_replay};
+use crate::recorder::{Recorder, Waiting, now, replay_partitions};
 use crate::scope::OpScope;
 use crate::texture::Texture;
 use crate::transfer::{Finished, TransferBuffers};
@@ -681,6 +681,24 @@ impl BakedGraph {
             .map_err(|e| e.in_graph(&self.state.desc.name))
     }
 
+    /// [`BakedGraph::replay`], awaiting the GPU before each host phase instead of blocking: how a graph with
+    /// host tasks replays on the web (where `replay` refuses one whose host tasks come after GPU work), and
+    /// on any target under an executor. Before a phase, the buffers and textures its tasks declared `read` or
+    /// `read_write` are fetched (awaited too), and the tasks read those copies. Resolves to the replay's
+    /// [`Submission`], awaited in turn for its end and readbacks: `g.replay_async().await?.await?`.
+    ///
+    /// The future is not `Send`: what the device reports meanwhile is this replay's, and the scopes that catch
+    /// it belong to the thread it started on.
+    pub async fn replay_async(&mut self) -> Result<Submission, Error> {
+        self.gpu.check_lost()?;
+        let gpu = self.gpu.clone();
+        let scope = OpScope::enter(&gpu);
+        let submitted = self.submit_with(Timing::None, Waiting::Async(&gpu)).await;
+        scope
+            .finish(submitted)
+            .map_err(|e| e.in_graph(&self.state.desc.name))
+    }
+
     /// Runs the graph once with each dispatch timed on the GPU (timestamp queries), waits for it, and returns
     /// the times: a fused kernel is one dispatch, named after its members. The portable recorder times each
     /// dispatch in a compute pass of its own; the native recorder records its command buffers once more with
@@ -767,7 +785,29 @@ impl BakedGraph {
         self.replay()?.wait()
     }
 
+    /// Records and submits a replay, blocking before its host phases.
     fn submit(&mut self, timing: Timing<'_>) -> Result<Submission, Error> {
+        now(self.submit_with(timing, Waiting::Blocking))?
+    }
+
+    /// Records and submits a replay, waiting before its host phases as `waiting` says.
+    async fn submit_with(
+        &mut self,
+        timing: Timing<'_>,
+        waiting: Waiting<'_>,
+    ) -> Result<Submission, Error> {
+        // The web cannot block: a replay that would wait for the GPU before a host phase is refused before it
+        // submits anything (a replay fails whole or not at all).
+        if cfg!(target_arch = "wasm32")
+            && matches!(waiting, Waiting::Blocking)
+            && self.state.program.waits_before_host()
+        {
+            return Err(Error::Wait(format!(
+                "graph `{}` has host tasks after GPU work, which wait for it; the web cannot block: replay \
+                 it with `replay_async().await`",
+                self.state.desc.name
+            )));
+        }
         self.fit_textures_to_params()?;
         self.check_sized(None)?;
         // The portable recorder's pipelines, made at its first replay where bake made the native one's.
@@ -824,9 +864,9 @@ impl BakedGraph {
             .then(|| self.state.readbacks.take_set(&self.gpu));
         let (gpu, bound) = (&self.gpu, &self.state.bound);
         let (host_tasks, interop_tasks) = (&mut self.host_tasks, &mut self.interop_tasks);
-        let host = |nodes: &[u32]| {
+        let host = |nodes: &[u32], prefetched: Option<&Prefetched>| {
             for &n in nodes {
-                run_host_task(desc, gpu, bound, host_tasks, n as usize)?;
+                run_host_task(desc, gpu, bound, host_tasks, n as usize, prefetched)?;
             }
             // A task may have lost the device (or destroyed it): stop before submitting to it.
             gpu.poll_lost()
@@ -905,14 +945,17 @@ impl BakedGraph {
                 ))
             }
         };
-        let last = record_replay(
-            &self.state.program,
-            &self.workgroups,
-            &self.enabled,
+        let fetched = (&bound.buffers[..], &bound.lens[..], &bound.textures[..]);
+        let prefetch = |nodes: &[u32]| Prefetched::fetch(gpu, desc, fetched, nodes.to_vec());
+        let last = replay_partitions(
+            (&self.state.program, &self.workgroups, &self.enabled),
             recorder,
+            waiting,
+            prefetch,
             host,
             |node, recorder| recorder.with_encoder(&mut |encoder| interop(node, encoder)),
-        );
+        )
+        .await;
         if let Some(recorder) = portable_recorder.as_mut() {
             self.held.append(&mut recorder.held);
         }
@@ -1057,6 +1100,7 @@ fn run_host_task(
     bound: &BoundBuffers,
     host_tasks: &mut [Option<HostTask>],
     n: usize,
+    prefetched: Option<&Prefetched>,
 ) -> Result<(), Error> {
     let OpDesc::Host { accesses } = &desc.nodes[n].op else {
         return Ok(());
@@ -1069,6 +1113,7 @@ fn run_host_task(
         desc,
         node: n,
         accesses,
+        prefetched,
     };
     let Some(task) = host_tasks.get_mut(n).and_then(Option::as_mut) else {
         return Ok(());

@@ -2,12 +2,16 @@
 
 #![forbid(unsafe_code)]
 
-use graph_core::desc::{AccessDesc, GraphDesc};
+use std::collections::HashMap;
+use std::sync::Mutex;
+
+use graph_core::desc::{AccessDesc, GraphDesc, OpDesc};
 
 use crate::buffer::Buffer;
 use crate::element::Element;
 use crate::error::{Error, TaskKind};
-use crate::gpu::Gpu;
+use crate::gpu::{Gpu, lock};
+use crate::readback::ReadFuture;
 use crate::task_graph::TaskGraph;
 use crate::texture::Texture;
 
@@ -32,6 +36,76 @@ pub struct HostContext<'a> {
     /// The task's node index in the description.
     pub(crate) node: usize,
     pub(crate) accesses: &'a [AccessDesc],
+    /// In an awaited replay, what the phase's tasks read, fetched before the phase: reads take these copies
+    /// (and writes update them) instead of blocking.
+    pub(crate) prefetched: Option<&'a Prefetched>,
+}
+
+/// The buffers and textures a host phase's tasks read, fetched once the partition before it finished, by
+/// buffer index: the buffer's words, or the texture's texels. What a task writes goes to the GPU and into
+/// this copy too, so a later task of the phase reads it, as it would from the GPU.
+#[derive(Debug, Default)]
+pub(crate) struct Prefetched(Mutex<HashMap<usize, Vec<u8>>>);
+
+impl Prefetched {
+    /// Fetches what host nodes `nodes` of `desc` declared `read` or `read_write`, of `buffers` (whole buffers,
+    /// `lens[i]` elements) and `textures`; every read is submitted before the first is awaited.
+    pub(crate) async fn fetch(
+        gpu: &Gpu,
+        desc: &GraphDesc,
+        (buffers, lens, textures): (&[crate::slice::Slice], &[u32], &[Option<Texture>]),
+        nodes: Vec<u32>,
+    ) -> Result<Prefetched, Error> {
+        let mut reads = Vec::new();
+        let mut texels = Vec::new();
+        for n in nodes {
+            let Some(OpDesc::Host { accesses }) = desc.nodes.get(n as usize).map(|d| &d.op) else {
+                continue;
+            };
+            for access in accesses.iter().filter(|a| a.mode.reads()) {
+                let index = access.buffer as usize;
+                if reads.iter().any(|(i, _)| *i == index) || texels.iter().any(|(i, _)| *i == index)
+                {
+                    continue;
+                }
+                match textures.get(index).and_then(Option::as_ref) {
+                    Some(texture) => texels.push((index, texture.clone())),
+                    None => {
+                        let (Some(slice), Some(&len)) = (buffers.get(index), lens.get(index))
+                        else {
+                            continue;
+                        };
+                        let bytes = desc.buffers[index].elem.buffer_bytes(u64::from(len));
+                        reads.push((
+                            index,
+                            ReadFuture::<u8>::start(gpu, &slice.buffer, bytes as usize),
+                        ));
+                    }
+                }
+            }
+        }
+        let mut fetched = HashMap::new();
+        for (index, read) in reads {
+            fetched.insert(index, read.await?);
+        }
+        for (index, texture) in texels {
+            fetched.insert(index, texture.read().await?);
+        }
+        Ok(Prefetched(Mutex::new(fetched)))
+    }
+
+    /// The copy of buffer or texture `index`, if it was fetched.
+    fn get(&self, index: usize) -> Option<Vec<u8>> {
+        lock(&self.0).get(&index).cloned()
+    }
+
+    /// Replaces the copy of buffer or texture `index` (a write of a later task's read), if it was fetched.
+    fn update(&self, index: usize, bytes: &[u8]) {
+        if let Some(copy) = lock(&self.0).get_mut(&index) {
+            copy.clear();
+            copy.extend_from_slice(bytes);
+        }
+    }
 }
 
 /// A host node of a `graph!` graph, with the typed context the macro generates for it
@@ -94,9 +168,7 @@ impl HostContext<'_> {
     pub fn read_texels(&self, name: &str) -> Result<Vec<u8>, Error> {
         let (access, name) = self.named(name);
         let index = self.checked_texture(access, name, "read")?;
-        self.texture(index)?
-            .read_blocking()
-            .map_err(|e| self.failed(e))
+        self.read_texture(index)
     }
 
     /// Replaces every texel of texture `name`, which the task declared `write` or `read_write`, with
@@ -112,9 +184,7 @@ impl HostContext<'_> {
     pub fn read_texels_access(&self, access: usize) -> Result<Vec<u8>, Error> {
         let (access, name) = self.at(access);
         let index = self.checked_texture(access, name, "read")?;
-        self.texture(index)?
-            .read_blocking()
-            .map_err(|e| self.failed(e))
+        self.read_texture(index)
     }
 
     /// [`HostContext::write_texels`] by access, as [`HostContext::read_access`].
@@ -123,6 +193,15 @@ impl HostContext<'_> {
         let (access, name) = self.at(access);
         let index = self.checked_texture(access, name, "write")?;
         self.write_texture(index, texels)
+    }
+
+    fn read_texture(&self, index: usize) -> Result<Vec<u8>, Error> {
+        if let Some(texels) = self.prefetched.and_then(|p| p.get(index)) {
+            return Ok(texels);
+        }
+        self.texture(index)?
+            .read_blocking()
+            .map_err(|e| self.failed(e))
     }
 
     fn write_texture(&self, index: usize, texels: &[u8]) -> Result<(), Error> {
@@ -135,7 +214,11 @@ impl HostContext<'_> {
                 texels.len()
             )));
         }
-        texture.write(texels).map_err(|e| self.failed(e))
+        texture.write(texels).map_err(|e| self.failed(e))?;
+        if let Some(prefetched) = self.prefetched {
+            prefetched.update(index, texels);
+        }
+        Ok(())
     }
 
     /// The texture at buffer index `index`: bound, or made by the graph.
@@ -168,6 +251,16 @@ impl HostContext<'_> {
     }
 
     fn read_buffer<T: Element>(&self, index: usize) -> Result<Vec<T>, Error> {
+        if let Some(bytes) = self.prefetched.and_then(|p| p.get(index)) {
+            let len = self.lens[index] as usize * size_of::<T>();
+            return match bytes.get(..len) {
+                Some(data) => Ok(bytemuck::pod_collect_to_vec(data)),
+                None => Err(self.failed(Error::Readback(format!(
+                    "{} bytes were fetched for {len}",
+                    bytes.len()
+                )))),
+            };
+        }
         Buffer::<T>::from_wgpu_len(
             self.gpu,
             self.buffers[index].buffer.clone(),
@@ -192,7 +285,11 @@ impl HostContext<'_> {
             self.lens[index],
         )
         .and_then(|b| b.write(data))
-        .map_err(|e| self.failed(e))
+        .map_err(|e| self.failed(e))?;
+        if let Some(prefetched) = self.prefetched {
+            prefetched.update(index, bytemuck::cast_slice(data));
+        }
+        Ok(())
     }
 
     /// The task's name.

@@ -219,9 +219,27 @@
 //! blocking until their own work is done. A replay through the native recorder without readbacks is waited
 //! for sooner: its submission ends by writing a word into host-visible memory, which the wait reads in a loop
 //! for up to a millisecond (yielding the thread between looks on a CPU device) before it blocks in wgpu; on
-//! the H100 the word is seen tens of microseconds before wgpu's fence signals. The future of [`Buffer::read`] is woken once, by the map callback, when the data is there;
-//! meanwhile the `Gpu`'s driver thread (started by the first async read) blocks in `poll` for that read's
-//! copy, so the future works under any executor and never spins.
+//! the H100 the word is seen tens of microseconds before wgpu's fence signals.
+//!
+//! Every wait can be awaited instead: `g.replay()?.await` ([`Submission`] is `IntoFuture`), `buffer.read().await`,
+//! `texture.read().await`, and [`Baked::replay_async`], which awaits the GPU before each host phase rather than
+//! blocking (its host tasks read copies of what they declared, fetched once the GPU work before them
+//! finished). Each future is woken once, when its result is there: natively by the `Gpu`'s driver thread
+//! (started by the first future), which runs the blocking wait; so they work under any executor and never
+//! spin.
+//!
+//! # The web
+//!
+//! The crate builds for `wasm32-unknown-unknown` with wgpu's WebGPU backend: `Gpu::new().await`, then the same
+//! graphs, baked the same way, replayed and awaited (the browser completes the work from its event loop).
+//! There is no blocking there: [`Gpu::wait_for`] and everything made of it ([`Submission::wait`],
+//! [`Buffer::read_blocking`], [`Baked::replay`] of a graph whose host tasks follow GPU work) is an
+//! [`Error::Wait`] naming what to await instead, and `Gpu::new_blocking` does not exist. WebGPU has no push
+//! constants: parameters go through the uniform buffer. The native recorder and direct submission are
+//! Vulkan's, so the portable recorder replays every graph. The browser reports device errors
+//! asynchronously, so the runtime opens no error scope there: what the device says about a bake or a replay
+//! is reported by the next awaited replay or read (and [`Gpu::check`]). The tests in `tests/web.rs` run in
+//! headless Chromium on WebGPU (`cargo xtask test --web`).
 //!
 //! # Validation mode
 //!

@@ -1390,6 +1390,12 @@ impl Recorder for NativeRecorder<'_> {
         }
     }
 
+    fn to_await(&mut self, submitted: Work) -> Option<Work> {
+        // Awaited through wgpu's fence or the timeline, not the marker.
+        self.marked = None;
+        Some(submitted)
+    }
+
     /// The encoder of the steps after the current segment.
     fn with_encoder(
         &mut self,

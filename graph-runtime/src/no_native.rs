@@ -209,6 +209,10 @@ impl Recorder for NativeRecorder<'_> {
         match self.0 {}
     }
 
+    fn to_await(&mut self, _submitted: Work) -> Option<Work> {
+        match self.0 {}
+    }
+
     fn with_encoder(
         &mut self,
         _record: &mut dyn FnMut(&mut wgpu::CommandEncoder) -> Result<(), Error>,

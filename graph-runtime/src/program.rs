@@ -437,6 +437,14 @@ impl Program {
             .count()
     }
 
+    /// Whether a host phase comes after a GPU partition: a replay then waits for the GPU in the middle.
+    pub(crate) fn waits_before_host(&self) -> bool {
+        self.partitions
+            .iter()
+            .skip_while(|p| !matches!(p, Partition::Gpu(_)))
+            .any(|p| matches!(p, Partition::Host(_)))
+    }
+
     /// Whether every partition is recorded work alone: no host phase, copy, upload, readback or interop task.
     #[cfg(not(target_arch = "wasm32"))]
     pub(crate) fn segments_alone(&self) -> bool {

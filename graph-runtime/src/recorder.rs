@@ -9,7 +9,10 @@
 use graph_core::plan::Transfer;
 
 use crate::error::Error;
+use crate::gpu::Gpu;
+use crate::host::Prefetched;
 use crate::program::{Partition, Program, Segment, Step};
+use crate::wait::Work;
 
 /// The environment variable that picks the recorder: `portable`, `native`, or unset (native where it can).
 pub const RECORDER_ENV: &str = "GRAPH_RUNTIME_RECORDER";
@@ -74,12 +77,47 @@ pub(crate) trait Recorder {
     fn submit(&mut self) -> Result<Self::Submitted, Error>;
     /// Blocks until a submitted partition has finished.
     fn wait(&mut self, submitted: Self::Submitted) -> Result<(), Error>;
+    /// Readies a submitted partition to be awaited rather than waited for ([`Waiting::Async`]), as `wait`
+    /// would before it blocks; the work to await (`None` where there is nothing to await it by).
+    fn to_await(&mut self, submitted: Self::Submitted) -> Option<Work>;
     /// Gives `record` a wgpu command encoder at the current step, in order with what was recorded before
     /// and after (an interop task's place).
     fn with_encoder(
         &mut self,
         record: &mut dyn FnMut(&mut wgpu::CommandEncoder) -> Result<(), Error>,
     ) -> Result<(), Error>;
+}
+
+/// How the loop waits for the partition before a host phase.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Waiting<'a> {
+    /// Blocking this thread ([`Recorder::wait`]); the host tasks read what they read when they read it.
+    Blocking,
+    /// By awaiting the GPU's finishing ([`Gpu::work_done`]); then the buffers the phase's tasks read are
+    /// fetched, awaited too ([`Prefetched`]), and the tasks read those copies. The web's only way.
+    Async(&'a Gpu),
+}
+
+/// [`replay_partitions`], blocking before host phases (what a replay does), with no fetching: the unit tests'
+/// way into the loop.
+#[cfg(test)]
+pub(crate) fn record_replay<R: Recorder + ?Sized>(
+    program: &Program,
+    workgroups: &[[u32; 3]],
+    enabled: &[bool],
+    recorder: &mut R,
+    mut host: impl FnMut(&[u32]) -> Result<(), Error>,
+    interop: impl FnMut(u32, &mut R) -> Result<(), Error>,
+) -> Result<Option<R::Submitted>, Error> {
+    let replay = replay_partitions(
+        (program, workgroups, enabled),
+        recorder,
+        Waiting::Blocking,
+        |_| std::future::ready(Ok(Prefetched::default())),
+        |nodes, _| host(nodes),
+        interop,
+    );
+    now(replay)?
 }
 
 /// Records and submits `program` through `recorder`, running each host phase (by `host`, with the phase's
@@ -89,14 +127,21 @@ pub(crate) trait Recorder {
 /// for it, it runs). Returns the replay's last submission, if it made any, also when a host phase
 /// after it already waited for it: a replay's readbacks are mapped by a poll of the device after their
 /// submission, which only a wait for it makes (see [`crate::Submission::wait`]).
-pub(crate) fn record_replay<R: Recorder + ?Sized>(
-    program: &Program,
-    workgroups: &[[u32; 3]],
-    enabled: &[bool],
+///
+/// Waits before host phases as `waiting` says: with [`Waiting::Async`], `prefetch` fetches what a phase's
+/// tasks read (after the partition before it finished) and `host` runs them over it.
+pub(crate) async fn replay_partitions<R, F>(
+    (program, workgroups, enabled): (&Program, &[[u32; 3]], &[bool]),
     recorder: &mut R,
-    mut host: impl FnMut(&[u32]) -> Result<(), Error>,
+    waiting: Waiting<'_>,
+    mut prefetch: impl FnMut(&[u32]) -> F,
+    mut host: impl FnMut(&[u32], Option<&Prefetched>) -> Result<(), Error>,
     mut interop: impl FnMut(u32, &mut R) -> Result<(), Error>,
-) -> Result<Option<R::Submitted>, Error> {
+) -> Result<Option<R::Submitted>, Error>
+where
+    R: Recorder + ?Sized,
+    F: Future<Output = Result<Prefetched, Error>>,
+{
     // The last submission, and the one the next host phase must wait for (none once it was waited for).
     let (mut last, mut unwaited) = (None, None);
     for partition in &program.partitions {
@@ -129,16 +174,40 @@ pub(crate) fn record_replay<R: Recorder + ?Sized>(
                 last = Some(submitted.clone());
                 unwaited = Some(submitted);
             }
-            Partition::Host(nodes) => {
-                // Only this replay's partition before: nothing to wait for when the graph starts here.
-                if let Some(submitted) = unwaited.take() {
-                    recorder.wait(submitted)?;
+            Partition::Host(nodes) => match waiting {
+                Waiting::Blocking => {
+                    // Only this replay's partition before: nothing to wait for when the graph starts here.
+                    if let Some(submitted) = unwaited.take() {
+                        recorder.wait(submitted)?;
+                    }
+                    host(nodes, None)?;
                 }
-                host(nodes)?;
-            }
+                Waiting::Async(gpu) => {
+                    if let Some(work) = unwaited.take().and_then(|s| recorder.to_await(s)) {
+                        gpu.work_done(work).await?;
+                    }
+                    let prefetched = prefetch(nodes).await?;
+                    host(nodes, Some(&prefetched))?;
+                }
+            },
         }
     }
     Ok(last)
+}
+
+/// The output of a future that never waits (a replay that blocks before its host phases), from one poll;
+/// an error if it did wait, which would be the runtime's bug.
+pub(crate) fn now<F: Future>(future: F) -> Result<F::Output, Error> {
+    let mut future = std::pin::pin!(future);
+    match future
+        .as_mut()
+        .poll(&mut std::task::Context::from_waker(std::task::Waker::noop()))
+    {
+        std::task::Poll::Ready(output) => Ok(output),
+        std::task::Poll::Pending => Err(Error::Wait(
+            "a blocking replay was left waiting on a future (a bug of graph-runtime)".into(),
+        )),
+    }
 }
 
 #[cfg(test)]
@@ -166,6 +235,10 @@ mod tests {
 
     impl Recorder for Log {
         type Submitted = usize;
+
+        fn to_await(&mut self, _submitted: usize) -> Option<Work> {
+            None
+        }
 
         fn begin(&mut self) {
             self.calls.push("begin".into());

@@ -707,8 +707,21 @@ impl Texture {
     }
 
     /// Every texel, once all work submitted before has finished: rows one after another without padding,
-    /// layer after layer.
+    /// layer after layer. Native targets block here; the web has [`Texture::read`].
     pub fn read_blocking(&self) -> Result<Vec<u8>, Error> {
+        let (words, rows) = self.start_read()?;
+        Ok(rows.unpad(bytemuck::cast_slice(&words.wait()?)))
+    }
+
+    /// [`Texture::read_blocking`] without blocking: a future of the texels, woken once when they are there
+    /// (as [`Buffer::read`](crate::Buffer::read)'s).
+    pub async fn read(&self) -> Result<Vec<u8>, Error> {
+        let (words, rows) = self.start_read()?;
+        Ok(rows.unpad(bytemuck::cast_slice(&words.await?)))
+    }
+
+    /// Copies every texel into a staging buffer (rows padded as copies need) and starts reading that back.
+    fn start_read(&self) -> Result<(ReadFuture<u32>, TexelRows), Error> {
         self.gpu.check_lost()?;
         let rows = self.rows()?;
         let size = rows.padded_bytes();
@@ -733,8 +746,10 @@ impl Texture {
         );
         self.gpu.queue().submit([encoder.finish()]);
         scope.finish(Ok(()))?;
-        let words = ReadFuture::<u32>::start(&self.gpu, &staging, (size / 4) as usize).wait()?;
-        Ok(rows.unpad(bytemuck::cast_slice(&words)))
+        Ok((
+            ReadFuture::<u32>::start(&self.gpu, &staging, (size / 4) as usize),
+            rows,
+        ))
     }
 
     fn error(&self, reason: &str) -> Error {

@@ -8,9 +8,7 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
 
-#[cfg(not(target_arch = "wasm32"))]
-use crate::completion::Completion;
-use crate::completion::Countdown;
+use crate::completion::{Completion, Countdown};
 use crate::error::Error;
 use crate::gpu::Gpu;
 use crate::native::Marker;
@@ -206,8 +204,8 @@ impl<G> Submission<G> {
 
 /// Why a blocking call fails on the web, and what to await instead.
 const CANNOT_BLOCK: &str = "the web cannot block on the GPU: await the replay (`g.replay()?.await`) or the read \
-     (`buffer.read().await`) instead of `wait`/`read_blocking`; a graph with host tasks, which wait between \
-     partitions, does not replay on the web yet";
+     (`buffer.read().await`) instead of `wait`/`read_blocking`, and replay a graph with host tasks with \
+     `g.replay_async().await`";
 
 impl<G: 'static> IntoFuture for Submission<G> {
     type Output = Result<Finished<G>, Error>;
@@ -297,5 +295,55 @@ impl<G: 'static> Future for Replaying<G> {
             .and_then(|()| submission.gpu.check_settled())
             .map(|()| submission.finished());
         Poll::Ready(finished.map_err(|e| e.in_graph(&this.graph)))
+    }
+}
+
+impl Gpu {
+    /// A future of `work` finished: [`Gpu::wait_for`] without blocking. Woken once: natively by the driver
+    /// thread, which runs that wait; on the web when the browser says the queue's work is done.
+    pub(crate) fn work_done(&self, work: Work) -> WorkDone {
+        WorkDone {
+            gpu: self.clone(),
+            work: Some(work),
+            done: Arc::default(),
+        }
+    }
+}
+
+/// [`Gpu::work_done`]'s future.
+#[derive(Debug)]
+pub(crate) struct WorkDone {
+    gpu: Gpu,
+    /// The work, until the first poll starts waiting for it.
+    work: Option<Work>,
+    done: Arc<Completion<Result<(), Error>>>,
+}
+
+impl Future for WorkDone {
+    type Output = Result<(), Error>;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        if let Poll::Ready(result) = self.done.poll(cx) {
+            return Poll::Ready(result.and_then(|()| self.gpu.check_settled()));
+        }
+        if let Some(work) = self.work.take() {
+            let done = self.done.clone();
+            #[cfg(not(target_arch = "wasm32"))]
+            {
+                let gpu = self.gpu.clone();
+                self.gpu
+                    .driver()
+                    .run(move || done.complete(gpu.wait_for(Some(work))));
+            }
+            #[cfg(target_arch = "wasm32")]
+            {
+                // Every submission so far, this one included (the browser has no per-submission wait).
+                let _ = work;
+                self.gpu
+                    .queue()
+                    .on_submitted_work_done(move || done.complete(Ok(())));
+            }
+        }
+        Poll::Pending
     }
 }

@@ -235,11 +235,16 @@ impl Recorder for WgpuRecorder<'_> {
     }
 
     fn wait(&mut self, submitted: Work) -> Result<(), Error> {
+        let work = self.to_await(submitted);
+        self.gpu.wait_for(work)
+    }
+
+    fn to_await(&mut self, submitted: Work) -> Option<Work> {
         // A host phase waits for what came before it: what is held goes to the queue first.
         for buffer in self.held.drain(..) {
             self.gpu.queue().defer(buffer);
         }
-        self.gpu.wait_for(Some(submitted))
+        Some(submitted)
     }
 
     /// The partition's command encoder, with no compute pass open.

@@ -16,6 +16,7 @@ macro_rules! say {
 
 mod run;
 mod vulkan;
+mod web;
 
 use std::io::Write as _;
 use std::process::ExitCode;
@@ -26,16 +27,20 @@ usage: cargo xtask <command> [args]
 commands:
   demo [ARGS]                  cargo run --release -p examples --bin flagship -- ARGS
   test [ARGS]                  cargo test --workspace ARGS (as two runs: the GPU crates, then
-                               the others, so that the GPU passes below reuse the first build)
+                               the others, so that the GPU passes below reuse the first build),
+                               then the web tests as `test --web` runs them
   test --validation [ARGS]     cargo test -p graph-runtime -p examples ARGS, under the Khronos
                                validation layer (synchronization validation on)
   test --backend gl [ARGS]     cargo test -p graph-runtime -p examples ARGS on wgpu's GL backend
                                (Mesa's EGL, surfaceless)
+  test --web [ARGS]            the web tests (graph-runtime/tests/web.rs) built for wasm32 and run
+                               with wasm-bindgen-test in headless Chromium on WebGPU (SwiftShader)
   doctor                       show the Vulkan drivers, loader, validation layer and EGL found
 
 demo and test install what is missing (mesa-vulkan-drivers, libvulkan1, vulkan-validationlayers,
 xvfb and xauth for the window example, and for GL libegl1, libegl-mesa0, libgl1-mesa-dri) with apt-get
-when running as root; otherwise they print the command to run.";
+when running as root; otherwise they print the command to run. For the web: the wasm32 target (rustup),
+wasm-bindgen-cli of Cargo.lock's version (cargo install) and chromium, chromium-driver (apt-get).";
 
 fn main() -> ExitCode {
     match args().and_then(|args| dispatch(&args)) {
@@ -99,7 +104,11 @@ fn demo(args: &[String]) -> Result<ExitCode, String> {
 /// Arguments other than `--validation` and `--backend gl` go to `cargo test` as given (so `-- --nocapture`
 /// works). Every run needs the validation layer: the runtime's own validation tests turn validation on.
 fn test(args: &[String]) -> Result<ExitCode, String> {
-    let (validation, args) = take_flag(args, "--validation");
+    let (web, args) = take_flag(args, "--web");
+    if web {
+        return test_web(&args);
+    }
+    let (validation, args) = take_flag(&args, "--validation");
     let (backend, args) = take_option(&args, "--backend")?;
     let gl = match backend.as_deref() {
         None | Some("vulkan") => false,
@@ -128,12 +137,35 @@ fn test(args: &[String]) -> Result<ExitCode, String> {
         // Cargo unifies features over the packages one run selects: `--workspace` would build naga (and all
         // above it: wgpu, the runtime, every test binary) with the features graph-macros' own tests add, and
         // the GPU passes after it would build all of that a second time, doubling the target folder.
+        // Then the web tests: every test means those too.
         (false, false) => match run::cargo(&gpu_tests, &[])? {
-            0 => run::cargo(&with_args(&OTHER_CRATES), &[])?,
+            0 => match run::cargo(&with_args(&OTHER_CRATES), &[])? {
+                0 => return test_web(&args),
+                failed => failed,
+            },
             failed => failed,
         },
     };
     Ok(ExitCode::from(code))
+}
+
+/// The web tests, in headless Chromium: `cargo test --target wasm32-unknown-unknown` with wasm-bindgen's
+/// runner, which drives the browser through its WebDriver.
+fn test_web(args: &[String]) -> Result<ExitCode, String> {
+    let browser = web::ensure()?;
+    let env = web::test_env(&browser);
+    let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    let mut cargo_args = strings(&[
+        "test",
+        "-p",
+        "graph-runtime",
+        "--target",
+        "wasm32-unknown-unknown",
+        "--test",
+        "web",
+    ]);
+    cargo_args.extend_from_slice(args);
+    run::cargo(&cargo_args, &env).map(ExitCode::from)
 }
 
 /// The crates whose tests run on a GPU: every test pass selects exactly these, so they build once.

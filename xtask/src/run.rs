@@ -50,8 +50,15 @@ pub fn output(program: &str, args: &[&str]) -> Option<String> {
 
 /// Whether `program` is an executable file in one of the PATH folders.
 pub fn in_path(program: &str) -> bool {
-    std::env::var_os("PATH")
-        .is_some_and(|path| std::env::split_paths(&path).any(|dir| dir.join(program).is_file()))
+    which(program).is_some()
+}
+
+/// `program`'s path in the first PATH folder that has it.
+pub fn which(program: &str) -> Option<std::path::PathBuf> {
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .map(|dir| dir.join(program))
+        .find(|candidate| candidate.is_file())
 }
 
 /// `program ARGS`, with the program's file name only (CARGO is a long toolchain path).

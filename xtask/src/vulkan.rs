@@ -160,7 +160,8 @@ fn packages(missing: &[Missing]) -> Vec<&'static str> {
     packages
 }
 
-fn install(packages: &[&str]) -> Result<(), String> {
+/// Installs Debian packages with apt-get as root; otherwise fails with the command to run.
+pub fn install(packages: &[&str]) -> Result<(), String> {
     let list = packages.join(" ");
     if !is_root() || !run::in_path("apt-get") {
         return Err(format!(

@@ -80,6 +80,7 @@ pub struct BindingUse {
 pub const MAX_WGSL_BYTES: usize = 256 * 1024;
 
 /// The stack of the validating thread: address space reserved, and memory used only as deep as naga goes.
+#[cfg(not(target_arch = "wasm32"))]
 const NAGA_STACK: usize = 1 << 30;
 
 /// Parses and validates `source` with the capabilities the runtime asks for (immediates), then reflects, on
@@ -107,6 +108,7 @@ pub fn validate(source: &str) -> Result<Reflection, WgslError> {
 
 /// Runs `work` (naga) on a thread with [`NAGA_STACK`] bytes of stack; `None` if it panicked or no thread
 /// could be started.
+#[cfg(not(target_arch = "wasm32"))]
 fn on_naga_stack<T: Send>(work: impl FnOnce() -> T + Send) -> Option<T> {
     std::thread::scope(|scope| {
         let thread = std::thread::Builder::new()
@@ -115,6 +117,13 @@ fn on_naga_stack<T: Send>(work: impl FnOnce() -> T + Send) -> Option<T> {
             .spawn_scoped(scope, work);
         thread.ok()?.join().ok()
     })
+}
+
+/// The web has no threads to give naga a stack of its own: it runs on the page's (wasm32's panics do not
+/// unwind, so a panic inside naga aborts there rather than becoming an error).
+#[cfg(target_arch = "wasm32")]
+fn on_naga_stack<T>(work: impl FnOnce() -> T) -> Option<T> {
+    Some(work())
 }
 
 fn validate_here(source: &str) -> Result<Reflection, WgslError> {
