@@ -259,6 +259,11 @@ impl Gpu {
         };
         let submission = self.inner.queue.submission_path();
         match &self.inner.info {
+            // A browser names no adapter (its WebGPU hides it).
+            Some(i) if i.name.is_empty() => format!(
+                "an unnamed adapter ({:?}, {:?}), {immediates}, replays submitted through {submission}",
+                i.backend, i.device_type
+            ),
             Some(i) => format!(
                 "{} ({:?}, {:?}, driver {}), {immediates}, replays submitted through {submission}",
                 i.name, i.backend, i.device_type, i.driver_info

@@ -35,6 +35,8 @@ commands:
                                (Mesa's EGL, surfaceless)
   test --web [ARGS]            the web tests (graph-runtime/tests/web.rs) built for wasm32 and run
                                with wasm-bindgen-test in headless Chromium on WebGPU (SwiftShader)
+  web [ADDRESS]                build the web example (examples/web) for wasm32 and serve it at
+                               ADDRESS (127.0.0.1:8080); open it in a browser with WebGPU
   doctor                       show the Vulkan drivers, loader, validation layer and EGL found
 
 demo and test install what is missing (mesa-vulkan-drivers, libvulkan1, vulkan-validationlayers,
@@ -69,6 +71,7 @@ fn dispatch(args: &[String]) -> Result<ExitCode, String> {
     match command.as_str() {
         "demo" => demo(rest),
         "test" => test(rest),
+        "web" => web_page(rest),
         "doctor" => {
             vulkan::doctor();
             Ok(ExitCode::SUCCESS)
@@ -150,7 +153,8 @@ fn test(args: &[String]) -> Result<ExitCode, String> {
 }
 
 /// The web tests, in headless Chromium: `cargo test --target wasm32-unknown-unknown` with wasm-bindgen's
-/// runner, which drives the browser through its WebDriver.
+/// runner, which drives the browser through its WebDriver; then the web example's page built and tested end
+/// to end (`examples/web/tests/page.rs`, ignored by plain `cargo test` since it needs the built page).
 fn test_web(args: &[String]) -> Result<ExitCode, String> {
     let browser = web::ensure()?;
     let env = web::test_env(&browser);
@@ -165,7 +169,47 @@ fn test_web(args: &[String]) -> Result<ExitCode, String> {
         "web",
     ]);
     cargo_args.extend_from_slice(args);
-    run::cargo(&cargo_args, &env).map(ExitCode::from)
+    let code = run::cargo(&cargo_args, &env)?;
+    if code != 0 {
+        return Ok(ExitCode::from(code));
+    }
+    let page = web::build_page()?;
+    let page = page.display().to_string();
+    let chromedriver = browser.chromedriver.display().to_string();
+    let page_test = strings(&[
+        "test",
+        "-p",
+        "web-example",
+        "--test",
+        "page",
+        "--",
+        "--ignored",
+        "--nocapture",
+    ]);
+    let env = [
+        ("WEB_PAGE_DIR", page.as_str()),
+        ("CHROMEDRIVER", chromedriver.as_str()),
+    ];
+    run::cargo(&page_test, &env).map(ExitCode::from)
+}
+
+/// Builds the web example's page and serves it until stopped.
+fn web_page(args: &[String]) -> Result<ExitCode, String> {
+    web::ensure_build_tools()?;
+    let page = web::build_page()?;
+    let address = args.first().map_or("127.0.0.1:8080", String::as_str);
+    say!("open http://{address}/ in a browser with WebGPU (Chrome, Edge; Firefox 141+ on Windows)");
+    let serve = vec![
+        "run".to_string(),
+        "-p".into(),
+        "web-example".into(),
+        "--bin".into(),
+        "serve".into(),
+        "--".into(),
+        page.display().to_string(),
+        address.to_string(),
+    ];
+    run::cargo(&serve, &[]).map(ExitCode::from)
 }
 
 /// The crates whose tests run on a GPU: every test pass selects exactly these, so they build once.

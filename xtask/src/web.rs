@@ -19,9 +19,14 @@ pub struct Browser {
 
 /// Makes sure the target, `wasm-bindgen-cli` and Chromium are there, installing what is missing.
 pub fn ensure() -> Result<Browser, String> {
-    ensure_target()?;
-    ensure_wasm_bindgen()?;
+    ensure_build_tools()?;
     ensure_chromium()
+}
+
+/// Makes sure the target and `wasm-bindgen-cli` are there: what building the page needs.
+pub fn ensure_build_tools() -> Result<(), String> {
+    ensure_target()?;
+    ensure_wasm_bindgen()
 }
 
 /// The environment `cargo test --target wasm32-unknown-unknown` runs the web tests in: wasm-bindgen's runner,
@@ -113,4 +118,34 @@ fn ensure_chromium() -> Result<Browser, String> {
     found()
         .map(|chromedriver| Browser { chromedriver })
         .ok_or_else(|| "still not found after installing: chromium, chromedriver".into())
+}
+
+/// The web example's page, built: the crate for wasm32 (release), wasm-bindgen's JavaScript for it, and
+/// `index.html`, all in `examples/web/pkg/`, which this returns.
+pub fn build_page() -> Result<PathBuf, String> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    run::run_ok(Command::new(&cargo).args([
+        "build",
+        "--release",
+        "-p",
+        "web-example",
+        "--lib",
+        "--target",
+        TARGET,
+    ]))?;
+    let target_dir = std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| root.join("target"));
+    let wasm = target_dir.join(TARGET).join("release/web_example.wasm");
+    let pkg = root.join("examples/web/pkg");
+    run::run_ok(
+        Command::new("wasm-bindgen")
+            .args(["--target", "web", "--no-typescript", "--out-dir"])
+            .arg(&pkg)
+            .arg(&wasm),
+    )?;
+    std::fs::copy(root.join("examples/web/index.html"), pkg.join("index.html"))
+        .map_err(|e| format!("cannot copy index.html into {}: {e}", pkg.display()))?;
+    Ok(pkg)
 }
