@@ -16,7 +16,7 @@ use crate::bake::BoundBuffers;
 use crate::baked_state::BakedState;
 use crate::buffer::AnyBuffer;
 use crate::element::{Element, ParamValue};
-use crate::error::{Error, TaskKind, unknown};
+use crate::error::{Error, TaskKind, panic_message, unknown};
 use crate::gpu::Gpu;
 use crate::host::{HostContext, HostTask, Prefetched};
 use crate::interop::{InteropContext, InteropTask};
@@ -682,21 +682,28 @@ impl BakedGraph {
     }
 
     /// [`BakedGraph::replay`], awaiting the GPU before each host phase instead of blocking: how a graph with
-    /// host tasks replays on the web (where `replay` refuses one whose host tasks come after GPU work), and
+    /// host tasks replays on the web (where `replay` refuses a graph with host tasks), and
     /// on any target under an executor. Before a phase, the buffers and textures its tasks declared `read` or
     /// `read_write` are fetched (awaited too), and the tasks read those copies. Resolves to the replay's
     /// [`Submission`], awaited in turn for its end and readbacks: `g.replay_async().await?.await?`.
     ///
-    /// The future is not `Send`: what the device reports meanwhile is this replay's, and the scopes that catch
-    /// it belong to the thread it started on.
+    /// What the device reports while the replay records, submits and runs host tasks is this replay's error, as
+    /// for `replay`: its scope is open between awaits only (never while other work on the thread runs), so
+    /// several awaited replays may interleave on one thread. The future is not `Send`: those scopes belong
+    /// to the thread it runs on. Natively, a replay that must record the native recorder's command buffers
+    /// again (after a change of dispatch sizes) still waits for the graph's last replay on this thread.
     pub async fn replay_async(&mut self) -> Result<Submission, Error> {
         self.gpu.check_lost()?;
         let gpu = self.gpu.clone();
-        let scope = OpScope::enter(&gpu);
-        let submitted = self.submit_with(Timing::None, Waiting::Async(&gpu)).await;
-        scope
-            .finish(submitted)
-            .map_err(|e| e.in_graph(&self.state.desc.name))
+        let mut scope = Some(OpScope::enter(&gpu));
+        let submitted = self
+            .submit_with(Timing::None, Waiting::Async(&gpu, &mut scope))
+            .await;
+        let submitted = match scope.take() {
+            Some(scope) => scope.finish(submitted),
+            None => submitted,
+        };
+        submitted.map_err(|e| e.in_graph(&self.state.desc.name))
     }
 
     /// Runs the graph once with each dispatch timed on the GPU (timestamp queries), waits for it, and returns
@@ -794,17 +801,17 @@ impl BakedGraph {
     async fn submit_with(
         &mut self,
         timing: Timing<'_>,
-        waiting: Waiting<'_>,
+        waiting: Waiting<'_, '_>,
     ) -> Result<Submission, Error> {
-        // The web cannot block: a replay that would wait for the GPU before a host phase is refused before it
-        // submits anything (a replay fails whole or not at all).
+        // The web cannot block: a replay with host tasks (which wait for the GPU work before them, and read
+        // buffers) is refused before it submits anything (a replay fails whole or not at all).
         if cfg!(target_arch = "wasm32")
             && matches!(waiting, Waiting::Blocking)
-            && self.state.program.waits_before_host()
+            && self.state.program.has_host_phase()
         {
             return Err(Error::Wait(format!(
-                "graph `{}` has host tasks after GPU work, which wait for it; the web cannot block: replay \
-                 it with `replay_async().await`",
+                "graph `{}` has host tasks, which wait for the GPU and read buffers; the web cannot block: \
+                 replay it with `replay_async().await`",
                 self.state.desc.name
             )));
         }
@@ -1128,13 +1135,4 @@ fn run_host_task(
             message: panic_message(payload.as_ref()),
         }),
     }
-}
-
-/// The text a panic was raised with, when it has one.
-fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
-    payload
-        .downcast_ref::<&str>()
-        .map(|s| s.to_string())
-        .or_else(|| payload.downcast_ref::<String>().cloned())
-        .unwrap_or_else(|| "a panic without a message".to_string())
 }

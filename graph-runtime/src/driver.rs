@@ -6,7 +6,11 @@
 
 #![forbid(unsafe_code)]
 
-use std::sync::mpsc;
+use std::panic::AssertUnwindSafe;
+use std::sync::{Arc, mpsc};
+
+use crate::completion::Completion;
+use crate::error::panic_message;
 
 /// A blocking wait, and what it hands its result to.
 type Job = Box<dyn FnOnce() + Send>;
@@ -30,10 +34,21 @@ impl Driver {
         Driver { jobs }
     }
 
-    /// Runs `job` on the driver thread, after the jobs handed over before it.
-    pub(crate) fn run(&self, job: impl FnOnce() + Send + 'static) {
-        if let Err(mpsc::SendError(job)) = self.jobs.send(Box::new(job)) {
-            job();
+    /// Runs `job` on the driver thread, after the jobs handed over before it, and hands its result to `done`;
+    /// a panic in it hands over `panicked(its message)` instead, so the future waiting is never left waiting.
+    pub(crate) fn run<T: Send + 'static>(
+        &self,
+        done: Arc<Completion<T>>,
+        job: impl FnOnce() -> T + Send + 'static,
+        panicked: fn(String) -> T,
+    ) {
+        let task: Job = Box::new(move || {
+            let value = std::panic::catch_unwind(AssertUnwindSafe(job))
+                .unwrap_or_else(|payload| panicked(panic_message(payload.as_ref())));
+            done.complete(value);
+        });
+        if let Err(mpsc::SendError(task)) = self.jobs.send(task) {
+            task();
         }
     }
 }

@@ -463,6 +463,15 @@ pub(crate) fn unknown_in(
     }
 }
 
+/// The text a panic was raised with, when it has one.
+pub(crate) fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+    payload
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "a panic without a message".to_string())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

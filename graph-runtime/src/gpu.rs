@@ -326,7 +326,15 @@ impl Gpu {
     /// operation's errors were its own scope's, reported as it ended.
     pub(crate) fn check_settled(&self) -> Result<(), Error> {
         #[cfg(target_arch = "wasm32")]
-        return self.check();
+        {
+            // The first; the rest stay for the next operation, or `Gpu::check`.
+            self.check_lost()?;
+            let mut errors = lock(&self.inner.state.uncaptured);
+            if errors.is_empty() {
+                return Ok(());
+            }
+            Err(errors.remove(0))
+        }
         #[cfg(not(target_arch = "wasm32"))]
         self.check_lost()
     }

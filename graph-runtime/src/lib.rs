@@ -233,7 +233,7 @@
 //! The crate builds for `wasm32-unknown-unknown` with wgpu's WebGPU backend: `Gpu::new().await`, then the same
 //! graphs, baked the same way, replayed and awaited (the browser completes the work from its event loop).
 //! There is no blocking there: [`Gpu::wait_for`] and everything made of it ([`Submission::wait`],
-//! [`Buffer::read_blocking`], [`Baked::replay`] of a graph whose host tasks follow GPU work) is an
+//! [`Buffer::read_blocking`], [`Baked::replay`] of a graph with host tasks) is an
 //! [`Error::Wait`] naming what to await instead, and `Gpu::new_blocking` does not exist. WebGPU has no push
 //! constants: parameters go through the uniform buffer. The native recorder and direct submission are
 //! Vulkan's, so the portable recorder replays every graph. The browser reports device errors

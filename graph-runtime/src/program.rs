@@ -437,11 +437,10 @@ impl Program {
             .count()
     }
 
-    /// Whether a host phase comes after a GPU partition: a replay then waits for the GPU in the middle.
-    pub(crate) fn waits_before_host(&self) -> bool {
+    /// Whether the graph has a host phase: a blocking replay then waits for the GPU, or reads buffers.
+    pub(crate) fn has_host_phase(&self) -> bool {
         self.partitions
             .iter()
-            .skip_while(|p| !matches!(p, Partition::Gpu(_)))
             .any(|p| matches!(p, Partition::Host(_)))
     }
 

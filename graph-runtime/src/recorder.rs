@@ -12,6 +12,7 @@ use crate::error::Error;
 use crate::gpu::Gpu;
 use crate::host::Prefetched;
 use crate::program::{Partition, Program, Segment, Step};
+use crate::scope::OpScope;
 use crate::wait::Work;
 
 /// The environment variable that picks the recorder: `portable`, `native`, or unset (native where it can).
@@ -89,13 +90,36 @@ pub(crate) trait Recorder {
 }
 
 /// How the loop waits for the partition before a host phase.
-#[derive(Debug, Clone, Copy)]
-pub(crate) enum Waiting<'a> {
+pub(crate) enum Waiting<'a, 's> {
     /// Blocking this thread ([`Recorder::wait`]); the host tasks read what they read when they read it.
     Blocking,
     /// By awaiting the GPU's finishing ([`Gpu::work_done`]); then the buffers the phase's tasks read are
     /// fetched, awaited too ([`Prefetched`]), and the tasks read those copies. The web's only way.
-    Async(&'a Gpu),
+    ///
+    /// The operation's scope (`scope`) covers only what runs between awaits: it is finished before each
+    /// await and opened again after it, so a scope never stays open while other work on this thread runs
+    /// (wgpu's scopes are a stack per thread, which two awaited replays interleaving would break).
+    Async(&'a Gpu, &'s mut Option<OpScope<'a>>),
+}
+
+impl<'a> Waiting<'a, '_> {
+    /// Finishes the scope before an await; its error, if the device reported one meanwhile.
+    fn suspend(&mut self) -> Result<(), Error> {
+        match self {
+            Waiting::Async(_, scope) => match scope.take() {
+                Some(open) => open.finish(Ok(())),
+                None => Ok(()),
+            },
+            Waiting::Blocking => Ok(()),
+        }
+    }
+
+    /// Opens the scope again after an await.
+    fn resume(&mut self) {
+        if let Waiting::Async(gpu, scope) = self {
+            **scope = Some(OpScope::enter(gpu));
+        }
+    }
 }
 
 /// [`replay_partitions`], blocking before host phases (what a replay does), with no fetching: the unit tests'
@@ -133,7 +157,7 @@ pub(crate) fn record_replay<R: Recorder + ?Sized>(
 pub(crate) async fn replay_partitions<R, F>(
     (program, workgroups, enabled): (&Program, &[[u32; 3]], &[bool]),
     recorder: &mut R,
-    waiting: Waiting<'_>,
+    mut waiting: Waiting<'_, '_>,
     mut prefetch: impl FnMut(&[u32]) -> F,
     mut host: impl FnMut(&[u32], Option<&Prefetched>) -> Result<(), Error>,
     mut interop: impl FnMut(u32, &mut R) -> Result<(), Error>,
@@ -182,12 +206,16 @@ where
                     }
                     host(nodes, None)?;
                 }
-                Waiting::Async(gpu) => {
-                    if let Some(work) = unwaited.take().and_then(|s| recorder.to_await(s)) {
+                Waiting::Async(gpu, _) => {
+                    let work = unwaited.take().and_then(|s| recorder.to_await(s));
+                    let fetch = prefetch(nodes);
+                    waiting.suspend()?;
+                    if let Some(work) = work {
                         gpu.work_done(work).await?;
                     }
-                    let prefetched = prefetch(nodes).await?;
-                    host(nodes, Some(&prefetched))?;
+                    let prefetched = fetch.await;
+                    waiting.resume();
+                    host(nodes, Some(&prefetched?))?;
                 }
             },
         }

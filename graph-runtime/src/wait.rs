@@ -178,14 +178,11 @@ impl<G> Submission<G> {
             // Finished already (before the direct submission that ended the replay): the poll maps them.
             self.gpu.wait_for(Some(maps.clone().into()))?;
         }
-        // The wait's poll ran the maps' callbacks.
-        match &self.mapped {
-            Some(mapped) => mapped.done.take().unwrap_or_else(|| {
-                Err("the replay finished but its readback buffers were not mapped".into())
-            }),
-            None => Ok(()),
+        // A map that failed says so. One whose callback has not arrived is mapped all the same: wgpu marks a
+        // buffer mapped before it runs the callbacks, which another thread's poll may be running still.
+        if let Some(Err(reason)) = self.mapped.as_ref().and_then(|m| m.done.take()) {
+            return Err(Error::Readback(reason));
         }
-        .map_err(Error::Readback)?;
         Ok(self.finished())
     }
 
@@ -252,10 +249,12 @@ impl<G: 'static> Future for Replaying<G> {
             return Poll::Ready(result.map_err(|e| e.in_graph(&self.graph)));
         }
         if let Some(submission) = self.submission.take() {
-            let result = self.result.clone();
             let gpu = submission.gpu.clone();
-            gpu.driver()
-                .run(move || result.complete(submission.wait_unnamed()));
+            gpu.driver().run(
+                self.result.clone(),
+                move || submission.wait_unnamed(),
+                |why| Err(Error::Wait(format!("the wait panicked: {why}"))),
+            );
         }
         Poll::Pending
     }
@@ -331,9 +330,11 @@ impl Future for WorkDone {
             #[cfg(not(target_arch = "wasm32"))]
             {
                 let gpu = self.gpu.clone();
-                self.gpu
-                    .driver()
-                    .run(move || done.complete(gpu.wait_for(Some(work))));
+                self.gpu.driver().run(
+                    done,
+                    move || gpu.wait_for(Some(work)),
+                    |why| Err(Error::Wait(format!("the wait panicked: {why}"))),
+                );
             }
             #[cfg(target_arch = "wasm32")]
             {

@@ -28,7 +28,7 @@ commands:
   demo [ARGS]                  cargo run --release -p examples --bin flagship -- ARGS
   test [ARGS]                  cargo test --workspace ARGS (as two runs: the GPU crates, then
                                the others, so that the GPU passes below reuse the first build),
-                               then the web tests as `test --web` runs them
+                               then the web tests as `test --web` runs them (without ARGS)
   test --validation [ARGS]     cargo test -p graph-runtime -p examples ARGS, under the Khronos
                                validation layer (synchronization validation on)
   test --backend gl [ARGS]     cargo test -p graph-runtime -p examples ARGS on wgpu's GL backend
@@ -37,6 +37,8 @@ commands:
                                with wasm-bindgen-test in headless Chromium on WebGPU (SwiftShader)
   web [ADDRESS]                build the web example (examples/web) for wasm32 and serve it at
                                ADDRESS (127.0.0.1:8080); open it in a browser with WebGPU
+  web-bench [ARGS]             the benchmark's shapes in headless Chromium (graph-runtime's
+                               tests/web_bench.rs, release, prints a table)
   doctor                       show the Vulkan drivers, loader, validation layer and EGL found
 
 demo and test install what is missing (mesa-vulkan-drivers, libvulkan1, vulkan-validationlayers,
@@ -72,6 +74,7 @@ fn dispatch(args: &[String]) -> Result<ExitCode, String> {
         "demo" => demo(rest),
         "test" => test(rest),
         "web" => web_page(rest),
+        "web-bench" => web_bench(rest),
         "doctor" => {
             vulkan::doctor();
             Ok(ExitCode::SUCCESS)
@@ -140,10 +143,10 @@ fn test(args: &[String]) -> Result<ExitCode, String> {
         // Cargo unifies features over the packages one run selects: `--workspace` would build naga (and all
         // above it: wgpu, the runtime, every test binary) with the features graph-macros' own tests add, and
         // the GPU passes after it would build all of that a second time, doubling the target folder.
-        // Then the web tests: every test means those too.
+        // Then the web tests: every test means those too (without ARGS, which are native cargo test's).
         (false, false) => match run::cargo(&gpu_tests, &[])? {
             0 => match run::cargo(&with_args(&OTHER_CRATES), &[])? {
-                0 => return test_web(&args),
+                0 => return test_web(&[]),
                 failed => failed,
             },
             failed => failed,
@@ -191,6 +194,32 @@ fn test_web(args: &[String]) -> Result<ExitCode, String> {
         ("CHROMEDRIVER", chromedriver.as_str()),
     ];
     run::cargo(&page_test, &env).map(ExitCode::from)
+}
+
+/// The benchmark's shapes in headless Chromium, in release: an ignored wasm test that prints figures.
+fn web_bench(args: &[String]) -> Result<ExitCode, String> {
+    let browser = web::ensure()?;
+    let env = web::test_env(&browser);
+    let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    let mut cargo_args = strings(&[
+        "test",
+        "--release",
+        "-p",
+        "graph-runtime",
+        "--target",
+        "wasm32-unknown-unknown",
+        "--test",
+        "web_bench",
+    ]);
+    // The user's arguments, with the runner's after one `--`.
+    let (before, after) = match args.iter().position(|a| a == "--") {
+        Some(at) => (&args[..at], &args[at + 1..]),
+        None => (args, &[][..]),
+    };
+    cargo_args.extend_from_slice(before);
+    cargo_args.extend(strings(&["--", "--include-ignored", "--nocapture"]));
+    cargo_args.extend_from_slice(after);
+    run::cargo(&cargo_args, &env).map(ExitCode::from)
 }
 
 /// Builds the web example's page and serves it until stopped.

@@ -134,9 +134,7 @@ pub fn build_page() -> Result<PathBuf, String> {
         "--target",
         TARGET,
     ]))?;
-    let target_dir = std::env::var_os("CARGO_TARGET_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| root.join("target"));
+    let target_dir = target_directory(&cargo)?;
     let wasm = target_dir.join(TARGET).join("release/web_example.wasm");
     let pkg = root.join("examples/web/pkg");
     run::run_ok(
@@ -148,4 +146,24 @@ pub fn build_page() -> Result<PathBuf, String> {
     std::fs::copy(root.join("examples/web/index.html"), pkg.join("index.html"))
         .map_err(|e| format!("cannot copy index.html into {}: {e}", pkg.display()))?;
     Ok(pkg)
+}
+
+/// Cargo's target directory, as `cargo metadata` says (it honours `CARGO_TARGET_DIR` and the config files).
+fn target_directory(cargo: &std::ffi::OsStr) -> Result<PathBuf, String> {
+    let output = Command::new(cargo)
+        .args(["metadata", "--format-version", "1", "--no-deps"])
+        .output()
+        .map_err(|e| format!("cannot run cargo metadata: {e}"))?;
+    let text = String::from_utf8_lossy(&output.stdout);
+    // `"target_directory":"PATH"`: a JSON string, whose escapes a path on Linux does not need but `\\`.
+    let start = text
+        .find("\"target_directory\":\"")
+        .ok_or("cargo metadata names no target directory")?
+        + "\"target_directory\":\"".len();
+    let end = text[start..]
+        .find('"')
+        .ok_or("cargo metadata's target directory does not end")?;
+    Ok(PathBuf::from(
+        text[start..start + end].replace("\\\\", "\\"),
+    ))
 }

@@ -93,14 +93,26 @@ struct App {
     scharr: bool,
 }
 
-/// The app between runs: taken while one runs, so an event during it waits for the next.
-type Shared = Rc<RefCell<Option<App>>>;
+/// What the user asked for last: the filter, and a picture not yet run.
+#[derive(Default)]
+struct Wanted {
+    scharr: bool,
+    picture: Option<image::RgbaImage>,
+}
+
+/// The page's state: the app between runs (taken while one runs), and what is wanted. An event only says
+/// what it wants and starts a run if none is going; a run goes on until what it drew is what is wanted.
+#[derive(Default)]
+struct PageState {
+    app: RefCell<Option<App>>,
+    wanted: RefCell<Wanted>,
+}
+
+type Shared = Rc<PageState>;
 
 #[wasm_bindgen(start)]
 pub fn start() {
-    std::panic::set_hook(Box::new(|info| {
-        web_sys::console::error_1(&info.to_string().into());
-    }));
+    std::panic::set_hook(Box::new(|info| fail(&format!("panic: {info}"))));
     spawn_local(async {
         if let Err(e) = open().await {
             fail(&e);
@@ -175,27 +187,28 @@ async fn open() -> PageResult<()> {
         &format!("{}; baked in {bake_ms:.1} ms", gpu.summary()),
     );
     set_text("dot", &graph.untyped().to_dot(Detail::Plain));
-    let app: Shared = Rc::new(RefCell::new(Some(App {
+    let page: Shared = Rc::default();
+    *page.app.borrow_mut() = Some(App {
         gpu,
         graph,
         sized,
         otsu: shared_otsu,
         picture,
         scharr: false,
-    })));
-    wire(&app)?;
-    run(&app).await
+    });
+    wire(&page)?;
+    run(&page).await
 }
 
-/// The file picker and the filter switch: each runs the graph again.
-fn wire(app: &Shared) -> PageResult<()> {
+/// The file picker and the filter switch: each says what it wants and runs the graph again.
+fn wire(page: &Shared) -> PageResult<()> {
     let picker: HtmlInputElement = element("picture")?;
     let on_pick = {
-        let app = app.clone();
+        let page = page.clone();
         Closure::<dyn FnMut()>::new(move || {
-            let app = app.clone();
+            let page = page.clone();
             spawn_local(async move {
-                if let Err(e) = pick(&app).await {
+                if let Err(e) = pick(&page).await {
                     fail(&e);
                 }
             });
@@ -206,16 +219,14 @@ fn wire(app: &Shared) -> PageResult<()> {
 
     let filter: HtmlSelectElement = element("filter")?;
     let on_filter = {
-        let app = app.clone();
+        let page = page.clone();
         Closure::<dyn FnMut()>::new(move || {
-            let app = app.clone();
+            let page = page.clone();
             spawn_local(async move {
                 let scharr =
                     element::<HtmlSelectElement>("filter").is_ok_and(|f| f.value() == "scharr");
-                if let Some(a) = app.borrow_mut().as_mut() {
-                    a.scharr = scharr;
-                }
-                if let Err(e) = run(&app).await {
+                page.wanted.borrow_mut().scharr = scharr;
+                if let Err(e) = run(&page).await {
                     fail(&e);
                 }
             });
@@ -226,8 +237,8 @@ fn wire(app: &Shared) -> PageResult<()> {
     Ok(())
 }
 
-/// The picked file, decoded, as the new picture: buffers of its size bound in place of the old (no re-bake).
-async fn pick(app: &Shared) -> PageResult<()> {
+/// The picked file, decoded, as the wanted picture.
+async fn pick(page: &Shared) -> PageResult<()> {
     let picker: HtmlInputElement = element("picture")?;
     let Some(file) = picker.files().and_then(|files| files.get(0)) else {
         return Ok(());
@@ -242,35 +253,45 @@ async fn pick(app: &Shared) -> PageResult<()> {
     if picture.width() == 0 || picture.height() == 0 {
         return Err(format!("{} is empty", file.name()));
     }
-    {
-        let mut slot = app.borrow_mut();
-        let Some(a) = slot.as_mut() else {
-            return Err("still running: pick again once it is done".into());
-        };
-        if (picture.width(), picture.height()) != (a.sized.width, a.sized.height) {
-            let sized = Sized::new(&a.gpu, picture.width(), picture.height())?;
-            a.graph.rebind(sized.bindings()).map_err(words)?;
-            a.sized = sized;
-        }
-        a.picture = picture;
-    }
-    run(app).await
+    page.wanted.borrow_mut().picture = Some(picture);
+    run(page).await
 }
 
-/// Runs the graph on the current picture with the current filter: one replay drawn, then [`TIMED`] timed.
-async fn run(app: &Shared) -> PageResult<()> {
-    let Some(mut a) = app.borrow_mut().take() else {
+/// Runs the graph until what it drew is what is wanted (an event during a run is seen when it ends); returns
+/// at once when another run is going, which will see what this one was started for.
+async fn run(page: &Shared) -> PageResult<()> {
+    let Some(mut a) = page.app.borrow_mut().take() else {
         return Ok(());
     };
     set_state("running");
-    let result = replay_and_draw(&mut a).await;
-    *app.borrow_mut() = Some(a);
-    match result {
-        Ok(()) => {
-            set_state("done");
-            Ok(())
+    let result = run_until_wanted(page, &mut a).await;
+    *page.app.borrow_mut() = Some(a);
+    result?;
+    set_state("done");
+    Ok(())
+}
+
+async fn run_until_wanted(page: &Shared, a: &mut App) -> PageResult<()> {
+    loop {
+        let (picture, scharr) = {
+            let mut wanted = page.wanted.borrow_mut();
+            (wanted.picture.take(), wanted.scharr)
+        };
+        if let Some(picture) = picture {
+            // Buffers of the new picture's size, bound in place of the old: no re-bake.
+            if (picture.width(), picture.height()) != (a.sized.width, a.sized.height) {
+                let sized = Sized::new(&a.gpu, picture.width(), picture.height())?;
+                a.graph.rebind(sized.bindings()).map_err(words)?;
+                a.sized = sized;
+            }
+            a.picture = picture;
         }
-        Err(e) => Err(e),
+        a.scharr = scharr;
+        replay_and_draw(a).await?;
+        let wanted = page.wanted.borrow();
+        if wanted.picture.is_none() && wanted.scharr == a.scharr {
+            return Ok(());
+        }
     }
 }
 

@@ -3,7 +3,7 @@
 //! isolated (`Cross-Origin-Opener-Policy` and `-Embedder-Policy`), which is what lets the browser's
 //! `performance.now()` resolve 5 us rather than 100 us.
 
-use std::io::{BufRead, BufReader, Write};
+use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::path::{Component, Path, PathBuf};
 
@@ -26,7 +26,10 @@ pub fn serve(root: PathBuf, address: SocketAddr) -> std::io::Result<SocketAddr> 
 
 /// Reads one request and answers it.
 fn answer(root: &Path, stream: TcpStream) -> std::io::Result<()> {
-    let mut reader = BufReader::new(stream.try_clone()?);
+    // A client that says nothing for this long is dropped, and a request line or header past this size
+    // ends the request: a connection cannot hold a thread or memory for ever.
+    stream.set_read_timeout(Some(std::time::Duration::from_secs(30)))?;
+    let mut reader = BufReader::new(stream.try_clone()?).take(64 * 1024);
     let mut request = String::new();
     reader.read_line(&mut request)?;
     // The headers, up to the blank line; none matter here.
