@@ -53,10 +53,7 @@ use graph_runtime::{BakedGraph, Buffer, Error, Gpu, NativeParamsIn, Submission, 
 
 mod shapes;
 
-use shapes::{
-    Dag, Expected, KINDS, Kind, N, chain_dag, chains_dag, fan_dag, graph_of, inputs, names_of,
-    stencil_dag, tree_dag,
-};
+use shapes::{Dag, Expected, KINDS, Kind, N, all_shapes, chain_dag, graph_of, inputs, names_of};
 
 /// The hand-written program: buffers, one pipeline per kind, one bind group per node, and a uniform buffer
 /// for the parameter with its bind group (group 1 of `StepParam`).
@@ -497,16 +494,7 @@ fn main() -> Result<(), Error> {
     println!(
         "|----------------|------:|-------:|----------------|----------:|--------:|----------:|--------:|"
     );
-    let shapes = [
-        chain_dag("single", 1),
-        chain_dag("chain", 100),
-        fan_dag(),
-        chains_dag("chains 10x10", 10, 10),
-        chains_dag("chains 20x20", 20, 20),
-        tree_dag(),
-        stencil_dag("stencil chain", 1, 100),
-        stencil_dag("stencil 10x10", 10, 10),
-    ];
+    let shapes = all_shapes();
     // `--only TEXT`: the shapes whose name contains it, and nothing else.
     let only = args
         .iter()

@@ -13,9 +13,7 @@
 mod shapes;
 
 use graph_runtime::{BakedGraph, Buffer, Error, Gpu};
-use shapes::{
-    Dag, N, chain_dag, chains_dag, fan_dag, graph_of, inputs, names_of, stencil_dag, tree_dag,
-};
+use shapes::{Dag, N, all_shapes, graph_of, inputs, names_of};
 use wasm_bindgen_test::{Instant, console_log, wasm_bindgen_test, wasm_bindgen_test_configure};
 
 wasm_bindgen_test_configure!(run_in_browser);
@@ -85,22 +83,19 @@ async fn shapes_in_the_browser() {
         .ok()
         .and_then(|v| v.as_bool());
     console_log!("cross-origin isolated: {isolated:?}");
+    let limits = gpu.device().limits();
+    console_log!(
+        "storage buffers per shader stage: {}, workgroup memory: {} bytes",
+        limits.max_storage_buffers_per_shader_stage,
+        limits.max_compute_workgroup_storage_size
+    );
     console_log!(
         "{N}-element f32 buffers; medians of {RUNS} awaited replays after 3 warm-up runs; each side's output \
          checked against an f64 reference first"
     );
     console_log!("| shape          | nodes | levels | side            |   wall us | us/node |");
     console_log!("|----------------|------:|-------:|-----------------|----------:|--------:|");
-    let shapes = [
-        chain_dag("single", 1),
-        chain_dag("chain", 100),
-        fan_dag(),
-        chains_dag("chains 10x10", 10, 10),
-        chains_dag("chains 20x20", 20, 20),
-        tree_dag(),
-        stencil_dag("stencil chain", 1, 100),
-        stencil_dag("stencil 10x10", 10, 10),
-    ];
+    let shapes = all_shapes();
     for dag in &shapes {
         let (x, state, expected) = inputs(dag);
         let mut buffers = vec![gpu.buffer_from_slice(&x).expect("x")];

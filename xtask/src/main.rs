@@ -227,7 +227,7 @@ fn web_page(args: &[String]) -> Result<ExitCode, String> {
     web::ensure_build_tools()?;
     let page = web::build_page()?;
     let address = args.first().map_or("127.0.0.1:8080", String::as_str);
-    say!("open http://{address}/ in a browser with WebGPU (Chrome, Edge; Firefox 141+ on Windows)");
+    say!("open http://{address}/ in a browser with WebGPU (Chrome or Edge; any other that has it)");
     let serve = vec![
         "run".to_string(),
         "-p".into(),

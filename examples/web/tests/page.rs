@@ -52,7 +52,7 @@ fn capabilities() -> Fallible<Value> {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../xtask/web/webdriver.json");
     let mut capabilities: Value = serde_json::from_str(&std::fs::read_to_string(&path)?)?;
     if let Some(args) = capabilities["goog:chromeOptions"]["args"].as_array_mut() {
-        args.push("--window-size=1600,1000".into());
+        args.push("--window-size=1600,1150".into());
     }
     Ok(capabilities)
 }

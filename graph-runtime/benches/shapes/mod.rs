@@ -223,6 +223,20 @@ pub fn tree_dag() -> Dag {
     }
 }
 
+/// Every shape, in the tables' order.
+pub fn all_shapes() -> [Dag; 8] {
+    [
+        chain_dag("single", 1),
+        chain_dag("chain", 100),
+        fan_dag(),
+        chains_dag("chains 10x10", 10, 10),
+        chains_dag("chains 20x20", 20, 20),
+        tree_dag(),
+        stencil_dag("stencil chain", 1, 100),
+        stencil_dag("stencil 10x10", 10, 10),
+    ]
+}
+
 /// Per-element reference in f64, and the most f32 may differ from it: each operation rounds once (or a
 /// multiply-add once when fused), and earlier errors pass through scaled by the operation.
 pub fn reference(dag: &Dag, x: &[f32], state: &[f32]) -> Expected {
