@@ -1459,7 +1459,8 @@ graph! {
 }
 
 /// A host task reads a texture's texels after the GPU wrote them and writes them back for the GPU after it
-/// (typed: `h.bright()`, `h.write_bright(..)`), on each recorder; the mask equals the CPU's, poisoned first.
+/// (typed: `h.bright()`, `h.write_bright(..)`), on each recorder, in a blocking replay and in an awaited one
+/// (whose task reads the texels fetched before its phase); the mask equals the CPU's, poisoned first.
 #[test]
 fn a_host_task_reads_and_writes_the_texels_of_the_textures_it_declared() -> Result<(), Error> {
     let gpu = gpu();
@@ -1487,7 +1488,7 @@ fn a_host_task_reads_and_writes_the_texels_of_the_textures_it_declared() -> Resu
         *task_seen.lock().expect("not poisoned") = values;
         h.write_bright(bytemuck::cast_slice(&inverted))
     })?;
-    for native in [true, false] {
+    for (native, awaited) in [(true, false), (true, true), (false, false), (false, true)] {
         if !common::use_recorder(&mut g, &gpu, native) {
             continue;
         }
@@ -1495,8 +1496,12 @@ fn a_host_task_reads_and_writes_the_texels_of_the_textures_it_declared() -> Resu
         frame.write(&pixels)?;
         poison_texture(&mask, 0xee);
         poison_u32(&count);
-        g.replay()?.wait()?;
-        let what = g.untyped().recorder();
+        if awaited {
+            pollster::block_on(async { g.replay_async().await?.await })?;
+        } else {
+            g.replay()?.wait()?;
+        }
+        let what = format!("{}, awaited: {awaited}", g.untyped().recorder());
         assert_eq!(
             read(&count),
             [width * height],
