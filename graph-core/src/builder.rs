@@ -591,6 +591,16 @@ impl GraphBuilder {
         self
     }
 
+    /// Places `node` on GPU `gpu` of the set the graph is baked on (`#[on(gpu)]` on a node; see
+    /// [`crate::placement`]); a node not placed is left to the placement pass.
+    pub fn on(&mut self, node: &str, gpu: u32) -> &mut Self {
+        self.graph.on.push(crate::ir::Placement {
+            node: node.to_string(),
+            gpu,
+        });
+        self
+    }
+
     /// Leaves kernel `node` out of the fusion pass (`#[no_fusion]` on a node; see [`crate::fusion`]).
     pub fn no_fusion(&mut self, node: &str) -> &mut Self {
         self.graph.no_fusion.push(node.to_string());

@@ -200,6 +200,10 @@ impl BufferDesc {
 pub struct NodeDesc {
     pub name: Text,
     pub op: OpDesc,
+    /// The GPU of a [`crate::placement`] the node was placed on (`#[on(1)]`, `GraphBuilder::on`), by its index
+    /// in the set it is baked on; `None` leaves it to the placement pass. A one-GPU bake ignores it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub on: Option<u32>,
 }
 
 // Not boxed: generated descriptions are constants, and a `Box` cannot be made in a constant.
@@ -1390,6 +1394,7 @@ pub const fn nodes_from<const N: usize>(
     const EMPTY: NodeDesc = NodeDesc {
         name: Cow::Borrowed(""),
         op: OpDesc::Empty,
+        on: None,
     };
     let mut ops = ops;
     let mut nodes = [EMPTY; N];
@@ -1399,6 +1404,7 @@ pub const fn nodes_from<const N: usize>(
         let node = NodeDesc {
             name: Cow::Borrowed(names[i]),
             op,
+            on: None,
         };
         // What is replaced is `EMPTY`, which owns nothing.
         std::mem::forget(std::mem::replace(&mut nodes[i], node));
@@ -1406,6 +1412,20 @@ pub const fn nodes_from<const N: usize>(
     }
     // Every op was taken, leaving `OpDesc::Empty`s, which own nothing.
     std::mem::forget(ops);
+    nodes
+}
+
+/// `nodes` with each `(node, gpu)` of `placed` placed on its GPU ([`NodeDesc::on`]): the generated description
+/// of a graph with `#[on(..)]` items, so a graph without them costs the compiler nothing more.
+pub const fn placed<const N: usize>(
+    mut nodes: [NodeDesc; N],
+    placed: &[(u32, u32)],
+) -> [NodeDesc; N] {
+    let mut i = 0;
+    while i < placed.len() {
+        nodes[placed[i].0 as usize].on = Some(placed[i].1);
+        i += 1;
+    }
     nodes
 }
 

@@ -67,6 +67,7 @@ pub fn describe(checked: &CheckedGraph) -> GraphDesc {
                     }),
                     op => op,
                 },
+                on: g.on.iter().find(|p| p.node == node.name).map(|p| p.gpu),
             })
             .collect(),
         edges: checked

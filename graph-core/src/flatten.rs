@@ -122,6 +122,8 @@ pub fn flatten(desc: &GraphDesc) -> Result<Cow<'_, GraphDesc>, InvalidDescriptio
             nodes.push(NodeDesc {
                 name: prefix(&n.name).into(),
                 op: remap.op(&n.op, &n.name)?,
+                // A child's node placed nowhere of its own runs where its subgraph node was placed.
+                on: n.on.or(desc.nodes[index].on),
             });
         }
         for e in child.edges.iter() {

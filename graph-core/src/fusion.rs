@@ -13,7 +13,7 @@
 //! [`KernelDesc::pointwise`], proved from naga's IR), have the same dispatch and workgroup (a kernel
 //! dispatched per element of a buffer that takes only its index is called with its element's index, so its
 //! workgroup does not matter; a group of only such kernels runs 256-wide), are in no block
-//! and no group of alternatives, fill no range, and are not marked `#[no_fusion]`; and when merging them
+//! and no group of alternatives, fill no range, and are not marked `#[no_fusion]` nor placed on a GPU (`#[on(..)]`: a set's bake fuses each GPU's part, placed nowhere); and when merging them
 //! leaves the graph acyclic (no path from one to the other through a node outside the group). Kernels over
 //! textures at their own texels join groups too: a kernel that binds only textures in any launch shape (the
 //! group's dispatch and workgroup are then its own), and no member may read a texture another member writes
@@ -298,9 +298,11 @@ pub fn widen_with<'a>(
         });
         if let Some(kernel) = wide {
             let name = fusion.desc.nodes[n].name.clone();
+            let on = fusion.desc.nodes[n].on;
             fusion.desc.to_mut().nodes.to_mut()[n] = NodeDesc {
                 name,
                 op: OpDesc::Kernel(kernel),
+                on,
             };
             fusion.widened.push(n as u32);
         }
@@ -319,11 +321,13 @@ fn absorb(
     nodes[members[0] as usize] = NodeDesc {
         name: names.join(" + ").into(),
         op: OpDesc::Kernel(kernel),
+        on: desc.nodes[members[0] as usize].on,
     };
     for &m in &members[1..] {
         nodes[m as usize] = NodeDesc {
             name: format!("{} (fused)", desc.nodes[m as usize].name).into(),
             op: OpDesc::Empty,
+            on: desc.nodes[m as usize].on,
         };
     }
 }
@@ -500,8 +504,11 @@ fn candidate_where<'a>(
         DispatchDesc::Indirect(_) => false,
     };
     let in_block = desc.blocks.iter().any(|b| b.nodes.contains(&(n as u32)));
+    // A node placed on a GPU of a set is fused only inside its GPU's part, which is placed nowhere.
+    let placed = desc.nodes[n].on.is_some();
     let fusable = independent(k)
         && !k.no_fusion
+        && !placed
         && k.overrides.is_empty()
         && k.range.is_none()
         && k.alternative.is_none()

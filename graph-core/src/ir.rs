@@ -691,6 +691,17 @@ pub struct Graph {
     /// (`#[no_alias]`; see [`crate::memory`]).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub no_alias: Vec<String>,
+    /// Nodes placed on a GPU of the set the graph is baked on (`#[on(1)]`; see [`crate::placement`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub on: Vec<Placement>,
+}
+
+/// A node placed on a GPU of a set, by the GPU's index in it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Placement {
+    pub node: String,
+    pub gpu: u32,
 }
 
 fn is_default<T: Default + PartialEq>(value: &T) -> bool {

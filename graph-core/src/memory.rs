@@ -318,7 +318,7 @@ pub fn kept_apart(desc: &GraphDesc, registers: &[u32]) -> Vec<Option<Apart>> {
 }
 
 /// Node `n`'s buffers, each with whether it writes it.
-fn node_accesses(desc: &GraphDesc, n: u32) -> Vec<(u32, bool)> {
+pub(crate) fn node_accesses(desc: &GraphDesc, n: u32) -> Vec<(u32, bool)> {
     match desc.nodes.get(n as usize).map(|n| &n.op) {
         Some(OpDesc::Kernel(k)) => k
             .bindings

@@ -218,6 +218,7 @@ impl<'a> Graph<'a> {
         let grid_reach = k.grid.as_ref().and_then(|g| g.reach);
         if (k.reach.is_none() && grid_reach.is_none())
             || k.no_fusion
+            || self.desc.nodes[n as usize].on.is_some()
             || k.range.is_some()
             || k.alternative.is_some()
             || !k.overrides.is_empty()

@@ -63,6 +63,7 @@ fn node(name: &str, op: OpDesc) -> NodeDesc {
     NodeDesc {
         name: name.to_string().into(),
         op,
+        on: None,
     }
 }
 

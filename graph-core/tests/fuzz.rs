@@ -1792,6 +1792,7 @@ fn build_graph(raw: RawGraph) -> Graph {
         workgroup_limits: raw.workgroup_limits,
         no_fusion: Vec::new(),
         no_alias: Vec::new(),
+        on: Vec::new(),
         alternatives: Vec::new(),
         blocks: Vec::new(),
     }

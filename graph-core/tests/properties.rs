@@ -218,6 +218,7 @@ fn host_graph(
         workgroup_limits: Default::default(),
         no_fusion: Vec::new(),
         no_alias: Vec::new(),
+        on: Vec::new(),
         alternatives: Vec::new(),
         blocks: Vec::new(),
     }

@@ -87,6 +87,8 @@ pub struct Marks {
     pub docs: Vec<Attribute>,
     /// `#[no_fusion]` on a kernel or a fill (on anything else it is an error, and not kept).
     pub no_fusion: bool,
+    /// `#[on(1)]`: the GPU of a set every node the item declares runs on.
+    pub on: Option<u32>,
 }
 
 /// An item, or a choice of alternatives, with its attributes.
@@ -385,10 +387,12 @@ pub struct Attrs {
     pub docs: Vec<Attribute>,
     pub no_fusion: Option<Attribute>,
     pub no_alias: Option<Attribute>,
+    /// `#[on(1)]`, its GPU read.
+    pub on: Option<(Attribute, u32)>,
 }
 
 fn parse_attrs(input: ParseStream<'_>, cx: &Ctxt) -> Attrs {
-    let (mut docs, mut no_fusion, mut no_alias) = (Vec::new(), None, None);
+    let (mut docs, mut no_fusion, mut no_alias, mut on) = (Vec::new(), None, None, None);
     let attrs = match input.call(Attribute::parse_outer) {
         Ok(attrs) => attrs,
         Err(e) => {
@@ -405,11 +409,22 @@ fn parse_attrs(input: ParseStream<'_>, cx: &Ctxt) -> Attrs {
                 Ok(_) => no_alias = Some(a),
                 Err(e) => cx.error(e),
             }
+        } else if a.path().is_ident("on") {
+            let gpu = a
+                .parse_args::<LitInt>()
+                .and_then(|gpu| gpu.base10_parse::<u32>());
+            match gpu {
+                Ok(gpu) => on = Some((a, gpu)),
+                Err(_) => cx.error(syn::Error::new_spanned(
+                    a,
+                    "`#[on(..)]` takes the index of a GPU in the set the graph is baked on: `#[on(1)]`",
+                )),
+            }
         } else {
             cx.error(syn::Error::new_spanned(
                 a,
                 "graph items take no attributes other than doc comments, `#[no_fusion]` on a kernel or a \
-                 fill, and `#[no_alias]` on a graph-owned buffer",
+                 fill, `#[no_alias]` on a graph-owned buffer, and `#[on(gpu)]` on a node",
             ));
         }
     }
@@ -417,6 +432,7 @@ fn parse_attrs(input: ParseStream<'_>, cx: &Ctxt) -> Attrs {
         docs,
         no_fusion,
         no_alias,
+        on,
     }
 }
 
@@ -437,8 +453,19 @@ fn marked(item: Item, attrs: Attrs, cx: &Ctxt) -> Marked<Item> {
         docs,
         no_fusion,
         no_alias,
+        on,
     } = attrs;
     refuse_no_alias(no_alias, "a node", cx);
+    let places = !matches!(
+        item,
+        Item::Params { .. } | Item::Buffers(_) | Item::Textures(_) | Item::Edges(_)
+    );
+    if let Some((attr, _)) = on.as_ref().filter(|_| !places) {
+        cx.error(syn::Error::new_spanned(
+            attr,
+            "`#[on(..)]` places the nodes an item declares on a GPU; this item declares none",
+        ));
+    }
     let fusable = matches!(item, Item::Kernel(_) | Item::Fill { .. });
     if let Some(attr) = no_fusion.as_ref().filter(|_| !fusable) {
         cx.error(syn::Error::new_spanned(
@@ -450,6 +477,7 @@ fn marked(item: Item, attrs: Attrs, cx: &Ctxt) -> Marked<Item> {
         marks: Marks {
             docs,
             no_fusion: no_fusion.is_some() && fusable,
+            on: on.filter(|_| places).map(|(_, gpu)| gpu),
         },
         item,
     }
@@ -969,6 +997,12 @@ fn skip_past_comma(content: ParseStream<'_>) {
 /// error, and the entry is kept.
 fn parse_entry_attrs(input: ParseStream<'_>, cx: &Ctxt, what: &str) -> Attrs {
     let attrs = parse_attrs(input, cx);
+    if let Some((attr, _)) = &attrs.on {
+        cx.error(syn::Error::new_spanned(
+            attr,
+            format!("`#[on(..)]` places a node on a GPU; {what} is not one: remove it"),
+        ));
+    }
     if let Some(attr) = &attrs.no_fusion {
         cx.error(syn::Error::new_spanned(
             attr,

@@ -276,6 +276,21 @@ impl ConstTokens for GraphDesc {
             buffers.const_tokens(),
             blocks.const_tokens(),
         ];
+        // Placed nodes, when there are any: `placed` over the nodes (a graph without costs nothing more).
+        let placements: Vec<TokenStream> = self
+            .nodes
+            .iter()
+            .enumerate()
+            .filter_map(|(n, node)| {
+                let (n, gpu) = (Literal::u32_unsuffixed(n as u32), node.on?);
+                let gpu = Literal::u32_unsuffixed(gpu);
+                Some(quote!((#n, #gpu)))
+            })
+            .collect();
+        let mut nodes = quote!(#p::desc::nodes_from([#(#names),*], [#(#ops),*]));
+        if !placements.is_empty() {
+            nodes = quote!(#p::desc::placed(#nodes, &[#(#placements),*]));
+        }
         let items = shared.items;
         quote!({
             #(#items)*
@@ -283,7 +298,7 @@ impl ConstTokens for GraphDesc {
                 name: #name,
                 params: #params,
                 buffers: #buffers,
-                nodes: #cow(&#p::desc::nodes_from([#(#names),*], [#(#ops),*])),
+                nodes: #cow(&#nodes),
                 edges: #edges,
                 topological_order: #topological_order,
                 levels: #levels,

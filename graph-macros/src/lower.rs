@@ -93,6 +93,16 @@ fn lower_item(out: &mut Lowered, cx: &Ctxt, marked: &Marked<Item>) {
     if !matches!(marked.item, Item::Alternatives { .. } | Item::Block { .. }) {
         mark_node(out, first, &marked.marks);
     }
+    // `#[on(..)]` places every node the item declared: a block's members, a group's choices, their own
+    // placements (checked against it) kept.
+    if let Some(gpu) = marked.marks.on {
+        for n in first..out.graph.nodes.len() {
+            let node = out.graph.nodes[n].name.clone();
+            if !out.graph.on.iter().any(|p| p.node == node) {
+                out.graph.on.push(graph_core::ir::Placement { node, gpu });
+            }
+        }
+    }
 }
 
 /// Node `n`'s attributes, when the item declared one.

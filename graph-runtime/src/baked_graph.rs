@@ -491,6 +491,11 @@ impl BakedGraph {
             })
     }
 
+    /// Whether a replay runs host tasks between its GPU partitions (and so waits for the GPU before them).
+    pub(crate) fn has_host_phase(&self) -> bool {
+        self.state.program.has_host_phase()
+    }
+
     /// Gives host task `node` its closure.
     pub fn on_host(
         &mut self,

@@ -314,6 +314,16 @@ pub enum Error {
         #[source]
         source: Box<Error>,
     },
+
+    /// What failed on one GPU of a set ([`crate::Gpus`]): its index in the set, its adapter, and the error.
+    /// A graph baked on the set refuses to replay after it: bake it again on the GPUs that work.
+    #[error("GPU {gpu} of the set ({adapter}): {source}")]
+    OnGpu {
+        gpu: usize,
+        adapter: String,
+        #[source]
+        source: Box<Error>,
+    },
 }
 
 impl Error {
@@ -373,6 +383,15 @@ impl Error {
             Error::Graph(errors) => Some(&errors.graph.name),
             e => e.graph_and_node().map(|(graph, _)| graph),
         }
+    }
+
+    /// Whether this is the device's failure rather than the graph's or the caller's: its loss, running out of
+    /// memory, or an error it (or the validation layer) reported.
+    pub fn is_device_failure(&self) -> bool {
+        matches!(
+            self.without_graph(),
+            Error::DeviceLost(_) | Error::OutOfMemory(_) | Error::Gpu(_) | Error::Validation(_)
+        )
     }
 
     /// The error beneath the graph's name: the source of an [`Error::InGraph`], any other error itself.

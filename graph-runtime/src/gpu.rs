@@ -82,30 +82,13 @@ impl Gpu {
     /// `IMMEDIATES` (push constants) when the adapter has it. In validation mode, fails unless the Vulkan
     /// validation layer is active.
     pub async fn new() -> Result<Gpu, Error> {
-        let validate = validation::requested();
-        if validate {
-            validation::install();
-        }
         // The native APIs first; GL only when none of them has an adapter (and `WGPU_BACKEND` still rules).
         let mut adapter = None;
         let mut last_error = Error::NoAdapter {
             filter: String::new(),
         };
         for backends in [wgpu::Backends::PRIMARY, wgpu::Backends::SECONDARY] {
-            let mut desc = wgpu::InstanceDescriptor::new_without_display_handle();
-            desc.backends = backends;
-            // The Vulkan layer only in validation mode, where its messages are errors. wgpu loads it in every
-            // debug build by default; outside validation mode nothing reads its messages, and an old layer
-            // has been seen to crash inside `vkCmdDispatch` under parallel tests (Debian 12's 1.3.239).
-            desc.flags = if validate {
-                wgpu::InstanceFlags::debugging()
-            } else {
-                // What wgpu keeps in release builds: its own checks of indirect dispatches.
-                wgpu::InstanceFlags::VALIDATION_INDIRECT_CALL
-            };
-            let desc = desc.with_env();
-            let instance = wgpu::Instance::new(desc);
-            match pick_adapter(&instance).await {
+            match pick_adapter(&instance(backends)).await {
                 Ok(found) => {
                     adapter = Some(found);
                     break;
@@ -113,7 +96,11 @@ impl Gpu {
                 Err(e) => last_error = e,
             }
         }
-        let adapter = adapter.ok_or(last_error)?;
+        Gpu::on_adapter(&adapter.ok_or(last_error)?).await
+    }
+
+    /// A `Gpu` on `adapter`, as [`Gpu::new`] opens it: what [`crate::Gpus`] makes of each adapter.
+    pub(crate) async fn on_adapter(adapter: &wgpu::Adapter) -> Result<Gpu, Error> {
         let info = adapter.get_info();
         // Immediates for parameters; timestamp queries, where offered, for profiled replays; `f16`, where
         // offered, for graphs with `f16` buffers (bake refuses them on a device without it).
@@ -139,7 +126,7 @@ impl Gpu {
         // for two queues of wgpu's family; otherwise wgpu opens it.
         let want = direct_submission()?;
         let opened = match want {
-            Some(DirectOn::SecondQueue) => native::open_device(&adapter, &desc, true),
+            Some(DirectOn::SecondQueue) => native::open_device(adapter, &desc, true),
             _ => None,
         };
         let (device, queue, on) = match opened {
@@ -252,6 +239,15 @@ impl Gpu {
     }
 
     /// One line about the adapter: name, backend, type and push-constant budget.
+    /// The adapter's name (or what made the device, for one the application made).
+    pub fn name(&self) -> String {
+        match &self.inner.info {
+            Some(i) if !i.name.is_empty() => i.name.clone(),
+            Some(i) => format!("an unnamed {:?} adapter", i.backend),
+            None => "an application-provided device".to_string(),
+        }
+    }
+
     pub fn summary(&self) -> String {
         let immediates = match self.inner.max_immediate_size {
             0 => "no push constants (uniform-buffer parameters)".to_string(),
@@ -348,6 +344,26 @@ pub(crate) fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 }
 
 /// The adapter `GRAPH_RUNTIME_ADAPTER` names (by part of its name or its index), else the high-performance one.
+/// A wgpu instance of `backends`, with the flags of validation mode, whose layer it installs when asked for.
+pub(crate) fn instance(backends: wgpu::Backends) -> wgpu::Instance {
+    let validate = validation::requested();
+    if validate {
+        validation::install();
+    }
+    let mut desc = wgpu::InstanceDescriptor::new_without_display_handle();
+    desc.backends = backends;
+    // The Vulkan layer only in validation mode, where its messages are errors. wgpu loads it in every debug
+    // build by default; outside validation mode nothing reads its messages, and an old layer has been seen
+    // to crash inside `vkCmdDispatch` under parallel tests (Debian 12's 1.3.239).
+    desc.flags = if validate {
+        wgpu::InstanceFlags::debugging()
+    } else {
+        // What wgpu keeps in release builds: its own checks of indirect dispatches.
+        wgpu::InstanceFlags::VALIDATION_INDIRECT_CALL
+    };
+    wgpu::Instance::new(desc.with_env())
+}
+
 async fn pick_adapter(instance: &wgpu::Instance) -> Result<wgpu::Adapter, Error> {
     match std::env::var(ADAPTER_ENV) {
         Ok(wanted) if !wanted.is_empty() => {

@@ -272,6 +272,8 @@ mod error;
 pub mod example;
 mod gate;
 mod gpu;
+#[cfg(not(target_arch = "wasm32"))]
+mod gpus;
 mod host;
 mod interop;
 // The native path (Vulkan), everywhere but the web; there, `no_native` stands in for both modules.
@@ -312,9 +314,13 @@ pub use buffer::{AnyBuffer, Buffer};
 pub use element::{Element, HalfParam, ParamValue};
 pub use error::Error;
 pub use gpu::Gpu;
+#[cfg(not(target_arch = "wasm32"))]
+pub use gpus::{Gpus, GpusFinished, GpusGraph, GpusSubmission};
 pub use graph_core::GraphErrors;
 pub use graph_core::builder::{GraphBuilder, KernelSpec};
 pub use graph_core::desc::GraphDesc;
+/// One move of buffers between two GPUs of a [`GpusGraph`]'s replay.
+pub use graph_core::split::Transfer as GpuTransfer;
 pub use graph_macros::graph;
 /// The element type of `f16` buffers on the host (the `half` crate's, which naga and wgpu use too).
 pub use half::f16;
@@ -364,7 +370,9 @@ pub mod pipeline {
     pub use graph_core::flatten::flatten;
     pub use graph_core::fusion::{self, Declined, FusedGroup};
     pub use graph_core::pipeline::{describe_graph, describe_graph_with};
+    pub use graph_core::placement::{self, place};
     pub use graph_core::plan::{evaluate_range, plan};
+    pub use graph_core::split::{self, split};
     pub use graph_core::stencil;
     pub use graph_core::subgraph::Subgraphs;
 }

@@ -541,6 +541,11 @@ impl TexelRows {
 }
 
 impl Texture {
+    /// The `Gpu` whose device holds it.
+    pub(crate) fn gpu(&self) -> &Gpu {
+        &self.gpu
+    }
+
     /// Its rows, as a copy to or from a buffer lays them out.
     pub(crate) fn rows(&self) -> Result<TexelRows, Error> {
         let row = self.row_bytes()?;

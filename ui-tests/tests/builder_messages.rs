@@ -35,6 +35,10 @@ const KNOWN_DIFFERENCES: &[&str] = &[];
 /// Fixtures the builder cannot express, each with the reason.
 const INEXPRESSIBLE: &[(&str, &str)] = &[
     (
+        "placement/on-without-a-gpu",
+        "`GraphBuilder::on` takes the GPU as a `u32`, so it cannot be anything but an index",
+    ),
+    (
         "stream/builder-used-while-recording",
         "a borrow error of Rust's: an eager stream's recording holds the builder mutably, so no builder call \
          can be made meanwhile",
@@ -457,6 +461,71 @@ const CASES: &[Case] = &[
                 .output("y", "f32")
                 .copy("c", "x", "y")
                 .no_fusion("c");
+            b
+        },
+        rustc_errors: &[],
+    },
+    Case {
+        fixture: "placement/gpu-past-the-set-limit",
+        build: || {
+            let mut b = graph_g();
+            b.inout("x", "f32")
+                .kernel(
+                    "k",
+                    KernelSpec::wgsl(
+                        "@compute @workgroup_size(64)
+            fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
+                if (gid.x < arrayLength(&x)) { x[gid.x] = 2.0 * x[gid.x]; }
+            }",
+                    )
+                    .read_write("x"),
+                )
+                .on("k", 16);
+            b
+        },
+        rustc_errors: &[],
+    },
+    Case {
+        fixture: "placement/on-a-buffer",
+        build: || {
+            let mut b = graph_g();
+            b.inout("x", "f32")
+                .kernel(
+                    "k",
+                    KernelSpec::wgsl(
+                        "@compute @workgroup_size(64)
+            fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
+                if (gid.x < arrayLength(&x)) { x[gid.x] = 2.0 * x[gid.x]; }
+            }",
+                    )
+                    .read_write("x"),
+                )
+                .on("x", 1);
+            b
+        },
+        rustc_errors: &[],
+    },
+    Case {
+        fixture: "placement/block-members-placed-apart",
+        build: || {
+            let mut b = graph_g();
+            let double = |name: &str| {
+                KernelSpec::wgsl(format!(
+                    "@compute @workgroup_size(64)
+                fn main(@builtin(global_invocation_id) gid: vec3<u32>) {{
+                    if (gid.x < arrayLength(&{name})) {{ {name}[gid.x] = 2.0 * {name}[gid.x]; }}
+                }}"
+                ))
+                .read_write(name)
+            };
+            b.inout("x", "f32")
+                .inout("y", "f32")
+                .input("flag", "u32")
+                .kernel("a", double("x"))
+                .kernel("b", double("y"))
+                .if_block("maybe", "flag", &["a", "b"])
+                .on("a", 0)
+                .on("b", 1);
             b
         },
         rustc_errors: &[],

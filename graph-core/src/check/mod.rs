@@ -12,6 +12,7 @@ mod kernels;
 mod layout;
 mod library;
 mod memory;
+mod placement;
 mod ranges;
 mod resolve;
 mod roles;
@@ -199,6 +200,7 @@ pub fn check_with(
     c.check_alternatives();
     c.check_blocks();
     c.check_no_fusion();
+    c.check_placement();
     c.check_no_alias();
     c.check_copies();
     c.check_ranges();
