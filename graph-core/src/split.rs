@@ -359,6 +359,30 @@ fn part(
     for pair in ends.windows(2) {
         push(&mut edges, pair[0], pair[1], EdgeOriginDesc::Explicit);
     }
+    // A send that waits for nothing of its part (an input, as the replay starts) goes first: the part's own
+    // work after it, so the other GPU gets its words at once rather than behind work they do not need (the
+    // sending GPU's queue would run that work before the copy out).
+    let waits_for_nothing =
+        |edges: &[EdgeDesc], t: u32| !edges.iter().any(|e| e.to == t && (e.from as usize) < count);
+    let leading: Vec<u32> = events
+        .iter()
+        .filter(|e| !matches!(e, Event::Node(_)))
+        .map_while(|e| match *e {
+            Event::Send(t) => Some((count + t) as u32),
+            _ => None,
+        })
+        .take_while(|&t| waits_for_nothing(&edges, t))
+        .collect();
+    if !leading.is_empty() {
+        let roots: Vec<u32> = (0..count as u32)
+            .filter(|&n| mine(n as usize) && !edges.iter().any(|e| e.to == n))
+            .collect();
+        for &send in &leading {
+            for &n in &roots {
+                push(&mut edges, send, n, EdgeOriginDesc::Explicit);
+            }
+        }
+    }
 
     let mut touched = touched_buffers(desc, &nodes);
     // A texture sized like another needs that one as it is.
@@ -388,7 +412,9 @@ fn part(
                     )));
                 }
                 buffer.role = Role::Owned;
-                buffer.len = Some(lens.get(b).copied().unwrap_or(1).max(1));
+                if buffer.is_buffer() {
+                    buffer.len = Some(lens.get(b).copied().unwrap_or(1).max(1));
+                }
             }
             // What this part never touches nor measures: one element or texel, not a copy of it.
             if buffer.role == Role::Owned && !touched[b] {

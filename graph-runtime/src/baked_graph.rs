@@ -168,7 +168,13 @@ impl BakedGraph {
             }
             Cow::Borrowed(_) => None,
         };
-        let desc = flat.map_or(desc, Cow::Owned);
+        let mut desc = flat.map_or(desc, Cow::Owned);
+        // On one GPU a placement means nothing: the nodes fuse as if none were placed.
+        if desc.nodes.iter().any(|n| n.on.is_some()) {
+            for node in desc.to_mut().nodes.to_mut() {
+                node.on = None;
+            }
+        }
         crate::bake::check_bindings(&desc, buffers)?;
         gpu.check_lost()?;
         let mut externals = vec![None; desc.buffers.len()];

@@ -27,6 +27,7 @@ use crate::element::{Element, ParamValue};
 use crate::error::{Error, panic_message, unknown};
 use crate::gpu::{Gpu, instance, lock};
 use crate::host::HostContext;
+use crate::staging::{Inbound, Outbound};
 use crate::texture::Texture;
 use crate::transfer::Finished;
 use crate::wait::Submission;
@@ -272,33 +273,32 @@ impl GpusGraph {
             .map_err(on_gpu)?;
             for (t, transfer) in split.transfers.iter().enumerate() {
                 let (exchange, moved) = (exchange.clone(), transfer.buffers.len());
+                let words = move |ctx: &HostContext<'_>, used| {
+                    (0..moved)
+                        .map(|a| ctx.words_of(a, used))
+                        .collect::<Result<Vec<_>, _>>()
+                };
                 if transfer.from == g as u32 {
-                    let index = transfer.send as usize;
+                    let mut outbound = Outbound::default();
+                    let send = move |ctx: &HostContext<'_>| {
+                        let mut staged = exchange.spare(t);
+                        outbound.read(ctx.gpu(), &words(ctx, "read")?, &mut staged)?;
+                        exchange.send(t, staged);
+                        Ok(())
+                    };
                     baked
-                        .on_host_at(
-                            index,
-                            Box::new(move |ctx: &HostContext<'_>| {
-                                let words = (0..moved)
-                                    .map(|a| ctx.read_words(a))
-                                    .collect::<Result<Vec<_>, _>>()?;
-                                exchange.send(t, words);
-                                Ok(())
-                            }),
-                        )
+                        .on_host_at(transfer.send as usize, Box::new(send))
                         .map_err(on_gpu)?;
                 } else if transfer.to == g as u32 {
-                    let index = transfer.recv as usize;
+                    let mut inbound = Inbound::default();
+                    let receive = move |ctx: &HostContext<'_>| {
+                        let staged = exchange.receive(t)?;
+                        inbound.write(ctx.gpu(), &words(ctx, "write")?, &staged)?;
+                        exchange.give_back(t, staged);
+                        Ok(())
+                    };
                     baked
-                        .on_host_at(
-                            index,
-                            Box::new(move |ctx: &HostContext<'_>| {
-                                let words = exchange.receive(t)?;
-                                for (a, bytes) in words.iter().enumerate() {
-                                    ctx.write_words(a, bytes)?;
-                                }
-                                Ok(())
-                            }),
-                        )
+                        .on_host_at(transfer.recv as usize, Box::new(receive))
                         .map_err(on_gpu)?;
                 }
             }
@@ -364,6 +364,18 @@ impl GpusGraph {
     pub fn upload<T: Element>(&mut self, node: &str, data: &[T]) -> Result<(), Error> {
         self.part_of(node, "upload", |op| matches!(op, OpDesc::Upload { .. }))?
             .upload(node, data)
+    }
+
+    /// [`GpusGraph::upload`] as bytes (for tools that handle every element type alike).
+    pub fn upload_bytes(&mut self, node: &str, bytes: &[u8]) -> Result<(), Error> {
+        self.part_of(node, "upload", |op| matches!(op, OpDesc::Upload { .. }))?
+            .upload_bytes(node, bytes)
+    }
+
+    /// The image upload node `node` copies into its `rgba8` texture at the next replay, on the node's GPU.
+    pub fn upload_image(&mut self, node: &str, image: &image::RgbaImage) -> Result<(), Error> {
+        self.part_of(node, "upload", |op| matches!(op, OpDesc::Upload { .. }))?
+            .upload_image(node, image)
     }
 
     /// Gives host task `node` its closure; it runs on the host between its GPU's partitions, and sees the
@@ -658,6 +670,8 @@ struct Exchange {
 #[derive(Default)]
 struct ExchangeState {
     sent: Vec<Option<Vec<Vec<u8>>>>,
+    /// Per transfer, the memory its words last came in, given back by the receiver for the next replay.
+    spare: Vec<Vec<Vec<u8>>>,
     /// The GPU whose part failed first in this replay.
     failed: Option<usize>,
 }
@@ -667,7 +681,24 @@ impl Exchange {
     fn reset(&self, transfers: usize) {
         let mut state = lock(&self.state);
         state.sent = vec![None; transfers];
+        state.spare.resize_with(transfers, Vec::new);
         state.failed = None;
+    }
+
+    /// The memory transfer `t`'s words came in last time, to stage them again.
+    fn spare(&self, t: usize) -> Vec<Vec<u8>> {
+        lock(&self.state)
+            .spare
+            .get_mut(t)
+            .map(std::mem::take)
+            .unwrap_or_default()
+    }
+
+    /// Transfer `t`'s words, written: their memory for the next replay.
+    fn give_back(&self, t: usize, words: Vec<Vec<u8>>) {
+        if let Some(slot) = lock(&self.state).spare.get_mut(t) {
+            *slot = words;
+        }
     }
 
     fn send(&self, t: usize, words: Vec<Vec<u8>>) {

@@ -195,53 +195,32 @@ impl HostContext<'_> {
         self.write_texture(index, texels)
     }
 
-    /// The words of the buffer of access `access` as bytes, whatever its element type: what a transfer
-    /// between GPUs reads ([`crate::GpusGraph`]).
-    pub(crate) fn read_words(&self, access: usize) -> Result<Vec<u8>, Error> {
+    /// The `Gpu` the task's buffers are on.
+    #[cfg(not(target_arch = "wasm32"))]
+    pub(crate) fn gpu(&self) -> &Gpu {
+        self.gpu
+    }
+
+    /// The buffer of access `access`, where its words start in it, and their bytes (whatever its element
+    /// type), if the task declared the access `used` (`read` or `write`): what a transfer between GPUs moves
+    /// ([`crate::GpusGraph`]).
+    #[cfg(not(target_arch = "wasm32"))]
+    pub(crate) fn words_of(
+        &self,
+        access: usize,
+        used: &'static str,
+    ) -> Result<crate::staging::Words, Error> {
         let (access, name) = self.at(access);
-        let index = self.allowed(access, name, "read")?;
+        let index = self.allowed(access, name, used)?;
         let bytes = self.desc.buffers[index]
             .elem
             .buffer_bytes(u64::from(self.lens[index]));
-        if let Some(fetched) = self.prefetched.and_then(|p| p.get(index)) {
-            return Ok(fetched);
-        }
-        let words = Buffer::<u32>::from_wgpu_len(
-            self.gpu,
-            self.buffers[index].buffer.clone(),
-            (bytes / 4) as u32,
-        )
-        .and_then(|b| b.read_blocking())
-        .map_err(|e| self.failed(e))?;
-        Ok(bytemuck::cast_slice(&words).to_vec())
-    }
-
-    /// Replaces the words of the buffer of access `access` with `bytes` (as [`HostContext::read_words`] gave
-    /// them on another GPU): what a transfer between GPUs writes.
-    pub(crate) fn write_words(&self, access: usize, bytes: &[u8]) -> Result<(), Error> {
-        let (access, name) = self.at(access);
-        let index = self.allowed(access, name, "write")?;
-        let expected = self.desc.buffers[index]
-            .elem
-            .buffer_bytes(u64::from(self.lens[index]));
-        if bytes.len() as u64 != expected || !bytes.len().is_multiple_of(4) {
-            return Err(self.refused(format!(
-                "`{name}` holds {expected} bytes, and {} came from the other GPU",
-                bytes.len()
-            )));
-        }
-        let words: Vec<u32> = bytemuck::pod_collect_to_vec(bytes);
-        Buffer::<u32>::from_wgpu_len(
-            self.gpu,
-            self.buffers[index].buffer.clone(),
-            words.len() as u32,
-        )
-        .and_then(|b| b.write(&words))
-        .map_err(|e| self.failed(e))?;
-        if let Some(prefetched) = self.prefetched {
-            prefetched.update(index, bytes);
-        }
-        Ok(())
+        let slice = &self.buffers[index];
+        Ok(crate::staging::Words {
+            buffer: slice.buffer.clone(),
+            offset: slice.offset,
+            bytes,
+        })
     }
 
     fn read_texture(&self, index: usize) -> Result<Vec<u8>, Error> {

@@ -297,6 +297,8 @@ mod recorder;
 mod replay;
 mod scope;
 mod slice;
+#[cfg(not(target_arch = "wasm32"))]
+mod staging;
 mod stream;
 mod task_graph;
 mod texture;
