@@ -498,6 +498,7 @@ impl BakedGraph {
     }
 
     /// Whether a replay runs host tasks between its GPU partitions (and so waits for the GPU before them).
+    #[cfg(not(target_arch = "wasm32"))]
     pub(crate) fn has_host_phase(&self) -> bool {
         self.state.program.has_host_phase()
     }

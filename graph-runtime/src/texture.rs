@@ -542,6 +542,7 @@ impl TexelRows {
 
 impl Texture {
     /// The `Gpu` whose device holds it.
+    #[cfg(not(target_arch = "wasm32"))]
     pub(crate) fn gpu(&self) -> &Gpu {
         &self.gpu
     }

@@ -200,7 +200,7 @@ fn batch(frames: usize, gpus: Option<u32>) -> Result<GraphDesc> {
             .iter()
             .map(|(child, parent)| (child.as_str(), parent.as_str(), AccessMode::Write))
             .collect();
-        b.subgraph(&format!("frame{f}"), &EdgePipeline::DESCRIPTION, &bindings);
+        b.subgraph(&format!("frame{f}"), EdgePipeline::DESCRIPTION, &bindings);
         if let Some(gpus) = gpus {
             b.on(&format!("frame{f}"), f as u32 % gpus);
         }
