@@ -36,10 +36,22 @@ pub fn node_cost(desc: &GraphDesc, n: u32, buffer_bytes: &[u64]) -> u64 {
 /// error for a node placed on a GPU the set lacks, or units placed apart.
 pub fn place(desc: &GraphDesc, gpus: u32, cost: &[u64]) -> Result<Vec<u32>, InvalidDescription> {
     let count = desc.nodes.len();
-    if gpus == 0 {
-        return Err(InvalidDescription(
-            "a set of GPUs holds at least one".into(),
-        ));
+    if gpus == 0 || gpus > MAX_GPUS {
+        return Err(InvalidDescription(format!(
+            "a set holds 1 to {MAX_GPUS} GPUs, not {gpus}"
+        )));
+    }
+    let in_range = |n: u32| (n as usize) < count;
+    if !desc
+        .edges
+        .iter()
+        .all(|e| in_range(e.from) && in_range(e.to))
+        || !desc.topological_order.iter().all(|&n| in_range(n))
+    {
+        return Err(InvalidDescription(format!(
+            "graph `{}` has an edge or an order past its {count} nodes",
+            desc.name
+        )));
     }
     let mut units = UnionFind::new(count);
     for group in together(desc) {
@@ -164,6 +176,32 @@ pub fn place(desc: &GraphDesc, gpus: u32, cost: &[u64]) -> Result<Vec<u32>, Inva
         }
     }
     Ok(gpu_of.into_iter().map(|g| g.unwrap_or(0)).collect())
+}
+
+/// `desc` with every unplaced node that touches an external texture placed on the texture's GPU (`home`, by
+/// buffer index): textures do not move between GPUs, so their users go where they are.
+pub fn near_textures<'a>(
+    desc: &'a GraphDesc,
+    home: &[Option<u32>],
+) -> std::borrow::Cow<'a, GraphDesc> {
+    let mut placed = std::borrow::Cow::Borrowed(desc);
+    for n in 0..desc.nodes.len() {
+        if desc.nodes[n].on.is_some() {
+            continue;
+        }
+        let texture_home = crate::memory::node_accesses(desc, n as u32)
+            .iter()
+            .filter(|&&(b, _)| {
+                desc.buffers
+                    .get(b as usize)
+                    .is_some_and(|b| b.texture.is_some() && b.role.is_external())
+            })
+            .find_map(|&(b, _)| home.get(b as usize).copied().flatten());
+        if let Some(gpu) = texture_home {
+            placed.to_mut().nodes.to_mut()[n].on = Some(gpu);
+        }
+    }
+    placed
 }
 
 /// The groups of nodes that run on one GPU: each block's members, each group of alternatives' choices.

@@ -24,6 +24,7 @@ use crate::desc::{
     NodeDesc, OpDesc, SizeDesc, TextureSizeDesc,
 };
 use crate::ir::{AccessMode, Role};
+use crate::placement::MAX_GPUS;
 use crate::size::SizeStep;
 
 /// A graph split over a set of GPUs.
@@ -66,13 +67,93 @@ pub fn split(
     home: &[Option<u32>],
     lens: &[u32],
 ) -> Result<Split, InvalidDescription> {
+    if gpus == 0 || gpus > MAX_GPUS {
+        return Err(InvalidDescription(format!(
+            "a set holds 1 to {MAX_GPUS} GPUs, not {gpus}"
+        )));
+    }
+    if gpu_of.len() != desc.nodes.len() || gpu_of.iter().any(|&g| g >= gpus) {
+        return Err(InvalidDescription(format!(
+            "a placement of {} nodes on GPUs below {gpus} was expected",
+            desc.nodes.len()
+        )));
+    }
+    if home.iter().flatten().any(|&h| h >= gpus) {
+        return Err(InvalidDescription(format!(
+            "a buffer's home is past the set of {gpus} GPUs"
+        )));
+    }
+    // Graph-owned buffers may keep their contents from one replay to the next (written under a block's flag,
+    // by one of a group's alternatives, by a node turned off later): the walk starts where one replay leaves
+    // them. A replay may leave more copies current than the walk assumes, never fewer, so none is read stale.
+    let left = walk(desc, gpus, gpu_of, home, None)?;
+    let walked = walk(desc, gpus, gpu_of, home, Some(&left.end))?;
+    let Walk {
+        events,
+        transfers,
+        added,
+        ..
+    } = walked;
+    let block_of = blocks_of(desc);
+    let parts = (0..gpus)
+        .map(|g| {
+            part(
+                desc,
+                g,
+                gpu_of,
+                home,
+                lens,
+                &events[g as usize],
+                &transfers,
+                &added[g as usize],
+                &block_of,
+            )
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(Split { parts, transfers })
+}
+
+/// Where each buffer's current contents are: per buffer, the GPUs holding them (a bit each) and the one
+/// that wrote them last.
+#[derive(Debug, Clone)]
+struct State {
+    current: Vec<u32>,
+    writer: Vec<Option<u32>>,
+}
+
+/// One replay walked in topological order: each part's order of nodes and transfer ends, the transfers, the
+/// edges added to each part, and where the replay leaves each buffer's contents.
+struct Walk {
+    events: Vec<Vec<Event>>,
+    transfers: Vec<Transfer>,
+    added: Vec<Vec<(u32, u32)>>,
+    end: State,
+}
+
+/// The walk of one replay that starts with graph-owned buffers as `start` leaves them (else nowhere).
+fn walk(
+    desc: &GraphDesc,
+    gpus: u32,
+    gpu_of: &[u32],
+    home: &[Option<u32>],
+    start: Option<&State>,
+) -> Result<Walk, InvalidDescription> {
     let (count, buffers) = (desc.nodes.len(), desc.buffers.len());
     let bit = |g: u32| 1u32 << g;
+    // Where each buffer's contents are as a replay starts: an external one's at home, a graph-owned one's
+    // where the replay before left them (`start`), else nowhere.
     let mut current: Vec<u32> = (0..buffers)
-        .map(|b| home.get(b).copied().flatten().map_or(0, bit))
+        .map(|b| match home.get(b).copied().flatten() {
+            Some(h) => bit(h),
+            None => start.map_or(0, |s| s.current[b]),
+        })
         .collect();
-    let mut writer: Vec<Option<u32>> = home.to_vec();
-    writer.resize(buffers, None);
+    let mut writer: Vec<Option<u32>> = (0..buffers)
+        .map(|b| match home.get(b).copied().flatten() {
+            Some(h) => Some(h),
+            None => start.and_then(|s| s.writer[b]),
+        })
+        .collect();
     let mut events: Vec<Vec<Event>> = vec![Vec::new(); gpus as usize];
     let mut transfers: Vec<Transfer> = Vec::new();
     // Edges of each part that the split adds: (from, to) in the part's indices (transfers after the nodes).
@@ -117,7 +198,12 @@ pub fn split(
                     needs.push((from, b));
                 }
             }
-            for e in desc.edges.iter().filter(|e| e.to == m) {
+            // An edge of data is kept by the data's transfer (a write moves the buffer first too); one
+            // that only orders (explicit, a barrier's) by a transfer of its own. Each GPU holds a copy of its
+            // own, so a write after a read on another GPU needs no order.
+            let orders =
+                |e: &&EdgeDesc| e.to == m && !matches!(e.origin, EdgeOriginDesc::Inferred { .. });
+            for e in desc.edges.iter().filter(orders) {
                 let s = gpu_of[e.from as usize];
                 if s != g && !step.contains(&e.from) {
                     preds.push((s, e.from));
@@ -201,22 +287,12 @@ pub fn split(
         events[to as usize].push(Event::Recv(t));
     }
 
-    let parts = (0..gpus)
-        .map(|g| {
-            part(
-                desc,
-                g,
-                gpu_of,
-                home,
-                lens,
-                &events[g as usize],
-                &transfers,
-                &added[g as usize],
-                &block_of,
-            )
-        })
-        .collect::<Result<Vec<_>, _>>()?;
-    Ok(Split { parts, transfers })
+    Ok(Walk {
+        events,
+        transfers,
+        added,
+        end: State { current, writer },
+    })
 }
 
 /// GPU `g`'s part: its nodes, the other GPUs' empty, a host task per transfer (the sends and receives of
@@ -358,6 +434,20 @@ fn part(
         .collect();
     for pair in ends.windows(2) {
         push(&mut edges, pair[0], pair[1], EdgeOriginDesc::Explicit);
+    }
+    // A receive waits on the host for the other GPU: the part's work before it in topological order is
+    // submitted first, so this GPU runs what does not need the transfer meanwhile (a receive is a host task,
+    // which would otherwise go in the earliest host phase its edges allow, ahead of that work).
+    for (at, event) in events.iter().enumerate() {
+        if let Event::Recv(t) = *event {
+            for before in &events[..at] {
+                if let Event::Node(n) = *before {
+                    for m in members(desc, block_of, n) {
+                        push(&mut edges, m, (count + t) as u32, EdgeOriginDesc::Explicit);
+                    }
+                }
+            }
+        }
     }
     // A send that waits for nothing of its part (an input, as the replay starts) goes first: the part's own
     // work after it, so the other GPU gets its words at once rather than behind work they do not need (the

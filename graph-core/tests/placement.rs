@@ -8,7 +8,7 @@ use graph_core::builder::{GraphBuilder, KernelSpec};
 use graph_core::desc::{GraphDesc, OpDesc};
 use graph_core::file;
 use graph_core::library::Library;
-use graph_core::placement::{node_cost, place};
+use graph_core::placement::{near_textures, node_cost, place};
 use graph_core::split::{Transfer, split};
 
 /// `dst = src + 1`.
@@ -262,6 +262,16 @@ fn a_texture_does_not_move_between_gpus() {
         "{}",
         err.0
     );
+    // Left to the pass, the texture's user goes where the texture is.
+    let mut unplaced = desc.clone();
+    unplaced.nodes.to_mut()[node(&desc, "grey")].on = None;
+    let mut home = vec![None; desc.buffers.len()];
+    home[buffer(&desc, "t") as usize] = Some(1);
+    home[buffer(&desc, "y") as usize] = Some(0);
+    let near = near_textures(&unplaced, &home);
+    let gpu_of = place(&near, 2, &vec![1; desc.nodes.len()]).expect("placed");
+    assert_eq!(gpu_of[node(&desc, "grey")], 1);
+    split(&near, 2, &gpu_of, &home, &vec![16; desc.buffers.len()]).expect("only `y` moves");
 }
 
 #[test]
@@ -277,4 +287,73 @@ fn placements_are_kept_in_a_graph_file() {
         .expect("checks");
     assert_eq!(desc.nodes[node(&desc, "second")].on, Some(1));
     assert_eq!(desc.nodes[node(&desc, "first")].on, None);
+}
+
+#[test]
+fn a_graph_owned_buffer_kept_from_the_replay_before_moves_from_where_it_was_left() {
+    // `w1` (under a flag, on GPU 0) may not run: `r` then reads what `w2` (GPU 1) left in the replay before.
+    let mut b = GraphBuilder::new("Kept");
+    b.input("flag", "u32")
+        .owned("acc", "f32", 64)
+        .output("out", "f32")
+        .fill("w1", "acc", "5.0")
+        .if_block("maybe", "flag", &["w1"])
+        .kernel("r", add_one("acc", "out"))
+        .kernel("w2", grow("acc"))
+        .on("w1", 0)
+        .on("r", 0)
+        .on("w2", 1);
+    let desc = build(&b);
+    let gpu_of = place(&desc, 2, &vec![1; desc.nodes.len()]).expect("placed");
+    let mut home = vec![None; desc.buffers.len()];
+    home[buffer(&desc, "flag") as usize] = Some(0);
+    home[buffer(&desc, "out") as usize] = Some(0);
+    let s = split(&desc, 2, &gpu_of, &home, &vec![64; desc.buffers.len()]).expect("split");
+    let acc = buffer(&desc, "acc");
+    let moves: Vec<(u32, u32, Vec<u32>)> = s
+        .transfers
+        .iter()
+        .map(|t| (t.from, t.to, t.buffers.clone()))
+        .collect();
+    assert_eq!(moves, [(1, 0, vec![acc]), (0, 1, vec![acc])], "{moves:?}");
+    let p0 = &s.parts[0];
+    let at = |n: u32| p0.topological_order.iter().position(|&o| o == n);
+    let count = desc.nodes.len() as u32;
+    assert!(
+        at(count) < at(node(&desc, "w1") as u32),
+        "acc arrives before the block"
+    );
+}
+
+#[test]
+fn a_part_submits_its_own_work_before_it_waits_for_another_gpu() {
+    // Two independent branches, one on each GPU, every buffer made on GPU 0: GPU 1's result comes home at
+    // the end, after GPU 0's own branch, which must not wait for it.
+    let mut b = GraphBuilder::new("Two");
+    for i in 0..2 {
+        let (x, y) = (format!("x{i}"), format!("y{i}"));
+        b.input(&x, "f32")
+            .output(&y, "f32")
+            .kernel(&format!("k{i}"), add_one(&x, &y))
+            .on(&format!("k{i}"), i);
+    }
+    let desc = build(&b);
+    let gpu_of = place(&desc, 2, &vec![1; desc.nodes.len()]).expect("placed");
+    let home = vec![Some(0); desc.buffers.len()];
+    let s = split(&desc, 2, &gpu_of, &home, &vec![64; desc.buffers.len()]).expect("split");
+    let k0 = node(&desc, "k0") as u32;
+    let p0 = &s.parts[0];
+    let first_gpu = p0.partitions.iter().position(|p| {
+        matches!(p, graph_core::desc::PartitionDesc::Gpu { levels } if levels.iter().any(|l| l.contains(&k0)))
+    });
+    let receive = s
+        .transfers
+        .iter()
+        .find(|t| t.to == 0)
+        .expect("a transfer home")
+        .recv;
+    let receiving = p0.partitions.iter().position(|p| {
+        matches!(p, graph_core::desc::PartitionDesc::Host { nodes } if nodes.contains(&receive))
+    });
+    assert!(first_gpu < receiving, "{:?}", p0.partitions);
 }

@@ -388,10 +388,17 @@ impl Error {
     /// Whether this is the device's failure rather than the graph's or the caller's: its loss, running out of
     /// memory, or an error it (or the validation layer) reported.
     pub fn is_device_failure(&self) -> bool {
-        matches!(
-            self.without_graph(),
-            Error::DeviceLost(_) | Error::OutOfMemory(_) | Error::Gpu(_) | Error::Validation(_)
-        )
+        match self.without_graph() {
+            Error::DeviceLost(_) | Error::OutOfMemory(_) | Error::Gpu(_) | Error::Validation(_) => {
+                true
+            }
+            // What the device said during a task, wrapped with the task's name.
+            Error::HostTask { source, .. } | Error::InteropTask { source, .. } => source
+                .downcast_ref::<Error>()
+                .is_some_and(Error::is_device_failure),
+            Error::OnGpu { source, .. } => source.is_device_failure(),
+            _ => false,
+        }
     }
 
     /// The error beneath the graph's name: the source of an [`Error::InGraph`], any other error itself.

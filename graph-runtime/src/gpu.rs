@@ -238,7 +238,6 @@ impl Gpu {
         self.inner.info.as_ref().map(|i| i.backend)
     }
 
-    /// One line about the adapter: name, backend, type and push-constant budget.
     /// The adapter's name (or what made the device, for one the application made).
     pub fn name(&self) -> String {
         match &self.inner.info {
@@ -248,6 +247,7 @@ impl Gpu {
         }
     }
 
+    /// One line about the adapter: name, backend, type and push-constant budget.
     pub fn summary(&self) -> String {
         let immediates = match self.inner.max_immediate_size {
             0 => "no push constants (uniform-buffer parameters)".to_string(),
@@ -343,7 +343,6 @@ pub(crate) fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
         .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
-/// The adapter `GRAPH_RUNTIME_ADAPTER` names (by part of its name or its index), else the high-performance one.
 /// A wgpu instance of `backends`, with the flags of validation mode, whose layer it installs when asked for.
 pub(crate) fn instance(backends: wgpu::Backends) -> wgpu::Instance {
     let validate = validation::requested();
@@ -364,6 +363,7 @@ pub(crate) fn instance(backends: wgpu::Backends) -> wgpu::Instance {
     wgpu::Instance::new(desc.with_env())
 }
 
+/// The adapter `GRAPH_RUNTIME_ADAPTER` names (by part of its name or its index), else the high-performance one.
 async fn pick_adapter(instance: &wgpu::Instance) -> Result<wgpu::Adapter, Error> {
     match std::env::var(ADAPTER_ENV) {
         Ok(wanted) if !wanted.is_empty() => {

@@ -18,7 +18,7 @@ use std::borrow::Cow;
 use std::sync::{Arc, Condvar, Mutex};
 
 use graph_core::desc::{GraphDesc, InvalidDescription, OpDesc};
-use graph_core::placement::{MAX_GPUS, node_cost, place};
+use graph_core::placement::{MAX_GPUS, near_textures, node_cost, place};
 use graph_core::split::{Transfer, split};
 
 use crate::baked_graph::BakedGraph;
@@ -40,12 +40,29 @@ pub struct Gpus {
 }
 
 impl Gpus {
-    /// A `Gpu` on every adapter of the first backends that have any (the native APIs, then GL), as
-    /// [`Gpu::new`] opens one: the hardware adapters where there are any, else the software ones. At most
+    /// A `Gpu` on every adapter of the first backend that has any (Vulkan, Metal, DX12, then GL; one backend,
+    /// so that no card is opened twice through two of them), as [`Gpu::new`] opens one: the hardware adapters
+    /// where there are any, else the software ones, one per PCI bus address where the driver gives it. At most
     /// [`MAX_GPUS`].
     pub async fn new() -> Result<Gpus, Error> {
-        for backends in [wgpu::Backends::PRIMARY, wgpu::Backends::SECONDARY] {
-            let adapters = instance(backends).enumerate_adapters(backends).await;
+        let order = [
+            wgpu::Backends::VULKAN,
+            wgpu::Backends::METAL,
+            wgpu::Backends::DX12,
+            wgpu::Backends::GL,
+        ];
+        for backends in order {
+            let mut adapters = instance(backends).enumerate_adapters(backends).await;
+            // Two drivers of one API for one card give it twice, at one bus address.
+            let mut seen = Vec::new();
+            adapters.retain(|a| {
+                let bus = a.get_info().device_pci_bus_id;
+                bus.is_empty() || {
+                    let new = !seen.contains(&bus);
+                    seen.push(bus);
+                    new
+                }
+            });
             let hardware: Vec<wgpu::Adapter> = adapters
                 .iter()
                 .filter(|a| a.get_info().device_type != wgpu::DeviceType::Cpu)
@@ -230,7 +247,8 @@ impl GpusGraph {
             .map(|n| node_cost(&flat, n, &bytes))
             .collect();
         let set = gpus.len() as u32;
-        let gpu_of = place(&flat, set, &cost).map_err(invalid)?;
+        // Textures do not move: their users go where they are, and the pass places the rest around them.
+        let gpu_of = place(&near_textures(&flat, &home), set, &cost).map_err(invalid)?;
         let split = split(&flat, set, &gpu_of, &home, &lens).map_err(invalid)?;
         let transfer_bytes = split
             .transfers
@@ -247,6 +265,13 @@ impl GpusGraph {
                 continue;
             }
             let on_gpu = |e: Error| on_gpu(gpus, g, e);
+            // A receive that nothing of its part follows: its copy comes after the part's last submission.
+            let settles = |recv: u32| !part.edges.iter().any(|e| e.from == recv);
+            let settle: Vec<bool> = split
+                .transfers
+                .iter()
+                .map(|t| t.to == g as u32 && settles(t.recv))
+                .collect();
             let mine = |b: usize| home[b] == Some(g as u32);
             let part_buffers: Vec<(&str, &AnyBuffer)> = bound
                 .iter()
@@ -290,10 +315,10 @@ impl GpusGraph {
                         .on_host_at(transfer.send as usize, Box::new(send))
                         .map_err(on_gpu)?;
                 } else if transfer.to == g as u32 {
-                    let mut inbound = Inbound::default();
+                    let (mut inbound, settle) = (Inbound::default(), settle[t]);
                     let receive = move |ctx: &HostContext<'_>| {
                         let staged = exchange.receive(t)?;
-                        inbound.write(ctx.gpu(), &words(ctx, "write")?, &staged)?;
+                        inbound.write(ctx.gpu(), &words(ctx, "write")?, &staged, settle)?;
                         exchange.give_back(t, staged);
                         Ok(())
                     };
@@ -390,6 +415,19 @@ impl GpusGraph {
         Ok(self)
     }
 
+    /// Gives interop task `node` its closure; it records into its GPU's encoder.
+    pub fn on_interop(
+        &mut self,
+        node: &str,
+        task: impl FnMut(&mut crate::interop::InteropContext<'_>) -> Result<(), Error> + Send + 'static,
+    ) -> Result<&mut Self, Error> {
+        self.part_of(node, "interop task", |op| {
+            matches!(op, OpDesc::Interop { .. })
+        })?
+        .on_interop(node, task)?;
+        Ok(self)
+    }
+
     /// Makes kernel `choice` the active one of its group of alternatives, on the group's GPU.
     pub fn select(&mut self, choice: &str) -> Result<&mut Self, Error> {
         self.part_of(
@@ -434,7 +472,17 @@ impl GpusGraph {
                     .filter_map(|(g, part)| part.as_mut().map(|p| (g, p)))
                     .map(|(g, part)| {
                         let thread = scope.spawn(move || {
-                            let replayed = part.replay();
+                            // A panic fails the part here, so no other part waits for its transfers.
+                            let replayed =
+                                std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                                    part.replay()
+                                }))
+                                .unwrap_or_else(|panic| {
+                                    Err(Error::Wait(format!(
+                                        "the replay's thread panicked: {}",
+                                        panic_message(&*panic)
+                                    )))
+                                });
                             if replayed.is_err() {
                                 exchange.fail(g);
                             }

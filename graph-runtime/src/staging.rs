@@ -24,8 +24,22 @@ pub(crate) struct Outbound {
 
 impl Outbound {
     /// Copies each of `sources` (a buffer and its bytes) into its staging buffer once the GPU work before
-    /// finished, and the staged words into `into` (one `Vec` per source, reused).
+    /// finished, and the staged words into `into` (one `Vec` per source, reused). After an error the staging
+    /// buffers are dropped (some may be left mapped or pending), and the next replay makes them again.
     pub(crate) fn read(
+        &mut self,
+        gpu: &Gpu,
+        sources: &[Words],
+        into: &mut Vec<Vec<u8>>,
+    ) -> Result<(), Error> {
+        let read = self.read_staged(gpu, sources, into);
+        if read.is_err() {
+            self.staging.clear();
+        }
+        read
+    }
+
+    fn read_staged(
         &mut self,
         gpu: &Gpu,
         sources: &[Words],
@@ -73,12 +87,30 @@ pub(crate) struct Inbound {
 
 impl Inbound {
     /// Writes `words[i]` into `targets[i]` (a buffer and its bytes): through its staging buffer, copied on the
-    /// GPU ahead of the work submitted after.
+    /// GPU ahead of the work submitted after; with `settle`, waits for the copy (a transfer after the part's
+    /// last work, which its replay's submission would not cover). After an error the staging buffers are
+    /// dropped, and the next replay makes them again.
     pub(crate) fn write(
         &mut self,
         gpu: &Gpu,
         targets: &[Words],
         words: &[Vec<u8>],
+        settle: bool,
+    ) -> Result<(), Error> {
+        let written = self.write_staged(gpu, targets, words, settle);
+        if written.is_err() {
+            self.staging.clear();
+            self.pending = None;
+        }
+        written
+    }
+
+    fn write_staged(
+        &mut self,
+        gpu: &Gpu,
+        targets: &[Words],
+        words: &[Vec<u8>],
+        settle: bool,
     ) -> Result<(), Error> {
         if let Some(pending) = self.pending.take() {
             gpu.wait_for(Some(pending.into()))?;
@@ -107,10 +139,14 @@ impl Inbound {
             staging.unmap();
             encoder.copy_buffer_to_buffer(staging, 0, &target.buffer, target.offset, bytes);
         }
-        self.pending = Some(gpu.queue().submit([encoder.finish()]));
+        let index = gpu.queue().submit([encoder.finish()]);
         for staging in &self.staging[..targets.len()] {
             staging.map_async(wgpu::MapMode::Write, .., |_| {});
         }
+        if settle {
+            gpu.wait_for(Some(index.clone().into()))?;
+        }
+        self.pending = Some(index);
         Ok(())
     }
 }
