@@ -43,6 +43,9 @@ fn main() -> Result<(), Error> {
     for (i, gpu) in gpus.iter().enumerate() {
         println!("GPU {i}: {}", gpu.summary());
     }
+    if let Some(report) = gpus.external_memory_report() {
+        println!("{report}");
+    }
     println!("median of {runs} runs, wall time of one replay until every GPU finished\n");
     chains(&gpus, runs)?;
     own_inputs(&gpus, runs.min(20))?;

@@ -136,6 +136,15 @@ impl Gpus {
     pub fn index_of(&self, gpu: &Gpu) -> Option<usize> {
         self.gpus.iter().position(|g| g.id() == gpu.id())
     }
+
+    /// What the Vulkan driver offers for sharing memory between the set's devices (physical device groups,
+    /// host memory imported by each device, memory as file descriptors or dma-bufs, which of those wgpu
+    /// enabled): lines for a benchmark or a report. `None` where a device is not Vulkan. Transfers do not
+    /// use any of it yet: they go through the host.
+    pub fn external_memory_report(&self) -> Option<String> {
+        let devices: Vec<&wgpu::Device> = self.gpus.iter().map(Gpu::device).collect();
+        crate::native::external_memory_report(&devices)
+    }
 }
 
 impl std::ops::Index<usize> for Gpus {

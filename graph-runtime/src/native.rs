@@ -1987,6 +1987,85 @@ impl Drop for DirectQueue {
     }
 }
 
+/// What the Vulkan driver offers for moving memory between the devices of `devices` without the host
+/// copies a transfer makes today: their physical device groups (peer memory within a group), and per device
+/// whether it offers importing host memory (`VK_EXT_external_memory_host`, with the alignment it asks) and
+/// exporting or importing memory as a file descriptor (`VK_KHR_external_memory_fd`, which needs one device
+/// UUID on both sides) or a dma-buf; whether wgpu enabled each; and whether the devices' UUIDs differ. Words
+/// for a benchmark to print; `None` where a device is not Vulkan.
+pub(crate) fn external_memory_report(devices: &[&wgpu::Device]) -> Option<String> {
+    let mut lines = Vec::new();
+    let mut uuids = Vec::new();
+    for (i, device) in devices.iter().enumerate() {
+        // SAFETY: the hal device is only read (its instance, physical device and enabled extensions) while
+        // `device` is alive; the queries write only into the structs and vectors passed, which outlive them.
+        let line = unsafe {
+            let hal = device.as_hal::<wgpu::hal::api::Vulkan>()?;
+            let instance = hal.shared_instance().raw_instance();
+            let physical = hal.raw_physical_device();
+            let offered: Vec<String> = instance
+                .enumerate_device_extension_properties(physical)
+                .unwrap_or_default()
+                .iter()
+                .filter_map(|e| e.extension_name_as_c_str().ok())
+                .map(|name| name.to_string_lossy().into_owned())
+                .collect();
+            let enabled = hal.enabled_device_extensions();
+            let mut ids = vk::PhysicalDeviceIDProperties::default();
+            let mut host = vk::PhysicalDeviceExternalMemoryHostPropertiesEXT::default();
+            let has_host = offered.iter().any(|e| e == "VK_EXT_external_memory_host");
+            let mut properties = vk::PhysicalDeviceProperties2::default().push_next(&mut ids);
+            if has_host {
+                properties = properties.push_next(&mut host);
+            }
+            instance.get_physical_device_properties2(physical, &mut properties);
+            uuids.push(ids.device_uuid);
+            let mut groups = String::new();
+            if i == 0 {
+                let count = instance.enumerate_physical_device_groups_len().unwrap_or(0);
+                let mut found = vec![vk::PhysicalDeviceGroupProperties::default(); count];
+                if instance
+                    .enumerate_physical_device_groups(&mut found)
+                    .is_ok()
+                {
+                    let sizes: Vec<String> = found
+                        .iter()
+                        .map(|g| g.physical_device_count.to_string())
+                        .collect();
+                    groups = format!(
+                        "physical device groups of this instance: {} (devices in each: {})\n",
+                        found.len(),
+                        sizes.join(", ")
+                    );
+                }
+            }
+            let state = |name: &str| {
+                let on = enabled.iter().any(|e| e.to_string_lossy() == name);
+                match (offered.iter().any(|e| e == name), on) {
+                    (true, true) => "offered, enabled by wgpu",
+                    (true, false) => "offered, not enabled by wgpu",
+                    (false, _) => "not offered",
+                }
+            };
+            format!(
+                "{groups}device {i}: VK_EXT_external_memory_host {} (host pointers aligned to {} bytes), \
+                 VK_KHR_external_memory_fd {}, VK_EXT_external_memory_dma_buf {}",
+                state("VK_EXT_external_memory_host"),
+                host.min_imported_host_pointer_alignment,
+                state("VK_KHR_external_memory_fd"),
+                state("VK_EXT_external_memory_dma_buf"),
+            )
+        };
+        lines.push(line);
+    }
+    let distinct = uuids.windows(2).all(|w| w[0] != w[1]);
+    lines.push(format!(
+        "device UUIDs {} (opaque file descriptors import only where they are one)",
+        if distinct { "differ" } else { "are the same" }
+    ));
+    Some(lines.join("\n"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::reached;
