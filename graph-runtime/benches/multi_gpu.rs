@@ -28,7 +28,7 @@ use graph_runtime::{
 
 mod shapes;
 
-use shapes::{Dag, Expected, N, chains_dag, graph_of, inputs, names_of};
+use shapes::{Dag, Expected, N, chains_dag, compare, fresh, graph_of, inputs, names_of};
 
 fn main() -> Result<(), Error> {
     let runs = runs_argument()?;
@@ -261,31 +261,19 @@ fn two_gpus(
     Ok((t, moved))
 }
 
-/// `x`, and each state buffer's starting values.
+/// `x`, and what each other buffer holds before a checked run.
 fn set_inputs(dag: &Dag, buffers: &[Buffer<f32>], x: &[f32], state: &[f32]) -> Result<(), Error> {
     buffers[0].write(x)?;
     for (b, buffer) in buffers.iter().enumerate().skip(1) {
-        match dag.state.contains(&b) {
-            true => buffer.write(state)?,
-            false => buffer.write(&vec![f32::NAN; N])?,
-        }
+        buffer.write(&fresh(dag, b, state))?;
     }
     Ok(())
 }
 
 /// The checked buffers against the f64 reference, within the rounding their arithmetic allows.
 fn check(dag: &Dag, side: &str, buffers: &[Buffer<f32>], expected: &Expected) -> Result<(), Error> {
-    for (&b, (exact, bound)) in dag.checked.iter().zip(expected) {
-        let got = buffers[b].read_blocking()?;
-        for i in 0..N {
-            let error = (f64::from(got[i]) - exact[i]).abs();
-            if error.is_nan() || error > bound[i] {
-                return Err(Error::Gpu(format!(
-                    "{} / {side}: buffer {b}[{i}] is {}, the reference {} (bound {:e})",
-                    dag.name, got[i], exact[i], bound[i]
-                )));
-            }
-        }
+    for (&b, reference) in dag.checked.iter().zip(expected) {
+        compare(dag, side, b, &buffers[b].read_blocking()?, reference).map_err(Error::Gpu)?;
     }
     Ok(())
 }

@@ -53,7 +53,10 @@ use graph_runtime::{BakedGraph, Buffer, Error, Gpu, NativeParamsIn, Submission, 
 
 mod shapes;
 
-use shapes::{Dag, Expected, KINDS, Kind, N, all_shapes, chain_dag, graph_of, inputs, names_of};
+use shapes::{
+    Dag, Expected, KINDS, Kind, N, all_shapes, chain_dag, compare, fresh, graph_of, inputs,
+    names_of,
+};
 
 /// The hand-written program: buffers, one pipeline per kind, one bind group per node, and a uniform buffer
 /// for the parameter with its bind group (group 1 of `StepParam`).
@@ -229,24 +232,11 @@ fn check_once(
     submit: impl FnOnce() -> Result<Run, Error>,
 ) -> Result<(), Error> {
     for (b, buffer) in buffers.iter().enumerate().skip(1) {
-        if dag.state.contains(&b) {
-            buffer.write(state)?;
-        } else {
-            buffer.write(&vec![f32::NAN; N])?;
-        }
+        buffer.write(&fresh(dag, b, state))?;
     }
     submit()?.wait(gpu)?;
-    for (&b, (exact, bound)) in dag.checked.iter().zip(expected) {
-        let got = buffers[b].read_blocking()?;
-        for i in 0..N {
-            let error = (f64::from(got[i]) - exact[i]).abs();
-            if error.is_nan() || error > bound[i] {
-                return Err(Error::Gpu(format!(
-                    "{} / {side}: buffer {b}[{i}] is {}, the reference {} (bound {:e})",
-                    dag.name, got[i], exact[i], bound[i]
-                )));
-            }
-        }
+    for (&b, reference) in dag.checked.iter().zip(expected) {
+        compare(dag, side, b, &buffers[b].read_blocking()?, reference).map_err(Error::Gpu)?;
     }
     Ok(())
 }

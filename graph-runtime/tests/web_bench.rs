@@ -30,30 +30,18 @@ async fn check_once(
     expected: &shapes::Expected,
 ) -> Result<(), String> {
     for (b, buffer) in buffers.iter().enumerate().skip(1) {
-        let fresh = if dag.state.contains(&b) {
-            state.to_vec()
-        } else {
-            vec![f32::NAN; N]
-        };
-        buffer.write(&fresh).map_err(|e| e.to_string())?;
+        buffer
+            .write(&shapes::fresh(dag, b, state))
+            .map_err(|e| e.to_string())?;
     }
     graph
         .replay()
         .map_err(|e| e.to_string())?
         .await
         .map_err(|e| e.to_string())?;
-    for (&b, (values, bounds)) in dag.checked.iter().zip(expected) {
+    for (&b, reference) in dag.checked.iter().zip(expected) {
         let got = buffers[b].read().await.map_err(|e| e.to_string())?;
-        let bad = got
-            .iter()
-            .zip(values.iter().zip(bounds))
-            .position(|(&g, (&v, &bound))| (f64::from(g) - v).abs() > bound || g.is_nan());
-        if let Some(i) = bad {
-            return Err(format!(
-                "{}: buffer {b}[{i}] is {}, the reference {} within {}",
-                dag.name, got[i], values[i], bounds[i]
-            ));
-        }
+        shapes::compare(dag, "web", b, &got, reference)?;
     }
     Ok(())
 }

@@ -66,7 +66,7 @@ fn main() -> Result<()> {
     let one_gpu: Vec<Frame> = (0..frames)
         .map(|_| frame(&gpus[0], (w, h)))
         .collect::<Result<_>>()?;
-    let mut one = BakedGraph::bake_with_textures(
+    let one = BakedGraph::bake_with_textures(
         &gpus[0],
         batch(frames, None)?,
         &buffers(&one_gpu)
@@ -78,41 +78,13 @@ fn main() -> Result<()> {
             .map(|(n, t)| (n.as_str(), *t))
             .collect::<Vec<_>>(),
     )?;
-    let levels = Arc::new(Mutex::new(vec![0.0f32; frames]));
-    for f in 0..frames {
-        one.on_host(&format!("frame{f}.otsu"), otsu_task(f, levels.clone()))?;
-    }
-    one.set_param("width", w)?;
-    one.set_param("height", h)?;
-    one.set_param("top", top(false))?;
-    let t_one = run_side(
-        "one GPU",
-        &one_gpu,
-        runs,
-        &rgba,
-        &cpu.gradient,
-        &levels,
-        |upload, read| {
-            for f in 0..frames {
-                one.upload_image(&format!("frame{f}.picture"), upload)?;
-            }
-            let done = one.replay_blocking()?;
-            (0..frames)
-                .filter(|_| read)
-                .map(|f| {
-                    let bins = done.read_named::<u32>(&format!("frame{f}.hist"))?;
-                    let edges = done.read_bytes_named(&format!("frame{f}.result"))?;
-                    Ok((bins, edges))
-                })
-                .collect()
-        },
-    )?;
+    let t_one = side("one GPU", one, &one_gpu, runs, &rgba, &cpu.gradient)?;
 
     // Two GPUs: frame f on GPU f % 2, its buffers and texture there.
     let two_gpus: Vec<Frame> = (0..frames)
         .map(|f| frame(&gpus[f % 2], (w, h)))
         .collect::<Result<_>>()?;
-    let mut two = GpusGraph::bake_with_textures(
+    let two = GpusGraph::bake_with_textures(
         &gpus,
         batch(frames, Some(2))?,
         &buffers(&two_gpus)
@@ -129,35 +101,7 @@ fn main() -> Result<()> {
         two.transfers().len(),
         two.transfer_bytes()
     );
-    let levels_two = Arc::new(Mutex::new(vec![0.0f32; frames]));
-    for f in 0..frames {
-        two.on_host(&format!("frame{f}.otsu"), otsu_task(f, levels_two.clone()))?;
-    }
-    two.set_param("width", w)?;
-    two.set_param("height", h)?;
-    two.set_param("top", top(false))?;
-    let t_two = run_side(
-        "two GPUs",
-        &two_gpus,
-        runs,
-        &rgba,
-        &cpu.gradient,
-        &levels_two,
-        |upload, read| {
-            for f in 0..frames {
-                two.upload_image(&format!("frame{f}.picture"), upload)?;
-            }
-            let done = two.replay_blocking()?;
-            (0..frames)
-                .filter(|_| read)
-                .map(|f| {
-                    let bins = done.read_named::<u32>(&format!("frame{f}.hist"))?;
-                    let edges = done.read_bytes_named(&format!("frame{f}.result"))?;
-                    Ok((bins, edges))
-                })
-                .collect()
-        },
-    )?;
+    let t_two = side("two GPUs", two, &two_gpus, runs, &rgba, &cpu.gradient)?;
     println!(
         "\nspeed-up of two GPUs over one: {:.2}x ({} against {})",
         t_one.as_secs_f64() / t_two.as_secs_f64(),
@@ -165,6 +109,102 @@ fn main() -> Result<()> {
         ms(t_one)
     );
     Ok(())
+}
+
+/// What the benchmark asks of either side: a graph on one GPU or on a set.
+trait Batch {
+    fn on_host(&mut self, node: &str, task: impl HostFn) -> Result<()>;
+    fn set_param<T: graph_runtime::ParamValue>(&mut self, name: &str, value: T) -> Result<()>;
+    fn upload_image(&mut self, node: &str, image: &image::RgbaImage) -> Result<()>;
+    /// Replays and waits; with `read`, each frame's histogram and edge texels.
+    fn replay_reading(&mut self, frames: usize, read: bool) -> Result<Outputs>;
+}
+
+/// A host task's closure.
+trait HostFn: FnMut(&HostContext<'_>) -> std::result::Result<(), Error> + Send + 'static {}
+impl<F: FnMut(&HostContext<'_>) -> std::result::Result<(), Error> + Send + 'static> HostFn for F {}
+
+/// Each frame's readbacks by name, from what either side's finished replay gives.
+fn outputs(
+    frames: usize,
+    read: bool,
+    named: impl Fn(&str) -> std::result::Result<Vec<u8>, Error>,
+) -> Result<Outputs> {
+    (0..frames)
+        .filter(|_| read)
+        .map(|f| {
+            let bins = named(&format!("frame{f}.hist"))?;
+            let edges = named(&format!("frame{f}.result"))?;
+            Ok((bytemuck::pod_collect_to_vec(&bins), edges))
+        })
+        .collect()
+}
+
+impl Batch for BakedGraph {
+    fn on_host(&mut self, node: &str, task: impl HostFn) -> Result<()> {
+        BakedGraph::on_host(self, node, task)?;
+        Ok(())
+    }
+    fn set_param<T: graph_runtime::ParamValue>(&mut self, name: &str, value: T) -> Result<()> {
+        Ok(BakedGraph::set_param(self, name, value)?)
+    }
+    fn upload_image(&mut self, node: &str, image: &image::RgbaImage) -> Result<()> {
+        Ok(BakedGraph::upload_image(self, node, image)?)
+    }
+    fn replay_reading(&mut self, frames: usize, read: bool) -> Result<Outputs> {
+        let done = self.replay_blocking()?;
+        outputs(frames, read, |node| done.read_bytes_named(node))
+    }
+}
+
+impl Batch for GpusGraph {
+    fn on_host(&mut self, node: &str, task: impl HostFn) -> Result<()> {
+        GpusGraph::on_host(self, node, task)?;
+        Ok(())
+    }
+    fn set_param<T: graph_runtime::ParamValue>(&mut self, name: &str, value: T) -> Result<()> {
+        Ok(GpusGraph::set_param(self, name, value)?)
+    }
+    fn upload_image(&mut self, node: &str, image: &image::RgbaImage) -> Result<()> {
+        Ok(GpusGraph::upload_image(self, node, image)?)
+    }
+    fn replay_reading(&mut self, frames: usize, read: bool) -> Result<Outputs> {
+        let done = self.replay_blocking()?;
+        outputs(frames, read, |node| done.read_bytes_named(node))
+    }
+}
+
+/// One side: its host tasks and parameters set, then [`run_side`].
+fn side(
+    name: &str,
+    mut graph: impl Batch,
+    frames: &[Frame],
+    runs: usize,
+    rgba: &image::RgbaImage,
+    gradient: &[f32],
+) -> Result<Duration> {
+    let count = frames.len();
+    let levels = Arc::new(Mutex::new(vec![0.0f32; count]));
+    for f in 0..count {
+        graph.on_host(&format!("frame{f}.otsu"), otsu_task(f, levels.clone()))?;
+    }
+    graph.set_param("width", rgba.width())?;
+    graph.set_param("height", rgba.height())?;
+    graph.set_param("top", top(false))?;
+    run_side(
+        name,
+        frames,
+        runs,
+        rgba,
+        gradient,
+        &levels,
+        |upload, read| {
+            for f in 0..count {
+                graph.upload_image(&format!("frame{f}.picture"), upload)?;
+            }
+            graph.replay_reading(count, read)
+        },
+    )
 }
 
 fn arguments() -> Result<(usize, usize)> {

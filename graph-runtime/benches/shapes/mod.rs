@@ -302,6 +302,43 @@ pub fn reference(dag: &Dag, x: &[f32], state: &[f32]) -> Expected {
 /// Per checked buffer: the reference values and the most the GPU's may differ from them.
 pub type Expected = Vec<(Vec<f64>, Vec<f64>)>;
 
+/// What buffer `b` (not `x`) holds before a checked run: the state's starting values, or NaN for an output,
+/// so an element the GPU fails to write cannot pass for a right one.
+pub fn fresh(dag: &Dag, b: usize, state: &[f32]) -> Vec<f32> {
+    match dag.state.contains(&b) {
+        true => state.to_vec(),
+        false => vec![f32::NAN; N],
+    }
+}
+
+/// Buffer `b`'s contents `got` against the reference `(values, bounds)`: the first element off by more than its
+/// bound (or NaN), in words naming the shape and the side.
+pub fn compare(
+    dag: &Dag,
+    side: &str,
+    b: usize,
+    got: &[f32],
+    (values, bounds): &(Vec<f64>, Vec<f64>),
+) -> Result<(), String> {
+    let bad = got
+        .iter()
+        .zip(values.iter().zip(bounds))
+        .position(|(&g, (&v, &bound))| (f64::from(g) - v).abs() > bound || g.is_nan());
+    match bad {
+        Some(i) => Err(format!(
+            "{} / {side}: buffer {b}[{i}] is {}, the reference {} (bound {:e})",
+            dag.name, got[i], values[i], bounds[i]
+        )),
+        None if got.len() != values.len() => Err(format!(
+            "{} / {side}: buffer {b} has {} elements, the reference {}",
+            dag.name,
+            got.len(),
+            values.len()
+        )),
+        None => Ok(()),
+    }
+}
+
 /// The input `x`, the state buffers' starting values, and the reference outputs.
 pub fn inputs(dag: &Dag) -> (Vec<f32>, Vec<f32>, Expected) {
     let x: Vec<f32> = (0..N).map(|i| (i % 97) as f32 * 0.01).collect();
