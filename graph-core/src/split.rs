@@ -3,18 +3,22 @@
 //! Each GPU's part keeps every index of the graph: its own nodes as they are, the others' as empty nodes
 //! without edges, every buffer. Walking the nodes in topological order, the split keeps, per buffer, the GPUs
 //! whose copy holds its current contents: an external buffer's starts on its home (the GPU it was made on), a
-//! graph-owned one's nowhere (it is written before it is read). A node whose GPU's copy of a buffer it
+//! graph-owned one's where the replay before left it (found by walking the replay once first: a writer under
+//! a block's flag, or one of a group's alternatives, may not run, and the buffer keeps what it held). A node
+//! whose GPU's copy of a buffer it
 //! touches is not current gets a transfer of it first, from the GPU that wrote it last: a host task in the
 //! sending part that reads the buffer (after its last writer there) and one in the receiving part that
 //! writes it (before the node). A node that writes a buffer makes its own GPU's copy the only current one.
 //! An edge between nodes of two GPUs (an explicit one, or a barrier's) is kept by a transfer too, with no
-//! buffers when none moves. At the end, an external buffer whose home does not hold its current contents
+//! buffers when none moves; an inferred one needs none of its own (a read after a write moves the data, a
+//! write moves the buffer first, and a write after a read on another GPU writes another copy). At the end, an external buffer whose home does not hold its current contents
 //! gets them back, so every replay starts as the first: the copies are coherent across replays.
 //!
 //! A write is taken to leave the rest of the buffer as it was, so the buffer moves before it too. Each part's
 //! transfers are ordered in the one order they were made in, so the parts, replayed side by side, never wait
-//! for each other in a circle. A block's members move together: what any of them needs arrives before the
-//! first, and edges into or out of one of them reach them all.
+//! for each other in a circle, and a part's work that comes before a receive in topological order goes
+//! before it, so its GPU runs that work while the receive waits. A block's members move together: what any
+//! of them needs arrives before the first, and edges into or out of one of them reach them all.
 
 use std::collections::BTreeSet;
 

@@ -3,14 +3,16 @@
 //! Bake places every node on a GPU of the set (`graph_core::placement`: where the user placed it, else by
 //! the placement pass), splits the graph into one part per GPU with the transfers between them
 //! (`graph_core::split`), and bakes each part on its GPU as any graph. A transfer is a pair of host tasks the
-//! runtime gives itself: the sending part's reads the buffers once the GPU work before it finished (a copy
-//! into mapped staging memory, as any host read), and hands their words over; the receiving part's waits for
-//! them and writes them (wgpu's queued write, an upload). wgpu has no copy between two devices.
+//! runtime gives itself: the sending part's copies the buffers into staging memory it keeps (`staging.rs`)
+//! once the GPU work before it finished, and hands their words over; the receiving part's waits for them,
+//! writes them into its own staging memory and copies them in ahead of its next work. wgpu has no copy
+//! between two devices.
 //!
 //! One replay drives every part: where no part has host tasks (no transfers) each is submitted in turn from
 //! the calling thread, and none waits; otherwise each part replays on a thread of its own, so a part waiting
-//! for a transfer never holds up the others, and each GPU's work that does not depend on a transfer runs
-//! meanwhile. Native targets only: the web has one adapter, and no threads.
+//! for a transfer never holds up the others, and a part's work that comes before a receive in topological
+//! order is submitted before the receive waits (the split orders it so). Native targets only: the web has
+//! one adapter, and no threads.
 
 #![forbid(unsafe_code)]
 
