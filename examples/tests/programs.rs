@@ -38,6 +38,17 @@ fn flagship() {
     run(env!("CARGO_BIN_EXE_flagship"), &[], "\nok\n");
 }
 
+/// Two flagship frames in one graph, on one GPU and across two (two devices of the adapter here), each frame
+/// checked against the CPU by the program.
+#[test]
+fn multi_gpu_frames() {
+    run(
+        env!("CARGO_BIN_EXE_multi_gpu_frames"),
+        &["--frames", "2", "--runs", "1"],
+        "speed-up of two GPUs over one",
+    );
+}
+
 #[test]
 fn flagship_rejects_a_missing_input() {
     let output = Command::new(env!("CARGO_BIN_EXE_flagship"))
