@@ -89,16 +89,13 @@ pub fn place(desc: &GraphDesc, gpus: u32, cost: &[u64]) -> Result<Vec<u32>, Inva
     for e in desc.edges.iter() {
         parts.join(e.from as usize, e.to as usize);
     }
-    let has_placed = |parts: &mut UnionFind, gpu_of: &[Option<u32>]| {
-        let mut has = vec![false; count];
-        for n in 0..count {
-            if gpu_of[n].is_some() {
-                has[parts.root(n)] = true;
-            }
+    // Per connected part (by its root): whether it holds a placed node.
+    let mut anchored = vec![false; count];
+    for (n, gpu) in gpu_of.iter().enumerate() {
+        if gpu.is_some() {
+            anchored[parts.root(n)] = true;
         }
-        has
-    };
-    let anchored = has_placed(&mut parts, &gpu_of);
+    }
 
     // Step 2: near what is placed, over edges, until nothing changes.
     let mut changed = true;

@@ -488,12 +488,7 @@ impl GpusGraph {
                                 std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
                                     part.replay()
                                 }))
-                                .unwrap_or_else(|panic| {
-                                    Err(Error::Wait(format!(
-                                        "the replay's thread panicked: {}",
-                                        panic_message(&*panic)
-                                    )))
-                                });
+                                .unwrap_or_else(|panic| Err(panicked(&*panic)));
                             if replayed.is_err() {
                                 exchange.fail(g);
                             }
@@ -505,12 +500,10 @@ impl GpusGraph {
                 running
                     .into_iter()
                     .map(|(g, thread)| {
+                        // The thread catches its panics; this is what one past that would give.
                         let joined = thread.join().unwrap_or_else(|panic| {
                             exchange.fail(g);
-                            Err(Error::Wait(format!(
-                                "the replay's thread panicked: {}",
-                                panic_message(&*panic)
-                            )))
+                            Err(panicked(&*panic))
                         });
                         (g, joined)
                     })
@@ -634,6 +627,14 @@ fn external(desc: &GraphDesc, name: &str, texture: bool) -> Result<usize, Error>
             };
             unknown(desc, kind, name, known.map(|b| format!("`{}`", b.name)))
         })
+}
+
+/// A part's replay that panicked, as its error.
+fn panicked(payload: &(dyn std::any::Any + Send)) -> Error {
+    Error::Wait(format!(
+        "the replay's thread panicked: {}",
+        panic_message(payload)
+    ))
 }
 
 /// `error`, naming GPU `g` of `gpus`.
