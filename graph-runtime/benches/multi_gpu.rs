@@ -9,7 +9,9 @@
 //!   buffers, unfused (400 dispatches, about 9.6 GB of memory traffic), each chain with its own `x` and `y`
 //!   made on the GPU it is placed on (`chain % 2`): nothing moves between the GPUs.
 //! - **transfer**: `t = 2x` on GPU 0, `y = t + 1` on GPU 1 (one transfer of `t`), against both kernels on one
-//!   GPU, for buffers of 256 KiB to 64 MiB: the difference is what the transfer adds to a replay.
+//!   GPU, for buffers of 256 KiB to 64 MiB: the difference is what the transfer adds to a replay. On each
+//!   path the set has (`TransferPath`): host memory both devices import (Vulkan), and staged through the
+//!   host. The other shapes use the set's default path.
 //!
 //! Every side's output is checked once against the CPU (the chains against the f64 reference within the
 //! rounding their arithmetic allows), outputs poisoned first. Printed: the median wall time of a replay
@@ -24,6 +26,7 @@ use std::time::{Duration, Instant};
 
 use graph_runtime::{
     BakedGraph, Buffer, Error, Gpu, Gpus, GpusGraph, GraphBuilder, GraphDesc, KernelSpec, LIBRARY,
+    TransferPath,
 };
 
 mod shapes;
@@ -46,6 +49,10 @@ fn main() -> Result<(), Error> {
     if let Some(report) = gpus.external_memory_report() {
         println!("{report}");
     }
+    println!(
+        "transfers: {:?} (the default of this set)",
+        gpus.transfer_path()
+    );
     println!("median of {runs} runs, wall time of one replay until every GPU finished\n");
     chains(&gpus, runs)?;
     own_inputs(&gpus, runs.min(20))?;
@@ -316,11 +323,18 @@ fn relay(len: usize, second: u32) -> Result<GraphDesc, Error> {
         .map_err(|e| Error::Gpu(format!("relay: {e}")))
 }
 
-/// The relay on one GPU and across two, for several sizes: the difference is the transfer's cost.
+/// The relay on one GPU and across two on each path the set has, for several sizes: the difference is the
+/// transfer's cost.
 fn transfers(gpus: &Gpus, runs: usize) -> Result<(), Error> {
+    let mut paths = vec![gpus.clone()];
+    if gpus.transfer_path() == TransferPath::SharedHostMemory {
+        let mut staged = gpus.clone();
+        staged.set_transfer_path(TransferPath::Staged)?;
+        paths.push(staged);
+    }
     println!(
-        "{:<34} {:>12} {:>12} {:>12} {:>10}",
-        "transfer of t", "one GPU", "two GPUs", "difference", "GB/s"
+        "{:<14} {:<18} {:>12} {:>12} {:>12} {:>10}",
+        "transfer of t", "path", "one GPU", "two GPUs", "difference", "GB/s"
     );
     for len in [64 * 1024, 1024 * 1024, 4 * 1024 * 1024, 16 * 1024 * 1024] {
         let input: Vec<f32> = (0..len).map(|i| (i % 1000) as f32).collect();
@@ -339,30 +353,33 @@ fn transfers(gpus: &Gpus, runs: usize) -> Result<(), Error> {
         one.replay_blocking()?;
         exact(&y.read_blocking()?, &want, "relay on one GPU")?;
         let t_one = measure(runs, || one.replay_blocking().map(drop))?;
-        // Two: `x` on GPU 0, `y` on GPU 1.
-        let (x2, y2) = (
-            gpus[0].buffer_from_slice(&input)?,
-            gpus[1].buffer_zeroed::<f32>(len)?,
-        );
-        let mut two = GpusGraph::bake(
-            gpus,
-            relay(len, 1)?,
-            &[("x", x2.as_any()), ("y", y2.as_any())],
-        )?;
-        y2.write(&vec![f32::NAN; len])?;
-        two.replay_blocking()?;
-        exact(&y2.read_blocking()?, &want, "relay on two GPUs")?;
-        let bytes = two.transfer_bytes();
-        let t_two = measure(runs, || two.replay_blocking().map(drop))?;
-        let extra = t_two.saturating_sub(t_one);
-        println!(
-            "{:<34} {:>10.1}us {:>10.1}us {:>10.1}us {:>10.2}",
-            format!("{} KiB", bytes / 1024),
-            us(t_one),
-            us(t_two),
-            us(extra),
-            bytes as f64 / extra.as_secs_f64().max(1e-9) / 1e9
-        );
+        // Two: `x` on GPU 0, `y` on GPU 1, on each path.
+        for on in &paths {
+            let (x2, y2) = (
+                on[0].buffer_from_slice(&input)?,
+                on[1].buffer_zeroed::<f32>(len)?,
+            );
+            let mut two = GpusGraph::bake(
+                on,
+                relay(len, 1)?,
+                &[("x", x2.as_any()), ("y", y2.as_any())],
+            )?;
+            y2.write(&vec![f32::NAN; len])?;
+            two.replay_blocking()?;
+            exact(&y2.read_blocking()?, &want, "relay on two GPUs")?;
+            let bytes = two.transfer_bytes();
+            let t_two = measure(runs, || two.replay_blocking().map(drop))?;
+            let extra = t_two.saturating_sub(t_one);
+            println!(
+                "{:<14} {:<18} {:>10.1}us {:>10.1}us {:>10.1}us {:>10.2}",
+                format!("{} KiB", bytes / 1024),
+                format!("{:?}", two.transfer_path()),
+                us(t_one),
+                us(t_two),
+                us(extra),
+                bytes as f64 / extra.as_secs_f64().max(1e-9) / 1e9
+            );
+        }
     }
     Ok(())
 }

@@ -303,6 +303,11 @@ pub enum Error {
     #[error("waiting for the GPU failed: {0}")]
     Wait(String),
 
+    /// A transfer between two GPUs of a set ([`crate::Gpus`]) could not be made or run, or the path asked for
+    /// ([`crate::TransferPath`]) is not there.
+    #[error("moving buffers between GPUs: {0}")]
+    BetweenGpus(String),
+
     /// An error of the device, the driver or the validation layer during an operation on a graph (a replay,
     /// a wait for one, a profile), which names no graph of its own: with the graph's name. Its `source` is
     /// the error as it came ([`Error::Gpu`], [`Error::Validation`], [`Error::Wait`]..., see

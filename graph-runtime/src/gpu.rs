@@ -122,22 +122,19 @@ impl Gpu {
             adapter: info.name.clone(),
             reason,
         };
-        // On Vulkan the runtime submits replays itself: for a second queue it opens the device itself, asking
-        // for two queues of wgpu's family; otherwise wgpu opens it.
+        // On Vulkan the runtime opens the device itself, as wgpu would: with two queues of wgpu's family for
+        // a second queue to submit replays to, and with the import of host memory that transfers between GPUs
+        // use, where the device offers it. Elsewhere wgpu opens it.
         let want = direct_submission()?;
-        let opened = match want {
-            Some(DirectOn::SecondQueue) => native::open_device(adapter, &desc, true),
-            _ => None,
-        };
+        let opened = native::open_device(adapter, &desc, want == Some(DirectOn::SecondQueue));
         let (device, queue, on) = match opened {
             Some(opened) => {
                 let (device, queue, second) = opened.map_err(failed)?;
-                let on = if second {
-                    DirectOn::SecondQueue
-                } else {
-                    DirectOn::WgpuQueue
-                };
-                (device, queue, Some(on))
+                let on = want.map(|_| match second {
+                    true => DirectOn::SecondQueue,
+                    false => DirectOn::WgpuQueue,
+                });
+                (device, queue, on)
             }
             None => {
                 let (device, queue) = adapter

@@ -3,10 +3,12 @@
 //! Bake places every node on a GPU of the set (`graph_core::placement`: where the user placed it, else by
 //! the placement pass), splits the graph into one part per GPU with the transfers between them
 //! (`graph_core::split`), and bakes each part on its GPU as any graph. A transfer is a pair of host tasks the
-//! runtime gives itself: the sending part's copies the buffers into staging memory it keeps (`staging.rs`)
-//! once the GPU work before it finished, and hands their words over; the receiving part's waits for them,
-//! writes them into its own staging memory and copies them in ahead of its next work. wgpu has no copy
-//! between two devices.
+//! runtime gives itself, over memory it keeps (`staging.rs`). wgpu has no copy between two devices, so the
+//! words go through the host, by one of two paths ([`TransferPath`]): where both devices import host memory
+//! (Vulkan), the sending part's task copies the buffers into memory both import once the GPU work before it
+//! finished, and says so; the receiving part's waits for that and copies them out ahead of its next work.
+//! Elsewhere the sending part's task copies them into a mappable staging buffer and hands their words over;
+//! the receiving part's writes them into its own staging buffer and copies them in.
 //!
 //! One replay drives every part: where no part has host tasks (no transfers) each is submitted in turn from
 //! the calling thread, and none waits; otherwise each part replays on a thread of its own, so a part waiting
@@ -29,7 +31,7 @@ use crate::element::{Element, ParamValue};
 use crate::error::{Error, panic_message, unknown};
 use crate::gpu::{Gpu, instance, lock};
 use crate::host::HostContext;
-use crate::staging::{Inbound, Outbound};
+use crate::staging::{Inbound, Outbound, Shared, TransferPath};
 use crate::texture::Texture;
 use crate::transfer::Finished;
 use crate::wait::Submission;
@@ -39,6 +41,8 @@ use crate::wait::Submission;
 #[derive(Debug, Clone)]
 pub struct Gpus {
     gpus: Vec<Gpu>,
+    /// How the transfers of graphs baked on the set move words.
+    path: TransferPath,
 }
 
 impl Gpus {
@@ -82,7 +86,7 @@ impl Gpus {
             for adapter in chosen.iter().take(MAX_GPUS as usize) {
                 gpus.push(Gpu::on_adapter(adapter).await?);
             }
-            return Ok(Gpus { gpus });
+            return Ok(Gpus::of(gpus));
         }
         Err(Error::NoAdapter {
             filter: String::new(),
@@ -114,7 +118,51 @@ impl Gpus {
                 )));
             }
         }
-        Ok(Gpus { gpus })
+        Ok(Gpus::of(gpus))
+    }
+
+    /// A set of `gpus`, whose transfers go through host memory they all import where they can.
+    fn of(gpus: Vec<Gpu>) -> Gpus {
+        let path = match Gpus::all_import_host_memory(&gpus) {
+            true => TransferPath::SharedHostMemory,
+            false => TransferPath::Staged,
+        };
+        Gpus { gpus, path }
+    }
+
+    fn all_import_host_memory(gpus: &[Gpu]) -> bool {
+        gpus.iter()
+            .all(|g| crate::native::imports_host_memory(g.device()))
+    }
+
+    /// How the transfers of graphs baked on the set move words between GPUs: through host memory every GPU
+    /// imports ([`TransferPath::SharedHostMemory`]) where each can (Vulkan devices whose driver offers
+    /// `VK_EXT_external_memory_host`, opened by [`Gpu::new`] or [`Gpus::new`]), else staged through the
+    /// host ([`TransferPath::Staged`]).
+    pub fn transfer_path(&self) -> TransferPath {
+        self.path
+    }
+
+    /// Picks how the transfers of graphs baked on the set after this move words. Refuses
+    /// [`TransferPath::SharedHostMemory`] where a GPU of the set does not import host memory.
+    pub fn set_transfer_path(&mut self, path: TransferPath) -> Result<(), Error> {
+        if path == TransferPath::SharedHostMemory && !Gpus::all_import_host_memory(&self.gpus) {
+            let missing: Vec<String> = self
+                .gpus
+                .iter()
+                .enumerate()
+                .filter(|(_, g)| !crate::native::imports_host_memory(g.device()))
+                .map(|(i, g)| format!("GPU {i} ({})", g.name()))
+                .collect();
+            return Err(Error::BetweenGpus(format!(
+                "{} cannot import host memory (a Vulkan device whose driver offers \
+                 VK_EXT_external_memory_host, opened by `Gpu::new` or `Gpus::new`); transfers can be staged \
+                 through the host instead (`TransferPath::Staged`)",
+                missing.join(", ")
+            )));
+        }
+        self.path = path;
+        Ok(())
     }
 
     pub fn len(&self) -> usize {
@@ -141,8 +189,8 @@ impl Gpus {
 
     /// What the Vulkan driver offers for sharing memory between the set's devices (physical device groups,
     /// host memory imported by each device, memory as file descriptors or dma-bufs, which of those wgpu
-    /// enabled): lines for a benchmark or a report. `None` where a device is not Vulkan. Transfers do not
-    /// use any of it yet: they go through the host.
+    /// enabled): lines for a benchmark or a report. `None` where a device is not Vulkan. Transfers use
+    /// imported host memory where every device enables it ([`Gpus::transfer_path`]), and none of the rest.
     pub fn external_memory_report(&self) -> Option<String> {
         let devices: Vec<&wgpu::Device> = self.gpus.iter().map(Gpu::device).collect();
         crate::native::external_memory_report(&devices)
@@ -171,6 +219,7 @@ pub struct GpusGraph {
     transfers: Vec<Transfer>,
     /// Bytes each transfer moves.
     transfer_bytes: Vec<u64>,
+    path: TransferPath,
     /// Per GPU: its part, `None` where the GPU has no work.
     parts: Vec<Option<BakedGraph>>,
     exchange: Arc<Exchange>,
@@ -267,6 +316,22 @@ impl GpusGraph {
             .map(|t| t.buffers.iter().map(|&b| bytes[b as usize]).sum())
             .collect();
 
+        // Per transfer, the host memory both of its GPUs import, on that path.
+        let path = gpus.transfer_path();
+        let shared: Vec<Option<Arc<Shared>>> = split
+            .transfers
+            .iter()
+            .map(|t| match path {
+                TransferPath::Staged => Ok(None),
+                TransferPath::SharedHostMemory => {
+                    let sizes: Vec<u64> = t.buffers.iter().map(|&b| bytes[b as usize]).collect();
+                    let (from, to) = (&gpus[t.from as usize], &gpus[t.to as usize]);
+                    Shared::new(from, to, &sizes)
+                        .map(|s| Some(Arc::new(s)))
+                        .map_err(|e| on_gpu(gpus, t.from as usize, e))
+                }
+            })
+            .collect::<Result<_, _>>()?;
         let exchange = Arc::new(Exchange::default());
         let mut parts = Vec::with_capacity(gpus.len());
         for (g, part) in split.parts.into_iter().enumerate() {
@@ -314,7 +379,31 @@ impl GpusGraph {
                         .map(|a| ctx.words_of(a, used))
                         .collect::<Result<Vec<_>, _>>()
                 };
-                if transfer.from == g as u32 {
+                let (sends, receives) = (transfer.from == g as u32, transfer.to == g as u32);
+                if let (Some(shared), true) = (shared[t].clone(), sends) {
+                    let to = transfer.to as usize;
+                    let send = move |ctx: &HostContext<'_>| {
+                        // The receiver's failure, not this part's: the wait is on its device.
+                        shared
+                            .wait_for_receiver()
+                            .inspect_err(|_| exchange.fail(to))?;
+                        shared.send(ctx.gpu(), &words(ctx, "read")?)?;
+                        exchange.send(t, Vec::new());
+                        Ok(())
+                    };
+                    baked
+                        .on_host_at(transfer.send as usize, Box::new(send))
+                        .map_err(on_gpu)?;
+                } else if let (Some(shared), true) = (shared[t].clone(), receives) {
+                    let settle = settle[t];
+                    let receive = move |ctx: &HostContext<'_>| {
+                        exchange.receive(t)?;
+                        shared.receive(ctx.gpu(), &words(ctx, "write")?, settle)
+                    };
+                    baked
+                        .on_host_at(transfer.recv as usize, Box::new(receive))
+                        .map_err(on_gpu)?;
+                } else if sends {
                     let mut outbound = Outbound::default();
                     let send = move |ctx: &HostContext<'_>| {
                         let mut staged = exchange.spare(t);
@@ -325,7 +414,7 @@ impl GpusGraph {
                     baked
                         .on_host_at(transfer.send as usize, Box::new(send))
                         .map_err(on_gpu)?;
-                } else if transfer.to == g as u32 {
+                } else if receives {
                     let (mut inbound, settle) = (Inbound::default(), settle[t]);
                     let receive = move |ctx: &HostContext<'_>| {
                         let staged = exchange.receive(t)?;
@@ -346,6 +435,7 @@ impl GpusGraph {
             gpu_of,
             transfers: split.transfers,
             transfer_bytes,
+            path,
             parts,
             exchange,
             broken: Arc::default(),
@@ -381,6 +471,11 @@ impl GpusGraph {
     /// The bytes each replay moves between GPUs.
     pub fn transfer_bytes(&self) -> u64 {
         self.transfer_bytes.iter().sum()
+    }
+
+    /// How the transfers move words: the set's [`Gpus::transfer_path`] when the graph was baked.
+    pub fn transfer_path(&self) -> TransferPath {
+        self.path
     }
 
     /// GPU `gpu`'s part, as baked there; `None` where it has no work.
@@ -516,20 +611,21 @@ impl GpusGraph {
                 .filter_map(|(g, part)| part.as_mut().map(|p| (g, p.replay())))
                 .collect()
         };
-        // The GPU that failed first: the others' parts may have stopped only because it did.
-        let first = exchange
-            .first_failure()
-            .or_else(|| results.iter().find(|(_, r)| r.is_err()).map(|&(g, _)| g));
+        // The GPU that failed first: the others' parts may have stopped only because it did. Its error where
+        // its part has one; else (a part that waited on its device failed, while its own part did not) the
+        // first part's error there is, under that GPU's name.
+        let first = exchange.first_failure();
         let mut submissions = Vec::with_capacity(results.len());
-        let mut failed = None;
+        let mut failed: Option<(usize, Error)> = None;
         for (g, result) in results {
             match result {
                 Ok(submission) => submissions.push((g, submission)),
-                Err(e) if Some(g) == first && failed.is_none() => failed = Some(e),
+                Err(e) if Some(g) == first => failed = Some((g, e)),
+                Err(e) if failed.is_none() => failed = Some((first.unwrap_or(g), e)),
                 Err(_) => {}
             }
         }
-        if let (Some(g), Some(e)) = (first, failed) {
+        if let Some((g, e)) = failed {
             if e.without_graph().is_device_failure() {
                 *lock(&self.broken) = Some((g, e.to_string()));
             }

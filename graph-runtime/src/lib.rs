@@ -332,6 +332,8 @@ pub use profile::{DispatchTime, Profile};
 pub use queue::GpuQueue;
 pub use readback::ReadFuture;
 pub use recorder::NativeParamsIn;
+#[cfg(not(target_arch = "wasm32"))]
+pub use staging::TransferPath;
 pub use stream::{
     HostCall, InteropCall, KernelCall, LibraryCall, Recorded, Recording, Stream, StreamBuffer,
     StreamHostContext, StreamInteropContext,

@@ -1666,22 +1666,35 @@ impl Drop for Marker {
 /// The priorities of the queues [`open_device`] asks for: wgpu's, and the runtime's second one.
 static TWO_QUEUES: [f32; 2] = [1.0, 1.0];
 
-/// Opens `adapter`'s Vulkan device as `request_device` would, but with two queues of wgpu's queue family when
-/// `second_queue` is asked for and the family has two (wgpu uses the first, the runtime the second); `None`
-/// when the adapter is not a Vulkan adapter. Returns the device, and whether it has the second queue.
+/// Opens `adapter`'s Vulkan device as `request_device` would, with two additions: two queues of wgpu's queue
+/// family when `second_queue` is asked for and the family has two (wgpu uses the first, the runtime the
+/// second), and `VK_EXT_external_memory_host` where the device offers it (on Vulkan 1.1 or later, where the
+/// external memory it extends is core), so that a transfer between two GPUs can go through host memory both
+/// import ([`HostMemory`]). `None` when the adapter is not a Vulkan adapter. Returns the device, and whether
+/// it has the second queue.
 pub(crate) fn open_device(
     adapter: &wgpu::Adapter,
     desc: &wgpu::DeviceDescriptor<'_>,
     second_queue: bool,
 ) -> Option<Result<(wgpu::Device, wgpu::Queue, bool), String>> {
-    // SAFETY: the hal adapter is only read (its queue families) and asked to open a device, as
-    // `request_device` asks it; the device it opens is handed to wgpu at once, which owns it from then on.
+    // SAFETY: the hal adapter is only read (its queue families, extensions and properties) and asked to open
+    // a device, as `request_device` asks it; the device it opens is handed to wgpu at once, which owns it
+    // from then on.
     let hal = unsafe { adapter.as_hal::<wgpu::hal::api::Vulkan>() }?;
-    // SAFETY: a query of the adapter's physical device, alive with `hal`.
-    let families = unsafe {
-        hal.shared_instance()
-            .raw_instance()
-            .get_physical_device_queue_family_properties(hal.raw_physical_device())
+    let instance = hal.shared_instance().raw_instance();
+    let physical = hal.raw_physical_device();
+    // SAFETY: queries of the adapter's physical device, alive with `hal`.
+    let (families, host_memory) = unsafe {
+        let families = instance.get_physical_device_queue_family_properties(physical);
+        let api = instance
+            .get_physical_device_properties(physical)
+            .api_version;
+        let offered = instance
+            .enumerate_device_extension_properties(physical)
+            .unwrap_or_default()
+            .iter()
+            .any(|e| e.extension_name_as_c_str() == Ok(ash::ext::external_memory_host::NAME));
+        (families, offered && api >= vk::API_VERSION_1_1)
     };
     // wgpu-hal opens family 0 (`open_with_callback`); a second queue only where that family has two.
     let two = second_queue && families.first().is_some_and(|f| f.queue_count >= 2);
@@ -1691,9 +1704,18 @@ pub(crate) fn open_device(
         {
             *info = info.queue_priorities(&TWO_QUEUES);
         }
+        if host_memory
+            && !args
+                .extensions
+                .contains(&ash::ext::external_memory_host::NAME)
+        {
+            args.extensions.push(ash::ext::external_memory_host::NAME);
+        }
     };
     // SAFETY: the features and limits are the adapter's own (what `request_device` would check them against);
-    // the callback only raises the queue count of the family wgpu opens, within what the family offers.
+    // the callback only raises the queue count of the family wgpu opens, within what the family offers, and
+    // adds an extension the device offers, which needs no feature (its `VK_KHR_external_memory` is core
+    // from Vulkan 1.1, checked above).
     let open = unsafe {
         hal.open_with_callback(
             desc.required_features,
@@ -1984,6 +2006,270 @@ impl Drop for DirectQueue {
         // SAFETY: every submission that names the semaphore finished (waited above) or never reached Vulkan
         // (taken back: struct invariants); made on `self.raw`, destroyed once.
         unsafe { self.raw.destroy_semaphore(self.timeline, None) };
+    }
+}
+
+/// Whether `device` imports host memory: a Vulkan device opened with `VK_EXT_external_memory_host`
+/// ([`open_device`] enables it where offered).
+pub(crate) fn imports_host_memory(device: &wgpu::Device) -> bool {
+    // SAFETY: the hal device is only read (its enabled extensions) while `device` is alive.
+    unsafe { device.as_hal::<wgpu::hal::api::Vulkan>() }.is_some_and(|hal| {
+        hal.enabled_device_extensions()
+            .contains(&ash::ext::external_memory_host::NAME)
+    })
+}
+
+/// The alignment `device` asks of host memory it imports (`minImportedHostPointerAlignment`).
+fn host_import_alignment(device: &wgpu::Device) -> Result<u64, String> {
+    if !imports_host_memory(device) {
+        return Err("the device does not import host memory (VK_EXT_external_memory_host)".into());
+    }
+    // SAFETY: the hal device is only read (its instance and physical device) while `device` is alive; the
+    // query writes only into the structs passed, which outlive it (Vulkan 1.1: `open_device` enables the
+    // extension only there).
+    let alignment = unsafe {
+        let Some(hal) = device.as_hal::<wgpu::hal::api::Vulkan>() else {
+            return Err("not a Vulkan device".into());
+        };
+        let mut host = vk::PhysicalDeviceExternalMemoryHostPropertiesEXT::default();
+        let mut properties = vk::PhysicalDeviceProperties2::default().push_next(&mut host);
+        hal.shared_instance()
+            .raw_instance()
+            .get_physical_device_properties2(hal.raw_physical_device(), &mut properties);
+        host.min_imported_host_pointer_alignment
+    };
+    match alignment.is_power_of_two() {
+        true => Ok(alignment),
+        false => Err(format!(
+            "the driver gave {alignment} for the alignment of imported host memory"
+        )),
+    }
+}
+
+/// Host memory that several Vulkan devices import (`VK_EXT_external_memory_host`), each as a buffer of its
+/// own ([`HostMemory::import`]): what one device copies into it, another copies out, and the host copies
+/// nothing. Two GPUs of one machine share no memory that wgpu knows of; both reach the host's.
+///
+/// Invariants the `unsafe` blocks rely on:
+/// - `ptr` is an allocation of `layout` (zeroed, so a device never reads undefined bytes), freed only by
+///   `Drop`; `layout`'s size and alignment are multiples of every importing device's
+///   `minImportedHostPointerAlignment` ([`HostMemory::new`] takes the devices);
+/// - every import holds an `Arc` of the memory until the device's buffer and memory object over it are
+///   destroyed (the buffer's drop callback, which wgpu runs once no submission uses the buffer), so the
+///   allocation outlives every device's view of it;
+/// - the host never reads or writes the bytes: only device copies, ordered by the runtime's waits, do.
+pub(crate) struct HostMemory {
+    ptr: std::ptr::NonNull<u8>,
+    layout: std::alloc::Layout,
+}
+
+// SAFETY: the memory is a plain allocation that the host never touches through `ptr` after zeroing it (the
+// struct's invariants); the pointer is only passed to Vulkan, from any thread.
+unsafe impl Send for HostMemory {}
+// SAFETY: as for `Send`: shared references only pass the pointer to Vulkan.
+unsafe impl Sync for HostMemory {}
+
+impl std::fmt::Debug for HostMemory {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HostMemory")
+            .field("bytes", &self.layout.size())
+            .finish_non_exhaustive()
+    }
+}
+
+impl HostMemory {
+    /// At least `bytes` of zeroed host memory, aligned and sized for every device of `devices` to import;
+    /// an error where one of them does not import host memory.
+    pub(crate) fn new(bytes: u64, devices: &[&wgpu::Device]) -> Result<Arc<HostMemory>, String> {
+        let mut alignment = 1u64;
+        for device in devices {
+            alignment = alignment.max(host_import_alignment(device)?);
+        }
+        let size = bytes.max(1).div_ceil(alignment) * alignment;
+        let layout = usize::try_from(size)
+            .ok()
+            .zip(usize::try_from(alignment).ok())
+            .and_then(|(size, align)| std::alloc::Layout::from_size_align(size, align).ok())
+            .ok_or_else(|| {
+                format!("{bytes} bytes of host memory are more than this host can hold")
+            })?;
+        // SAFETY: `layout` has a non-zero size (at least one alignment's worth).
+        let ptr = unsafe { std::alloc::alloc_zeroed(layout) };
+        let ptr = std::ptr::NonNull::new(ptr)
+            .ok_or_else(|| format!("the host has no {size} bytes for a transfer between GPUs"))?;
+        Ok(Arc::new(HostMemory { ptr, layout }))
+    }
+
+    /// A buffer of `device` over the first `bytes` of the memory (`COPY_SRC | COPY_DST`), which keeps the
+    /// memory alive. `device` must be one of the devices [`HostMemory::new`] was given.
+    pub(crate) fn import(
+        self: &Arc<Self>,
+        device: &wgpu::Device,
+        bytes: u64,
+    ) -> Result<wgpu::Buffer, String> {
+        if bytes == 0 || bytes > self.layout.size() as u64 {
+            return Err(format!(
+                "a buffer of {bytes} bytes over {} bytes of host memory",
+                self.layout.size()
+            ));
+        }
+        if !(self.layout.align() as u64).is_multiple_of(host_import_alignment(device)?) {
+            return Err("the memory was not aligned for this device".into());
+        }
+        // SAFETY: the hal device is only read (its functions, instance and physical device) while `device`
+        // is alive; the `ash::Device` clone goes into the buffer's drop callback, which wgpu runs before the
+        // device is destroyed (its buffer holds the device).
+        let (raw, instance, physical) = unsafe {
+            let Some(hal) = device.as_hal::<wgpu::hal::api::Vulkan>() else {
+                return Err("not a Vulkan device".into());
+            };
+            (
+                hal.raw_device().clone(),
+                hal.shared_instance().raw_instance().clone(),
+                hal.raw_physical_device(),
+            )
+        };
+        let handle = vk::ExternalMemoryHandleTypeFlags::HOST_ALLOCATION_EXT;
+        let mut external = vk::ExternalMemoryBufferCreateInfo::default().handle_types(handle);
+        let info = vk::BufferCreateInfo::default()
+            .size(bytes)
+            .usage(vk::BufferUsageFlags::TRANSFER_SRC | vk::BufferUsageFlags::TRANSFER_DST)
+            .sharing_mode(vk::SharingMode::EXCLUSIVE)
+            .push_next(&mut external);
+        // SAFETY: `raw` is a live device; `info` and its chain outlive the call.
+        let buffer =
+            unsafe { raw.create_buffer(&info, None) }.map_err(vk_err("imported buffer"))?;
+        // Destroys what was made so far when a step below fails.
+        let discard = |memory: vk::DeviceMemory, e: String| {
+            // SAFETY: the buffer and memory (null until allocated) were made here on `raw`, nothing submitted
+            // uses them, and each is destroyed once.
+            unsafe {
+                raw.destroy_buffer(buffer, None);
+                raw.free_memory(memory, None);
+            }
+            e
+        };
+        let ext = ash::ext::external_memory_host::Device::new(&instance, &raw);
+        let mut pointer = vk::MemoryHostPointerPropertiesEXT::default();
+        // SAFETY: the extension is enabled on `raw` (`host_import_alignment` checked it); `ptr` is a live,
+        // suitably aligned allocation (the struct's invariants); `pointer` outlives the call.
+        let queried = unsafe {
+            (ext.fp().get_memory_host_pointer_properties_ext)(
+                raw.handle(),
+                handle,
+                self.ptr.as_ptr().cast_const().cast(),
+                &mut pointer,
+            )
+        };
+        if queried != vk::Result::SUCCESS {
+            let why = vk_err("host pointer properties")(queried);
+            return Err(discard(vk::DeviceMemory::null(), why));
+        }
+        // SAFETY: `buffer` is a live buffer of `raw`; the properties query only reads the physical device.
+        let (needs, properties) = unsafe {
+            (
+                raw.get_buffer_memory_requirements(buffer),
+                instance.get_physical_device_memory_properties(physical),
+            )
+        };
+        let usable = needs.memory_type_bits & pointer.memory_type_bits;
+        // Host-coherent where the driver offers a choice: the copies are ordered by waits, never flushes.
+        let coherent = vk::MemoryPropertyFlags::HOST_COHERENT;
+        let types = properties.memory_types_as_slice();
+        let kind = (0..types.len())
+            .filter(|&i| usable & (1 << i) != 0)
+            .max_by_key(|&i| types[i].property_flags.contains(coherent));
+        let Some(kind) = kind else {
+            let why = "no memory type of the device takes both the buffer and the host memory";
+            return Err(discard(vk::DeviceMemory::null(), why.into()));
+        };
+        if needs.size > self.layout.size() as u64 {
+            let why = format!(
+                "the buffer needs {} bytes of the {} imported",
+                needs.size,
+                self.layout.size()
+            );
+            return Err(discard(vk::DeviceMemory::null(), why));
+        }
+        let mut import = vk::ImportMemoryHostPointerInfoEXT::default()
+            .handle_type(handle)
+            .host_pointer(self.ptr.as_ptr().cast());
+        let allocate = vk::MemoryAllocateInfo::default()
+            .allocation_size(self.layout.size() as u64)
+            .memory_type_index(kind as u32)
+            .push_next(&mut import);
+        // SAFETY: an import of the whole allocation, whose size and address are multiples of the device's
+        // alignment (the struct's invariants), into a memory type the host pointer allows; bound at offset 0
+        // to the unbound buffer, which it is large enough for (checked above).
+        let memory = unsafe { raw.allocate_memory(&allocate, None) }
+            .map_err(vk_err("importing host memory"))
+            .map_err(|e| discard(vk::DeviceMemory::null(), e))?;
+        // SAFETY: as above.
+        unsafe { raw.bind_buffer_memory(buffer, memory, 0) }
+            .map_err(vk_err("binding imported host memory"))
+            .map_err(|e| discard(memory, e))?;
+        let keep = self.clone();
+        let release = Box::new(move || {
+            // SAFETY: wgpu runs this once, when its buffer is dropped and no submission uses it; the buffer
+            // and memory were made on `raw` for it alone. The host memory is freed after them (`keep`).
+            unsafe {
+                raw.destroy_buffer(buffer, None);
+                raw.free_memory(memory, None);
+            }
+            drop(keep);
+        });
+        // SAFETY: the buffer is bound to memory the drop callback frees with it; wgpu never maps it (its usage
+        // has no `MAP_*`).
+        let hal = unsafe { wgpu::hal::vulkan::Buffer::from_raw_externally_owned(buffer, release) };
+        let desc = wgpu::BufferDescriptor {
+            label: Some("host memory shared by two GPUs"),
+            size: bytes,
+            usage: wgpu::BufferUsages::COPY_SRC | wgpu::BufferUsages::COPY_DST,
+            mapped_at_creation: false,
+        };
+        // SAFETY: `hal` is a buffer of `device`'s Vulkan device, of `desc`'s size and of usages that cover
+        // `desc`'s, bound to memory.
+        Ok(unsafe { device.create_buffer_from_hal::<wgpu::hal::api::Vulkan>(hal, &desc) })
+    }
+}
+
+impl Drop for HostMemory {
+    fn drop(&mut self) {
+        // SAFETY: allocated in `new` with `layout`; every device's view of it is gone (each holds an `Arc`).
+        unsafe { std::alloc::dealloc(self.ptr.as_ptr(), self.layout) }
+    }
+}
+
+/// Records into `encoder`, which holds only raw commands, a barrier that makes every transfer write before it
+/// on the queue available to the host: where the next device reads host memory a copy wrote, the fence the
+/// host waits for does not cover that alone. `false` where `encoder` is not a Vulkan encoder, or has no
+/// command buffer (a lost device).
+pub(crate) fn transfer_writes_to_host(
+    device: &wgpu::Device,
+    encoder: &mut wgpu::CommandEncoder,
+) -> bool {
+    // SAFETY: the hal device is only read (its function table) while `device` is alive.
+    let Some(raw) =
+        (unsafe { device.as_hal::<wgpu::hal::api::Vulkan>() }).map(|hal| hal.raw_device().clone())
+    else {
+        return false;
+    };
+    use vk::{AccessFlags as Access, PipelineStageFlags as Stage};
+    // SAFETY: `as_hal_mut` hands out wgpu's open command buffer of `device`'s encoder, which wgpu uses for no
+    // command of its own (the caller's contract); a memory barrier names no resource.
+    unsafe {
+        encoder
+            .as_hal_mut::<wgpu::hal::api::Vulkan, _, _>(|hal| {
+                let cb = hal?.raw_handle();
+                memory_barrier(
+                    &raw,
+                    cb,
+                    (Stage::TRANSFER, Access::TRANSFER_WRITE),
+                    (Stage::HOST, Access::HOST_READ),
+                );
+                Some(())
+            })
+            .is_some()
     }
 }
 

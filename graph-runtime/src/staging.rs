@@ -1,12 +1,30 @@
-//! Staging memory of a transfer between two GPUs, made once and kept for every replay: wgpu has no copy
-//! between devices, so a buffer's words go through the host. With a fresh mappable buffer per replay (as a
-//! host task's read and wgpu's queued write make them) 64 MiB took 150 ms on the H100 pair; with these kept,
-//! 19-23 ms (the allocations are the likely cost, not measured apart).
+//! The memory a transfer between two GPUs goes through, made once and kept for every replay: wgpu has no copy
+//! between devices, so a buffer's words go through the host, by one of two paths ([`TransferPath`]).
+//!
+//! - [`Shared`]: host memory that both Vulkan devices import; the sender's GPU copies into it, the
+//!   receiver's out of it, and the host copies nothing.
+//! - [`Outbound`] and [`Inbound`]: a mappable staging buffer on each side, the host copying the words from
+//!   one to the other (every backend). With a fresh mappable buffer per replay (as a host task's read and
+//!   wgpu's queued write make them) 64 MiB took 150 ms on the H100 pair; with these kept, 19-23 ms.
 
 #![forbid(unsafe_code)]
 
+use std::sync::Mutex;
+
 use crate::error::Error;
-use crate::gpu::Gpu;
+use crate::gpu::{Gpu, lock};
+use crate::native::{self, HostMemory};
+
+/// How a graph's transfers between GPUs move words ([`crate::Gpus::set_transfer_path`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum TransferPath {
+    /// Host memory that both GPUs import (Vulkan's `VK_EXT_external_memory_host`): the sending GPU copies
+    /// the words into it, the receiving GPU copies them out, the host copies nothing. Vulkan only.
+    SharedHostMemory,
+    /// A mappable staging buffer on each GPU, the host copying the words from the one to the other. Every
+    /// backend.
+    Staged,
+}
 
 /// A buffer's words: where they are, and how many bytes.
 #[derive(Debug, Clone)]
@@ -178,4 +196,91 @@ fn kept<'a>(
         }
     }
     &kept[i]
+}
+
+/// A transfer's words in host memory that both GPUs import, one memory per moved buffer: the sender's GPU
+/// copies into it, the receiver's copies out of it.
+pub(crate) struct Shared {
+    /// Per moved buffer: its bytes, and the memory as a buffer of the sending GPU and of the receiving one.
+    buffers: Vec<(u64, wgpu::Buffer, wgpu::Buffer)>,
+    /// The receiver's last copy out of the memory: the next send waits for it before writing over the words.
+    read: Mutex<Option<(Gpu, wgpu::SubmissionIndex)>>,
+}
+
+impl Shared {
+    /// Memory for buffers of these `bytes`, imported by `from` and `to`.
+    pub(crate) fn new(from: &Gpu, to: &Gpu, bytes: &[u64]) -> Result<Shared, Error> {
+        let failed = Error::BetweenGpus;
+        let mut buffers = Vec::with_capacity(bytes.len());
+        for &bytes in bytes {
+            let memory = HostMemory::new(bytes, &[from.device(), to.device()]).map_err(failed)?;
+            let sent = memory.import(from.device(), bytes).map_err(failed)?;
+            let received = memory.import(to.device(), bytes).map_err(failed)?;
+            buffers.push((bytes, sent, received));
+        }
+        Ok(Shared {
+            buffers,
+            read: Mutex::new(None),
+        })
+    }
+
+    /// Waits for the receiver's copy out of the last replay's words, which the next send writes over: an
+    /// error of the receiving GPU.
+    pub(crate) fn wait_for_receiver(&self) -> Result<(), Error> {
+        match lock(&self.read).take() {
+            Some((receiver, index)) => receiver.wait_for(Some(index.into())),
+            None => Ok(()),
+        }
+    }
+
+    /// Copies `sources` (on `gpu`, the sender) into the memory once the GPU work before finished, and waits
+    /// for the copy. Call only once [`Shared::wait_for_receiver`] returned.
+    pub(crate) fn send(&self, gpu: &Gpu, sources: &[Words]) -> Result<(), Error> {
+        self.check(sources)?;
+        let mut encoder = gpu.device().create_command_encoder(&Default::default());
+        for (source, (_, sent, _)) in sources.iter().zip(&self.buffers) {
+            encoder.copy_buffer_to_buffer(&source.buffer, source.offset, sent, 0, source.bytes);
+        }
+        // wgpu keeps an encoder to one API, raw or its own: the barrier to the host goes in one of its own.
+        let mut release = gpu.device().create_command_encoder(&Default::default());
+        if !native::transfer_writes_to_host(gpu.device(), &mut release) {
+            gpu.poll_lost()?;
+            return Err(Error::BetweenGpus(
+                "no Vulkan command buffer to record a transfer's barrier into".into(),
+            ));
+        }
+        let index = gpu.queue().submit([encoder.finish(), release.finish()]);
+        gpu.wait_for(Some(index.into()))
+    }
+
+    /// Copies the memory into `targets` (on `gpu`, the receiver) ahead of the work submitted after; with
+    /// `settle`, waits for the copy (a transfer after the part's last work, which its replay's submission
+    /// would not cover). Call only once the send finished.
+    pub(crate) fn receive(&self, gpu: &Gpu, targets: &[Words], settle: bool) -> Result<(), Error> {
+        self.check(targets)?;
+        let mut encoder = gpu.device().create_command_encoder(&Default::default());
+        for (target, (_, _, received)) in targets.iter().zip(&self.buffers) {
+            encoder.copy_buffer_to_buffer(received, 0, &target.buffer, target.offset, target.bytes);
+        }
+        let index = gpu.queue().submit([encoder.finish()]);
+        if settle {
+            gpu.wait_for(Some(index.clone().into()))?;
+        }
+        *lock(&self.read) = Some((gpu.clone(), index));
+        Ok(())
+    }
+
+    /// Whether `words` are the buffers the memory was made for, as many and of these sizes.
+    fn check(&self, words: &[Words]) -> Result<(), Error> {
+        let sizes = words.iter().map(|w| w.bytes);
+        if sizes.ne(self.buffers.iter().map(|&(bytes, _, _)| bytes)) {
+            return Err(Error::BetweenGpus(format!(
+                "a transfer made for {} buffers of {:?} bytes was given {:?}",
+                self.buffers.len(),
+                self.buffers.iter().map(|b| b.0).collect::<Vec<_>>(),
+                words.iter().map(|w| w.bytes).collect::<Vec<_>>()
+            )));
+        }
+        Ok(())
+    }
 }

@@ -10,7 +10,7 @@ use common::{assert_exact, gpu, poison_f32, random_small_ints, read, rng};
 use graph_runtime::ir::{AccessMode, Role};
 use graph_runtime::{
     BakedGraph, Buffer, Error, GpuTransfer, Gpus, GpusGraph, GraphBuilder, KernelSpec, LIBRARY,
-    graph,
+    TransferPath, graph,
 };
 
 const N: usize = 4096;
@@ -49,6 +49,20 @@ fn two_gpus() -> Gpus {
     Gpus::from_gpus(vec![gpu(), gpu()]).expect("a set of two")
 }
 
+/// Two devices on the adapter, their transfers on each path the set has: host memory both import (Vulkan),
+/// then staged through the host.
+fn two_gpus_on_each_path() -> Vec<Gpus> {
+    let shared = two_gpus();
+    let mut staged = shared.clone();
+    staged
+        .set_transfer_path(TransferPath::Staged)
+        .expect("this step works");
+    match shared.transfer_path() {
+        TransferPath::SharedHostMemory => vec![shared, staged],
+        TransferPath::Staged => vec![staged],
+    }
+}
+
 /// `Relay` on the CPU: every value a small integer, so both sides are exact.
 fn relay(x: &[f32], a: f32) -> Vec<f32> {
     x.iter()
@@ -61,13 +75,20 @@ fn relay(x: &[f32], a: f32) -> Vec<f32> {
 
 #[test]
 fn a_chain_across_two_gpus_gives_the_cpus_and_one_gpus_results() {
-    let gpus = two_gpus();
+    for gpus in two_gpus_on_each_path() {
+        a_chain_across(&gpus);
+    }
+}
+
+fn a_chain_across(gpus: &Gpus) {
+    let path = gpus.transfer_path();
     let mut rng = rng();
     let x = gpus[0].buffer_zeroed::<f32>(N).expect("this step works");
     let y = gpus[0].buffer_zeroed::<f32>(N).expect("this step works");
     let desc = Relay::DESCRIPTION;
-    let mut g = GpusGraph::bake(&gpus, desc, &[("x", x.as_any()), ("y", y.as_any())])
+    let mut g = GpusGraph::bake(gpus, desc, &[("x", x.as_any()), ("y", y.as_any())])
         .expect("this step works");
+    assert_eq!(g.transfer_path(), path);
     let node = |name: &str| g.gpu_of(name).expect("this step works");
     assert_eq!([node("first"), node("second"), node("third")], [0, 1, 0]);
     let t = desc
@@ -109,9 +130,45 @@ fn a_chain_across_two_gpus_gives_the_cpus_and_one_gpus_results() {
         g.replay_blocking().expect("this step works");
         one.replay_blocking().expect("this step works");
         let want = relay(&input, a);
-        assert_exact(&read(&y), &want, &format!("two GPUs, round {round}"));
+        assert_exact(
+            &read(&y),
+            &want,
+            &format!("two GPUs ({path:?}), round {round}"),
+        );
         assert_exact(&read(&one_y), &want, &format!("one GPU, round {round}"));
     }
+}
+
+/// On Vulkan (llvmpipe's driver and NVIDIA's offer `VK_EXT_external_memory_host`) the devices `Gpu::new` opens
+/// import host memory, so the tests above run both paths; elsewhere the shared path is refused with the reason.
+#[test]
+fn vulkan_devices_share_host_memory_and_other_sets_are_staged() {
+    let mut gpus = two_gpus();
+    let vulkan = gpus
+        .iter()
+        .all(|g| g.backend() == Some(wgpu::Backend::Vulkan));
+    if vulkan {
+        assert_eq!(gpus.transfer_path(), TransferPath::SharedHostMemory);
+        let report = gpus
+            .external_memory_report()
+            .expect("Vulkan devices report");
+        assert!(
+            report.contains("VK_EXT_external_memory_host offered, enabled"),
+            "{report}"
+        );
+    } else {
+        assert_eq!(gpus.transfer_path(), TransferPath::Staged);
+        let refused = gpus
+            .set_transfer_path(TransferPath::SharedHostMemory)
+            .expect_err("this step fails");
+        assert!(
+            refused.to_string().contains("VK_EXT_external_memory_host"),
+            "{refused}"
+        );
+    }
+    gpus.set_transfer_path(TransferPath::Staged)
+        .expect("this step works");
+    assert_eq!(gpus.transfer_path(), TransferPath::Staged);
 }
 
 /// Positive control: the comparison the tests use catches one wrong element.
