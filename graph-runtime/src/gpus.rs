@@ -190,7 +190,8 @@ impl Gpus {
     /// What the Vulkan driver offers for sharing memory between the set's devices (physical device groups,
     /// host memory imported by each device, memory as file descriptors or dma-bufs, which of those wgpu
     /// enabled): lines for a benchmark or a report. `None` where a device is not Vulkan. Transfers use
-    /// imported host memory where every device enables it ([`Gpus::transfer_path`]), and none of the rest.
+    /// imported host memory on [`TransferPath::SharedHostMemory`] ([`Gpus::transfer_path`]), and none of the
+    /// rest.
     pub fn external_memory_report(&self) -> Option<String> {
         let devices: Vec<&wgpu::Device> = self.gpus.iter().map(Gpu::device).collect();
         crate::native::external_memory_report(&devices)
@@ -325,10 +326,10 @@ impl GpusGraph {
                 TransferPath::Staged => Ok(None),
                 TransferPath::SharedHostMemory => {
                     let sizes: Vec<u64> = t.buffers.iter().map(|&b| bytes[b as usize]).collect();
-                    let (from, to) = (&gpus[t.from as usize], &gpus[t.to as usize]);
-                    Shared::new(from, to, &sizes)
+                    let (from, to) = (t.from as usize, t.to as usize);
+                    Shared::new((from, &gpus[from]), (to, &gpus[to]), &sizes)
                         .map(|s| Some(Arc::new(s)))
-                        .map_err(|e| on_gpu(gpus, t.from as usize, e))
+                        .map_err(|(g, e)| on_gpu(gpus, g, e))
                 }
             })
             .collect::<Result<_, _>>()?;
@@ -384,9 +385,13 @@ impl GpusGraph {
                     let to = transfer.to as usize;
                     let send = move |ctx: &HostContext<'_>| {
                         // The receiver's failure, not this part's: the wait is on its device.
-                        shared
-                            .wait_for_receiver()
-                            .inspect_err(|_| exchange.fail(to))?;
+                        if let Err(e) = shared.wait_for_receiver() {
+                            let text = e.to_string();
+                            exchange.fail_with(to, e);
+                            return Err(Error::BetweenGpus(format!(
+                                "GPU {to} failed while its copy out of transfer {t} was waited for: {text}"
+                            )));
+                        }
                         shared.send(ctx.gpu(), &words(ctx, "read")?)?;
                         exchange.send(t, Vec::new());
                         Ok(())
@@ -611,17 +616,15 @@ impl GpusGraph {
                 .filter_map(|(g, part)| part.as_mut().map(|p| (g, p.replay())))
                 .collect()
         };
-        // The GPU that failed first: the others' parts may have stopped only because it did. Its error where
-        // its part has one; else (a part that waited on its device failed, while its own part did not) the
-        // first part's error there is, under that GPU's name.
+        // The GPU that failed first: the others' parts may have stopped only because it did. Its error: the
+        // one a part saw waiting on its device, else its part's own.
         let first = exchange.first_failure();
         let mut submissions = Vec::with_capacity(results.len());
-        let mut failed: Option<(usize, Error)> = None;
+        let mut failed: Option<(usize, Error)> = exchange.take_cause();
         for (g, result) in results {
             match result {
                 Ok(submission) => submissions.push((g, submission)),
-                Err(e) if Some(g) == first => failed = Some((g, e)),
-                Err(e) if failed.is_none() => failed = Some((first.unwrap_or(g), e)),
+                Err(e) if failed.is_none() && first.is_none_or(|f| f == g) => failed = Some((g, e)),
                 Err(_) => {}
             }
         }
@@ -830,6 +833,8 @@ struct ExchangeState {
     spare: Vec<Vec<Vec<u8>>>,
     /// The GPU whose part failed first in this replay.
     failed: Option<usize>,
+    /// Its error, where a part of another GPU saw it (waiting on its device).
+    cause: Option<(usize, Error)>,
 }
 
 impl Exchange {
@@ -839,6 +844,7 @@ impl Exchange {
         state.sent = vec![None; transfers];
         state.spare.resize_with(transfers, Vec::new);
         state.failed = None;
+        state.cause = None;
     }
 
     /// The memory transfer `t`'s words came in last time, to stage them again.
@@ -888,6 +894,21 @@ impl Exchange {
         let mut state = lock(&self.state);
         state.failed.get_or_insert(gpu);
         self.changed.notify_all();
+    }
+
+    /// GPU `gpu` failed with `error`, which a part of another GPU saw.
+    fn fail_with(&self, gpu: usize, error: Error) {
+        let mut state = lock(&self.state);
+        if state.failed.is_none() {
+            state.failed = Some(gpu);
+            state.cause = Some((gpu, error));
+        }
+        self.changed.notify_all();
+    }
+
+    /// The error [`Exchange::fail_with`] gave for the GPU that failed first.
+    fn take_cause(&self) -> Option<(usize, Error)> {
+        lock(&self.state).cause.take()
     }
 
     fn first_failure(&self) -> Option<usize> {

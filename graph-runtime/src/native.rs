@@ -1668,10 +1668,10 @@ static TWO_QUEUES: [f32; 2] = [1.0, 1.0];
 
 /// Opens `adapter`'s Vulkan device as `request_device` would, with two additions: two queues of wgpu's queue
 /// family when `second_queue` is asked for and the family has two (wgpu uses the first, the runtime the
-/// second), and `VK_EXT_external_memory_host` where the device offers it (on Vulkan 1.1 or later, where the
-/// external memory it extends is core), so that a transfer between two GPUs can go through host memory both
-/// import ([`HostMemory`]). `None` when the adapter is not a Vulkan adapter. Returns the device, and whether
-/// it has the second queue.
+/// second), and `VK_EXT_external_memory_host` where the device offers it and can import host memory into a
+/// transfer buffer (on Vulkan 1.1 or later, where the external memory it extends is core), so that a transfer
+/// between two GPUs can go through host memory both import ([`HostMemory`]). `None` when the adapter is not a
+/// Vulkan adapter. Returns the device, and whether it has the second queue.
 pub(crate) fn open_device(
     adapter: &wgpu::Adapter,
     desc: &wgpu::DeviceDescriptor<'_>,
@@ -1683,18 +1683,35 @@ pub(crate) fn open_device(
     let hal = unsafe { adapter.as_hal::<wgpu::hal::api::Vulkan>() }?;
     let instance = hal.shared_instance().raw_instance();
     let physical = hal.raw_physical_device();
-    // SAFETY: queries of the adapter's physical device, alive with `hal`.
+    // SAFETY: queries of the adapter's physical device, alive with `hal`; the Vulkan 1.1 query runs only
+    // where both the instance and the device are 1.1 or later; its structs outlive it.
     let (families, host_memory) = unsafe {
         let families = instance.get_physical_device_queue_family_properties(physical);
         let api = instance
             .get_physical_device_properties(physical)
-            .api_version;
+            .api_version
+            .min(hal.shared_instance().instance_api_version());
         let offered = instance
             .enumerate_device_extension_properties(physical)
             .unwrap_or_default()
             .iter()
             .any(|e| e.extension_name_as_c_str() == Ok(ash::ext::external_memory_host::NAME));
-        (families, offered && api >= vk::API_VERSION_1_1)
+        let importable = offered && api >= vk::API_VERSION_1_1 && {
+            let info = vk::PhysicalDeviceExternalBufferInfo::default()
+                .usage(HOST_MEMORY_USAGE)
+                .handle_type(vk::ExternalMemoryHandleTypeFlags::HOST_ALLOCATION_EXT);
+            let mut properties = vk::ExternalBufferProperties::default();
+            instance.get_physical_device_external_buffer_properties(
+                physical,
+                &info,
+                &mut properties,
+            );
+            properties
+                .external_memory_properties
+                .external_memory_features
+                .contains(vk::ExternalMemoryFeatureFlags::IMPORTABLE)
+        };
+        (families, importable)
     };
     // wgpu-hal opens family 0 (`open_with_callback`); a second queue only where that family has two.
     let two = second_queue && families.first().is_some_and(|f| f.queue_count >= 2);
@@ -2009,8 +2026,13 @@ impl Drop for DirectQueue {
     }
 }
 
+/// The usage of a buffer over imported host memory: copied into on one device, out of on another.
+const HOST_MEMORY_USAGE: vk::BufferUsageFlags = vk::BufferUsageFlags::from_raw(
+    vk::BufferUsageFlags::TRANSFER_SRC.as_raw() | vk::BufferUsageFlags::TRANSFER_DST.as_raw(),
+);
+
 /// Whether `device` imports host memory: a Vulkan device opened with `VK_EXT_external_memory_host`
-/// ([`open_device`] enables it where offered).
+/// ([`open_device`] enables it where the device can import host memory into a transfer buffer).
 pub(crate) fn imports_host_memory(device: &wgpu::Device) -> bool {
     // SAFETY: the hal device is only read (its enabled extensions) while `device` is alive.
     unsafe { device.as_hal::<wgpu::hal::api::Vulkan>() }.is_some_and(|hal| {
@@ -2133,7 +2155,7 @@ impl HostMemory {
         let mut external = vk::ExternalMemoryBufferCreateInfo::default().handle_types(handle);
         let info = vk::BufferCreateInfo::default()
             .size(bytes)
-            .usage(vk::BufferUsageFlags::TRANSFER_SRC | vk::BufferUsageFlags::TRANSFER_DST)
+            .usage(HOST_MEMORY_USAGE)
             .sharing_mode(vk::SharingMode::EXCLUSIVE)
             .push_next(&mut external);
         // SAFETY: `raw` is a live device; `info` and its chain outlive the call.
@@ -2173,14 +2195,14 @@ impl HostMemory {
             )
         };
         let usable = needs.memory_type_bits & pointer.memory_type_bits;
-        // Host-coherent where the driver offers a choice: the copies are ordered by waits, never flushes.
+        // Host-coherent only: the memory is never mapped, so nothing could flush or invalidate it; one
+        // device's writes reach the other's reads through the host domain, by barriers and waits alone.
         let coherent = vk::MemoryPropertyFlags::HOST_COHERENT;
         let types = properties.memory_types_as_slice();
         let kind = (0..types.len())
-            .filter(|&i| usable & (1 << i) != 0)
-            .max_by_key(|&i| types[i].property_flags.contains(coherent));
+            .find(|&i| usable & (1 << i) != 0 && types[i].property_flags.contains(coherent));
         let Some(kind) = kind else {
-            let why = "no memory type of the device takes both the buffer and the host memory";
+            let why = "no host-coherent memory type of the device takes both the buffer and the host memory";
             return Err(discard(vk::DeviceMemory::null(), why.into()));
         };
         if needs.size > self.layout.size() as u64 {
@@ -2240,33 +2262,95 @@ impl Drop for HostMemory {
     }
 }
 
-/// Records into `encoder`, which holds only raw commands, a barrier that makes every transfer write before it
-/// on the queue available to the host: where the next device reads host memory a copy wrote, the fence the
-/// host waits for does not cover that alone. `false` where `encoder` is not a Vulkan encoder, or has no
-/// command buffer (a lost device).
-pub(crate) fn transfer_writes_to_host(
+/// Which side of a transfer's copy an ownership barrier of [`share_barrier`] stands on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Side {
+    /// Before the copy: the buffers are acquired from the external queue family (the other device released
+    /// them, or the memory is new) for the copy's access.
+    Acquire,
+    /// After the copy: the buffers are released to the external queue family once the copy's access is done,
+    /// and (for a copy that wrote them) every transfer write is made available to the host.
+    Release,
+}
+
+/// Records into `encoder`, which holds only raw commands, one side of Vulkan's queue family ownership
+/// transfer of `buffers` (memory that another device imports too, [`HostMemory`]) between this device's
+/// queue family and `VK_QUEUE_FAMILY_EXTERNAL`, around a copy of `access` (`TRANSFER_WRITE` on the sending
+/// device, `TRANSFER_READ` on the receiving one) submitted between an acquire and a release. A release after
+/// a write also makes the write available to the host, from where the other device's submission makes it
+/// visible: the fence the host waits for does not do that alone. `false` where `encoder` is not a Vulkan
+/// encoder, or has no command buffer (a lost device).
+pub(crate) fn share_barrier(
     device: &wgpu::Device,
     encoder: &mut wgpu::CommandEncoder,
+    buffers: &[&wgpu::Buffer],
+    side: Side,
+    access: vk::AccessFlags,
 ) -> bool {
-    // SAFETY: the hal device is only read (its function table) while `device` is alive.
-    let Some(raw) =
-        (unsafe { device.as_hal::<wgpu::hal::api::Vulkan>() }).map(|hal| hal.raw_device().clone())
+    // SAFETY: the hal device is only read (its function table and queue family) while `device` is alive.
+    let Some((raw, family)) = (unsafe { device.as_hal::<wgpu::hal::api::Vulkan>() })
+        .map(|hal| (hal.raw_device().clone(), hal.queue_family_index()))
+    else {
+        return false;
+    };
+    let Ok(handles) = buffers
+        .iter()
+        .map(|b| raw_buffer(b))
+        .collect::<Result<Vec<_>, _>>()
     else {
         return false;
     };
     use vk::{AccessFlags as Access, PipelineStageFlags as Stage};
+    let (families, src, dst) = match side {
+        Side::Acquire => (
+            (vk::QUEUE_FAMILY_EXTERNAL, family),
+            (Stage::TOP_OF_PIPE, Access::empty()),
+            (Stage::TRANSFER, access),
+        ),
+        Side::Release => (
+            (family, vk::QUEUE_FAMILY_EXTERNAL),
+            (Stage::TRANSFER, access),
+            (Stage::BOTTOM_OF_PIPE, Access::empty()),
+        ),
+    };
+    let barriers: Vec<vk::BufferMemoryBarrier<'_>> = handles
+        .iter()
+        .map(|&buffer| {
+            vk::BufferMemoryBarrier::default()
+                .src_access_mask(src.1)
+                .dst_access_mask(dst.1)
+                .src_queue_family_index(families.0)
+                .dst_queue_family_index(families.1)
+                .buffer(buffer)
+                .offset(0)
+                .size(vk::WHOLE_SIZE)
+        })
+        .collect();
+    let to_host = side == Side::Release && access.contains(Access::TRANSFER_WRITE);
     // SAFETY: `as_hal_mut` hands out wgpu's open command buffer of `device`'s encoder, which wgpu uses for no
-    // command of its own (the caller's contract); a memory barrier names no resource.
+    // command of its own (the caller's contract); the barriers name buffers of `device` that the caller keeps
+    // alive until the submission finished (`staging::Shared` holds them).
     unsafe {
         encoder
             .as_hal_mut::<wgpu::hal::api::Vulkan, _, _>(|hal| {
                 let cb = hal?.raw_handle();
-                memory_barrier(
-                    &raw,
+                raw.cmd_pipeline_barrier(
                     cb,
-                    (Stage::TRANSFER, Access::TRANSFER_WRITE),
-                    (Stage::HOST, Access::HOST_READ),
+                    src.0,
+                    dst.0,
+                    vk::DependencyFlags::empty(),
+                    &[],
+                    &barriers,
+                    &[],
                 );
+                if to_host {
+                    memory_barrier(
+                        &raw,
+                        cb,
+                        (Stage::TRANSFER, Access::TRANSFER_WRITE),
+                        (Stage::HOST, Access::HOST_READ),
+                    );
+                }
                 Some(())
             })
             .is_some()
@@ -2277,7 +2361,8 @@ pub(crate) fn transfer_writes_to_host(
 /// copies a transfer makes today: their physical device groups (peer memory within a group), and per device
 /// whether it offers importing host memory (`VK_EXT_external_memory_host`, with the alignment it asks) and
 /// exporting or importing memory as a file descriptor (`VK_KHR_external_memory_fd`, which needs one device
-/// UUID on both sides) or a dma-buf; whether wgpu enabled each; and whether the devices' UUIDs differ. Words
+/// UUID on both sides) or a dma-buf; whether the device was opened with each (by wgpu, or by the runtime's
+/// [`open_device`]); and whether the devices' UUIDs differ. Words
 /// for a benchmark to print; `None` where a device is not Vulkan.
 pub(crate) fn external_memory_report(devices: &[&wgpu::Device]) -> Option<String> {
     let mut lines = Vec::new();
@@ -2328,8 +2413,8 @@ pub(crate) fn external_memory_report(devices: &[&wgpu::Device]) -> Option<String
             let state = |name: &str| {
                 let on = enabled.iter().any(|e| e.to_string_lossy() == name);
                 match (offered.iter().any(|e| e == name), on) {
-                    (true, true) => "offered, enabled by wgpu",
-                    (true, false) => "offered, not enabled by wgpu",
+                    (true, true) => "offered, enabled",
+                    (true, false) => "offered, not enabled",
                     (false, _) => "not offered",
                 }
             };

@@ -13,7 +13,8 @@ use std::sync::Mutex;
 
 use crate::error::Error;
 use crate::gpu::{Gpu, lock};
-use crate::native::{self, HostMemory};
+use crate::native::{self, HostMemory, Side};
+use ash::vk;
 
 /// How a graph's transfers between GPUs move words ([`crate::Gpus::set_transfer_path`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -208,14 +209,28 @@ pub(crate) struct Shared {
 }
 
 impl Shared {
-    /// Memory for buffers of these `bytes`, imported by `from` and `to`.
-    pub(crate) fn new(from: &Gpu, to: &Gpu, bytes: &[u64]) -> Result<Shared, Error> {
-        let failed = Error::BetweenGpus;
+    /// Memory for buffers of these `bytes`, imported by `from` and `to` (each a GPU's index in its set, and
+    /// the GPU); an error names the GPU whose import failed.
+    pub(crate) fn new(
+        from: (usize, &Gpu),
+        to: (usize, &Gpu),
+        bytes: &[u64],
+    ) -> Result<Shared, (usize, Error)> {
+        let failed = |g: usize| {
+            move |e: String| {
+                let hint = "transfers can be staged through the host instead \
+                            (`Gpus::set_transfer_path(TransferPath::Staged)`)";
+                (g, Error::BetweenGpus(format!("{e}; {hint}")))
+            }
+        };
         let mut buffers = Vec::with_capacity(bytes.len());
         for &bytes in bytes {
-            let memory = HostMemory::new(bytes, &[from.device(), to.device()]).map_err(failed)?;
-            let sent = memory.import(from.device(), bytes).map_err(failed)?;
-            let received = memory.import(to.device(), bytes).map_err(failed)?;
+            let memory = HostMemory::new(bytes, &[from.1.device(), to.1.device()])
+                .map_err(failed(from.0))?;
+            let sent = memory
+                .import(from.1.device(), bytes)
+                .map_err(failed(from.0))?;
+            let received = memory.import(to.1.device(), bytes).map_err(failed(to.0))?;
             buffers.push((bytes, sent, received));
         }
         Ok(Shared {
@@ -225,31 +240,27 @@ impl Shared {
     }
 
     /// Waits for the receiver's copy out of the last replay's words, which the next send writes over: an
-    /// error of the receiving GPU.
+    /// error of the receiving GPU. After an error the copy is still waited for by the next send.
     pub(crate) fn wait_for_receiver(&self) -> Result<(), Error> {
-        match lock(&self.read).take() {
-            Some((receiver, index)) => receiver.wait_for(Some(index.into())),
-            None => Ok(()),
+        let pending = lock(&self.read).clone();
+        if let Some((receiver, index)) = pending {
+            receiver.wait_for(Some(index.into()))?;
+            *lock(&self.read) = None;
         }
+        Ok(())
     }
 
     /// Copies `sources` (on `gpu`, the sender) into the memory once the GPU work before finished, and waits
     /// for the copy. Call only once [`Shared::wait_for_receiver`] returned.
     pub(crate) fn send(&self, gpu: &Gpu, sources: &[Words]) -> Result<(), Error> {
         self.check(sources)?;
+        let shared: Vec<&wgpu::Buffer> = self.buffers.iter().map(|(_, sent, _)| sent).collect();
+        let (acquire, release) = self.ownership(gpu, &shared, vk::AccessFlags::TRANSFER_WRITE)?;
         let mut encoder = gpu.device().create_command_encoder(&Default::default());
-        for (source, (_, sent, _)) in sources.iter().zip(&self.buffers) {
-            encoder.copy_buffer_to_buffer(&source.buffer, source.offset, sent, 0, source.bytes);
+        for (source, shared) in sources.iter().zip(&shared) {
+            encoder.copy_buffer_to_buffer(&source.buffer, source.offset, shared, 0, source.bytes);
         }
-        // wgpu keeps an encoder to one API, raw or its own: the barrier to the host goes in one of its own.
-        let mut release = gpu.device().create_command_encoder(&Default::default());
-        if !native::transfer_writes_to_host(gpu.device(), &mut release) {
-            gpu.poll_lost()?;
-            return Err(Error::BetweenGpus(
-                "no Vulkan command buffer to record a transfer's barrier into".into(),
-            ));
-        }
-        let index = gpu.queue().submit([encoder.finish(), release.finish()]);
+        let index = gpu.queue().submit([acquire, encoder.finish(), release]);
         gpu.wait_for(Some(index.into()))
     }
 
@@ -258,16 +269,43 @@ impl Shared {
     /// would not cover). Call only once the send finished.
     pub(crate) fn receive(&self, gpu: &Gpu, targets: &[Words], settle: bool) -> Result<(), Error> {
         self.check(targets)?;
+        let shared: Vec<&wgpu::Buffer> = self.buffers.iter().map(|(_, _, got)| got).collect();
+        let (acquire, release) = self.ownership(gpu, &shared, vk::AccessFlags::TRANSFER_READ)?;
         let mut encoder = gpu.device().create_command_encoder(&Default::default());
-        for (target, (_, _, received)) in targets.iter().zip(&self.buffers) {
-            encoder.copy_buffer_to_buffer(received, 0, &target.buffer, target.offset, target.bytes);
+        for (target, shared) in targets.iter().zip(&shared) {
+            encoder.copy_buffer_to_buffer(shared, 0, &target.buffer, target.offset, target.bytes);
         }
-        let index = gpu.queue().submit([encoder.finish()]);
+        let index = gpu.queue().submit([acquire, encoder.finish(), release]);
+        // The next send waits for this copy, even where the wait below fails.
+        *lock(&self.read) = Some((gpu.clone(), index.clone()));
         if settle {
-            gpu.wait_for(Some(index.clone().into()))?;
+            gpu.wait_for(Some(index.into()))?;
         }
-        *lock(&self.read) = Some((gpu.clone(), index));
         Ok(())
+    }
+
+    /// The command buffers that go before and after a copy of `access` on `gpu` of its `shared` buffers: the
+    /// memory's ownership taken from the other device and given back, each in an encoder of raw commands
+    /// only (wgpu keeps an encoder to one API, raw or its own).
+    fn ownership(
+        &self,
+        gpu: &Gpu,
+        shared: &[&wgpu::Buffer],
+        access: vk::AccessFlags,
+    ) -> Result<(wgpu::CommandBuffer, wgpu::CommandBuffer), Error> {
+        let barrier = |side| {
+            let mut encoder = gpu.device().create_command_encoder(&Default::default());
+            match native::share_barrier(gpu.device(), &mut encoder, shared, side, access) {
+                true => Ok(encoder.finish()),
+                false => {
+                    gpu.poll_lost()?;
+                    Err(Error::BetweenGpus(
+                        "no Vulkan command buffer to record a transfer's barrier into".into(),
+                    ))
+                }
+            }
+        };
+        Ok((barrier(Side::Acquire)?, barrier(Side::Release)?))
     }
 
     /// Whether `words` are the buffers the memory was made for, as many and of these sizes.
