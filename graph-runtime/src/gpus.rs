@@ -136,9 +136,9 @@ impl Gpus {
     }
 
     /// How the transfers of graphs baked on the set move words between GPUs: through host memory every GPU
-    /// imports ([`TransferPath::SharedHostMemory`]) where each can (Vulkan devices whose driver offers
-    /// `VK_EXT_external_memory_host`, opened by [`Gpu::new`] or [`Gpus::new`]), else staged through the
-    /// host ([`TransferPath::Staged`]).
+    /// imports ([`TransferPath::SharedHostMemory`]) where each can (Vulkan 1.1 devices opened by
+    /// [`Gpu::new`] or [`Gpus::new`], which enable `VK_EXT_external_memory_host` where the driver can import
+    /// host memory into a transfer buffer), else staged through the host ([`TransferPath::Staged`]).
     pub fn transfer_path(&self) -> TransferPath {
         self.path
     }
@@ -188,8 +188,8 @@ impl Gpus {
     }
 
     /// What the Vulkan driver offers for sharing memory between the set's devices (physical device groups,
-    /// host memory imported by each device, memory as file descriptors or dma-bufs, which of those wgpu
-    /// enabled): lines for a benchmark or a report. `None` where a device is not Vulkan. Transfers use
+    /// host memory imported by each device and the foreign queue family that hands it over, memory as file
+    /// descriptors or dma-bufs, which of those each device was opened with): lines for a benchmark or a report. `None` where a device is not Vulkan. Transfers use
     /// imported host memory on [`TransferPath::SharedHostMemory`] ([`Gpus::transfer_path`]), and none of the
     /// rest.
     pub fn external_memory_report(&self) -> Option<String> {

@@ -1670,8 +1670,10 @@ static TWO_QUEUES: [f32; 2] = [1.0, 1.0];
 /// family when `second_queue` is asked for and the family has two (wgpu uses the first, the runtime the
 /// second), and `VK_EXT_external_memory_host` where the device offers it and can import host memory into a
 /// transfer buffer (on Vulkan 1.1 or later, where the external memory it extends is core), so that a transfer
-/// between two GPUs can go through host memory both import ([`HostMemory`]). `None` when the adapter is not a
-/// Vulkan adapter. Returns the device, and whether it has the second queue.
+/// between two GPUs can go through host memory both import ([`HostMemory`]), with `VK_EXT_queue_family_foreign`
+/// beside it where offered (the queue family that hands such memory to another physical device,
+/// [`share_family`]). `None` when the adapter is not a Vulkan adapter. Returns the device, and whether it has
+/// the second queue.
 pub(crate) fn open_device(
     adapter: &wgpu::Adapter,
     desc: &wgpu::DeviceDescriptor<'_>,
@@ -1685,17 +1687,21 @@ pub(crate) fn open_device(
     let physical = hal.raw_physical_device();
     // SAFETY: queries of the adapter's physical device, alive with `hal`; the Vulkan 1.1 query runs only
     // where both the instance and the device are 1.1 or later; its structs outlive it.
-    let (families, host_memory) = unsafe {
+    let (families, host_memory, foreign) = unsafe {
         let families = instance.get_physical_device_queue_family_properties(physical);
         let api = instance
             .get_physical_device_properties(physical)
             .api_version
             .min(hal.shared_instance().instance_api_version());
-        let offered = instance
+        let extensions = instance
             .enumerate_device_extension_properties(physical)
-            .unwrap_or_default()
-            .iter()
-            .any(|e| e.extension_name_as_c_str() == Ok(ash::ext::external_memory_host::NAME));
+            .unwrap_or_default();
+        let offers = |name: &std::ffi::CStr| {
+            extensions
+                .iter()
+                .any(|e| e.extension_name_as_c_str() == Ok(name))
+        };
+        let offered = offers(ash::ext::external_memory_host::NAME);
         let importable = offered && api >= vk::API_VERSION_1_1 && {
             let info = vk::PhysicalDeviceExternalBufferInfo::default()
                 .usage(HOST_MEMORY_USAGE)
@@ -1711,7 +1717,8 @@ pub(crate) fn open_device(
                 .external_memory_features
                 .contains(vk::ExternalMemoryFeatureFlags::IMPORTABLE)
         };
-        (families, importable)
+        let foreign = importable && offers(ash::ext::queue_family_foreign::NAME);
+        (families, importable, foreign)
     };
     // wgpu-hal opens family 0 (`open_with_callback`); a second queue only where that family has two.
     let two = second_queue && families.first().is_some_and(|f| f.queue_count >= 2);
@@ -1721,18 +1728,22 @@ pub(crate) fn open_device(
         {
             *info = info.queue_priorities(&TWO_QUEUES);
         }
-        if host_memory
-            && !args
-                .extensions
-                .contains(&ash::ext::external_memory_host::NAME)
-        {
-            args.extensions.push(ash::ext::external_memory_host::NAME);
+        let mut enable = |name: &'static std::ffi::CStr| {
+            if !args.extensions.contains(&name) {
+                args.extensions.push(name);
+            }
+        };
+        if host_memory {
+            enable(ash::ext::external_memory_host::NAME);
+        }
+        if foreign {
+            enable(ash::ext::queue_family_foreign::NAME);
         }
     };
     // SAFETY: the features and limits are the adapter's own (what `request_device` would check them against);
     // the callback only raises the queue count of the family wgpu opens, within what the family offers, and
-    // adds an extension the device offers, which needs no feature (its `VK_KHR_external_memory` is core
-    // from Vulkan 1.1, checked above).
+    // adds extensions the device offers, which need no feature (their `VK_KHR_external_memory` is core from
+    // Vulkan 1.1, checked above).
     let open = unsafe {
         hal.open_with_callback(
             desc.required_features,
@@ -2041,8 +2052,9 @@ pub(crate) fn imports_host_memory(device: &wgpu::Device) -> bool {
     })
 }
 
-/// The alignment `device` asks of host memory it imports (`minImportedHostPointerAlignment`).
-fn host_import_alignment(device: &wgpu::Device) -> Result<u64, String> {
+/// The alignment `device` asks of host memory it imports (`minImportedHostPointerAlignment`), a power of
+/// two; an error where it does not import host memory.
+pub(crate) fn host_import_alignment(device: &wgpu::Device) -> Result<u64, String> {
     if !imports_host_memory(device) {
         return Err("the device does not import host memory (VK_EXT_external_memory_host)".into());
     }
@@ -2075,7 +2087,8 @@ fn host_import_alignment(device: &wgpu::Device) -> Result<u64, String> {
 /// Invariants the `unsafe` blocks rely on:
 /// - `ptr` is an allocation of `layout` (zeroed, so a device never reads undefined bytes), freed only by
 ///   `Drop`; `layout`'s size and alignment are multiples of every importing device's
-///   `minImportedHostPointerAlignment` ([`HostMemory::new`] takes the devices);
+///   `minImportedHostPointerAlignment` ([`HostMemory::new`] takes the largest, [`HostMemory::import`]
+///   checks it);
 /// - every import holds an `Arc` of the memory until the device's buffer and memory object over it are
 ///   destroyed (the buffer's drop callback, which wgpu runs once no submission uses the buffer), so the
 ///   allocation outlives every device's view of it;
@@ -2100,12 +2113,11 @@ impl std::fmt::Debug for HostMemory {
 }
 
 impl HostMemory {
-    /// At least `bytes` of zeroed host memory, aligned and sized for every device of `devices` to import;
-    /// an error where one of them does not import host memory.
-    pub(crate) fn new(bytes: u64, devices: &[&wgpu::Device]) -> Result<Arc<HostMemory>, String> {
-        let mut alignment = 1u64;
-        for device in devices {
-            alignment = alignment.max(host_import_alignment(device)?);
+    /// At least `bytes` of zeroed host memory, its address and size multiples of `alignment` (a power of
+    /// two: the largest [`host_import_alignment`] of the devices that will import it).
+    pub(crate) fn new(bytes: u64, alignment: u64) -> Result<Arc<HostMemory>, String> {
+        if !alignment.is_power_of_two() {
+            return Err(format!("an alignment of {alignment} bytes"));
         }
         let size = bytes.max(1).div_ceil(alignment) * alignment;
         let layout = usize::try_from(size)
@@ -2262,29 +2274,74 @@ impl Drop for HostMemory {
     }
 }
 
+/// `device`'s physical device's UUID and its driver's (Vulkan 1.1, which importing host memory needs).
+fn device_ids(device: &wgpu::Device) -> Option<([u8; 16], [u8; 16])> {
+    if !imports_host_memory(device) {
+        return None;
+    }
+    // SAFETY: the hal device is only read (its instance and physical device) while `device` is alive; the
+    // query (Vulkan 1.1, which `open_device` checked before enabling host memory) writes only into the
+    // structs passed, which outlive it.
+    unsafe {
+        let hal = device.as_hal::<wgpu::hal::api::Vulkan>()?;
+        let mut ids = vk::PhysicalDeviceIDProperties::default();
+        let mut properties = vk::PhysicalDeviceProperties2::default().push_next(&mut ids);
+        hal.shared_instance()
+            .raw_instance()
+            .get_physical_device_properties2(hal.raw_physical_device(), &mut properties);
+        Some((ids.device_uuid, ids.driver_uuid))
+    }
+}
+
+/// Whether `device` was opened with `VK_EXT_queue_family_foreign`.
+fn has_foreign_family(device: &wgpu::Device) -> bool {
+    // SAFETY: the hal device is only read (its enabled extensions) while `device` is alive.
+    unsafe { device.as_hal::<wgpu::hal::api::Vulkan>() }.is_some_and(|hal| {
+        hal.enabled_device_extensions()
+            .contains(&ash::ext::queue_family_foreign::NAME)
+    })
+}
+
+/// The special queue family through which `a` and `b`, two devices that import host memory, hand memory both
+/// import to each other (Vulkan's queue family ownership transfer): `VK_QUEUE_FAMILY_EXTERNAL` where their
+/// physical devices and drivers are one (two devices of one adapter), `VK_QUEUE_FAMILY_FOREIGN_EXT` between
+/// two physical devices that both enable `VK_EXT_queue_family_foreign`; `None` where neither holds, and the
+/// copies are ordered by memory barriers and host waits alone (Vulkan leaves the contents such a transfer
+/// brings undefined there; buffers have no layout to lose, and the drivers measured keep them).
+pub(crate) fn share_family(a: &wgpu::Device, b: &wgpu::Device) -> Option<u32> {
+    let (ids_a, ids_b) = (device_ids(a)?, device_ids(b)?);
+    if ids_a == ids_b {
+        Some(vk::QUEUE_FAMILY_EXTERNAL)
+    } else if has_foreign_family(a) && has_foreign_family(b) {
+        Some(vk::QUEUE_FAMILY_FOREIGN_EXT)
+    } else {
+        None
+    }
+}
+
 /// Which side of a transfer's copy an ownership barrier of [`share_barrier`] stands on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Side {
-    /// Before the copy: the buffers are acquired from the external queue family (the other device released
+    /// Before the copy: the buffers are acquired from the special queue family (the other device released
     /// them, or the memory is new) for the copy's access.
     Acquire,
-    /// After the copy: the buffers are released to the external queue family once the copy's access is done,
+    /// After the copy: the buffers are released to the special queue family once the copy's access is done,
     /// and (for a copy that wrote them) every transfer write is made available to the host.
     Release,
 }
 
 /// Records into `encoder`, which holds only raw commands, one side of Vulkan's queue family ownership
 /// transfer of `buffers` (memory that another device imports too, [`HostMemory`]) between this device's
-/// queue family and `VK_QUEUE_FAMILY_EXTERNAL`, around a copy of `access` (`TRANSFER_WRITE` on the sending
-/// device, `TRANSFER_READ` on the receiving one) submitted between an acquire and a release. A release after
-/// a write also makes the write available to the host, from where the other device's submission makes it
-/// visible: the fence the host waits for does not do that alone. `false` where `encoder` is not a Vulkan
-/// encoder, or has no command buffer (a lost device).
+/// queue family and `special` (the pair's [`share_family`]; with `None`, no ownership transfer), around a
+/// copy of `access` (`TRANSFER_WRITE` on the sending device, `TRANSFER_READ` on the receiving one) submitted
+/// between an acquire and a release. A release after a write also makes the write available to the host,
+/// from where the other device's submission makes it visible: the fence the host waits for does not do that
+/// alone. `false` where `encoder` is not a Vulkan encoder, or has no command buffer (a lost device).
 pub(crate) fn share_barrier(
     device: &wgpu::Device,
     encoder: &mut wgpu::CommandEncoder,
     buffers: &[&wgpu::Buffer],
-    side: Side,
+    (side, special): (Side, Option<u32>),
     access: vk::AccessFlags,
 ) -> bool {
     // SAFETY: the hal device is only read (its function table and queue family) while `device` is alive.
@@ -2301,31 +2358,35 @@ pub(crate) fn share_barrier(
         return false;
     };
     use vk::{AccessFlags as Access, PipelineStageFlags as Stage};
+    // The ownership side: per buffer, from the special family to this device's, or back (none without one).
     let (families, src, dst) = match side {
         Side::Acquire => (
-            (vk::QUEUE_FAMILY_EXTERNAL, family),
+            (special, Some(family)),
             (Stage::TOP_OF_PIPE, Access::empty()),
             (Stage::TRANSFER, access),
         ),
         Side::Release => (
-            (family, vk::QUEUE_FAMILY_EXTERNAL),
+            (Some(family), special),
             (Stage::TRANSFER, access),
             (Stage::BOTTOM_OF_PIPE, Access::empty()),
         ),
     };
-    let barriers: Vec<vk::BufferMemoryBarrier<'_>> = handles
-        .iter()
-        .map(|&buffer| {
-            vk::BufferMemoryBarrier::default()
-                .src_access_mask(src.1)
-                .dst_access_mask(dst.1)
-                .src_queue_family_index(families.0)
-                .dst_queue_family_index(families.1)
-                .buffer(buffer)
-                .offset(0)
-                .size(vk::WHOLE_SIZE)
-        })
-        .collect();
+    let barriers: Vec<vk::BufferMemoryBarrier<'_>> = match families {
+        (Some(from), Some(to)) => handles
+            .iter()
+            .map(|&buffer| {
+                vk::BufferMemoryBarrier::default()
+                    .src_access_mask(src.1)
+                    .dst_access_mask(dst.1)
+                    .src_queue_family_index(from)
+                    .dst_queue_family_index(to)
+                    .buffer(buffer)
+                    .offset(0)
+                    .size(vk::WHOLE_SIZE)
+            })
+            .collect(),
+        _ => Vec::new(),
+    };
     let to_host = side == Side::Release && access.contains(Access::TRANSFER_WRITE);
     // SAFETY: `as_hal_mut` hands out wgpu's open command buffer of `device`'s encoder, which wgpu uses for no
     // command of its own (the caller's contract); the barriers name buffers of `device` that the caller keeps
@@ -2334,15 +2395,17 @@ pub(crate) fn share_barrier(
         encoder
             .as_hal_mut::<wgpu::hal::api::Vulkan, _, _>(|hal| {
                 let cb = hal?.raw_handle();
-                raw.cmd_pipeline_barrier(
-                    cb,
-                    src.0,
-                    dst.0,
-                    vk::DependencyFlags::empty(),
-                    &[],
-                    &barriers,
-                    &[],
-                );
+                if !barriers.is_empty() {
+                    raw.cmd_pipeline_barrier(
+                        cb,
+                        src.0,
+                        dst.0,
+                        vk::DependencyFlags::empty(),
+                        &[],
+                        &barriers,
+                        &[],
+                    );
+                }
                 if to_host {
                     memory_barrier(
                         &raw,
@@ -2361,9 +2424,9 @@ pub(crate) fn share_barrier(
 /// copies a transfer makes today: their physical device groups (peer memory within a group), and per device
 /// whether it offers importing host memory (`VK_EXT_external_memory_host`, with the alignment it asks) and
 /// exporting or importing memory as a file descriptor (`VK_KHR_external_memory_fd`, which needs one device
-/// UUID on both sides) or a dma-buf; whether the device was opened with each (by wgpu, or by the runtime's
-/// [`open_device`]); and whether the devices' UUIDs differ. Words
-/// for a benchmark to print; `None` where a device is not Vulkan.
+/// UUID on both sides) or a dma-buf, and the foreign queue family (`VK_EXT_queue_family_foreign`); whether
+/// the device was opened with each (by wgpu, or by the runtime's [`open_device`]); and whether the devices'
+/// UUIDs differ. Words for a benchmark to print; `None` where a device is not Vulkan.
 pub(crate) fn external_memory_report(devices: &[&wgpu::Device]) -> Option<String> {
     let mut lines = Vec::new();
     let mut uuids = Vec::new();
@@ -2420,9 +2483,11 @@ pub(crate) fn external_memory_report(devices: &[&wgpu::Device]) -> Option<String
             };
             format!(
                 "{groups}device {i}: VK_EXT_external_memory_host {} (host pointers aligned to {} bytes), \
-                 VK_KHR_external_memory_fd {}, VK_EXT_external_memory_dma_buf {}",
+                 VK_EXT_queue_family_foreign {}, VK_KHR_external_memory_fd {}, \
+                 VK_EXT_external_memory_dma_buf {}",
                 state("VK_EXT_external_memory_host"),
                 host.min_imported_host_pointer_alignment,
+                state("VK_EXT_queue_family_foreign"),
                 state("VK_KHR_external_memory_fd"),
                 state("VK_EXT_external_memory_dma_buf"),
             )

@@ -206,6 +206,8 @@ pub(crate) struct Shared {
     buffers: Vec<(u64, wgpu::Buffer, wgpu::Buffer)>,
     /// The receiver's last copy out of the memory: the next send waits for it before writing over the words.
     read: Mutex<Option<(Gpu, wgpu::SubmissionIndex)>>,
+    /// The special queue family the two devices hand the memory over through (`native::share_family`).
+    family: Option<u32>,
 }
 
 impl Shared {
@@ -223,10 +225,13 @@ impl Shared {
                 (g, Error::BetweenGpus(format!("{e}; {hint}")))
             }
         };
+        let alignment = native::host_import_alignment(from.1.device())
+            .map_err(failed(from.0))?
+            .max(native::host_import_alignment(to.1.device()).map_err(failed(to.0))?);
         let mut buffers = Vec::with_capacity(bytes.len());
         for &bytes in bytes {
-            let memory = HostMemory::new(bytes, &[from.1.device(), to.1.device()])
-                .map_err(failed(from.0))?;
+            // The host's memory, reported as the sender's.
+            let memory = HostMemory::new(bytes, alignment).map_err(failed(from.0))?;
             let sent = memory
                 .import(from.1.device(), bytes)
                 .map_err(failed(from.0))?;
@@ -236,6 +241,7 @@ impl Shared {
         Ok(Shared {
             buffers,
             read: Mutex::new(None),
+            family: native::share_family(from.1.device(), to.1.device()),
         })
     }
 
@@ -295,6 +301,7 @@ impl Shared {
     ) -> Result<(wgpu::CommandBuffer, wgpu::CommandBuffer), Error> {
         let barrier = |side| {
             let mut encoder = gpu.device().create_command_encoder(&Default::default());
+            let side = (side, self.family);
             match native::share_barrier(gpu.device(), &mut encoder, shared, side, access) {
                 true => Ok(encoder.finish()),
                 false => {
