@@ -2045,11 +2045,14 @@ const HOST_MEMORY_USAGE: vk::BufferUsageFlags = vk::BufferUsageFlags::from_raw(
 /// Whether `device` imports host memory: a Vulkan device opened with `VK_EXT_external_memory_host`
 /// ([`open_device`] enables it where the device can import host memory into a transfer buffer).
 pub(crate) fn imports_host_memory(device: &wgpu::Device) -> bool {
+    enabled(device, ash::ext::external_memory_host::NAME)
+}
+
+/// Whether `device` is a Vulkan device opened with extension `name`.
+fn enabled(device: &wgpu::Device, name: &std::ffi::CStr) -> bool {
     // SAFETY: the hal device is only read (its enabled extensions) while `device` is alive.
-    unsafe { device.as_hal::<wgpu::hal::api::Vulkan>() }.is_some_and(|hal| {
-        hal.enabled_device_extensions()
-            .contains(&ash::ext::external_memory_host::NAME)
-    })
+    unsafe { device.as_hal::<wgpu::hal::api::Vulkan>() }
+        .is_some_and(|hal| hal.enabled_device_extensions().contains(&name))
 }
 
 /// The alignment `device` asks of host memory it imports (`minImportedHostPointerAlignment`), a power of
@@ -2293,15 +2296,6 @@ fn device_ids(device: &wgpu::Device) -> Option<([u8; 16], [u8; 16])> {
     }
 }
 
-/// Whether `device` was opened with `VK_EXT_queue_family_foreign`.
-fn has_foreign_family(device: &wgpu::Device) -> bool {
-    // SAFETY: the hal device is only read (its enabled extensions) while `device` is alive.
-    unsafe { device.as_hal::<wgpu::hal::api::Vulkan>() }.is_some_and(|hal| {
-        hal.enabled_device_extensions()
-            .contains(&ash::ext::queue_family_foreign::NAME)
-    })
-}
-
 /// The special queue family through which `a` and `b`, two devices that import host memory, hand memory both
 /// import to each other (Vulkan's queue family ownership transfer): `VK_QUEUE_FAMILY_EXTERNAL` where their
 /// physical devices and drivers are one (two devices of one adapter), `VK_QUEUE_FAMILY_FOREIGN_EXT` between
@@ -2312,7 +2306,10 @@ pub(crate) fn share_family(a: &wgpu::Device, b: &wgpu::Device) -> Option<u32> {
     let (ids_a, ids_b) = (device_ids(a)?, device_ids(b)?);
     if ids_a == ids_b {
         Some(vk::QUEUE_FAMILY_EXTERNAL)
-    } else if has_foreign_family(a) && has_foreign_family(b) {
+    } else if [a, b]
+        .iter()
+        .all(|d| enabled(d, ash::ext::queue_family_foreign::NAME))
+    {
         Some(vk::QUEUE_FAMILY_FOREIGN_EXT)
     } else {
         None
